@@ -1,0 +1,91 @@
+// Integers of any size as clients send them: a JSON number literal (kept as text by the lossless
+// parser), or a string of decimal digits. The text is read without converting it, so its size is known
+// before any BigInt is made: a megabyte of digits costs a scan, not a quadratic conversion.
+import { isLosslessNumber } from 'lossless-json'
+import { PROBLEM_MESSAGES, ValidationError } from './errors.js'
+
+export type IntegerProblem = 'int_type' | 'int_parsing' | 'int_from_float'
+
+/** An integer as text: its value is (negative ? -1 : 1) * digits * 10^zeros; digits has no leading zero. */
+export interface IntegerText {
+  negative: boolean
+  digits: string
+  zeros: number
+}
+
+const DIGIT_STRING = /^-?[0-9]+$/
+// A JSON number: the lossless parser has already checked its grammar.
+const NUMBER_PARTS = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/
+
+/** Reads an integer input, or names the schema problem (pydantic v2 lax int rules). */
+export function readIntegerInput(value: unknown): IntegerText | IntegerProblem {
+  if (typeof value === 'string') {
+    if (!DIGIT_STRING.test(value)) return 'int_parsing'
+    const negative = value.startsWith('-')
+    return { negative, digits: stripLeadingZeros(negative ? value.slice(1) : value), zeros: 0 }
+  }
+  if (isLosslessNumber(value)) return readNumberLiteral(value.value)
+  if (typeof value === 'number') return Number.isFinite(value) ? readNumberLiteral(String(value)) : 'int_type'
+  if (typeof value === 'bigint') {
+    const text = value.toString()
+    return { negative: value < 0n, digits: value < 0n ? text.slice(1) : text, zeros: 0 }
+  }
+  return 'int_type'
+}
+
+function readNumberLiteral(text: string): IntegerText | IntegerProblem {
+  const parts = NUMBER_PARTS.exec(text)
+  if (parts === null) return 'int_parsing'
+  const [, sign = '', whole = '', fraction = '', exponentText = '0'] = parts
+  const trimmedFraction = fraction.replace(/0+$/, '')
+  let digits = stripLeadingZeros(whole + trimmedFraction)
+  if (digits === '') return { negative: false, digits: '', zeros: 0 }
+  // value = digits * 10^shift; a negative shift must be absorbed by trailing zeros of digits.
+  const shift = Number(exponentText) - trimmedFraction.length
+  let zeros = shift
+  if (shift < 0) {
+    const significant = digits.replace(/0+$/, '')
+    if (digits.length - significant.length < -shift) return 'int_from_float'
+    digits = digits.slice(0, digits.length + shift)
+    zeros = 0
+  }
+  const significant = digits.replace(/0+$/, '')
+  return { negative: sign === '-', digits: significant, zeros: zeros + digits.length - significant.length }
+}
+
+function stripLeadingZeros(digits: string): string {
+  let i = 0
+  while (i < digits.length && digits.charCodeAt(i) === 48) i++
+  return digits.slice(i)
+}
+
+/** Decimal digits of the value (0 has one), without making it. */
+export function digitCount(text: IntegerText): number {
+  return text.digits === '' ? 1 : text.digits.length + text.zeros
+}
+
+export function toBigInt(text: IntegerText): bigint {
+  if (text.digits === '') return 0n
+  const magnitude = BigInt(text.digits + '0'.repeat(text.zeros))
+  return text.negative ? -magnitude : magnitude
+}
+
+/**
+ * An algorithm parameter that must be an integer of at most `maxDigits` digits: the value, or a 400
+ * ValidationError naming `field`.
+ */
+export function integerParam(value: unknown, field: string, maxDigits: number): bigint {
+  const text = readIntegerInput(value)
+  if (typeof text === 'string') {
+    throw new ValidationError(`${field}: ${PROBLEM_MESSAGES[text]}.`, field, value)
+  }
+  const digits = digitCount(text)
+  if (digits > maxDigits) {
+    throw new ValidationError(
+      `${field} has ${digits} digits; at most ${maxDigits} are allowed.`,
+      field,
+      `${text.negative ? '-' : ''}${text.digits}${text.zeros > 0 ? `e${text.zeros}` : ''}`,
+    )
+  }
+  return toBigInt(text)
+}

@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { ConfigError, defaultConfig, flagName, loadConfig } from '../src/config.js'
+
+test('defaults match the README', () => {
+  assert.deepEqual(loadConfig([], {}), {
+    host: '127.0.0.1',
+    port: 8000,
+    dataDir: './data',
+    maxDigits: 4300,
+    maxBodyBytes: 1_048_576,
+    invokeFactorBudgetMs: 2000,
+    workerThreads: 0,
+    shutdownGraceMs: 30_000,
+    logLevel: 'info',
+  })
+  assert.deepEqual(loadConfig([], {}), defaultConfig())
+})
+
+test('environment variables set values, and flags win over them', () => {
+  const env = { ALGOSERVE_PORT: '9000', ALGOSERVE_MAX_DIGITS: '100', ALGOSERVE_LOG_LEVEL: 'DEBUG' }
+  const config = loadConfig(['--port', '9001', '--invoke-factor-budget-ms=50'], env)
+  assert.equal(config.port, 9001)
+  assert.equal(config.maxDigits, 100)
+  assert.equal(config.invokeFactorBudgetMs, 50)
+  assert.equal(config.logLevel, 'debug')
+})
+
+test('flag names follow the environment names', () => {
+  assert.equal(flagName('ALGOSERVE_MAX_BODY_BYTES'), '--max-body-bytes')
+})
+
+test('a bad value is refused with a message naming the setting', () => {
+  const cases: [string[], Record<string, string>, RegExp][] = [
+    [[], { ALGOSERVE_PORT: 'eighty' }, /ALGOSERVE_PORT/],
+    [[], { ALGOSERVE_PORT: '70000' }, /ALGOSERVE_PORT.*0 to 65535/],
+    [[], { ALGOSERVE_MAX_DIGITS: '0' }, /ALGOSERVE_MAX_DIGITS/],
+    [[], { ALGOSERVE_MAX_BODY_BYTES: '-1' }, /ALGOSERVE_MAX_BODY_BYTES/],
+    [[], { ALGOSERVE_LOG_LEVEL: 'loud' }, /ALGOSERVE_LOG_LEVEL.*one of/],
+    [[], { ALGOSERVE_HOST: ' ' }, /ALGOSERVE_HOST/],
+    [['--port', '1.5'], {}, /--port \(ALGOSERVE_PORT\)/],
+    [['--invoke-factor-budget-ms'], {}, /--invoke-factor-budget-ms.*needs a value/],
+    [['--colour', 'red'], {}, /Unknown argument '--colour'/],
+  ]
+  for (const [args, env, message] of cases) {
+    assert.throws(
+      () => loadConfig(args, env),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError)
+        assert.match(error.message, message)
+        return true
+      },
+    )
+  }
+})
