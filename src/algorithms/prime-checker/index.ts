@@ -1,0 +1,50 @@
+// PrimeChecker: is an integer prime, and what are its prime factors (decisions.md, The prime result).
+import { integerParam } from '../../integer-input.js'
+import type { Algorithm, ParamLimits, RunOptions } from '../algorithm.js'
+import { factorize } from './factorize.js'
+import { isPrime, type PrimalityMethod, primalityMethod } from './primality.js'
+import { SMALL_LIMIT } from './small.js'
+
+export interface PrimeParams {
+  number: bigint
+}
+
+export interface PrimeResult {
+  number: bigint
+  is_prime: boolean
+  factors: bigint[]
+  factorization_complete: boolean
+  algorithm: PrimalityMethod
+}
+
+const SMALL = BigInt(SMALL_LIMIT)
+
+export const primeChecker: Algorithm<PrimeParams, PrimeResult> = {
+  name: 'PrimeChecker',
+  version: '1.0.0',
+
+  parseParams(raw: Record<string, unknown>, limits: ParamLimits, fieldPrefix: string): PrimeParams {
+    return { number: integerParam(raw.number, `${fieldPrefix}number`, limits.maxDigits) }
+  },
+
+  // Below 2^32 both the test and the factorisation are trial division by primes under 2^16.
+  isCheap({ number }: PrimeParams): boolean {
+    return number > -SMALL && number < SMALL
+  },
+
+  run({ number }: PrimeParams, { budgetMs, signal }: RunOptions): PrimeResult {
+    const deadline = performance.now() + budgetMs
+    const algorithm = primalityMethod(number)
+    const prime = isPrime(number)
+    const magnitude = number < 0n ? -number : number
+    let factors: bigint[] = []
+    let complete = true
+    if (!prime && magnitude > 1n) {
+      const factorization = factorize(magnitude, { deadline, signal, composite: true })
+      factors = factorization.factors
+      complete = factorization.complete
+    }
+    if (number < 0n) factors.unshift(-1n)
+    return { number, is_prime: prime, factors, factorization_complete: complete, algorithm }
+  },
+}

@@ -1,0 +1,8 @@
+import type { Algorithm } from './algorithm.js'
+import { primeChecker } from './prime-checker/index.js'
+
+export const algorithms: ReadonlyMap<string, Algorithm> = new Map<string, Algorithm>([
+  [primeChecker.name, primeChecker as Algorithm],
+])
+
+export const algorithmNames: readonly string[] = [...algorithms.keys()]

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { primeChecker } from '../src/algorithms/prime-checker/index.js'
+import { AlgorithmError } from '../src/errors.js'
+import { Executor } from '../src/executor.js'
+import { createMetrics } from '../src/metrics.js'
+
+const RSA_129 =
+  114381625757888867669235779976146612010218296721242362562561842935706935245733897830597123563958705058989075147599290026879543541n
+
+let executor: Executor
+before(() => {
+  executor = new Executor({ threads: 1 }, createMetrics())
+})
+after(() => executor.close())
+
+test('runs cheap calls inline and heavy ones on the pool, with the same results', async () => {
+  const cheap = await executor.run(primeChecker, { number: 4294967291n }, 1000)
+  assert.equal((cheap.result as { is_prime: boolean }).is_prime, true)
+  const heavy = await executor.run(primeChecker, { number: 18446744073709551617n }, 1000)
+  assert.deepEqual((heavy.result as { factors: bigint[] }).factors, [274177n, 67280421310721n])
+  assert.ok(heavy.elapsedSeconds > 0 && heavy.elapsedSeconds < 1)
+})
+
+test('an abort stops a call that is running on the pool', async () => {
+  const controller = new AbortController()
+  const started = performance.now()
+  const run = executor.run(primeChecker, { number: RSA_129 }, 60_000, controller.signal)
+  setTimeout(() => controller.abort(new Error('client went away')), 200)
+  await assert.rejects(run, /client went away/)
+  assert.ok(performance.now() - started < 10_000, 'the 60 s budget was not waited for')
+  // The pool replaces the stopped thread and goes on serving.
+  const next = await executor.run(primeChecker, { number: 18446744073709551557n }, 1000)
+  assert.equal((next.result as { is_prime: boolean }).is_prime, true)
+})
+
+test('a failing run is an AlgorithmError, and a closed pool is not alive', async () => {
+  const other = new Executor({ threads: 1 }, createMetrics())
+  assert.equal(other.alive, true)
+  await assert.rejects(
+    other.run({ ...primeChecker, name: 'NoSuchAlgorithm', isCheap: () => false }, { number: 5n }, 1000),
+    AlgorithmError,
+  )
+  await other.close()
+  assert.equal(other.alive, false)
+})
