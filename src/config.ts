@@ -101,7 +101,7 @@ export const SETTINGS = [
     env: 'ALGOSERVE_WORKER_THREADS',
     default: 0,
     parse: integer(0, 1024),
-    description: 'Worker threads for algorithm work; 0 means one per available core.',
+    description: 'Worker threads for algorithm work; 0 means one per core but one (at least one).',
   }),
   setting({
     key: 'shutdownGraceMs',

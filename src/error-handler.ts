@@ -1,0 +1,108 @@
+// The one place where errors become the contract's bodies (decisions.md, Errors): flat on /invoke,
+// wrapped under `detail` on the job endpoints, FastAPI's shapes for 422, 404 and 405. Internal causes
+// are logged with the request id and never sent.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { stringify } from 'lossless-json'
+import {
+  AlgoserveError,
+  InternalError,
+  PayloadTooLargeError,
+  RequestValidationError,
+  ServiceUnavailableError,
+  ValidationError,
+} from './errors.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** How this route's errors are shaped: flat (`/invoke`) or wrapped under `detail` (`/jobs`). */
+    errorShape?: 'flat' | 'wrapped'
+  }
+}
+
+/** Error bodies may echo client input, so they are written by the lossless serializer. */
+const serializeJson = (payload: unknown): string => stringify(payload) ?? 'null'
+
+export function registerErrorHandlers(app: FastifyInstance, maxBodyBytes: number): void {
+  const allowedMethods = routeMethodsIndex(app)
+
+  app.setErrorHandler((error: FastifyError | Error, request, reply) => {
+    if (error instanceof RequestValidationError) {
+      return sendJson(reply, 422, { detail: error.problems })
+    }
+    const known = toServiceError(error, maxBodyBytes)
+    if (known.statusCode === 500) request.log.error({ err: error }, 'request failed')
+    else request.log.info({ err: { code: known.code, message: known.message } }, 'request rejected')
+    if (known instanceof ServiceUnavailableError) reply.header('retry-after', String(known.retryAfterSeconds))
+    const body = {
+      error: known.code,
+      message: known.message,
+      details: known.details,
+      request_id: request.id,
+    }
+    const wrapped = request.routeOptions.config?.errorShape === 'wrapped'
+    return sendJson(reply, known.statusCode, wrapped ? { detail: body } : body)
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    const allowed = allowedMethods(request.url)
+    if (allowed.length > 0) {
+      return sendJson(reply.header('allow', allowed.join(', ')), 405, { detail: 'Method Not Allowed' })
+    }
+    return sendJson(reply, 404, { detail: 'Not Found' })
+  })
+}
+
+function sendJson(reply: FastifyReply, statusCode: number, body: unknown): FastifyReply {
+  return reply.code(statusCode).type('application/json; charset=utf-8').serializer(serializeJson).send(body)
+}
+
+/** Any error as one of the service's: framework client errors keep their meaning, the rest are internal. */
+function toServiceError(error: FastifyError | Error, maxBodyBytes: number): AlgoserveError {
+  if (error instanceof AlgoserveError) return error
+  const { code, statusCode } = error as FastifyError
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new PayloadTooLargeError(maxBodyBytes)
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+    // Fastify's own client errors (bad Content-Length, malformed media type, bad URL): their messages
+    // describe the request, not our internals.
+    return new ValidationError(error.message, 'request', null)
+  }
+  return new InternalError(error)
+}
+
+/** Errors Fastify raises before routing (a malformed URL), answered in the same shapes. */
+export function frameworkErrorHandler(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  request.log.info({ err: { code: error.code, message: error.message } }, 'request rejected')
+  sendJson(reply, 400, {
+    error: 'VALIDATION_ERROR',
+    message: error.message,
+    details: { field: 'url', value: request.url },
+    request_id: request.id,
+  })
+}
+
+/** Knows every route's methods, so an unknown method on a known path is a 405 with `Allow`. */
+function routeMethodsIndex(app: FastifyInstance): (url: string) => string[] {
+  const routes: { pattern: RegExp; methods: Set<string> }[] = []
+  app.addHook('onRoute', (route) => {
+    const source = `^${route.url
+      .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+      .replace(/:[^/]+/g, '[^/]+')
+      .replace(/\*/g, '.*')}$`
+    let entry = routes.find((r) => r.pattern.source === source)
+    if (entry === undefined) {
+      entry = { pattern: new RegExp(source), methods: new Set() }
+      routes.push(entry)
+    }
+    for (const method of [route.method].flat()) entry.methods.add(method)
+  })
+  return (url) => {
+    const path = url.split('?', 1)[0] ?? url
+    const methods = new Set<string>()
+    for (const route of routes) if (route.pattern.test(path)) for (const m of route.methods) methods.add(m)
+    return [...methods].sort()
+  }
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+// The command line: `algoserve serve [--flag value ...]`. Reads the config once, wires the parts
+// together, listens, and shuts down gracefully on SIGTERM/SIGINT.
+import pino from 'pino'
+import { buildApp } from './app.js'
+import { ConfigError, loadConfig, settingsHelp } from './config.js'
+import { Executor } from './executor.js'
+import { createMetrics } from './metrics.js'
+
+const USAGE = `Usage: algoserve serve [--flag value ...]
+
+Settings (flag, environment variable, meaning):
+${settingsHelp()}
+`
+
+async function serve(args: string[]): Promise<void> {
+  const config = loadConfig(args, process.env)
+  // Asynchronous writes: a synchronous write per request line costs a quarter of /invoke's throughput
+  // (BENCHMARKS.md). What is buffered is flushed before every exit below.
+  const logStream = pino.destination({ dest: 1, sync: false })
+  const metrics = createMetrics()
+  const executor = new Executor({ threads: config.workerThreads }, metrics)
+  let shuttingDown = false
+  const app = await buildApp(config, {
+    executor,
+    metrics,
+    isShuttingDown: () => shuttingDown,
+    logger: { level: config.logLevel, stream: logStream },
+  })
+
+  const shutdown = async (signal: string) => {
+    if (shuttingDown) return
+    shuttingDown = true
+    app.log.info({ signal }, 'shutting down: readiness is now 503, finishing requests in flight')
+    const grace = setTimeout(() => {
+      app.log.warn({ graceMs: config.shutdownGraceMs }, 'shutdown grace period over: closing connections')
+      app.server.closeAllConnections()
+    }, config.shutdownGraceMs)
+    grace.unref()
+    await app.close()
+    await executor.close()
+    clearTimeout(grace)
+    app.log.info('shutdown complete')
+    logStream.flushSync()
+    process.exit(0)
+  }
+  process.once('SIGTERM', () => void shutdown('SIGTERM'))
+  process.once('SIGINT', () => void shutdown('SIGINT'))
+
+  await app.listen({ host: config.host, port: config.port })
+  app.log.info({ uptime_ms: Math.round(process.uptime() * 1000), threads: executor.threads }, 'ready')
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...args] = argv
+  if (command === undefined || command === '--help' || command === '-h' || args.includes('--help')) {
+    process.stdout.write(USAGE)
+    return
+  }
+  if (command !== 'serve') {
+    process.stderr.write(`Unknown command '${command}'.\n\n${USAGE}`)
+    process.exit(2)
+  }
+  await serve(args)
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`algoserve: ${error.message}\n`)
+    process.exit(2)
+  }
+  process.stderr.write(
+    `algoserve: failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
+  )
+  process.exit(1)
+})

@@ -1,0 +1,51 @@
+// GET /healthz (the process answers) and GET /readyz (every check holds and no shutdown has begun).
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { HealthResponse, ReadinessResponse } from '../schemas.js'
+
+export interface HealthRouteOptions {
+  /** Named readiness checks; each answers whether its part can serve. */
+  checks: Record<string, () => boolean | Promise<boolean>>
+  isShuttingDown: () => boolean
+}
+
+export async function healthRoutes(app: FastifyInstance, options: HealthRouteOptions): Promise<void> {
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        summary: 'Liveness',
+        response: { 200: Type.Ref(HealthResponse) },
+      },
+    },
+    async () => ({ status: 'healthy', timestamp: Date.now() / 1000 }),
+  )
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        summary: 'Readiness',
+        description: `503 with status "not_ready" when a check fails, and from the start of a shutdown. Checks: ${Object.keys(options.checks).join(', ')}.`,
+        response: {
+          200: Type.Ref(ReadinessResponse),
+          503: {
+            ...Type.Ref(ReadinessResponse),
+            description: 'A check failed or the service is shutting down.',
+          },
+        },
+      },
+    },
+    async (_request, reply) => {
+      const checks: Record<string, boolean> = {}
+      for (const [name, check] of Object.entries(options.checks)) {
+        checks[name] = await Promise.resolve()
+          .then(check)
+          .catch(() => false)
+      }
+      const ready = !options.isShuttingDown() && Object.values(checks).every(Boolean)
+      reply.code(ready ? 200 : 503)
+      return { status: ready ? 'ready' : 'not_ready', timestamp: Date.now() / 1000, checks }
+    },
+  )
+}

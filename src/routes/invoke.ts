@@ -1,0 +1,67 @@
+// POST /invoke: one synchronous algorithm call (PrimeChecker), answered in the same response.
+
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { Algorithm } from '../algorithms/algorithm.js'
+import type { Executor } from '../executor.js'
+import { ErrorResponse, HTTPValidationError, InvokeRequest, InvokeResponse } from '../schemas.js'
+
+export interface InvokeRouteOptions {
+  algorithm: Algorithm
+  executor: Executor
+  maxDigits: number
+  factorBudgetMs: number
+}
+
+const errorResponse = (description: string) => ({ ...Type.Ref(ErrorResponse), description })
+
+export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOptions): Promise<void> {
+  const { algorithm, executor, maxDigits, factorBudgetMs } = options
+
+  app.post(
+    '/invoke',
+    {
+      config: { errorShape: 'flat' },
+      schema: {
+        summary: 'Synchronous algorithm call (PrimeChecker)',
+        description:
+          `Tests one integer for primality and factors it. The factorisation stops after ${factorBudgetMs} ms ` +
+          '(ALGOSERVE_INVOKE_FACTOR_BUDGET_MS) with factorization_complete false; is_prime is always decided.',
+        headers: Type.Object({
+          'x-request-id': Type.Optional(
+            Type.String({ description: '1 to 128 characters of [A-Za-z0-9._:-]; otherwise a UUID is made.' }),
+          ),
+        }),
+        body: Type.Ref(InvokeRequest),
+        response: {
+          200: Type.Ref(InvokeResponse),
+          400: errorResponse('VALIDATION_ERROR: too many digits; details names the field and its value.'),
+          413: errorResponse('PAYLOAD_TOO_LARGE: the body is larger than ALGOSERVE_MAX_BODY_BYTES.'),
+          422: { ...Type.Ref(HTTPValidationError), description: 'The body failed the schema.' },
+          500: errorResponse('ALGORITHM_ERROR or INTERNAL_ERROR.'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const params = algorithm.parseParams(request.body as Record<string, unknown>, { maxDigits }, '')
+      // Only work sent to the pool is worth cancelling; cheap runs finish before a disconnect is seen.
+      const signal = algorithm.isCheap(params) ? undefined : abortOnDisconnect(reply)
+      const run = await executor.run(algorithm, params, factorBudgetMs, signal)
+      return {
+        request_id: request.id,
+        status: 'success',
+        result: run.result,
+        metadata: { algorithm: algorithm.name, version: algorithm.version, elapsed_time: run.elapsedSeconds },
+      }
+    },
+  )
+}
+
+/** Aborts when the client goes away before its answer is written, so nobody computes for no one. */
+function abortOnDisconnect(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController()
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'))
+  })
+  return controller.signal
+}

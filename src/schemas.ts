@@ -1,0 +1,214 @@
+// The contract's bodies as TypeBox schemas. Each one drives request validation (validation.ts),
+// response serialisation (fast-json-stringify) and the OpenAPI document, where its $id is the
+// component name of interface.md.
+import { type Static, type TSchema, Type } from '@sinclair/typebox'
+
+/**
+ * An integer of any size as a client may send it. The validator reads it with `readIntegerInput`
+ * (the `x-integer-input` mark), so big literals are never rounded through a double.
+ */
+const IntegerInput = Type.Union([Type.Integer(), Type.String({ pattern: '^-?[0-9]+$' })], {
+  'x-integer-input': true,
+  description:
+    'An integer of any sign and size: a JSON integer literal (read exactly, never through a double), ' +
+    'a float with no fractional part such as 7.0 or 1e3, or a string of decimal digits. ' +
+    'At most ALGOSERVE_MAX_DIGITS (default 4300) digits, otherwise 400 VALIDATION_ERROR.',
+  examples: [97, '18446744073709551617'],
+})
+
+/** An integer of any size in a response: always a JSON integer literal, exact. */
+const BigInteger = Type.Unsafe<bigint>({ type: 'integer', description: 'Exact, of any size.' })
+
+const Timestamp = Type.String({
+  format: 'date-time',
+  description: 'ISO 8601 in UTC with an explicit +00:00 offset and millisecond precision.',
+  examples: ['2026-11-21T02:14:56.124+00:00'],
+})
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+
+export const InvokeRequest = Type.Object(
+  { number: IntegerInput },
+  { $id: 'InvokeRequest', description: 'Body of POST /invoke.' },
+)
+
+export const PrimeResult = Type.Object(
+  {
+    number: BigInteger,
+    is_prime: Type.Boolean({
+      description:
+        'Exact below 2^64 (deterministic test); Baillie-PSW above. 0, 1 and negatives are not prime.',
+    }),
+    factors: Type.Array(BigInteger, {
+      description:
+        'Prime factorisation with multiplicity, ascending; a negative number starts with -1. Empty for primes, ' +
+        '0 and 1. When factorization_complete is false it ends with the composite part(s) left unsplit; the ' +
+        'product is always the number.',
+    }),
+    factorization_complete: Type.Boolean({
+      description: 'False when the factorisation time budget ran out before every part was split.',
+    }),
+    algorithm: Type.Union(
+      [
+        Type.Literal('trial_division'),
+        Type.Literal('deterministic_miller_rabin'),
+        Type.Literal('baillie_psw'),
+      ],
+      {
+        description:
+          'Primality method, chosen by |number|: trial_division below 2^32, deterministic_miller_rabin ' +
+          'below 2^64, baillie_psw from 2^64 on.',
+      },
+    ),
+  },
+  { $id: 'PrimeResult', description: "PrimeChecker's result." },
+)
+
+export const Metadata = Type.Object(
+  {
+    algorithm: Type.String({ examples: ['PrimeChecker'] }),
+    version: Type.String({ examples: ['1.0.0'] }),
+    elapsed_time: Type.Number({ description: "The algorithm's own run time, in seconds." }),
+  },
+  {
+    $id: 'Metadata',
+    additionalProperties: true,
+    description: 'Execution metadata; further keys may appear.',
+  },
+)
+
+export const InvokeResponse = Type.Object(
+  {
+    request_id: Type.String(),
+    status: Type.Literal('success'),
+    result: Type.Ref(PrimeResult),
+    metadata: Type.Ref(Metadata),
+  },
+  { $id: 'InvokeResponse' },
+)
+
+export const JobStatus = Type.Union(
+  [Type.Literal('pending'), Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed')],
+  { $id: 'JobStatus' },
+)
+
+export const JobRequest = Type.Object(
+  {
+    algorithm: Type.String({ description: 'Algorithm name, case-sensitive.', examples: ['PrimeChecker'] }),
+    params: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description: 'Algorithm parameters. PrimeChecker: {"number": <integer>}, same rules as /invoke.',
+      },
+    ),
+    webhook: Type.Optional(
+      Nullable(
+        Type.String({
+          description:
+            'Absolute http(s) URL of at most 2048 characters, called when the job ends. Private, loopback ' +
+            'and other non-public targets are refused unless ALGOSERVE_WEBHOOK_ALLOW_PRIVATE=true.',
+        }),
+      ),
+    ),
+  },
+  { $id: 'JobRequest' },
+)
+
+export const JobCreateResponse = Type.Object(
+  {
+    job_id: Type.String({ pattern: '^[0-9a-f]{12}$' }),
+    status: Type.Ref(JobStatus),
+    message: Type.String(),
+    created_at: Timestamp,
+  },
+  { $id: 'JobCreateResponse' },
+)
+
+export const JobStatusResponse = Type.Object(
+  {
+    job_id: Type.String({ pattern: '^[0-9a-f]{12}$' }),
+    status: Type.Ref(JobStatus),
+    algorithm: Type.String(),
+    created_at: Timestamp,
+    started_at: Nullable(Timestamp),
+    completed_at: Nullable(Timestamp),
+    result: Nullable(Type.Ref(PrimeResult)),
+    error: Nullable(Type.String()),
+    metadata: Nullable(Type.Ref(Metadata)),
+  },
+  { $id: 'JobStatusResponse' },
+)
+
+export const JobIdParams = Type.Object({
+  job_id: Type.String({ pattern: '^[0-9a-f]{12}$', description: '12 lowercase hexadecimal characters.' }),
+})
+
+export const ErrorResponse = Type.Object(
+  {
+    error: Type.String({ description: 'Stable error code.', examples: ['VALIDATION_ERROR'] }),
+    message: Type.String(),
+    details: Nullable(Type.Object({}, { additionalProperties: true })),
+    request_id: Nullable(Type.String()),
+  },
+  { $id: 'ErrorResponse' },
+)
+
+export const WrappedErrorResponse = Type.Object(
+  { detail: Type.Ref(ErrorResponse) },
+  { $id: 'WrappedErrorResponse', description: 'The error body of /jobs and /jobs/{job_id}.' },
+)
+
+export const ValidationError = Type.Object(
+  {
+    loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
+    msg: Type.String(),
+    type: Type.String(),
+    input: Type.Optional(Type.Unknown()),
+    ctx: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  },
+  { $id: 'ValidationError' },
+)
+
+export const HTTPValidationError = Type.Object(
+  { detail: Type.Array(Type.Ref(ValidationError)) },
+  { $id: 'HTTPValidationError' },
+)
+
+export const HealthResponse = Type.Object(
+  {
+    status: Type.String({ examples: ['healthy'] }),
+    timestamp: Type.Number({ description: 'Unix time in seconds, with fraction.' }),
+  },
+  { $id: 'HealthResponse' },
+)
+
+export const ReadinessResponse = Type.Object(
+  {
+    status: Type.String({ description: '"ready", or "not_ready" with status 503.', examples: ['ready'] }),
+    timestamp: Type.Number(),
+    checks: Nullable(Type.Record(Type.String(), Type.Boolean())),
+  },
+  { $id: 'ReadinessResponse' },
+)
+
+/** Every schema with an $id, registered once with Fastify so routes can $ref them. */
+export const sharedSchemas: TSchema[] = [
+  PrimeResult,
+  Metadata,
+  InvokeRequest,
+  InvokeResponse,
+  JobStatus,
+  JobRequest,
+  JobCreateResponse,
+  JobStatusResponse,
+  ErrorResponse,
+  WrappedErrorResponse,
+  ValidationError,
+  HTTPValidationError,
+  HealthResponse,
+  ReadinessResponse,
+]
+
+export type InvokeRequestBody = Static<typeof InvokeRequest>
+export type JobRequestBody = Static<typeof JobRequest>

@@ -1,0 +1,131 @@
+// Request validation against the TypeBox schemas, reporting problems the way FastAPI with pydantic v2
+// does (decisions.md, Errors). It understands the subset of JSON Schema the request schemas use.
+import type { TSchema } from '@sinclair/typebox'
+import type { FastifySchemaCompiler } from 'fastify'
+import { PROBLEM_MESSAGES, type ProblemType, RequestValidationError, type SchemaProblem } from './errors.js'
+import { readIntegerInput } from './integer-input.js'
+
+/** A body that arrived with a Content-Type that is not JSON; the validator reports it. */
+export class NotJsonBody {
+  constructor(readonly text: string) {}
+}
+
+type Schema = TSchema & {
+  $ref?: string
+  anyOf?: Schema[]
+  properties?: Record<string, Schema>
+  required?: string[]
+  pattern?: string
+  maxLength?: number
+  'x-integer-input'?: boolean
+}
+
+const LOCATIONS: Record<string, string> = {
+  body: 'body',
+  params: 'path',
+  querystring: 'query',
+  headers: 'header',
+}
+
+/** A Fastify validator compiler; `$ref`s are looked up among `schemas` by $id. */
+export function validatorCompiler(schemas: readonly TSchema[]): FastifySchemaCompiler<TSchema> {
+  const byId = new Map(schemas.map((s) => [s.$id as string, s as Schema]))
+  const deref = (schema: Schema): Schema => {
+    if (schema.$ref === undefined) return schema
+    const target = byId.get(schema.$ref)
+    if (target === undefined) throw new Error(`Unknown schema reference '${schema.$ref}'`)
+    return target
+  }
+
+  return ({ schema, httpPart }) => {
+    const location = LOCATIONS[httpPart ?? 'body'] ?? 'body'
+    return (data: unknown) => {
+      const problems: SchemaProblem[] = []
+      if (data instanceof NotJsonBody) {
+        problems.push(problem('model_attributes_type', [location], data.text))
+      } else if (data === null || data === undefined) {
+        problems.push(problem('missing', [location], null))
+      } else {
+        check(schema as Schema, data, [location], problems, deref)
+      }
+      return problems.length === 0 ? { value: data } : { error: new RequestValidationError(problems) }
+    }
+  }
+}
+
+function check(
+  given: Schema,
+  value: unknown,
+  loc: (string | number)[],
+  problems: SchemaProblem[],
+  deref: (s: Schema) => Schema,
+): void {
+  const schema = deref(given)
+  if (schema['x-integer-input']) {
+    const read = readIntegerInput(value)
+    if (typeof read === 'string') problems.push(problem(read, loc, value))
+    return
+  }
+  if (schema.anyOf !== undefined) {
+    // The request schemas only use unions to make a field nullable.
+    if (value === null && schema.anyOf.some((s) => s.type === 'null')) return
+    const [inner] = schema.anyOf.filter((s) => s.type !== 'null')
+    if (inner !== undefined) check(inner, value, loc, problems, deref)
+    return
+  }
+  switch (schema.type) {
+    case 'object': {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        // pydantic names a model "attributes" and a free-form mapping a "dictionary".
+        const declared = Object.keys(schema.properties ?? {}).length > 0
+        problems.push(problem(declared ? 'model_attributes_type' : 'dict_type', loc, value))
+        return
+      }
+      const record = value as Record<string, unknown>
+      for (const [key, property] of Object.entries(schema.properties ?? {})) {
+        if (record[key] === undefined) {
+          if (schema.required?.includes(key)) problems.push(problem('missing', [...loc, key], value))
+        } else {
+          check(property, record[key], [...loc, key], problems, deref)
+        }
+      }
+      return
+    }
+    case 'string': {
+      if (typeof value !== 'string') {
+        problems.push(problem('string_type', loc, value))
+      } else if (schema.maxLength !== undefined && value.length > schema.maxLength) {
+        problems.push({
+          ...problem('string_too_long', loc, value),
+          msg: `String should have at most ${schema.maxLength} characters`,
+          ctx: { max_length: schema.maxLength },
+        })
+      } else if (schema.pattern !== undefined && !compiled(schema.pattern).test(value)) {
+        problems.push({
+          ...problem('string_pattern_mismatch', loc, value),
+          msg: `String should match pattern '${schema.pattern}'`,
+          ctx: { pattern: schema.pattern },
+        })
+      }
+      return
+    }
+    default:
+      throw new Error(`validation.ts does not support schema type '${String(schema.type)}'`)
+  }
+}
+
+const patterns = new Map<string, RegExp>()
+
+function compiled(pattern: string): RegExp {
+  let regExp = patterns.get(pattern)
+  if (regExp === undefined) {
+    regExp = new RegExp(pattern, 'u')
+    patterns.set(pattern, regExp)
+  }
+  return regExp
+}
+
+function problem(type: ProblemType, loc: (string | number)[], input: unknown): SchemaProblem {
+  const msg = type in PROBLEM_MESSAGES ? PROBLEM_MESSAGES[type as keyof typeof PROBLEM_MESSAGES] : type
+  return { type, loc, msg, input }
+}

@@ -1,0 +1,78 @@
+// The command line as operators run it: a child process, its exit codes and its graceful shutdown.
+import assert from 'node:assert/strict'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+
+const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url))
+
+interface Child {
+  process: ChildProcess
+  output: () => string
+  exit: Promise<number | null>
+}
+
+function start(args: string[], env: Record<string, string> = {}): Child {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout?.on('data', (chunk) => {
+    output += chunk
+  })
+  child.stderr?.on('data', (chunk) => {
+    output += chunk
+  })
+  const exit = once(child, 'exit').then(([code]) => code as number | null)
+  return { process: child, output: () => output, exit }
+}
+
+async function listening(child: Child): Promise<string> {
+  for (let i = 0; i < 300; i++) {
+    const match = /Server listening at (http:\/\/127\.0\.0\.1:[0-9]+)/.exec(child.output())
+    if (match?.[1]) return match[1]
+    if (child.process.exitCode !== null) break
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  child.process.kill('SIGKILL')
+  throw new Error(`the service did not start:\n${child.output()}`)
+}
+
+test('a bad setting stops the process with a message naming it', async () => {
+  const child = start(['serve'], { ALGOSERVE_MAX_DIGITS: 'many' })
+  assert.equal(await child.exit, 2)
+  assert.match(child.output(), /ALGOSERVE_MAX_DIGITS/)
+  assert.doesNotMatch(child.output(), /at .*\.ts:/, 'no stack trace for a bad setting')
+})
+
+test('an unknown command is refused with the usage', async () => {
+  const child = start(['serv'])
+  assert.equal(await child.exit, 2)
+  assert.match(child.output(), /Usage: algoserve serve/)
+})
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  test(`${signal}: requests in flight finish, then the process exits 0`, async () => {
+    const child = start(['serve', '--port', '0', '--invoke-factor-budget-ms', '1500'])
+    const url = await listening(child)
+    assert.equal((await fetch(`${url}/healthz`)).status, 200)
+    // RSA-100 keeps a worker busy for the whole factorisation budget.
+    const inFlight = fetch(`${url}/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"number": 1522605027922533360535618378132637429718068114961380688657908494580122963258952897654000350692006139}',
+    })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    child.process.kill(signal)
+    const response = await inFlight
+    assert.equal(response.status, 200)
+    const body = (await response.json()) as { result: { factorization_complete: boolean } }
+    assert.equal(body.result.factorization_complete, false)
+    assert.equal(await child.exit, 0, child.output())
+    assert.match(child.output(), /shutting down/)
+    assert.match(child.output(), /shutdown complete/)
+    await assert.rejects(fetch(`${url}/healthz`), 'the port is closed after the shutdown')
+  })
+}

@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { after, before, test } from 'node:test'
+import { postRaw, startApp, type TestApp } from '../helpers/app.js'
+
+let server: TestApp
+before(async () => {
+  server = await startApp()
+})
+after(() => server.close())
+
+async function scrape(): Promise<string> {
+  const response = await fetch(`${server.url}/metrics`)
+  assert.equal(response.status, 200)
+  assert.equal(response.headers.get('content-type'), 'text/plain; version=0.0.4; charset=utf-8')
+  return response.text()
+}
+
+/** The value of one sample, or undefined when it is not there. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    const match = /^([a-z_:]+)(?:\{(.*)\})? (.+)$/.exec(line)
+    if (match === null || match[1] !== name) continue
+    const found = Object.fromEntries(
+      [...(match[2] ?? '').matchAll(/([a-z_]+)="([^"]*)"/g)].map((m) => [m[1], m[2]]),
+    )
+    if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[3])
+  }
+  return undefined
+}
+
+test('exports the nine metrics of the interface with their types', async () => {
+  const text = await scrape()
+  const types: Record<string, string> = {
+    http_requests_total: 'counter',
+    http_request_duration_seconds: 'histogram',
+    http_requests_in_progress: 'gauge',
+    algorithm_executions_total: 'counter',
+    algorithm_execution_duration_seconds: 'histogram',
+    jobs_created_total: 'counter',
+    jobs_completed_total: 'counter',
+    job_execution_duration_seconds: 'histogram',
+    webhook_deliveries_total: 'counter',
+  }
+  for (const [name, type] of Object.entries(types)) {
+    assert.match(text, new RegExp(`^# TYPE ${name} ${type}$`, 'm'), name)
+  }
+  assert.match(text, /^process_resident_memory_bytes /m, 'default process metrics are there too')
+})
+
+test('counts HTTP requests by method, route template and numeric status', async () => {
+  await postRaw(`${server.url}/invoke`, '{"number": 7}')
+  await postRaw(`${server.url}/invoke`, '{"number": 1.5}')
+  await fetch(`${server.url}/jobs/0123456789ab`)
+  await fetch(`${server.url}/no/such/path`)
+  const text = await scrape()
+  assert.equal(sample(text, 'http_requests_total', { method: 'POST', endpoint: '/invoke', status: '200' }), 1)
+  assert.equal(sample(text, 'http_requests_total', { method: 'POST', endpoint: '/invoke', status: '422' }), 1)
+  assert.equal(
+    sample(text, 'http_requests_total', { method: 'GET', endpoint: '/jobs/{job_id}', status: '503' }),
+    1,
+  )
+  assert.equal(sample(text, 'http_requests_total', { method: 'GET', endpoint: 'none', status: '404' }), 1)
+  assert.doesNotMatch(text, /0123456789ab/, 'never a concrete id in a label')
+  assert.equal(
+    sample(text, 'http_request_duration_seconds_count', { method: 'POST', endpoint: '/invoke' }),
+    2,
+  )
+  assert.match(text, /http_request_duration_seconds_bucket\{le="0.0005",method="POST",endpoint="\/invoke"\}/)
+  // The scrape itself is in progress while it is written.
+  assert.equal(sample(text, 'http_requests_in_progress'), 1)
+})
+
+test('counts algorithm executions and their duration', async () => {
+  const before =
+    sample(await scrape(), 'algorithm_executions_total', { algorithm: 'PrimeChecker', status: 'success' }) ??
+    0
+  await postRaw(`${server.url}/invoke`, '{"number": 18446744073709551617}')
+  await postRaw(`${server.url}/invoke`, '{"number": 12}')
+  const text = await scrape()
+  assert.equal(
+    sample(text, 'algorithm_executions_total', { algorithm: 'PrimeChecker', status: 'success' }),
+    before + 2,
+  )
+  assert.equal(
+    sample(text, 'algorithm_execution_duration_seconds_count', { algorithm: 'PrimeChecker' }),
+    before + 2,
+  )
+})
+
+test('promtool check metrics finds nothing', async (t) => {
+  const text = await scrape()
+  const promtool = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' })
+  if (promtool.error !== undefined) {
+    t.skip('SKIPPED: promtool is not installed (apt-get install prometheus)')
+    return
+  }
+  assert.equal(promtool.status, 0, `${promtool.stdout}${promtool.stderr}`)
+  assert.equal(`${promtool.stdout}${promtool.stderr}`.trim(), '')
+})
