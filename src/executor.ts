@@ -23,6 +23,10 @@ export class Executor {
   readonly #pool: Piscina
   readonly #metrics: Metrics
   #closed = false
+  // Runs wait here, first in first out, until a thread is free. Piscina's own queue is not FIFO for
+  // abortable tasks: under load some waited seconds behind later ones (bench/invoke.sh, 100-digit primes).
+  readonly #waiting: (() => void)[] = []
+  #busy = 0
 
   constructor(options: ExecutorOptions, metrics: Metrics) {
     const threads = options.threads > 0 ? options.threads : Math.max(1, availableParallelism() - 1)
@@ -55,8 +59,13 @@ export class Executor {
       if (algorithm.isCheap(params)) {
         run = timedRun(algorithm, params, { budgetMs, signal })
       } else {
-        const task: WorkerTask = { algorithm: algorithm.name, params, budgetMs }
-        run = await this.#pool.run(task, signal ? { signal } : {})
+        await this.#acquireThread(signal)
+        try {
+          const task: WorkerTask = { algorithm: algorithm.name, params, budgetMs }
+          run = await this.#pool.run(task, signal ? { signal } : {})
+        } finally {
+          this.#releaseThread()
+        }
       }
     } catch (error) {
       if (signal?.aborted) throw signal.reason
@@ -66,6 +75,32 @@ export class Executor {
     this.#metrics.algorithmExecutions.inc({ algorithm: algorithm.name, status: 'success' })
     this.#metrics.algorithmDuration.observe({ algorithm: algorithm.name }, run.elapsedSeconds)
     return run
+  }
+
+  async #acquireThread(signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted()
+    if (this.#busy < this.threads) {
+      this.#busy++
+      return
+    }
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        this.#waiting.splice(this.#waiting.indexOf(start), 1)
+        reject(signal?.reason)
+      }
+      const start = () => {
+        signal?.removeEventListener('abort', onAbort)
+        this.#busy++
+        resolve()
+      }
+      signal?.addEventListener('abort', onAbort, { once: true })
+      this.#waiting.push(start)
+    })
+  }
+
+  #releaseThread(): void {
+    this.#busy--
+    this.#waiting.shift()?.()
   }
 
   async close(): Promise<void> {

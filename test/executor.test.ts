@@ -34,6 +34,21 @@ test('an abort stops a call that is running on the pool', async () => {
   assert.equal((next.result as { is_prime: boolean }).is_prime, true)
 })
 
+test('runs waiting for a thread start in order, and an aborted one never starts', async () => {
+  const finished: string[] = []
+  const track = (name: string, run: Promise<unknown>) => run.then(() => finished.push(name))
+  // The only thread is busy for 300 ms with RSA-129; the others wait their turn.
+  const first = track('first', executor.run(primeChecker, { number: RSA_129 }, 300))
+  const controller = new AbortController()
+  const aborted = executor.run(primeChecker, { number: RSA_129 }, 60_000, controller.signal)
+  const second = track('second', executor.run(primeChecker, { number: 18446744073709551557n }, 1000))
+  const third = track('third', executor.run(primeChecker, { number: 18446744073709551557n }, 1000))
+  controller.abort(new Error('gone before it started'))
+  await assert.rejects(aborted, /gone before it started/)
+  await Promise.all([first, second, third])
+  assert.deepEqual(finished, ['first', 'second', 'third'])
+})
+
 test('a failing run is an AlgorithmError, and a closed pool is not alive', async () => {
   const other = new Executor({ threads: 1 }, createMetrics())
   assert.equal(other.alive, true)
