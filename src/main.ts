@@ -17,7 +17,7 @@ async function serve(args: string[]): Promise<void> {
   const config = loadConfig(args, process.env)
   // Asynchronous writes: a synchronous write per request line costs a quarter of /invoke's throughput
   // (BENCHMARKS.md). What is buffered is flushed before every exit below.
-  const logStream = pino.destination({ dest: 1, sync: false })
+  const logStream = pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 })
   const metrics = createMetrics()
   const executor = new Executor({ threads: config.workerThreads }, metrics)
   let shuttingDown = false
