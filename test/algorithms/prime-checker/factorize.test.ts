@@ -10,6 +10,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { type Factorization, factorize } from '../../../src/algorithms/prime-checker/factorize.js'
 import { isBailliePSW } from '../../../src/algorithms/prime-checker/primality.js'
+import { prng, randomBits, refIsProbablePrime, testSeed } from '../../helpers/reference-math.js'
 
 // Vectors from shared/data/prime-vectors.md (sections 1, 2, 4 and 6) and shared/data/arnault.txt.
 
@@ -88,64 +89,6 @@ function isAscending(values: bigint[]): boolean {
   return values.every((v, i) => i === 0 || (values[i - 1] as bigint) <= v)
 }
 
-/** mulberry32: a tiny seeded PRNG so random tests reproduce from the printed seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return (t ^ (t >>> 14)) >>> 0
-  }
-}
-
-function randomBits(next: () => number, bits: number): bigint {
-  let x = 0n
-  for (let i = 0; i < bits; i += 32) x = (x << 32n) | BigInt(next())
-  return x & ((1n << BigInt(bits)) - 1n)
-}
-
-/** Right-to-left modular power, independent of the code under test. */
-function refModPow(base: bigint, exp: bigint, mod: bigint): bigint {
-  let result = 1n
-  let b = base % mod
-  for (let e = exp; e > 0n; e >>= 1n) {
-    if (e & 1n) result = (result * b) % mod
-    b = (b * b) % mod
-  }
-  return result
-}
-
-/** Independent check: exact trial division below 2^32, Miller-Rabin with 20 random bases above. */
-function refIsProbablePrime(n: bigint, next: () => number): boolean {
-  if (n < 2n) return false
-  if (n < 2n ** 32n) {
-    const m = Number(n)
-    for (let d = 2; d * d <= m; d++) if (m % d === 0) return false
-    return true
-  }
-  if (n % 2n === 0n) return false
-  let d = n - 1n
-  let s = 0
-  while (d % 2n === 0n) {
-    d /= 2n
-    s++
-  }
-  for (let i = 0; i < 20; i++) {
-    const a = 2n + (randomBits(next, 64) % (n - 3n))
-    let x = refModPow(a, d, n)
-    if (x === 1n || x === n - 1n) continue
-    let witness = true
-    for (let r = 1; r < s && witness; r++) {
-      x = (x * x) % n
-      if (x === n - 1n) witness = false
-    }
-    if (witness) return false
-  }
-  return true
-}
-
 /** Checks the shape of an incomplete result: product n, primes ascending, then composites ascending. */
 function assertPartial(n: bigint, result: Factorization, label: string): void {
   assert.equal(result.complete, false, `${label}: complete`)
@@ -161,8 +104,7 @@ function assertPartial(n: bigint, result: Factorization, label: string): void {
   assert.ok(isAscending(primes) && isAscending(composites), `${label}: ascending within each group`)
 }
 
-const SEED = Number(process.env.PRIME_TEST_SEED ?? Math.floor(Math.random() * 2 ** 32))
-console.log(`factorize.test.ts random seed: ${SEED} (rerun with PRIME_TEST_SEED=${SEED})`)
+const SEED = testSeed('factorize.test.ts')
 
 describe('factorize on the vectors', () => {
   test('gives exactly the listed primes', () => {

@@ -16,6 +16,7 @@ import {
   primalityMethod,
 } from '../../../src/algorithms/prime-checker/primality.js'
 import { SMALL_PRIME_LIMIT, SMALL_PRIMES } from '../../../src/algorithms/prime-checker/small-primes.js'
+import { prng, randomBits, refIsProbablePrime, refModPow, testSeed } from '../../helpers/reference-math.js'
 
 // Vectors from shared/data/prime-vectors.md (sections 1-5) and shared/data/arnault.txt.
 
@@ -126,64 +127,7 @@ function sieve(limit: number): Uint8Array {
   return isPrimeAt
 }
 
-/** mulberry32: a tiny seeded PRNG so random tests reproduce from the printed seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return (t ^ (t >>> 14)) >>> 0
-  }
-}
-
-function randomBits(next: () => number, bits: number): bigint {
-  let x = 0n
-  for (let i = 0; i < bits; i += 32) x = (x << 32n) | BigInt(next())
-  return x & ((1n << BigInt(bits)) - 1n)
-}
-
-/** Right-to-left modular power, independent of bigint-math.ts. */
-function refModPow(base: bigint, exp: bigint, mod: bigint): bigint {
-  let result = 1n
-  let b = base % mod
-  for (let e = exp; e > 0n; e >>= 1n) {
-    if (e & 1n) result = (result * b) % mod
-    b = (b * b) % mod
-  }
-  return result
-}
-
-/** Independent check: trial division by odd numbers below 1000, then Miller-Rabin with 20 random bases. */
-function refIsProbablePrime(n: bigint, next: () => number): boolean {
-  if (n < 2n) return false
-  for (let d = 2n; d < 1000n; d += d === 2n ? 1n : 2n) {
-    if (d * d > n) return true
-    if (n % d === 0n) return false
-  }
-  let d = n - 1n
-  let s = 0
-  while (d % 2n === 0n) {
-    d /= 2n
-    s++
-  }
-  for (let i = 0; i < 20; i++) {
-    const a = 2n + (randomBits(next, 64) % (n - 3n))
-    let x = refModPow(a, d, n)
-    if (x === 1n || x === n - 1n) continue
-    let witness = true
-    for (let r = 1; r < s && witness; r++) {
-      x = (x * x) % n
-      if (x === n - 1n) witness = false
-    }
-    if (witness) return false
-  }
-  return true
-}
-
-const SEED = Number(process.env.PRIME_TEST_SEED ?? Math.floor(Math.random() * 2 ** 32))
-console.log(`primality.test.ts random seed: ${SEED} (rerun with PRIME_TEST_SEED=${SEED})`)
+const SEED = testSeed('primality.test.ts')
 
 describe('bigint-math', () => {
   test('gcd and modPow', () => {
