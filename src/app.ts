@@ -1,7 +1,6 @@
 // Builds the Fastify app from a config and its dependencies. It never listens: main.ts does, and tests
 // listen on port 0.
-import { randomUUID } from 'node:crypto'
-import type { IncomingMessage } from 'node:http'
+import { createServer } from 'node:http'
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -14,8 +13,10 @@ import { algorithms as registry } from './algorithms/registry.js'
 import type { Config } from './config.js'
 import { frameworkErrorHandler, registerErrorHandlers } from './error-handler.js'
 import type { Executor } from './executor.js'
+import { httpObserver, requestIdOf } from './http-observer.js'
 import { registerBodyParsers } from './json-body.js'
-import { type Metrics, UNMATCHED_ENDPOINT } from './metrics.js'
+import type { Metrics } from './metrics.js'
+import { RouteTable } from './route-table.js'
 import { docsRoutes, registerOpenApi } from './routes/docs.js'
 import { healthRoutes } from './routes/health.js'
 import { invokeRoutes } from './routes/invoke.js'
@@ -23,6 +24,10 @@ import { jobRoutes } from './routes/jobs.js'
 import { metricsRoutes } from './routes/metrics.js'
 import { sharedSchemas } from './schemas.js'
 import { validatorCompiler } from './validation.js'
+
+// Fastify's default, which it sets only on servers it creates itself; longer than common load balancers'
+// idle timeouts, so they close idle connections first.
+const KEEP_ALIVE_TIMEOUT_MS = 72_000
 
 export interface AppDependencies {
   executor: Executor
@@ -35,18 +40,21 @@ export interface AppDependencies {
   logger?: FastifyServerOptions['logger']
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
-
-/** The client's x-request-id when it is well formed, otherwise a fresh UUID v4. */
-function requestId(request: IncomingMessage): string {
-  const given = request.headers['x-request-id']
-  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
-}
-
 export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
+  const routes = new RouteTable()
+  const observe = httpObserver(deps.metrics, routes, deps.isShuttingDown)
   const app = Fastify({
     logger: deps.logger ?? { level: config.logLevel },
-    genReqId: requestId,
+    // Our own server, so every request passes the observer before Fastify takes it.
+    serverFactory: (handler) => {
+      const server = createServer((request, response) => {
+        observe(request, response)
+        handler(request, response)
+      })
+      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
+      return server
+    },
+    genReqId: requestIdOf,
     logController: new AccessLog(),
     bodyLimit: config.maxBodyBytes,
     // During a shutdown, requests on open connections are still answered in our own shapes.
@@ -57,8 +65,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   app.setValidatorCompiler(validatorCompiler(sharedSchemas))
   for (const schema of sharedSchemas) app.addSchema(schema)
   registerBodyParsers(app)
-  registerErrorHandlers(app, config.maxBodyBytes)
-  observeRequests(app, deps)
+  routes.collect(app)
+  registerErrorHandlers(app, routes, config.maxBodyBytes)
   await registerOpenApi(app)
 
   const algorithms = deps.algorithms ?? registry
@@ -98,45 +106,4 @@ class AccessLog extends LogController {
       'request completed',
     )
   }
-}
-
-/** Request id header and HTTP metrics. */
-function observeRequests(app: FastifyInstance, deps: AppDependencies): void {
-  const { httpRequests, httpDuration, httpInProgress } = deps.metrics
-  // Label lookups hash their labels; the few children there are are kept at hand instead.
-  const counters = new Map<string, ReturnType<typeof httpRequests.labels>>()
-  const histograms = new Map<string, ReturnType<typeof httpDuration.labels>>()
-
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id)
-    httpInProgress.inc()
-    reply.raw.once('close', () => httpInProgress.dec())
-    done()
-  })
-
-  // During a shutdown every answer closes its connection, so kept-alive clients reconnect (perhaps to
-  // another instance) and the server can finish closing.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (deps.isShuttingDown()) reply.header('connection', 'close')
-    done(null, payload)
-  })
-
-  app.addHook('onResponse', (request, reply, done) => {
-    const endpoint = request.routeOptions.url?.replace(/:([^/]+)/g, '{$1}') ?? UNMATCHED_ENDPOINT
-    const route = `${request.method} ${endpoint}`
-    const key = `${route} ${reply.statusCode}`
-    let counter = counters.get(key)
-    if (counter === undefined) {
-      counter = httpRequests.labels({ method: request.method, endpoint, status: reply.statusCode })
-      counters.set(key, counter)
-    }
-    let histogram = histograms.get(route)
-    if (histogram === undefined) {
-      histogram = httpDuration.labels({ method: request.method, endpoint })
-      histograms.set(route, histogram)
-    }
-    counter.inc()
-    histogram.observe(reply.elapsedTime / 1000)
-    done()
-  })
 }

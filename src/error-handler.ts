@@ -11,6 +11,7 @@ import {
   ServiceUnavailableError,
   ValidationError,
 } from './errors.js'
+import type { RouteTable } from './route-table.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -22,9 +23,7 @@ declare module 'fastify' {
 /** Error bodies may echo client input, so they are written by the lossless serializer. */
 const serializeJson = (payload: unknown): string => stringify(payload) ?? 'null'
 
-export function registerErrorHandlers(app: FastifyInstance, maxBodyBytes: number): void {
-  const allowedMethods = routeMethodsIndex(app)
-
+export function registerErrorHandlers(app: FastifyInstance, routes: RouteTable, maxBodyBytes: number): void {
   app.setErrorHandler((error: FastifyError | Error, request, reply) => {
     if (error instanceof RequestValidationError) {
       return sendJson(reply, 422, { detail: error.problems })
@@ -44,7 +43,7 @@ export function registerErrorHandlers(app: FastifyInstance, maxBodyBytes: number
   })
 
   app.setNotFoundHandler((request, reply) => {
-    const allowed = allowedMethods(request.url)
+    const allowed = routes.allowedMethods(request.url)
     if (allowed.length > 0) {
       return sendJson(reply.header('allow', allowed.join(', ')), 405, { detail: 'Method Not Allowed' })
     }
@@ -82,27 +81,4 @@ export function frameworkErrorHandler(
     details: { field: 'url', value: request.url },
     request_id: request.id,
   })
-}
-
-/** Knows every route's methods, so an unknown method on a known path is a 405 with `Allow`. */
-function routeMethodsIndex(app: FastifyInstance): (url: string) => string[] {
-  const routes: { pattern: RegExp; methods: Set<string> }[] = []
-  app.addHook('onRoute', (route) => {
-    const source = `^${route.url
-      .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
-      .replace(/:[^/]+/g, '[^/]+')
-      .replace(/\*/g, '.*')}$`
-    let entry = routes.find((r) => r.pattern.source === source)
-    if (entry === undefined) {
-      entry = { pattern: new RegExp(source), methods: new Set() }
-      routes.push(entry)
-    }
-    for (const method of [route.method].flat()) entry.methods.add(method)
-  })
-  return (url) => {
-    const path = url.split('?', 1)[0] ?? url
-    const methods = new Set<string>()
-    for (const route of routes) if (route.pattern.test(path)) for (const m of route.methods) methods.add(m)
-    return [...methods].sort()
-  }
 }

@@ -37,7 +37,10 @@ async function serve(args: string[]): Promise<void> {
       app.server.closeAllConnections()
     }, config.shutdownGraceMs)
     grace.unref()
+    // A connection whose request was in flight is idle only once it is answered; close those too.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 100)
     await app.close()
+    clearInterval(sweep)
     await executor.close()
     clearTimeout(grace)
     app.log.info('shutdown complete')

@@ -54,8 +54,17 @@ test('an unknown command is refused with the usage', async () => {
 })
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  test(`${signal}: requests in flight finish, then the process exits 0`, async () => {
-    const child = start(['serve', '--port', '0', '--invoke-factor-budget-ms', '1500'])
+  // The timeout catches a shutdown that waits for its grace period (60 s) instead of for the work.
+  test(`${signal}: requests in flight finish, then the process exits 0`, { timeout: 30_000 }, async () => {
+    const child = start([
+      'serve',
+      '--port',
+      '0',
+      '--invoke-factor-budget-ms',
+      '1500',
+      '--shutdown-grace-ms',
+      '60000',
+    ])
     const url = await listening(child)
     assert.equal((await fetch(`${url}/healthz`)).status, 200)
     // RSA-100 keeps a worker busy for the whole factorisation budget.

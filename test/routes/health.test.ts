@@ -35,7 +35,7 @@ test('GET /readyz is 503 not_ready from the start of a shutdown', async () => {
     const body = (await response.json()) as Record<string, unknown>
     assert.equal(body.status, 'not_ready')
     assert.deepEqual(body.checks, { algorithm: true })
-    assert.equal(response.headers.get('connection'), 'close')
+    assert.equal(response.headers.get('connection'), 'close', 'clients are told to reconnect elsewhere')
     const health = await fetch(`${server.url}/healthz`)
     assert.equal(health.status, 200, 'liveness does not change during a shutdown')
   } finally {
