@@ -19,18 +19,21 @@ const NUMBER_PARTS = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/
 
 /** Reads an integer input, or names the schema problem (pydantic v2 lax int rules). */
 export function readIntegerInput(value: unknown): IntegerText | IntegerProblem {
-  if (typeof value === 'string') {
-    if (!DIGIT_STRING.test(value)) return 'int_parsing'
-    const negative = value.startsWith('-')
-    return { negative, digits: stripLeadingZeros(negative ? value.slice(1) : value), zeros: 0 }
-  }
-  if (isLosslessNumber(value)) return readNumberLiteral(value.value)
+  if (typeof value === 'string') return DIGIT_STRING.test(value) ? readDigits(value) : 'int_parsing'
+  // Most literals are plain integers; only the others need the decimal point and exponent worked out.
+  if (isLosslessNumber(value))
+    return DIGIT_STRING.test(value.value) ? readDigits(value.value) : readNumberLiteral(value.value)
   if (typeof value === 'number') return Number.isFinite(value) ? readNumberLiteral(String(value)) : 'int_type'
   if (typeof value === 'bigint') {
     const text = value.toString()
     return { negative: value < 0n, digits: value < 0n ? text.slice(1) : text, zeros: 0 }
   }
   return 'int_type'
+}
+
+function readDigits(text: string): IntegerText {
+  const negative = text.charCodeAt(0) === 45
+  return { negative, digits: stripLeadingZeros(negative ? text.slice(1) : text), zeros: 0 }
 }
 
 function readNumberLiteral(text: string): IntegerText | IntegerProblem {
