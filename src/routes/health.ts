@@ -15,7 +15,7 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRouteOpt
     {
       schema: {
         summary: 'Liveness',
-        response: { 200: Type.Ref(HealthResponse) },
+        response: { 200: { ...Type.Ref(HealthResponse), description: 'The process answers.' } },
       },
     },
     async () => ({ status: 'healthy', timestamp: Date.now() / 1000 }),
@@ -28,7 +28,7 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRouteOpt
         summary: 'Readiness',
         description: `503 with status "not_ready" when a check fails, and from the start of a shutdown. Checks: ${Object.keys(options.checks).join(', ')}.`,
         response: {
-          200: Type.Ref(ReadinessResponse),
+          200: { ...Type.Ref(ReadinessResponse), description: 'Every check holds.' },
           503: {
             ...Type.Ref(ReadinessResponse),
             description: 'A check failed or the service is shutting down.',

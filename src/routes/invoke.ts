@@ -34,7 +34,7 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
         }),
         body: Type.Ref(InvokeRequest),
         response: {
-          200: Type.Ref(InvokeResponse),
+          200: { ...Type.Ref(InvokeResponse), description: 'The result, with metadata.' },
           400: errorResponse('VALIDATION_ERROR: too many digits; details names the field and its value.'),
           413: errorResponse('PAYLOAD_TOO_LARGE: the body is larger than ALGOSERVE_MAX_BODY_BYTES.'),
           422: { ...Type.Ref(HTTPValidationError), description: 'The body failed the schema.' },

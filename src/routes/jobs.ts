@@ -36,7 +36,7 @@ export async function jobRoutes(app: FastifyInstance, options: JobRouteOptions):
           'capacity and store (503 with Retry-After).',
         body: Type.Ref(JobRequest),
         response: {
-          202: Type.Ref(JobCreateResponse),
+          202: { ...Type.Ref(JobCreateResponse), description: 'The job was created and waits to run.' },
           400: wrappedError('VALIDATION_ERROR: bad params or webhook; details names the field.'),
           404: wrappedError('ALGORITHM_NOT_FOUND; details.available_algorithms lists the known names.'),
           413: wrappedError('PAYLOAD_TOO_LARGE.'),
@@ -64,7 +64,7 @@ export async function jobRoutes(app: FastifyInstance, options: JobRouteOptions):
         summary: 'Read a job',
         params: JobIdParams,
         response: {
-          200: Type.Ref(JobStatusResponse),
+          200: { ...Type.Ref(JobStatusResponse), description: 'The job, in whatever state it is.' },
           404: wrappedError('JOB_NOT_FOUND: the job does not exist or has expired.'),
           422: validationFailed,
           503: wrappedError('SERVICE_UNAVAILABLE: the job store is unavailable.'),
