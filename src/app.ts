@@ -1,6 +1,5 @@
 // Builds the Fastify app from a config and its dependencies. It never listens: main.ts does, and tests
 // listen on port 0.
-import { createServer } from 'node:http'
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -13,10 +12,9 @@ import { algorithms as registry } from './algorithms/registry.js'
 import type { Config } from './config.js'
 import { frameworkErrorHandler, registerErrorHandlers } from './error-handler.js'
 import type { Executor } from './executor.js'
-import { httpObserver, requestIdOf } from './http-observer.js'
+import { observeRequests, requestId } from './http-observer.js'
 import { registerBodyParsers } from './json-body.js'
 import type { Metrics } from './metrics.js'
-import { RouteTable } from './route-table.js'
 import { docsRoutes, registerOpenApi } from './routes/docs.js'
 import { healthRoutes } from './routes/health.js'
 import { invokeRoutes } from './routes/invoke.js'
@@ -25,10 +23,6 @@ import { metricsRoutes } from './routes/metrics.js'
 import { sharedSchemas } from './schemas.js'
 import { validatorCompiler } from './validation.js'
 
-// Fastify's default, which it sets only on servers it creates itself; longer than common load balancers'
-// idle timeouts, so they close idle connections first.
-const KEEP_ALIVE_TIMEOUT_MS = 72_000
-
 export interface AppDependencies {
   executor: Executor
   /** The algorithms served, by name; the registry unless a test brings its own. */
@@ -36,25 +30,14 @@ export interface AppDependencies {
   metrics: Metrics
   /** True from the moment a shutdown begins; /readyz then answers 503. */
   isShuttingDown: () => boolean
-  /** Pino options or an instance; tests pass `false` or a stream of their own. */
+  /** Pino options; main.ts passes its asynchronous destination. Default: stdout at the config's level. */
   logger?: FastifyServerOptions['logger']
 }
 
 export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
-  const routes = new RouteTable()
-  const observe = httpObserver(deps.metrics, routes, deps.isShuttingDown)
   const app = Fastify({
     logger: deps.logger ?? { level: config.logLevel },
-    // Our own server, so every request passes the observer before Fastify takes it.
-    serverFactory: (handler) => {
-      const server = createServer((request, response) => {
-        observe(request, response)
-        handler(request, response)
-      })
-      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
-      return server
-    },
-    genReqId: requestIdOf,
+    genReqId: requestId,
     logController: new AccessLog(),
     bodyLimit: config.maxBodyBytes,
     // During a shutdown, requests on open connections are still answered in our own shapes.
@@ -65,8 +48,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   app.setValidatorCompiler(validatorCompiler(sharedSchemas))
   for (const schema of sharedSchemas) app.addSchema(schema)
   registerBodyParsers(app)
-  routes.collect(app)
-  registerErrorHandlers(app, routes, config.maxBodyBytes)
+  registerErrorHandlers(app, config.maxBodyBytes)
+  observeRequests(app, deps.metrics, deps.isShuttingDown)
   await registerOpenApi(app)
 
   const algorithms = deps.algorithms ?? registry

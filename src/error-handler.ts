@@ -11,7 +11,7 @@ import {
   ServiceUnavailableError,
   ValidationError,
 } from './errors.js'
-import type { RouteTable } from './route-table.js'
+import { RouteTable } from './route-table.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -23,7 +23,9 @@ declare module 'fastify' {
 /** Error bodies may echo client input, so they are written by the lossless serializer. */
 const serializeJson = (payload: unknown): string => stringify(payload) ?? 'null'
 
-export function registerErrorHandlers(app: FastifyInstance, routes: RouteTable, maxBodyBytes: number): void {
+export function registerErrorHandlers(app: FastifyInstance, maxBodyBytes: number): void {
+  const routes = new RouteTable(app)
+
   app.setErrorHandler((error: FastifyError | Error, request, reply) => {
     if (error instanceof RequestValidationError) {
       return sendJson(reply, 422, { detail: error.problems })
@@ -75,7 +77,8 @@ export function frameworkErrorHandler(
   reply: FastifyReply,
 ): void {
   request.log.info({ err: { code: error.code, message: error.message } }, 'request rejected')
-  sendJson(reply, 400, {
+  // These replies skip the request hooks, which set the header on every other one.
+  sendJson(reply.header('x-request-id', request.id), 400, {
     error: 'VALIDATION_ERROR',
     message: error.message,
     details: { field: 'url', value: request.url },

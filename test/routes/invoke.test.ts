@@ -352,6 +352,15 @@ describe('unknown paths and methods', () => {
     assert.ok(response.headers.get('x-request-id'))
   })
 
+  test('a malformed URL is a 400 in the flat shape, with its request id', async () => {
+    const response = await fetch(`${server.url}/jobs/%zz`)
+    assert.equal(response.status, 400)
+    const body = (await response.json()) as Record<string, unknown>
+    assert.equal(body.error, 'VALIDATION_ERROR')
+    assert.equal(body.request_id, response.headers.get('x-request-id'))
+    assert.match(body.request_id as string, UUID)
+  })
+
   test('405 with Allow for a known path and another method', async () => {
     const response = await fetch(url)
     assert.equal(response.status, 405)
