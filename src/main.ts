@@ -15,8 +15,8 @@ ${settingsHelp()}
 
 async function serve(args: string[]): Promise<void> {
   const config = loadConfig(args, process.env)
-  // Asynchronous writes: a synchronous write per request line costs a quarter of /invoke's throughput
-  // (BENCHMARKS.md). What is buffered is flushed before every exit below.
+  // Asynchronous, batched writes: one synchronous write per access line cost /invoke a large share of
+  // its throughput (BENCHMARKS.md). What is buffered is flushed before the process exits.
   const logStream = pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 })
   const metrics = createMetrics()
   const executor = new Executor({ threads: config.workerThreads }, metrics)
@@ -50,7 +50,13 @@ async function serve(args: string[]): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
   process.once('SIGINT', () => void shutdown('SIGINT'))
 
-  await app.listen({ host: config.host, port: config.port })
+  try {
+    await app.listen({ host: config.host, port: config.port })
+  } catch (error) {
+    app.log.fatal({ err: error }, 'could not listen')
+    logStream.flushSync()
+    throw error
+  }
   app.log.info({ uptime_ms: Math.round(process.uptime() * 1000), threads: executor.threads }, 'ready')
 }
 
@@ -73,7 +79,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.exit(2)
   }
   process.stderr.write(
-    `algoserve: failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
+    `algoserve: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
   )
   process.exit(1)
 })
