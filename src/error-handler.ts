@@ -31,7 +31,8 @@ export function registerErrorHandlers(app: FastifyInstance, maxBodyBytes: number
       return sendJson(reply, 422, { detail: error.problems })
     }
     const known = toServiceError(error, maxBodyBytes)
-    if (known.statusCode === 500) request.log.error({ err: error }, 'request failed')
+    if (reply.raw.destroyed) request.log.info('the client went away before its answer')
+    else if (known.statusCode === 500) request.log.error({ err: error }, 'request failed')
     else request.log.info({ err: { code: known.code, message: known.message } }, 'request rejected')
     if (known instanceof ServiceUnavailableError) reply.header('retry-after', String(known.retryAfterSeconds))
     const body = {
