@@ -38,7 +38,9 @@ function parseBody(text: string, done: (error: Error | null, body?: unknown) => 
 }
 
 function jsonInvalid(text: string, error: unknown): RequestValidationError {
-  const reason = error instanceof Error ? error.message : 'invalid JSON'
+  // The parser's syntax messages describe the text; anything else (a stack overflow on deep nesting)
+  // is the engine's own and is not repeated to the client.
+  const reason = error instanceof SyntaxError ? error.message : 'nesting is too deep'
   const position = /position (\d+)/.exec(reason)
   return new RequestValidationError([
     {

@@ -230,6 +230,13 @@ describe('POST /invoke 422', () => {
     assert.match((problem.ctx as { error: string }).error, /value expected/)
   })
 
+  test('JSON nested past the parser depth is json_invalid without engine messages', async () => {
+    const response = await invoke('['.repeat(100_000))
+    assert.equal(response.status, 422)
+    assert.doesNotMatch(response.text, /call stack|RangeError/)
+    assert.match(response.text, /"type":"json_invalid".*"error":"nesting is too deep"/)
+  })
+
   test('a Content-Type that is not JSON is model_attributes_type', async () => {
     const response = await invoke('number=7', { 'content-type': 'application/x-www-form-urlencoded' })
     assert.equal(response.status, 422)
@@ -406,5 +413,49 @@ describe('isolation', () => {
     t.diagnostic(
       `healthz during the heavy call: ${latencies.length} answers, median ${latencies[latencies.length >> 1]?.toFixed(1)} ms, max ${latencies.at(-1)?.toFixed(1)} ms`,
     )
+  })
+})
+
+describe('hostile input', () => {
+  test('never a 500, a crash or a hang: each answer is one of the contract', async () => {
+    const bodies = [
+      '['.repeat(100_000),
+      `{"number": ${'['.repeat(50_000)}${']'.repeat(50_000)}}`,
+      '{"number": 1e-999999999999}',
+      '{"number": -0.0e0}',
+      '{"number": NaN}',
+      '{"number": Infinity}',
+      '{"number": "\\u0031\\u0032"}',
+      '{"number": "１２"}',
+      '{"number": 7, "number": 8}',
+      '{"__proto__": {"number": 7}}',
+      '{"constructor": {"prototype": {"number": 7}}, "number": 5}',
+      '\uFEFF{"number": 7}',
+      '{"number": 7}garbage',
+      '"just a string"',
+      '12345',
+      '\u0000',
+    ]
+    // Seeded random bodies: bytes from a small alphabet of JSON's own characters.
+    let seed = 20261121
+    const next = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0
+      return seed
+    }
+    const alphabet = '{}[]":,.-+eE0123456789 numbertrufalsn\\'
+    for (let i = 0; i < 200; i++) {
+      const length = next() % 40
+      let body = '{"number": '
+      for (let j = 0; j < length; j++) body += alphabet[next() % alphabet.length]
+      bodies.push(body)
+    }
+    for (const body of bodies) {
+      const response = await invoke(body)
+      assert.ok([200, 400, 422].includes(response.status), `${response.status} for ${body.slice(0, 60)}`)
+      assert.match(response.headers.get('content-type') ?? '', /^application\/json/)
+      assert.notEqual(response.json, undefined, `the answer is JSON for ${body.slice(0, 60)}`)
+    }
+    const health = await fetch(`${server.url}/healthz`)
+    assert.equal(health.status, 200, 'the service is still up')
   })
 })
