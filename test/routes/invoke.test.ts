@@ -416,6 +416,31 @@ describe('isolation', () => {
   })
 })
 
+describe('client disconnects', () => {
+  test('an /invoke whose client goes away stops its run', async () => {
+    const metric = async () => {
+      const text = await server.metrics.registry.getSingleMetricAsString('algorithm_executions_total')
+      return Number(/status="success"\} ([0-9]+)/.exec(text)?.[1] ?? 0)
+    }
+    const before = await metric()
+    const rsa129 =
+      '114381625757888867669235779976146612010218296721242362562561842935706935245733897830597123563958705058989075147599290026879543541'
+    const controller = new AbortController()
+    const heavy = fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"number": ${rsa129}}`,
+      signal: controller.signal,
+    })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    controller.abort()
+    await assert.rejects(heavy)
+    // Past the 2 s factorisation budget, a run that was not stopped would have been counted.
+    await new Promise((resolve) => setTimeout(resolve, 2500))
+    assert.equal(await metric(), before)
+  })
+})
+
 describe('hostile input', () => {
   test('never a 500, a crash or a hang: each answer is one of the contract', async () => {
     const bodies = [
