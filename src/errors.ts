@@ -128,4 +128,4 @@ export const PROBLEM_MESSAGES = {
   json_invalid: 'JSON decode error',
 } as const
 
-export type ProblemType = keyof typeof PROBLEM_MESSAGES | 'string_pattern_mismatch' | 'string_too_long'
+export type ProblemType = keyof typeof PROBLEM_MESSAGES | 'string_pattern_mismatch'

@@ -16,7 +16,6 @@ type Schema = TSchema & {
   properties?: Record<string, Schema>
   required?: string[]
   pattern?: string
-  maxLength?: number
   'x-integer-input'?: boolean
 }
 
@@ -94,12 +93,6 @@ function check(
     case 'string': {
       if (typeof value !== 'string') {
         problems.push(problem('string_type', loc, value))
-      } else if (schema.maxLength !== undefined && value.length > schema.maxLength) {
-        problems.push({
-          ...problem('string_too_long', loc, value),
-          msg: `String should have at most ${schema.maxLength} characters`,
-          ctx: { max_length: schema.maxLength },
-        })
       } else if (schema.pattern !== undefined && !compiled(schema.pattern).test(value)) {
         problems.push({
           ...problem('string_pattern_mismatch', loc, value),
