@@ -304,6 +304,16 @@ describe('POST /invoke 400', () => {
     }
   })
 
+  test('a long literal with a fraction is answered at once', async () => {
+    // A long run of zeros before another digit once sent a trailing-zero regex into quadratic time.
+    const response = await invoke(`{"number": 1${'0'.repeat(900_000)}1.5}`)
+    assert.equal(response.status, 422)
+    assert.match(response.text, /"type":"int_from_float"/)
+    const integral = await invoke(`{"number": 1${'0'.repeat(900_000)}1.0}`)
+    assert.equal(integral.status, 400)
+    assert.match(integral.text, /900002 digits/)
+  })
+
   test('a megabyte of digits is refused from its text', async () => {
     const response = await invoke(`{"number": "${'1'.repeat(1_000_000)}"}`)
     assert.equal(response.status, 400)
