@@ -190,6 +190,9 @@ export const ReadinessResponse = Type.Object(
   { $id: 'ReadinessResponse' },
 )
 
+/** A route's response: a reference to a shared schema, with what this status means there. */
+export const described = (schema: TSchema, description: string) => ({ ...Type.Ref(schema), description })
+
 /** Every schema with an $id, registered once with Fastify so routes can $ref them. */
 export const sharedSchemas: TSchema[] = [
   PrimeResult,

@@ -1,7 +1,6 @@
 // GET /healthz (the process answers) and GET /readyz (every check holds and no shutdown has begun).
-import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { HealthResponse, ReadinessResponse } from '../schemas.js'
+import { described, HealthResponse, ReadinessResponse } from '../schemas.js'
 
 export interface HealthRouteOptions {
   /** Named readiness checks; each answers whether its part can serve. */
@@ -15,7 +14,7 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRouteOpt
     {
       schema: {
         summary: 'Liveness',
-        response: { 200: { ...Type.Ref(HealthResponse), description: 'The process answers.' } },
+        response: { 200: described(HealthResponse, 'The process answers.') },
       },
     },
     async () => ({ status: 'healthy', timestamp: Date.now() / 1000 }),
@@ -28,11 +27,8 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRouteOpt
         summary: 'Readiness',
         description: `503 with status "not_ready" when a check fails, and from the start of a shutdown. Checks: ${Object.keys(options.checks).join(', ')}.`,
         response: {
-          200: { ...Type.Ref(ReadinessResponse), description: 'Every check holds.' },
-          503: {
-            ...Type.Ref(ReadinessResponse),
-            description: 'A check failed or the service is shutting down.',
-          },
+          200: described(ReadinessResponse, 'Every check holds.'),
+          503: described(ReadinessResponse, 'A check failed or the service is shutting down.'),
         },
       },
     },

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import type { Executor } from '../executor.js'
-import { ErrorResponse, HTTPValidationError, InvokeRequest, InvokeResponse } from '../schemas.js'
+import { described, ErrorResponse, HTTPValidationError, InvokeRequest, InvokeResponse } from '../schemas.js'
 
 export interface InvokeRouteOptions {
   algorithm: Algorithm
@@ -13,7 +13,7 @@ export interface InvokeRouteOptions {
   factorBudgetMs: number
 }
 
-const errorResponse = (description: string) => ({ ...Type.Ref(ErrorResponse), description })
+const errorResponse = (description: string) => described(ErrorResponse, description)
 
 export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOptions): Promise<void> {
   const { algorithm, executor, maxDigits, factorBudgetMs } = options
@@ -34,10 +34,10 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
         }),
         body: Type.Ref(InvokeRequest),
         response: {
-          200: { ...Type.Ref(InvokeResponse), description: 'The result, with metadata.' },
+          200: described(InvokeResponse, 'The result, with metadata.'),
           400: errorResponse('VALIDATION_ERROR: too many digits; details names the field and its value.'),
           413: errorResponse('PAYLOAD_TOO_LARGE: the body is larger than ALGOSERVE_MAX_BODY_BYTES.'),
-          422: { ...Type.Ref(HTTPValidationError), description: 'The body failed the schema.' },
+          422: described(HTTPValidationError, 'The body failed the schema.'),
           500: errorResponse('ALGORITHM_ERROR or INTERNAL_ERROR.'),
         },
       },

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { AlgorithmNotFoundError, ServiceUnavailableError } from '../errors.js'
 import {
+  described,
   HTTPValidationError,
   JobCreateResponse,
   JobIdParams,
@@ -19,8 +20,8 @@ export interface JobRouteOptions {
   maxDigits: number
 }
 
-const wrappedError = (description: string) => ({ ...Type.Ref(WrappedErrorResponse), description })
-const validationFailed = { ...Type.Ref(HTTPValidationError), description: 'The request failed the schema.' }
+const wrappedError = (description: string) => described(WrappedErrorResponse, description)
+const validationFailed = described(HTTPValidationError, 'The request failed the schema.')
 
 export async function jobRoutes(app: FastifyInstance, options: JobRouteOptions): Promise<void> {
   const { algorithms, maxDigits } = options
@@ -36,7 +37,7 @@ export async function jobRoutes(app: FastifyInstance, options: JobRouteOptions):
           'capacity and store (503 with Retry-After).',
         body: Type.Ref(JobRequest),
         response: {
-          202: { ...Type.Ref(JobCreateResponse), description: 'The job was created and waits to run.' },
+          202: described(JobCreateResponse, 'The job was created and waits to run.'),
           400: wrappedError('VALIDATION_ERROR: bad params or webhook; details names the field.'),
           404: wrappedError('ALGORITHM_NOT_FOUND; details.available_algorithms lists the known names.'),
           413: wrappedError('PAYLOAD_TOO_LARGE.'),
@@ -64,7 +65,7 @@ export async function jobRoutes(app: FastifyInstance, options: JobRouteOptions):
         summary: 'Read a job',
         params: JobIdParams,
         response: {
-          200: { ...Type.Ref(JobStatusResponse), description: 'The job, in whatever state it is.' },
+          200: described(JobStatusResponse, 'The job, in whatever state it is.'),
           404: wrappedError('JOB_NOT_FOUND: the job does not exist or has expired.'),
           422: validationFailed,
           503: wrappedError('SERVICE_UNAVAILABLE: the job store is unavailable.'),
