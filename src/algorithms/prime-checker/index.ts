@@ -1,6 +1,7 @@
 // PrimeChecker: is an integer prime, and what are its prime factors (decisions.md, The prime result).
 import { integerParam } from '../../integer-input.js'
 import type { Algorithm, ParamLimits, RunOptions } from '../algorithm.js'
+import { abs } from './bigint-math.js'
 import { factorize } from './factorize.js'
 import { isPrime, type PrimalityMethod, primalityMethod } from './primality.js'
 import { SMALL_LIMIT } from './small.js'
@@ -36,7 +37,7 @@ export const primeChecker: Algorithm<PrimeParams, PrimeResult> = {
     const deadline = performance.now() + budgetMs
     const algorithm = primalityMethod(number)
     const prime = isPrime(number)
-    const magnitude = number < 0n ? -number : number
+    const magnitude = abs(number)
     let factors: bigint[] = []
     let complete = true
     if (!prime && magnitude > 1n) {
