@@ -13,6 +13,14 @@ export interface Config {
   workerThreads: number
   shutdownGraceMs: number
   logLevel: (typeof LOG_LEVELS)[number]
+  jobFactorBudgetMs: number
+  jobTimeoutMs: number
+  jobConcurrency: number
+  jobTtlSeconds: number
+  maxPendingJobs: number
+  /** The Standard Webhooks signing secret (`whsec_` + base64), or null to send unsigned callbacks. */
+  webhookSecret: string | null
+  webhookAllowPrivate: boolean
 }
 
 interface Setting<K extends keyof Config> {
@@ -48,6 +56,26 @@ const oneOf =
     if (!values.includes(value)) throw new Error(`must be one of ${values.join(', ')}`)
     return value
   }
+
+const boolean = (raw: string): boolean => {
+  const value = raw.trim().toLowerCase()
+  if (['true', '1', 'yes'].includes(value)) return true
+  if (['false', '0', 'no', ''].includes(value)) return false
+  throw new Error('must be true or false')
+}
+
+/** A Standard Webhooks secret: `whsec_` then the base64 of 24 to 64 random bytes; empty for none. */
+const webhookSecret = (raw: string): string | null => {
+  const value = raw.trim()
+  if (value === '') return null
+  const key = value.startsWith('whsec_') ? value.slice('whsec_'.length) : undefined
+  if (key === undefined || !/^[A-Za-z0-9+/]+={0,2}$/.test(key)) {
+    throw new Error('must be whsec_ followed by base64, as Standard Webhooks secrets are')
+  }
+  const bytes = Buffer.from(key, 'base64').length
+  if (bytes < 24 || bytes > 64) throw new Error(`must hold 24 to 64 bytes of key (it holds ${bytes})`)
+  return value
+}
 
 function setting<K extends keyof Config>(s: Setting<K>): Setting<K> {
   return s
@@ -117,6 +145,55 @@ export const SETTINGS = [
     parse: oneOf(LOG_LEVELS),
     description: `Log level: ${LOG_LEVELS.join(', ')}.`,
   }),
+  setting({
+    key: 'jobFactorBudgetMs',
+    env: 'ALGOSERVE_JOB_FACTOR_BUDGET_MS',
+    default: 60_000,
+    parse: integer(0, 86_400_000),
+    description: 'Factorisation time budget of a job, in ms; then factorization_complete is false.',
+  }),
+  setting({
+    key: 'jobTimeoutMs',
+    env: 'ALGOSERVE_JOB_TIMEOUT_MS',
+    default: 300_000,
+    parse: integer(1, 86_400_000),
+    description: 'Hard time limit of one job run, in ms; a job that exceeds it fails saying so.',
+  }),
+  setting({
+    key: 'jobConcurrency',
+    env: 'ALGOSERVE_JOB_CONCURRENCY',
+    default: 0,
+    parse: integer(0, 1024),
+    description: 'Jobs run at once by this process; 0 means the worker thread count.',
+  }),
+  setting({
+    key: 'jobTtlSeconds',
+    env: 'ALGOSERVE_JOB_TTL_SECONDS',
+    default: 86_400,
+    parse: integer(1, 31_622_400),
+    description: 'How long a finished job stays readable after completed_at, in s; then 404 JOB_NOT_FOUND.',
+  }),
+  setting({
+    key: 'maxPendingJobs',
+    env: 'ALGOSERVE_MAX_PENDING_JOBS',
+    default: 10_000,
+    parse: integer(1, 100_000_000),
+    description: 'Most jobs waiting at once; beyond it POST /jobs answers 503 with Retry-After.',
+  }),
+  setting({
+    key: 'webhookSecret',
+    env: 'ALGOSERVE_WEBHOOK_SECRET',
+    default: null,
+    parse: webhookSecret,
+    description: 'Standard Webhooks signing secret (whsec_ + base64); empty sends no webhook-signature.',
+  }),
+  setting({
+    key: 'webhookAllowPrivate',
+    env: 'ALGOSERVE_WEBHOOK_ALLOW_PRIVATE',
+    default: false,
+    parse: boolean,
+    description: 'Allow webhook targets on loopback, private and other non-public addresses.',
+  }),
 ]
 
 /** `ALGOSERVE_MAX_BODY_BYTES` → `--max-body-bytes`. */
@@ -163,6 +240,7 @@ export function loadConfig(args: readonly string[], env: Record<string, string |
 
 export function settingsHelp(): string {
   return SETTINGS.map(
-    (s) => `  ${flagName(s.env).padEnd(30)} ${s.env.padEnd(36)} ${s.description} (default: ${s.default})`,
+    (s) =>
+      `  ${flagName(s.env).padEnd(32)} ${s.env.padEnd(36)} ${s.description} (default: ${s.default ?? 'none'})`,
   ).join('\n')
 }

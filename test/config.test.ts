@@ -13,6 +13,13 @@ test('defaults match the README', () => {
     workerThreads: 0,
     shutdownGraceMs: 30_000,
     logLevel: 'info',
+    jobFactorBudgetMs: 60_000,
+    jobTimeoutMs: 300_000,
+    jobConcurrency: 0,
+    jobTtlSeconds: 86_400,
+    maxPendingJobs: 10_000,
+    webhookSecret: null,
+    webhookAllowPrivate: false,
   })
   assert.deepEqual(loadConfig([], {}), defaultConfig())
 })
@@ -24,6 +31,22 @@ test('environment variables set values, and flags win over them', () => {
   assert.equal(config.maxDigits, 100)
   assert.equal(config.invokeFactorBudgetMs, 50)
   assert.equal(config.logLevel, 'debug')
+})
+
+test('webhook settings: a Standard Webhooks secret and a boolean', () => {
+  const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`
+  const config = loadConfig(['--webhook-allow-private', 'true'], { ALGOSERVE_WEBHOOK_SECRET: secret })
+  assert.equal(config.webhookSecret, secret)
+  assert.equal(config.webhookAllowPrivate, true)
+  assert.equal(loadConfig([], { ALGOSERVE_WEBHOOK_ALLOW_PRIVATE: 'no' }).webhookAllowPrivate, false)
+  for (const bad of ['secret', 'whsec_', 'whsec_!!!!', `whsec_${Buffer.alloc(8).toString('base64')}`]) {
+    assert.throws(() => loadConfig([], { ALGOSERVE_WEBHOOK_SECRET: bad }), /ALGOSERVE_WEBHOOK_SECRET/, bad)
+  }
+  assert.throws(() => loadConfig([], { ALGOSERVE_WEBHOOK_ALLOW_PRIVATE: 'maybe' }), /must be true or false/)
+  assert.throws(
+    () => loadConfig(['--job-timeout-ms', '0'], {}),
+    /--job-timeout-ms \(ALGOSERVE_JOB_TIMEOUT_MS\)/,
+  )
 })
 
 test('flag names follow the environment names', () => {
