@@ -73,6 +73,9 @@ export class InternalError extends AlgoserveError {
   }
 }
 
+/** 500: the worker thread running a call died (not the algorithm's fault; a job's run is lost). */
+export class WorkerLostError extends InternalError {}
+
 export class ServiceUnavailableError extends AlgoserveError {
   readonly code = 'SERVICE_UNAVAILABLE'
   readonly statusCode = 503

@@ -1,10 +1,14 @@
 // Runs algorithm calls: cheap ones inline, the rest on a piscina pool of worker threads, so that one
 // heavy call never stalls the event loop. Counts every run in the algorithm metrics.
+//
+// /invoke calls and job runs share the pool through two waiting lines. When a thread frees up and
+// both lines wait, they take turns: a queue of jobs never puts /invoke behind more than the runs
+// already going, and a stream of /invoke calls never keeps jobs from their share of the threads.
 import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'
 import type { Algorithm } from './algorithms/algorithm.js'
-import type { WorkerTask } from './algorithms/worker.js'
-import { AlgorithmError } from './errors.js'
+import type { WorkerOutcome, WorkerTask } from './algorithms/worker.js'
+import { AlgorithmError, WorkerLostError } from './errors.js'
 import type { Metrics } from './metrics.js'
 import { type TimedRun, timedRun } from './timed-run.js'
 
@@ -19,13 +23,24 @@ export interface ExecutorOptions {
   threads: number
 }
 
+/** Who asks for the run: a synchronous /invoke call or a background job. */
+export type Lane = 'invoke' | 'job'
+
+export interface RunCallOptions {
+  /** Aborts the run, or its wait for a thread. */
+  signal?: AbortSignal
+  lane?: Lane
+}
+
 export class Executor {
   readonly #pool: Piscina
   readonly #metrics: Metrics
   #closed = false
-  // Runs wait here, first in first out, until a thread is free. Piscina's own queue is not FIFO for
-  // abortable tasks: under load some waited seconds behind later ones (bench/invoke.sh, 100-digit primes).
-  readonly #waiting: (() => void)[] = []
+  // Runs wait here, first in first out within each lane, until a thread is free. Piscina's own queue
+  // is not FIFO for abortable tasks: under load some waited seconds behind later ones (bench/invoke.sh,
+  // 100-digit primes).
+  readonly #waiting: Record<Lane, (() => void)[]> = { invoke: [], job: [] }
+  #lastServed: Lane = 'job'
   #busy = 0
 
   constructor(options: ExecutorOptions, metrics: Metrics) {
@@ -48,28 +63,39 @@ export class Executor {
     return !this.#closed && this.#pool.threads.length > 0
   }
 
+  /**
+   * Runs one call. Rejects with the signal's reason when aborted, AlgorithmError when the algorithm
+   * failed, and WorkerLostError when the worker thread running it died.
+   */
   async run(
     algorithm: Algorithm,
     params: unknown,
     budgetMs: number,
-    signal?: AbortSignal,
+    { signal, lane = 'invoke' }: RunCallOptions = {},
   ): Promise<TimedRun> {
     let run: TimedRun
     try {
       if (algorithm.isCheap(params)) {
         run = timedRun(algorithm, params, { budgetMs, signal })
       } else {
-        await this.#acquireThread(signal)
+        await this.#acquireThread(lane, signal)
+        let outcome: WorkerOutcome
         try {
           const task: WorkerTask = { algorithm: algorithm.name, params, budgetMs }
-          run = await this.#pool.run(task, signal ? { signal } : {})
+          outcome = await this.#pool.run(task, signal ? { signal } : {}).catch((error: unknown) => {
+            if (signal?.aborted) throw signal.reason
+            throw new WorkerLostError(error)
+          })
         } finally {
           this.#releaseThread()
         }
+        if ('failure' in outcome) throw new Error(outcome.failure)
+        run = outcome
       }
     } catch (error) {
       if (signal?.aborted) throw signal.reason
       this.#metrics.algorithmExecutions.inc({ algorithm: algorithm.name, status: 'error' })
+      if (error instanceof WorkerLostError) throw error
       throw new AlgorithmError(algorithm.name, error)
     }
     this.#metrics.algorithmExecutions.inc({ algorithm: algorithm.name, status: 'success' })
@@ -77,15 +103,16 @@ export class Executor {
     return run
   }
 
-  async #acquireThread(signal?: AbortSignal): Promise<void> {
+  async #acquireThread(lane: Lane, signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted()
     if (this.#busy < this.threads) {
       this.#busy++
       return
     }
+    const line = this.#waiting[lane]
     await new Promise<void>((resolve, reject) => {
       const onAbort = () => {
-        this.#waiting.splice(this.#waiting.indexOf(start), 1)
+        line.splice(line.indexOf(start), 1)
         reject(signal?.reason)
       }
       const start = () => {
@@ -94,13 +121,18 @@ export class Executor {
         resolve()
       }
       signal?.addEventListener('abort', onAbort, { once: true })
-      this.#waiting.push(start)
+      line.push(start)
     })
   }
 
   #releaseThread(): void {
     this.#busy--
-    this.#waiting.shift()?.()
+    const other: Lane = this.#lastServed === 'invoke' ? 'job' : 'invoke'
+    const lane = this.#waiting[other].length > 0 ? other : this.#lastServed
+    const next = this.#waiting[lane].shift()
+    if (next === undefined) return
+    this.#lastServed = lane
+    next()
   }
 
   async close(): Promise<void> {

@@ -25,7 +25,7 @@ test('runs cheap calls inline and heavy ones on the pool, with the same results'
 test('an abort stops a call that is running on the pool', async () => {
   const controller = new AbortController()
   const started = performance.now()
-  const run = executor.run(primeChecker, { number: RSA_129 }, 60_000, controller.signal)
+  const run = executor.run(primeChecker, { number: RSA_129 }, 60_000, { signal: controller.signal })
   setTimeout(() => controller.abort(new Error('client went away')), 200)
   await assert.rejects(run, /client went away/)
   assert.ok(performance.now() - started < 10_000, 'the 60 s budget was not waited for')
@@ -40,7 +40,7 @@ test('runs waiting for a thread start in order, and an aborted one never starts'
   // The only thread is busy for 300 ms with RSA-129; the others wait their turn.
   const first = track('first', executor.run(primeChecker, { number: RSA_129 }, 300))
   const controller = new AbortController()
-  const aborted = executor.run(primeChecker, { number: RSA_129 }, 60_000, controller.signal)
+  const aborted = executor.run(primeChecker, { number: RSA_129 }, 60_000, { signal: controller.signal })
   const second = track('second', executor.run(primeChecker, { number: 18446744073709551557n }, 1000))
   const third = track('third', executor.run(primeChecker, { number: 18446744073709551557n }, 1000))
   controller.abort(new Error('gone before it started'))

@@ -8,8 +8,18 @@ export interface WorkerTask {
   budgetMs: number
 }
 
-export default function runTask({ algorithm, params, budgetMs }: WorkerTask): TimedRun {
-  const found = algorithms.get(algorithm)
-  if (found === undefined) throw new Error(`Unknown algorithm '${algorithm}'`)
-  return timedRun(found, params, { budgetMs })
+/**
+ * The algorithm's failure comes back as a value, so that a rejected task always means the thread
+ * itself died (and a job's run was lost rather than failed).
+ */
+export type WorkerOutcome = TimedRun | { failure: string }
+
+export default function runTask({ algorithm, params, budgetMs }: WorkerTask): WorkerOutcome {
+  try {
+    const found = algorithms.get(algorithm)
+    if (found === undefined) throw new Error(`Unknown algorithm '${algorithm}'`)
+    return timedRun(found, params, { budgetMs })
+  } catch (error) {
+    return { failure: error instanceof Error ? (error.stack ?? error.message) : String(error) }
+  }
 }

@@ -46,7 +46,7 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
       const params = algorithm.parseParams(request.body as Record<string, unknown>, { maxDigits }, '')
       // Only work sent to the pool is worth cancelling; cheap runs finish before a disconnect is seen.
       const signal = algorithm.isCheap(params) ? undefined : abortOnDisconnect(reply)
-      const run = await executor.run(algorithm, params, factorBudgetMs, signal)
+      const run = await executor.run(algorithm, params, factorBudgetMs, { signal })
       return {
         request_id: request.id,
         status: 'success',
