@@ -13,6 +13,7 @@ import type { Config } from './config.js'
 import { frameworkErrorHandler, registerErrorHandlers } from './error-handler.js'
 import type { Executor } from './executor.js'
 import { observeRequests, requestId } from './http-observer.js'
+import type { JobStore } from './jobs/store.js'
 import { registerBodyParsers } from './json-body.js'
 import type { Metrics } from './metrics.js'
 import { docsRoutes, registerOpenApi } from './routes/docs.js'
@@ -28,6 +29,9 @@ export interface AppDependencies {
   /** The algorithms served, by name; the registry unless a test brings its own. */
   algorithms?: ReadonlyMap<string, Algorithm>
   metrics: Metrics
+  store: JobStore
+  /** Told when a job was created, so that it starts at once. */
+  onJobCreated: () => void
   /** True from the moment a shutdown begins; /readyz then answers 503. */
   isShuttingDown: () => boolean
   /** Pino options; main.ts passes its asynchronous destination. Default: stdout at the config's level. */
@@ -61,9 +65,16 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     maxDigits: config.maxDigits,
     factorBudgetMs: config.invokeFactorBudgetMs,
   })
-  await app.register(jobRoutes, { algorithms, maxDigits: config.maxDigits })
+  await app.register(jobRoutes, {
+    algorithms,
+    store: deps.store,
+    metrics: deps.metrics,
+    onJobCreated: deps.onJobCreated,
+    maxDigits: config.maxDigits,
+    webhookAllowPrivate: config.webhookAllowPrivate,
+  })
   await app.register(healthRoutes, {
-    checks: { algorithm: () => deps.executor.alive },
+    checks: { algorithm: () => deps.executor.alive, store: () => deps.store.ping() },
     isShuttingDown: deps.isShuttingDown,
   })
   await app.register(metricsRoutes, { metrics: deps.metrics })

@@ -2,10 +2,8 @@
 // The command line: `algoserve serve [--flag value ...]`. Reads the config once, wires the parts
 // together, listens, and shuts down gracefully on SIGTERM/SIGINT.
 import pino from 'pino'
-import { buildApp } from './app.js'
 import { ConfigError, loadConfig, settingsHelp } from './config.js'
-import { Executor } from './executor.js'
-import { createMetrics } from './metrics.js'
+import { createService } from './service.js'
 
 const USAGE = `Usage: algoserve serve [--flag value ...]
 
@@ -18,31 +16,16 @@ async function serve(args: string[]): Promise<void> {
   // Asynchronous, batched writes: one synchronous write per access line cost /invoke a large share of
   // its throughput (BENCHMARKS.md). What is buffered is flushed before the process exits.
   const logStream = pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 })
-  const metrics = createMetrics()
-  const executor = new Executor({ threads: config.workerThreads }, metrics)
-  let shuttingDown = false
-  const app = await buildApp(config, {
-    executor,
-    metrics,
-    isShuttingDown: () => shuttingDown,
-    logger: { level: config.logLevel, stream: logStream },
-  })
+  const service = await createService(config, { logger: { level: config.logLevel, stream: logStream } })
+  const { app } = service
 
   const shutdown = async (signal: string) => {
-    if (shuttingDown) return
-    shuttingDown = true
-    app.log.info({ signal }, 'shutting down: readiness is now 503, finishing requests in flight')
-    const grace = setTimeout(() => {
-      app.log.warn({ graceMs: config.shutdownGraceMs }, 'shutdown grace period over: closing connections')
-      app.server.closeAllConnections()
-    }, config.shutdownGraceMs)
-    grace.unref()
-    // A connection whose request was in flight is idle only once it is answered; close those too.
-    const sweep = setInterval(() => app.server.closeIdleConnections(), 100)
-    await app.close()
-    clearInterval(sweep)
-    await executor.close()
-    clearTimeout(grace)
+    if (service.shuttingDown) return
+    app.log.info(
+      { signal, graceMs: config.shutdownGraceMs },
+      'shutting down: readiness is now 503; finishing requests, running jobs and webhook attempts',
+    )
+    await service.shutdown(config.shutdownGraceMs)
     app.log.info('shutdown complete')
     logStream.flushSync()
     process.exit(0)
@@ -57,7 +40,15 @@ async function serve(args: string[]): Promise<void> {
     logStream.flushSync()
     throw error
   }
-  app.log.info({ uptime_ms: Math.round(process.uptime() * 1000), threads: executor.threads }, 'ready')
+  service.start()
+  app.log.info(
+    {
+      uptime_ms: Math.round(process.uptime() * 1000),
+      threads: service.executor.threads,
+      data_dir: config.dataDir,
+    },
+    'ready',
+  )
 }
 
 async function main(argv: string[]): Promise<void> {

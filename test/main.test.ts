@@ -2,8 +2,10 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { rmSync } from 'node:fs'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { tempDataDir } from './helpers/app.js'
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url))
 
@@ -55,9 +57,13 @@ test('an unknown command is refused with the usage', async () => {
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   // The timeout catches a shutdown that waits for its grace period (60 s) instead of for the work.
-  test(`${signal}: requests in flight finish, then the process exits 0`, { timeout: 30_000 }, async () => {
+  test(`${signal}: requests in flight finish, then the process exits 0`, { timeout: 30_000 }, async (t) => {
+    const dataDir = tempDataDir()
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }))
     const child = start([
       'serve',
+      '--data-dir',
+      dataDir,
       '--port',
       '0',
       '--invoke-factor-budget-ms',

@@ -1,9 +1,12 @@
-// POST /jobs and GET /jobs/{job_id}. Their schemas and checks are in place; there is no job store yet,
-// so an accepted job is answered 503 SERVICE_UNAVAILABLE (the async-jobs issue adds the store).
+// POST /jobs (check, store, answer 202; the runner takes it from there) and GET /jobs/{job_id}.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
+import { stringify } from 'lossless-json'
 import type { Algorithm } from '../algorithms/algorithm.js'
-import { AlgorithmNotFoundError, ServiceUnavailableError } from '../errors.js'
+import { AlgorithmNotFoundError, JobNotFoundError, ServiceUnavailableError } from '../errors.js'
+import { isoTime, jobStatusJson, newJobId } from '../jobs/job-view.js'
+import { DuplicateJobIdError, type JobStore, StoreFullError, StoreUnavailableError } from '../jobs/store.js'
+import type { Metrics } from '../metrics.js'
 import {
   described,
   HTTPValidationError,
@@ -14,17 +17,36 @@ import {
   JobStatusResponse,
   WrappedErrorResponse,
 } from '../schemas.js'
+import { checkWebhookUrl } from '../webhooks/address-policy.js'
 
 export interface JobRouteOptions {
   algorithms: ReadonlyMap<string, Algorithm>
+  store: JobStore
+  metrics: Metrics
+  onJobCreated: () => void
   maxDigits: number
+  webhookAllowPrivate: boolean
+}
+
+/** Seconds a client is asked to wait after a 503. */
+const RETRY_AFTER_SECONDS = 5
+
+/** The store's troubles as the contract's 503; anything else stays what it is. */
+function unavailable(error: unknown): unknown {
+  if (error instanceof StoreFullError) {
+    return new ServiceUnavailableError('Too many jobs are waiting; try again later.', RETRY_AFTER_SECONDS)
+  }
+  if (error instanceof StoreUnavailableError) {
+    return new ServiceUnavailableError('The job store is unavailable; try again later.', RETRY_AFTER_SECONDS)
+  }
+  return error
 }
 
 const wrappedError = (description: string) => described(WrappedErrorResponse, description)
 const validationFailed = described(HTTPValidationError, 'The request failed the schema.')
 
 export async function jobRoutes(app: FastifyInstance, options: JobRouteOptions): Promise<void> {
-  const { algorithms, maxDigits } = options
+  const { algorithms, store, metrics, maxDigits } = options
 
   app.post(
     '/jobs',
@@ -48,12 +70,36 @@ export async function jobRoutes(app: FastifyInstance, options: JobRouteOptions):
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const body = request.body as JobRequestBody
       const algorithm = algorithms.get(body.algorithm)
       if (algorithm === undefined) throw new AlgorithmNotFoundError(body.algorithm, [...algorithms.keys()])
-      algorithm.parseParams(body.params, { maxDigits }, 'params.')
-      throw new ServiceUnavailableError('The job service is not available in this version.')
+      const params = stringify(algorithm.parseParams(body.params, { maxDigits }, 'params.')) as string
+      const webhook =
+        body.webhook === undefined || body.webhook === null
+          ? null
+          : checkWebhookUrl(body.webhook, options.webhookAllowPrivate)
+      const createdAt = Date.now()
+      let id = newJobId()
+      try {
+        // 48 random bits: a clash is rare enough that one fresh draw settles it.
+        await store.create({ id, algorithm: algorithm.name, params, webhook, createdAt }).catch((error) => {
+          if (!(error instanceof DuplicateJobIdError)) throw error
+          id = newJobId()
+          return store.create({ id, algorithm: algorithm.name, params, webhook, createdAt })
+        })
+      } catch (error) {
+        throw unavailable(error)
+      }
+      metrics.jobsCreated.inc({ algorithm: algorithm.name })
+      options.onJobCreated()
+      reply.code(202)
+      return {
+        job_id: id,
+        status: 'pending',
+        message: 'Job accepted; GET /jobs/{job_id} tells its status.',
+        created_at: isoTime(createdAt),
+      }
     },
   )
 
@@ -72,8 +118,14 @@ export async function jobRoutes(app: FastifyInstance, options: JobRouteOptions):
         },
       },
     },
-    async () => {
-      throw new ServiceUnavailableError('The job service is not available in this version.')
+    async (request, reply) => {
+      const { job_id: id } = request.params as { job_id: string }
+      const job = await store.read(id, Date.now()).catch((error) => {
+        throw unavailable(error)
+      })
+      if (job === null) throw new JobNotFoundError(id)
+      // Written from the stored JSON directly (job-view.ts); the schema above documents it.
+      return reply.type('application/json; charset=utf-8').serializer(String).send(jobStatusJson(job))
     },
   )
 }

@@ -1,44 +1,47 @@
-// Starts the real app on a real port (0) for a test file, and closes everything it started.
+// Starts the real service (job store in a fresh temporary data directory, worker pool, job runner,
+// webhook dispatcher, HTTP app) on port 0 for a test file, and removes everything it started.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import { type AppDependencies, buildApp } from '../../src/app.js'
 import { type Config, defaultConfig } from '../../src/config.js'
-import { Executor } from '../../src/executor.js'
-import { createMetrics, type Metrics } from '../../src/metrics.js'
+import { createService, type Service, type ServiceOptions } from '../../src/service.js'
 
 export interface TestApp {
   url: string
   app: FastifyInstance
-  metrics: Metrics
-  executor: Executor
+  service: Service
   config: Config
-  setShuttingDown(value: boolean): void
   close(): Promise<void>
+}
+
+export function tempDataDir(): string {
+  return mkdtempSync(join(tmpdir(), 'algoserve-test-'))
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...defaultConfig(), port: 0, workerThreads: 2, logLevel: 'silent', ...overrides }
 }
 
 export async function startApp(
   overrides: Partial<Config> = {},
-  deps: Pick<AppDependencies, 'algorithms'> = {},
+  options: ServiceOptions = {},
 ): Promise<TestApp> {
-  const config: Config = { ...defaultConfig(), port: 0, workerThreads: 2, logLevel: 'silent', ...overrides }
-  const metrics = createMetrics()
-  const executor = new Executor({ threads: config.workerThreads }, metrics)
-  let shuttingDown = false
-  const app = await buildApp(config, { ...deps, executor, metrics, isShuttingDown: () => shuttingDown })
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  const address = app.server.address()
+  const ownDataDir = overrides.dataDir === undefined
+  const config = testConfig({ dataDir: overrides.dataDir ?? tempDataDir(), ...overrides })
+  const service = await createService(config, options)
+  await service.app.listen({ host: '127.0.0.1', port: 0 })
+  service.start()
+  const address = service.app.server.address()
   if (address === null || typeof address === 'string') throw new Error('no TCP address')
   return {
     url: `http://127.0.0.1:${address.port}`,
-    app,
-    metrics,
-    executor,
+    app: service.app,
+    service,
     config,
-    setShuttingDown: (value) => {
-      shuttingDown = value
-    },
     close: async () => {
-      await app.close()
-      await executor.close()
+      await service.shutdown(0)
+      if (ownDataDir) rmSync(config.dataDir, { recursive: true, force: true })
     },
   }
 }

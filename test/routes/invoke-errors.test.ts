@@ -35,7 +35,7 @@ test('a failing algorithm is 500 ALGORITHM_ERROR without its internals', async (
     request_id: response.headers.get('x-request-id'),
   })
   assert.doesNotMatch(response.text, new RegExp(SECRET))
-  const metrics = await server.metrics.registry.getSingleMetricAsString('algorithm_executions_total')
+  const metrics = await server.service.metrics.registry.getSingleMetricAsString('algorithm_executions_total')
   assert.match(metrics, /algorithm_executions_total\{algorithm="PrimeChecker",status="error"\} 1/)
 })
 

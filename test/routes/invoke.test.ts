@@ -429,7 +429,7 @@ describe('isolation', () => {
 describe('client disconnects', () => {
   test('an /invoke whose client goes away stops its run', async () => {
     const metric = async () => {
-      const text = await server.metrics.registry.getSingleMetricAsString('algorithm_executions_total')
+      const text = await server.service.metrics.registry.getSingleMetricAsString('algorithm_executions_total')
       return Number(/status="success"\} ([0-9]+)/.exec(text)?.[1] ?? 0)
     }
     const before = await metric()

@@ -57,7 +57,7 @@ test('counts HTTP requests by method, route template and numeric status', async 
   assert.equal(sample(text, 'http_requests_total', { method: 'POST', endpoint: '/invoke', status: '200' }), 1)
   assert.equal(sample(text, 'http_requests_total', { method: 'POST', endpoint: '/invoke', status: '422' }), 1)
   assert.equal(
-    sample(text, 'http_requests_total', { method: 'GET', endpoint: '/jobs/{job_id}', status: '503' }),
+    sample(text, 'http_requests_total', { method: 'GET', endpoint: '/jobs/{job_id}', status: '404' }),
     1,
   )
   assert.equal(sample(text, 'http_requests_total', { method: 'GET', endpoint: 'none', status: '404' }), 1)

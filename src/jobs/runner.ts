@@ -1,0 +1,195 @@
+// The in-process job runner: takes pending jobs in creation order, at most `concurrency` at a time,
+// and runs them through the executor (cheap ones inline, the rest on the worker pool in the job lane),
+// with the job factorisation budget and the hard time limit.
+import type { FastifyBaseLogger } from 'fastify'
+import { parse, stringify } from 'lossless-json'
+import type { Algorithm } from '../algorithms/algorithm.js'
+import { AlgorithmError, AlgoserveError } from '../errors.js'
+import type { Executor } from '../executor.js'
+import type { Metrics } from '../metrics.js'
+import type { JobOutcome, JobRecord, JobStore } from './store.js'
+
+export interface RunnerOptions {
+  store: JobStore
+  executor: Executor
+  algorithms: ReadonlyMap<string, Algorithm>
+  metrics: Metrics
+  log: FastifyBaseLogger
+  concurrency: number
+  factorBudgetMs: number
+  timeoutMs: number
+  maxDigits: number
+  /** Called when a job with a webhook has ended, so its delivery goes out at once. */
+  onDeliveryScheduled: () => void
+  /** How often to look for pending jobs when nothing wakes the runner, in ms. */
+  pollMs?: number
+}
+
+// Claimed in batches, and between batches the event loop serves HTTP: a backlog of cheap jobs, which
+// run inline, must not hold it.
+const CLAIM_BATCH = 64
+
+class ShutdownAbort extends Error {}
+
+export class JobRunner {
+  readonly #o: RunnerOptions
+  readonly #running = new Map<string, { controller: AbortController; done: Promise<void> }>()
+  #stopping = false
+  #pumping = false
+  #again = false
+  #timer: NodeJS.Timeout | undefined
+
+  constructor(options: RunnerOptions) {
+    this.#o = options
+  }
+
+  start(): void {
+    this.notify()
+  }
+
+  /** A job was created, or a slot freed: look for work now. */
+  notify(): void {
+    if (this.#stopping) return
+    if (this.#pumping) {
+      this.#again = true
+      return
+    }
+    this.#pumping = true
+    setImmediate(() => void this.#pump())
+  }
+
+  get running(): number {
+    return this.#running.size
+  }
+
+  /**
+   * Stops taking jobs; runs still going after `graceMs` are cut short and go back to pending, to run
+   * again after a restart.
+   */
+  async stop(graceMs: number): Promise<void> {
+    this.#stopping = true
+    clearTimeout(this.#timer)
+    const all = () => Promise.all([...this.#running.values()].map((r) => r.done))
+    let grace: NodeJS.Timeout | undefined
+    const graceOver = new Promise<void>((resolve) => {
+      grace = setTimeout(resolve, graceMs)
+    })
+    await Promise.race([all(), graceOver])
+    clearTimeout(grace)
+    for (const run of this.#running.values()) run.controller.abort(new ShutdownAbort('shutting down'))
+    await all()
+  }
+
+  async #pump(): Promise<void> {
+    clearTimeout(this.#timer)
+    let claimed: JobRecord[] = []
+    const free = Math.min(this.#o.concurrency - this.#running.size, CLAIM_BATCH)
+    try {
+      if (!this.#stopping) claimed = await this.#o.store.claim(free, Date.now())
+    } catch (error) {
+      this.#o.log.error({ err: error }, 'could not claim jobs')
+    }
+    for (const job of claimed) this.#start(job)
+    this.#pumping = false
+    if (this.#stopping) return
+    if (this.#again || (claimed.length === free && free > 0)) {
+      this.#again = false
+      this.notify()
+    } else {
+      this.#timer = setTimeout(() => this.notify(), this.#o.pollMs ?? 1000)
+      this.#timer.unref()
+    }
+  }
+
+  #start(job: JobRecord): void {
+    const controller = new AbortController()
+    const done = this.#run(job, controller.signal).finally(() => {
+      this.#running.delete(job.id)
+      this.notify()
+    })
+    this.#running.set(job.id, { controller, done })
+  }
+
+  async #run(job: JobRecord, shutdown: AbortSignal): Promise<void> {
+    const { store, log } = this.#o
+    const startedAt = job.startedAt ?? Date.now()
+    let outcome: JobOutcome
+    try {
+      outcome = await this.#execute(job, shutdown)
+    } catch (error) {
+      try {
+        if (error instanceof ShutdownAbort) {
+          await store.release(job.id, job.runs)
+        } else {
+          log.error({ err: error, job_id: job.id }, 'a job run was lost (its worker died); it runs again')
+          const state = await store.loseRun(job.id, job.runs, Date.now())
+          if (state === 'failed') this.#ended(job, 'failed', startedAt)
+        }
+      } catch (storeError) {
+        log.error({ err: storeError, job_id: job.id }, 'could not put a job back; it runs again at restart')
+      }
+      return
+    }
+    try {
+      const finished = await store.finish({ id: job.id, run: job.runs, completedAt: Date.now(), outcome })
+      if (finished) this.#ended(job, outcome.status, startedAt)
+    } catch (error) {
+      log.error({ err: error, job_id: job.id }, 'could not store the end of a job; it runs again at restart')
+    }
+  }
+
+  /** Runs the job; its failures are outcomes, and only a shutdown or a lost run (a dead worker) throws. */
+  async #execute(job: JobRecord, shutdown: AbortSignal): Promise<JobOutcome> {
+    const { algorithms, executor, factorBudgetMs, timeoutMs, maxDigits } = this.#o
+    const algorithm = algorithms.get(job.algorithm)
+    if (algorithm === undefined) {
+      return { status: 'failed', error: `The algorithm '${job.algorithm}' is not available.` }
+    }
+    let params: unknown
+    try {
+      params = algorithm.parseParams(parse(job.params) as Record<string, unknown>, { maxDigits }, 'params.')
+    } catch (error) {
+      if (error instanceof AlgoserveError) return { status: 'failed', error: error.message }
+      throw error
+    }
+    // Cheap runs happen inline in microseconds: no timer for them.
+    const timeout = new AbortController()
+    const timer = algorithm.isCheap(params)
+      ? undefined
+      : setTimeout(() => timeout.abort(new Error('hard time limit')), timeoutMs)
+    try {
+      const run = await executor.run(algorithm, params, factorBudgetMs, {
+        signal: timer === undefined ? undefined : AbortSignal.any([shutdown, timeout.signal]),
+        lane: 'job',
+      })
+      return {
+        status: 'completed',
+        result: stringify(run.result) as string,
+        metadata: JSON.stringify({
+          algorithm: algorithm.name,
+          version: algorithm.version,
+          elapsed_time: run.elapsedSeconds,
+        }),
+      }
+    } catch (error) {
+      if (shutdown.aborted) throw shutdown.reason
+      if (timeout.signal.aborted) {
+        return { status: 'failed', error: `The job exceeded the hard time limit of ${timeoutMs / 1000} s.` }
+      }
+      if (error instanceof AlgorithmError) {
+        this.#o.log.error({ err: error, job_id: job.id }, 'a job failed')
+        return { status: 'failed', error: error.message }
+      }
+      throw error
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  #ended(job: JobRecord, status: 'completed' | 'failed', startedAt: number): void {
+    const { metrics } = this.#o
+    metrics.jobsCompleted.inc({ algorithm: job.algorithm, status })
+    metrics.jobDuration.observe({ algorithm: job.algorithm }, (Date.now() - startedAt) / 1000)
+    if (job.webhook !== null) this.#o.onDeliveryScheduled()
+  }
+}

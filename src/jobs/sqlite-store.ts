@@ -1,0 +1,401 @@
+// The embedded job store: one SQLite file in the data directory, used by one process at a time.
+// WAL with synchronous=NORMAL: a commit survives the process being killed (it is in the WAL file);
+// only a power cut can lose the last commits. The process holds an exclusive lock on the file, so a
+// job found `running` at start was run by a process that died: its run is counted as lost.
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import {
+  type Delivery,
+  type DeliveryFactory,
+  type DeliveryOutcome,
+  DuplicateJobIdError,
+  type JobEnd,
+  type JobRecord,
+  type JobState,
+  type JobStore,
+  lostRunsError,
+  MAX_LOST_RUNS,
+  type NewDelivery,
+  type NewJob,
+  StoreFullError,
+  StoreUnavailableError,
+} from './store.js'
+
+export const DATABASE_FILE = 'jobs.sqlite3'
+
+/** Each entry moves the schema one version up; `PRAGMA user_version` says how many have run. */
+const MIGRATIONS = [
+  `CREATE TABLE jobs (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     id TEXT NOT NULL UNIQUE,
+     algorithm TEXT NOT NULL,
+     params TEXT NOT NULL,
+     webhook TEXT,
+     status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'completed', 'failed')),
+     created_at INTEGER NOT NULL,
+     started_at INTEGER,
+     completed_at INTEGER,
+     result TEXT,
+     error TEXT,
+     metadata TEXT,
+     runs INTEGER NOT NULL DEFAULT 0,
+     lost_runs INTEGER NOT NULL DEFAULT 0
+   );
+   CREATE INDEX jobs_pending ON jobs (seq) WHERE status = 'pending';
+   CREATE INDEX jobs_running ON jobs (seq) WHERE status = 'running';
+   CREATE INDEX jobs_finished ON jobs (completed_at) WHERE completed_at IS NOT NULL;
+   CREATE TABLE deliveries (
+     id TEXT PRIMARY KEY,
+     job_id TEXT NOT NULL,
+     url TEXT NOT NULL,
+     payload TEXT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('pending', 'sending', 'delivered', 'failed')),
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_at INTEGER NOT NULL,
+     last_error TEXT,
+     updated_at INTEGER NOT NULL
+   );
+   CREATE INDEX deliveries_due ON deliveries (next_at) WHERE status = 'pending';
+   CREATE INDEX deliveries_sending ON deliveries (id) WHERE status = 'sending';
+   CREATE INDEX deliveries_settled ON deliveries (updated_at) WHERE status IN ('delivered', 'failed');`,
+]
+
+export interface SqliteStoreOptions {
+  dataDir: string
+  /** How long a finished job stays readable after completed_at, in ms. */
+  ttlMs: number
+  maxPending: number
+  makeDelivery: DeliveryFactory
+  now?: () => number
+}
+
+interface JobRow {
+  id: string
+  algorithm: string
+  params: string
+  webhook: string | null
+  status: JobState
+  created_at: number
+  started_at: number | null
+  completed_at: number | null
+  result: string | null
+  error: string | null
+  metadata: string | null
+  runs: number
+  lost_runs: number
+}
+
+interface DeliveryRow {
+  id: string
+  job_id: string
+  url: string
+  payload: string
+  attempts: number
+}
+
+const JOB_COLUMNS =
+  'id, algorithm, params, webhook, status, created_at, started_at, completed_at, result, error, metadata, runs, lost_runs'
+
+export class SqliteJobStore implements JobStore {
+  readonly #db: Database.Database
+  readonly #ttlMs: number
+  readonly #maxPending: number
+  readonly #makeDelivery: DeliveryFactory
+  // Kept in memory: this process is the file's only writer, and counting the index on every
+  // POST /jobs would cost more than the insert.
+  #pending: number
+  readonly #sql
+
+  private constructor(db: Database.Database, options: SqliteStoreOptions) {
+    this.#db = db
+    this.#ttlMs = options.ttlMs
+    this.#maxPending = options.maxPending
+    this.#makeDelivery = options.makeDelivery
+    this.#sql = {
+      insert: db.prepare(
+        `INSERT INTO jobs (id, algorithm, params, webhook, status, created_at)
+         VALUES (@id, @algorithm, @params, @webhook, 'pending', @createdAt)`,
+      ),
+      read: db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`),
+      claim: db.prepare(
+        `UPDATE jobs SET status = 'running', started_at = @now, runs = runs + 1
+         WHERE seq IN (SELECT seq FROM jobs WHERE status = 'pending' ORDER BY seq LIMIT @limit)
+         RETURNING seq, ${JOB_COLUMNS}`,
+      ),
+      complete: db.prepare(
+        `UPDATE jobs SET status = 'completed', completed_at = @completedAt, result = @result,
+           metadata = @metadata, error = NULL
+         WHERE id = @id AND status = 'running' AND runs = @run RETURNING ${JOB_COLUMNS}`,
+      ),
+      fail: db.prepare(
+        `UPDATE jobs SET status = 'failed', completed_at = @completedAt, error = @error,
+           result = NULL, metadata = NULL
+         WHERE id = @id AND status = 'running' AND runs = @run RETURNING ${JOB_COLUMNS}`,
+      ),
+      release: db.prepare(
+        `UPDATE jobs SET status = 'pending', started_at = NULL
+         WHERE id = @id AND status = 'running' AND runs = @run`,
+      ),
+      lose: db.prepare(
+        `UPDATE jobs SET status = 'pending', started_at = NULL, lost_runs = lost_runs + 1
+         WHERE id = @id AND status = 'running' AND runs = @run RETURNING ${JOB_COLUMNS}`,
+      ),
+      failLost: db.prepare(
+        `UPDATE jobs SET status = 'failed', completed_at = @now, started_at = coalesce(started_at, @now),
+           error = @error
+         WHERE id = @id RETURNING ${JOB_COLUMNS}`,
+      ),
+      running: db.prepare(`SELECT id, runs FROM jobs WHERE status = 'running'`),
+      countPending: db.prepare(`SELECT count(*) AS n FROM jobs WHERE status = 'pending'`),
+      expireJobs: db.prepare(
+        `DELETE FROM jobs WHERE completed_at IS NOT NULL AND completed_at <= @before
+           AND status IN ('completed', 'failed')`,
+      ),
+      expireDeliveries: db.prepare(
+        `DELETE FROM deliveries WHERE status IN ('delivered', 'failed') AND updated_at <= @before`,
+      ),
+      insertDelivery: db.prepare(
+        `INSERT INTO deliveries (id, job_id, url, payload, status, next_at, updated_at)
+         VALUES (@id, @jobId, @url, @payload, 'pending', @now, @now)`,
+      ),
+      claimDeliveries: db.prepare(
+        `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, updated_at = @now
+         WHERE id IN (SELECT id FROM deliveries WHERE status = 'pending' AND next_at <= @now
+                      ORDER BY next_at LIMIT @limit)
+         RETURNING id, job_id, url, payload, attempts, next_at`,
+      ),
+      nextDelivery: db.prepare(`SELECT min(next_at) AS at FROM deliveries WHERE status = 'pending'`),
+      settleDelivery: db.prepare(
+        `UPDATE deliveries SET status = @status, next_at = @nextAt, last_error = @error, updated_at = @now,
+           attempts = attempts - @uncount
+         WHERE id = @id AND status = 'sending'`,
+      ),
+      unsendDeliveries: db.prepare(
+        `UPDATE deliveries SET status = 'pending', attempts = attempts - 1 WHERE status = 'sending'`,
+      ),
+    }
+    this.#pending = (this.#sql.countPending.get() as { n: number }).n
+  }
+
+  /** Opens (creating or migrating) the store in `dataDir`, and recovers what a dead process left. */
+  static open(options: SqliteStoreOptions): SqliteJobStore {
+    mkdirSync(options.dataDir, { recursive: true })
+    const db = new Database(join(options.dataDir, DATABASE_FILE), { timeout: 2000 })
+    try {
+      // Exclusive locking: one process per data directory. A second one fails here, saying why.
+      db.pragma('locking_mode = EXCLUSIVE')
+      db.pragma('journal_mode = WAL')
+      db.pragma('synchronous = NORMAL')
+      try {
+        db.exec('BEGIN EXCLUSIVE; COMMIT')
+      } catch (error) {
+        throw new Error(
+          `The job store in ${options.dataDir} is in use by another process (${(error as Error).message}).`,
+        )
+      }
+      migrate(db)
+      const store = new SqliteJobStore(db, options)
+      store.#recover((options.now ?? Date.now)())
+      return store
+    } catch (error) {
+      db.close()
+      throw error
+    }
+  }
+
+  async create(job: NewJob): Promise<void> {
+    this.#guard(() => {
+      if (this.#pending >= this.#maxPending) {
+        throw new StoreFullError(`${this.#pending} jobs are waiting, the most allowed.`)
+      }
+      try {
+        this.#sql.insert.run(job)
+      } catch (error) {
+        if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE')
+          throw new DuplicateJobIdError(job.id)
+        throw error
+      }
+      this.#pending++
+    })
+  }
+
+  async read(id: string, now: number): Promise<JobRecord | null> {
+    return this.#guard(() => {
+      const row = this.#sql.read.get(id) as JobRow | undefined
+      if (row === undefined) return null
+      if (row.completed_at !== null && row.completed_at + this.#ttlMs <= now) return null
+      return toRecord(row)
+    })
+  }
+
+  async claim(limit: number, now: number): Promise<JobRecord[]> {
+    if (limit <= 0 || this.#pending === 0) return []
+    return this.#guard(() => {
+      const rows = this.#sql.claim.all({ now, limit }) as (JobRow & { seq: number })[]
+      this.#pending -= rows.length
+      // RETURNING gives no order; jobs run in creation order.
+      return rows.sort((a, b) => a.seq - b.seq).map(toRecord)
+    })
+  }
+
+  async finish(end: JobEnd): Promise<boolean> {
+    return this.#guard(() =>
+      this.#db.transaction(() => {
+        const { outcome } = end
+        const row = (
+          outcome.status === 'completed'
+            ? this.#sql.complete.get({ ...end, result: outcome.result, metadata: outcome.metadata })
+            : this.#sql.fail.get({ ...end, error: outcome.error })
+        ) as JobRow | undefined
+        if (row === undefined) return false
+        this.#schedule(this.#makeDelivery(toRecord(row)), end.completedAt)
+        return true
+      })(),
+    )
+  }
+
+  async release(id: string, run: number): Promise<void> {
+    this.#guard(() => {
+      if (this.#sql.release.run({ id, run }).changes > 0) this.#pending++
+    })
+  }
+
+  async loseRun(id: string, run: number, now: number): Promise<JobState | null> {
+    return this.#guard(() =>
+      this.#db.transaction(() => {
+        const row = this.#sql.lose.get({ id, run }) as JobRow | undefined
+        if (row === undefined) return null
+        return this.#afterLostRun(row, now)
+      })(),
+    )
+  }
+
+  async expire(now: number): Promise<number> {
+    return this.#guard(() => {
+      const before = now - this.#ttlMs
+      this.#sql.expireDeliveries.run({ before })
+      return this.#sql.expireJobs.run({ before }).changes
+    })
+  }
+
+  async countPending(): Promise<number> {
+    return this.#pending
+  }
+
+  async claimDeliveries(limit: number, now: number): Promise<Delivery[]> {
+    if (limit <= 0) return []
+    return this.#guard(() =>
+      (this.#sql.claimDeliveries.all({ now, limit }) as (DeliveryRow & { next_at: number })[])
+        .sort((a, b) => a.next_at - b.next_at)
+        .map((row) => ({
+          id: row.id,
+          jobId: row.job_id,
+          url: row.url,
+          payload: row.payload,
+          attempts: row.attempts,
+        })),
+    )
+  }
+
+  async nextDeliveryAt(): Promise<number | null> {
+    return this.#guard(() => (this.#sql.nextDelivery.get() as { at: number | null }).at)
+  }
+
+  async settleDelivery(id: string, outcome: DeliveryOutcome, now: number): Promise<void> {
+    const row = {
+      id,
+      now,
+      status: 'pending',
+      nextAt: now,
+      error: null as string | null,
+      uncount: 0,
+    }
+    if (outcome.kind === 'delivered') row.status = 'delivered'
+    else if (outcome.kind === 'failed') Object.assign(row, { status: 'failed', error: outcome.error })
+    else if (outcome.kind === 'retry') Object.assign(row, { nextAt: outcome.nextAt, error: outcome.error })
+    else row.uncount = 1
+    this.#guard(() => this.#sql.settleDelivery.run(row))
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      this.#db.prepare('SELECT 1').get()
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.open) this.#db.close()
+  }
+
+  /** At start: runs left `running` by a dead process are lost; so are attempts left `sending`. */
+  #recover(now: number): void {
+    this.#db.transaction(() => {
+      for (const { id, runs } of this.#sql.running.all() as { id: string; runs: number }[]) {
+        const row = this.#sql.lose.get({ id, run: runs }) as JobRow
+        this.#afterLostRun(row, now)
+      }
+      this.#sql.unsendDeliveries.run()
+    })()
+  }
+
+  /** `row` was just put back to pending with one more lost run: it waits, or fails for good. */
+  #afterLostRun(row: JobRow, now: number): JobState {
+    if (row.lost_runs < MAX_LOST_RUNS) {
+      this.#pending++
+      return 'pending'
+    }
+    const failed = this.#sql.failLost.get({ id: row.id, now, error: lostRunsError(row.lost_runs) }) as JobRow
+    this.#schedule(this.#makeDelivery(toRecord(failed)), now)
+    return 'failed'
+  }
+
+  #schedule(delivery: NewDelivery | null, now: number): void {
+    if (delivery !== null) this.#sql.insertDelivery.run({ ...delivery, now })
+  }
+
+  /** SQLite's own failures (disk full, I/O error, a closed database) make the store unavailable. */
+  #guard<T>(work: () => T): T {
+    try {
+      return work()
+    } catch (error) {
+      if (error instanceof StoreFullError || error instanceof DuplicateJobIdError) throw error
+      throw new StoreUnavailableError('The job store failed.', { cause: error })
+    }
+  }
+}
+
+function migrate(db: Database.Database): void {
+  const version = db.pragma('user_version', { simple: true }) as number
+  if (version > MIGRATIONS.length) {
+    throw new Error(
+      `The job store has schema version ${version}, newer than this version of algoserve knows ` +
+        `(${MIGRATIONS.length}); run a newer algoserve or use another data directory.`,
+    )
+  }
+  db.transaction(() => {
+    for (let next = version; next < MIGRATIONS.length; next++) db.exec(MIGRATIONS[next] as string)
+    db.pragma(`user_version = ${MIGRATIONS.length}`)
+  })()
+}
+
+function toRecord(row: JobRow): JobRecord {
+  return {
+    id: row.id,
+    algorithm: row.algorithm,
+    params: row.params,
+    webhook: row.webhook,
+    status: row.status,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    completedAt: row.completed_at,
+    result: row.result,
+    error: row.error,
+    metadata: row.metadata,
+    runs: row.runs,
+    lostRuns: row.lost_runs,
+  }
+}

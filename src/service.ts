@@ -1,0 +1,137 @@
+// Wires the parts of one serving process together: the worker pool, the job store, the job runner,
+// the webhook dispatcher and the HTTP app; and takes them down in order at a shutdown. main.ts runs
+// it; tests start the same thing on port 0.
+import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import type { Algorithm } from './algorithms/algorithm.js'
+import { algorithms as registry } from './algorithms/registry.js'
+import { buildApp } from './app.js'
+import type { Config } from './config.js'
+import { Executor } from './executor.js'
+import { webhookDelivery } from './jobs/job-view.js'
+import { JobRunner } from './jobs/runner.js'
+import { SqliteJobStore } from './jobs/sqlite-store.js'
+import { JobSweeper } from './jobs/sweeper.js'
+import { createMetrics, type Metrics } from './metrics.js'
+import { WebhookDispatcher } from './webhooks/dispatcher.js'
+import { type Resolver, WebhookSender } from './webhooks/sender.js'
+
+export const USER_AGENT = 'algoserve/1.0.0'
+
+/** The contract's time limit of one webhook attempt. */
+const WEBHOOK_TIMEOUT_MS = 10_000
+
+export interface ServiceOptions {
+  logger?: FastifyServerOptions['logger']
+  algorithms?: ReadonlyMap<string, Algorithm>
+  /** For tests only: a shorter webhook schedule, and a resolver for names that only tests know. */
+  webhooks?: { retryWaitsMs?: readonly number[]; timeoutMs?: number; resolve?: Resolver }
+}
+
+export interface Service {
+  app: FastifyInstance
+  metrics: Metrics
+  executor: Executor
+  store: SqliteJobStore
+  runner: JobRunner
+  dispatcher: WebhookDispatcher
+  sweeper: JobSweeper
+  /** True from the moment a shutdown begins. */
+  readonly shuttingDown: boolean
+  /** Starts running jobs and sending webhooks (listening is the caller's). */
+  start(): void
+  /**
+   * Readiness turns 503 and no new work is taken; HTTP requests in flight are answered, running jobs
+   * and webhook attempts get `graceMs` and otherwise go back to the store; then everything is closed.
+   */
+  shutdown(graceMs: number): Promise<void>
+}
+
+export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
+  const algorithms = options.algorithms ?? registry
+  const metrics = createMetrics()
+  const store = SqliteJobStore.open({
+    dataDir: config.dataDir,
+    ttlMs: config.jobTtlSeconds * 1000,
+    maxPending: config.maxPendingJobs,
+    makeDelivery: webhookDelivery,
+  })
+  const executor = new Executor({ threads: config.workerThreads }, metrics)
+  let shuttingDown = false
+  let runner: JobRunner | undefined
+  let app: FastifyInstance
+  try {
+    app = await buildApp(config, {
+      executor,
+      algorithms,
+      metrics,
+      store,
+      onJobCreated: () => runner?.notify(),
+      isShuttingDown: () => shuttingDown,
+      logger: options.logger,
+    })
+  } catch (error) {
+    await Promise.all([executor.close(), store.close()])
+    throw error
+  }
+  const sender = new WebhookSender({
+    userAgent: USER_AGENT,
+    secret: config.webhookSecret,
+    allowPrivate: config.webhookAllowPrivate,
+    timeoutMs: options.webhooks?.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
+    resolve: options.webhooks?.resolve,
+  })
+  const dispatcher = new WebhookDispatcher({
+    store,
+    sender,
+    metrics,
+    log: app.log.child({ component: 'webhooks' }),
+    retryWaitsMs: options.webhooks?.retryWaitsMs,
+  })
+  runner = new JobRunner({
+    store,
+    executor,
+    algorithms,
+    metrics,
+    log: app.log.child({ component: 'jobs' }),
+    concurrency: config.jobConcurrency > 0 ? config.jobConcurrency : executor.threads,
+    factorBudgetMs: config.jobFactorBudgetMs,
+    timeoutMs: config.jobTimeoutMs,
+    maxDigits: config.maxDigits,
+    onDeliveryScheduled: () => dispatcher.notify(),
+  })
+  const sweeper = new JobSweeper(
+    store,
+    app.log.child({ component: 'jobs' }),
+    Math.min(60_000, config.jobTtlSeconds * 1000),
+  )
+  const jobRunner = runner
+  return {
+    app,
+    metrics,
+    executor,
+    store,
+    runner: jobRunner,
+    dispatcher,
+    sweeper,
+    get shuttingDown() {
+      return shuttingDown
+    },
+    start() {
+      jobRunner.start()
+      dispatcher.start()
+    },
+    async shutdown(graceMs: number) {
+      if (shuttingDown) return
+      shuttingDown = true
+      sweeper.stop()
+      const grace = setTimeout(() => app.server.closeAllConnections(), graceMs)
+      // A connection whose request was in flight is idle only once it is answered; close those too.
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 100)
+      await Promise.all([app.close(), jobRunner.stop(graceMs), dispatcher.stop(graceMs)])
+      clearInterval(sweep)
+      clearTimeout(grace)
+      await Promise.all([executor.close(), sender.close()])
+      await store.close()
+    },
+  }
+}

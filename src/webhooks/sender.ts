@@ -1,0 +1,151 @@
+// One webhook attempt over HTTP with undici: the POST, its headers and signature, the time limit, and
+// the address rule. Names are resolved by our own lookup, which refuses non-public addresses; the
+// address of every connected socket is checked again, so what is checked is what is connected to.
+
+import type { LookupAddress, LookupOptions } from 'node:dns'
+import { lookup as dnsLookup } from 'node:dns'
+import type { Socket } from 'node:net'
+import { Agent, buildConnector, request } from 'undici'
+import { isPublicAddress } from './address-policy.js'
+import { signWebhook } from './signature.js'
+
+/** Resolves a host name to its addresses (node:dns `lookup` with `all: true` by default). */
+export type Resolver = (hostname: string) => Promise<LookupAddress[]>
+
+const systemResolver: Resolver = (hostname) =>
+  new Promise((resolve, reject) =>
+    dnsLookup(hostname, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))),
+  )
+
+export interface SenderOptions {
+  userAgent: string
+  /** `whsec_` secret; null sends no `webhook-signature`. */
+  secret: string | null
+  allowPrivate: boolean
+  /** Each attempt's time limit, in ms: connecting, sending, and reading the answer. */
+  timeoutMs: number
+  resolve?: Resolver
+}
+
+export interface WebhookMessage {
+  id: string
+  url: string
+  payload: string
+}
+
+/** How one attempt ended: `refused` (the address rule) and `gone` (410) are never retried. */
+export type AttemptResult =
+  | { kind: 'success'; statusCode: number }
+  | { kind: 'failure'; error: string }
+  | { kind: 'gone' }
+  | { kind: 'refused'; error: string }
+  | { kind: 'aborted' }
+
+const ADDRESS_REFUSED = 'ALGOSERVE_WEBHOOK_ADDRESS_REFUSED'
+
+class AddressRefusedError extends Error {
+  readonly code = ADDRESS_REFUSED
+
+  constructor(host: string, address: string) {
+    super(`${host} resolves to ${address}, which is not a public address`)
+  }
+}
+
+// Answers to webhooks are not used; a little is read so the connection can be kept.
+const MAX_ANSWER_BYTES = 64 * 1024
+
+export class WebhookSender {
+  readonly #options: SenderOptions
+  readonly #agent: Agent
+
+  constructor(options: SenderOptions) {
+    this.#options = options
+    const resolve = options.resolve ?? systemResolver
+    const allowPrivate = options.allowPrivate
+    const connector = buildConnector({
+      timeout: options.timeoutMs,
+      lookup: (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback) => {
+        resolve(hostname).then(
+          (addresses) => {
+            const refused = allowPrivate ? undefined : addresses.find((a) => !isPublicAddress(a.address))
+            if (refused !== undefined) return callback(new AddressRefusedError(hostname, refused.address))
+            if (addresses.length === 0) return callback(new Error(`${hostname} has no address`))
+            if (lookupOptions.all) return callback(null, addresses)
+            const [first] = addresses as [LookupAddress]
+            callback(null, first.address, first.family)
+          },
+          (error: Error) => callback(error),
+        )
+      },
+    } as buildConnector.BuildOptions)
+    this.#agent = new Agent({
+      connect: (connectOptions, callback) =>
+        connector(connectOptions, (error, socket) => {
+          if (error !== null) return callback(error, null)
+          const address = (socket as Socket).remoteAddress ?? ''
+          if (!allowPrivate && !isPublicAddress(address)) {
+            socket.destroy()
+            return callback(new AddressRefusedError(connectOptions.hostname, address), null)
+          }
+          callback(null, socket)
+        }),
+    })
+  }
+
+  /** Sends one attempt. `signal` cuts it short (a shutdown): the result is then `aborted`. */
+  async send(message: WebhookMessage, signal?: AbortSignal): Promise<AttemptResult> {
+    const timestamp = Math.floor(Date.now() / 1000)
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': this.#options.userAgent,
+      'webhook-id': message.id,
+      'webhook-timestamp': String(timestamp),
+    }
+    if (this.#options.secret !== null) {
+      headers['webhook-signature'] = signWebhook(this.#options.secret, message.id, timestamp, message.payload)
+    }
+    const timeout = AbortSignal.timeout(this.#options.timeoutMs)
+    try {
+      const answer = await request(message.url, {
+        method: 'POST',
+        headers,
+        body: message.payload,
+        dispatcher: this.#agent,
+        signal: signal === undefined ? timeout : AbortSignal.any([timeout, signal]),
+      })
+      await answer.body.dump({ limit: MAX_ANSWER_BYTES }).catch(() => undefined)
+      const status = answer.statusCode
+      if (status >= 200 && status < 300) return { kind: 'success', statusCode: status }
+      if (status === 410) return { kind: 'gone' }
+      // Redirects are not followed (undici's request follows none): they count as failures.
+      return { kind: 'failure', error: `the receiver answered ${status}` }
+    } catch (error) {
+      if (signal?.aborted) return { kind: 'aborted' }
+      const refused = findRefusal(error)
+      if (refused !== undefined) return { kind: 'refused', error: refused.message }
+      if (timeout.aborted) return { kind: 'failure', error: `no answer within ${this.#options.timeoutMs} ms` }
+      return { kind: 'failure', error: describe(error) }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.destroy()
+  }
+}
+
+type LookupCallback = (error: Error | null, address?: string | LookupAddress[], family?: number) => void
+
+function findRefusal(error: unknown): AddressRefusedError | undefined {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    if ((e as { code?: string }).code === ADDRESS_REFUSED) return e as AddressRefusedError
+  }
+  return undefined
+}
+
+/** A short reason for the log and the store: the error's code and message, never a stack. */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const code = (error as { code?: string }).code
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ''
+  return `${code ? `${code} ` : ''}${error.message}${cause}`
+}

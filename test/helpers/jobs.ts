@@ -1,0 +1,52 @@
+// Polling a job over HTTP until it reaches a state, as a client would.
+import type { JobState } from '../../src/jobs/store.js'
+
+export interface JobBody {
+  job_id: string
+  status: JobState
+  algorithm: string
+  created_at: string
+  started_at: string | null
+  completed_at: string | null
+  result: Record<string, unknown> | null
+  error: string | null
+  metadata: Record<string, unknown> | null
+}
+
+export async function createJob(
+  url: string,
+  body: Record<string, unknown>,
+): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
+  const response = await fetch(`${url}/jobs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  return {
+    status: response.status,
+    json: (await response.json()) as Record<string, unknown>,
+    headers: response.headers,
+  }
+}
+
+/** Reads the job until `done` holds for it, or fails after `timeoutMs`. */
+export async function waitForJob(
+  url: string,
+  id: string,
+  done: (job: JobBody) => boolean = (job) => job.status === 'completed' || job.status === 'failed',
+  timeoutMs = 20_000,
+): Promise<JobBody> {
+  const deadline = Date.now() + timeoutMs
+  let last: unknown
+  while (Date.now() < deadline) {
+    const response = await fetch(`${url}/jobs/${id}`)
+    last = await response.json()
+    if (response.status === 200 && done(last as JobBody)) return last as JobBody
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  throw new Error(`job ${id} did not get there within ${timeoutMs} ms; last seen: ${JSON.stringify(last)}`)
+}
+
+/** RSA-100: no factor is found within any budget used in tests, so its run lasts the whole budget. */
+export const RSA_100 =
+  '1522605027922533360535618378132637429718068114961380688657908494580122963258952897654000350692006139'
