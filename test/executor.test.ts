@@ -59,3 +59,29 @@ test('a failing run is an AlgorithmError, and a closed pool is not alive', async
   await other.close()
   assert.equal(other.alive, false)
 })
+
+test('/invoke and job runs waiting for a thread take turns', async () => {
+  const finished: string[] = []
+  const run = (name: string, lane: 'invoke' | 'job', number: bigint, budgetMs = 1000) =>
+    executor.run(primeChecker, { number }, budgetMs, { lane }).then(() => finished.push(name))
+  const prime64 = 18446744073709551557n
+  // The only thread is busy for 300 ms; a queue of jobs forms, then two /invoke calls arrive.
+  const all = [
+    run('busy', 'job', RSA_129, 300),
+    run('job1', 'job', prime64),
+    run('job2', 'job', prime64),
+    run('job3', 'job', prime64),
+    run('invoke1', 'invoke', prime64),
+    run('invoke2', 'invoke', prime64),
+  ]
+  await Promise.all(all)
+  // Which line goes first depends on which was served last; from then on they alternate.
+  const turns = [
+    ['busy', 'invoke1', 'job1', 'invoke2', 'job2', 'job3'],
+    ['busy', 'job1', 'invoke1', 'job2', 'invoke2', 'job3'],
+  ]
+  assert.ok(
+    turns.some((order) => order.join() === finished.join()),
+    `${finished.join()}: /invoke waited behind the whole job queue`,
+  )
+})

@@ -1,46 +1,9 @@
 // The command line as operators run it: a child process, its exit codes and its graceful shutdown.
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { rmSync } from 'node:fs'
 import { test } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import { tempDataDir } from './helpers/app.js'
-
-const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url))
-
-interface Child {
-  process: ChildProcess
-  output: () => string
-  exit: Promise<number | null>
-}
-
-function start(args: string[], env: Record<string, string> = {}): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout?.on('data', (chunk) => {
-    output += chunk
-  })
-  child.stderr?.on('data', (chunk) => {
-    output += chunk
-  })
-  const exit = once(child, 'exit').then(([code]) => code as number | null)
-  return { process: child, output: () => output, exit }
-}
-
-async function listening(child: Child): Promise<string> {
-  for (let i = 0; i < 300; i++) {
-    const match = /Server listening at (http:\/\/127\.0\.0\.1:[0-9]+)/.exec(child.output())
-    if (match?.[1]) return match[1]
-    if (child.process.exitCode !== null) break
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  child.process.kill('SIGKILL')
-  throw new Error(`the service did not start:\n${child.output()}`)
-}
+import { listening, start } from './helpers/child.js'
 
 test('a bad setting stops the process with a message naming it', async () => {
   const child = start(['serve'], { ALGOSERVE_MAX_DIGITS: 'many' })

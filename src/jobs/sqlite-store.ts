@@ -184,16 +184,15 @@ export class SqliteJobStore implements JobStore {
     const db = new Database(join(options.dataDir, DATABASE_FILE), { timeout: 2000 })
     try {
       // Exclusive locking: one process per data directory. A second one fails here, saying why.
-      db.pragma('locking_mode = EXCLUSIVE')
-      db.pragma('journal_mode = WAL')
-      db.pragma('synchronous = NORMAL')
       try {
+        db.pragma('locking_mode = EXCLUSIVE')
+        db.pragma('journal_mode = WAL')
         db.exec('BEGIN EXCLUSIVE; COMMIT')
       } catch (error) {
-        throw new Error(
-          `The job store in ${options.dataDir} is in use by another process (${(error as Error).message}).`,
-        )
+        if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error
+        throw new Error(`The job store in ${options.dataDir} is in use by another process.`)
       }
+      db.pragma('synchronous = NORMAL')
       migrate(db)
       const store = new SqliteJobStore(db, options)
       store.#recover((options.now ?? Date.now)())

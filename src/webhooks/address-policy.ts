@@ -6,7 +6,10 @@ import { ValidationError } from '../errors.js'
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048
 
-const NON_PUBLIC = new BlockList()
+// Two lists: a BlockList checks IPv4 addresses against its IPv6 rules too (as ::ffff:a.b.c.d), which
+// `::/3` below would match.
+const NON_PUBLIC_V4 = new BlockList()
+const NON_PUBLIC_V6 = new BlockList()
 // IANA's IPv4 special-purpose registry: this network, private, carrier-grade NAT, loopback, link-local,
 // protocol assignments, documentation, 6to4 relay, benchmarking, multicast, reserved and broadcast.
 for (const [network, prefix] of [
@@ -25,7 +28,7 @@ for (const [network, prefix] of [
   ['203.0.113.0', 24],
   ['224.0.0.0', 3],
 ] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv4')
+  NON_PUBLIC_V4.addSubnet(network, prefix, 'ipv4')
 }
 // IPv6: everything outside global unicast (2000::/3), which holds unspecified, loopback, IPv4-mapped,
 // NAT64, unique-local, link-local and multicast; and inside it the IETF protocol, documentation and 6to4
@@ -39,7 +42,7 @@ for (const [network, prefix] of [
   ['2002::', 16],
   ['3fff::', 20],
 ] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv6')
+  NON_PUBLIC_V6.addSubnet(network, prefix, 'ipv6')
 }
 
 const MAPPED_IPV4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i
@@ -50,7 +53,7 @@ export function isPublicAddress(address: string): boolean {
   if (mapped !== null) return isPublicAddress(mapped[1] as string)
   const family = isIP(address)
   if (family === 0) return false
-  return !NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6')
+  return family === 4 ? !NON_PUBLIC_V4.check(address, 'ipv4') : !NON_PUBLIC_V6.check(address, 'ipv6')
 }
 
 /** The host of a URL as an address or a name: no IPv6 brackets, no trailing dot, lower case. */

@@ -1,0 +1,40 @@
+// The service as operators run it: `algoserve serve` in a child process, through tsx.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
+
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
+
+export interface Child {
+  process: ChildProcess
+  output: () => string
+  exit: Promise<number | null>
+}
+
+export function start(args: string[], env: Record<string, string> = {}): Child {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout?.on('data', (chunk) => {
+    output += chunk
+  })
+  child.stderr?.on('data', (chunk) => {
+    output += chunk
+  })
+  const exit = once(child, 'exit').then(([code]) => code as number | null)
+  return { process: child, output: () => output, exit }
+}
+
+/** The URL the child listens on, once it does; kills it and fails if it does not start. */
+export async function listening(child: Child): Promise<string> {
+  for (let i = 0; i < 300; i++) {
+    const match = /Server listening at (http:\/\/127\.0\.0\.1:[0-9]+)/.exec(child.output())
+    if (match?.[1]) return match[1]
+    if (child.process.exitCode !== null) break
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  child.process.kill('SIGKILL')
+  throw new Error(`the service did not start:\n${child.output()}`)
+}

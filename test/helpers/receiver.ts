@@ -1,0 +1,74 @@
+// A real HTTP receiver for webhooks on a loopback port: answers each request as the test says
+// (a status code, or never) and records what it was sent.
+import { once } from 'node:events'
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+export interface Received {
+  headers: IncomingHttpHeaders
+  body: string
+  at: number
+}
+
+/** What to answer to the n-th request (0-based): a status code, or 'hang' to never answer. */
+export type Answer = (n: number, received: Received) => number | 'hang'
+
+export interface Receiver {
+  url: string
+  received: Received[]
+  /** Resolves once `count` requests have arrived. */
+  waitFor(count: number, timeoutMs?: number): Promise<Received[]>
+  close(): Promise<void>
+}
+
+export async function startReceiver(answer: Answer = () => 204): Promise<Receiver> {
+  const received: Received[] = []
+  const hanging: ServerResponse[] = []
+  const waiters: (() => void)[] = []
+  const server: Server = createServer((request, response) => {
+    let body = ''
+    request.setEncoding('utf8')
+    request.on('data', (chunk) => {
+      body += chunk
+    })
+    request.on('end', () => {
+      const entry = { headers: request.headers, body, at: Date.now() }
+      const reply = answer(received.length, entry)
+      received.push(entry)
+      for (const wake of waiters.splice(0)) wake()
+      if (reply === 'hang') {
+        hanging.push(response)
+        return
+      }
+      response.writeHead(reply, reply >= 300 && reply < 400 ? { location: '/elsewhere' } : {}).end()
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    received,
+    async waitFor(count, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs
+      while (received.length < count) {
+        const left = deadline - Date.now()
+        if (left <= 0) throw new Error(`${received.length} of ${count} webhook requests arrived in time`)
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, left)
+          waiters.push(() => {
+            clearTimeout(timer)
+            resolve()
+          })
+        })
+      }
+      return received.slice(0, count)
+    },
+    async close() {
+      for (const response of hanging) response.destroy()
+      server.closeAllConnections()
+      server.close()
+      await once(server, 'close')
+    },
+  }
+}
