@@ -26,7 +26,8 @@ export interface RunnerOptions {
 }
 
 // Claimed in batches, and between batches the event loop serves HTTP: a backlog of cheap jobs, which
-// run inline, must not hold it.
+// run inline, must not hold it. `concurrency` bounds the jobs holding a worker thread; a cheap job
+// ends within the batch that claimed it.
 const CLAIM_BATCH = 64
 
 class ShutdownAbort extends Error {}
@@ -34,6 +35,7 @@ class ShutdownAbort extends Error {}
 export class JobRunner {
   readonly #o: RunnerOptions
   readonly #running = new Map<string, { controller: AbortController; done: Promise<void> }>()
+  #heavy = 0
   #stopping = false
   #pumping = false
   #again = false
@@ -83,16 +85,16 @@ export class JobRunner {
   async #pump(): Promise<void> {
     clearTimeout(this.#timer)
     let claimed: JobRecord[] = []
-    const free = Math.min(this.#o.concurrency - this.#running.size, CLAIM_BATCH)
+    const limits = { jobs: CLAIM_BATCH, heavy: this.#o.concurrency - this.#heavy }
     try {
-      if (!this.#stopping) claimed = await this.#o.store.claim(free, Date.now())
+      if (!this.#stopping) claimed = await this.#o.store.claim(limits, Date.now())
     } catch (error) {
       this.#o.log.error({ err: error }, 'could not claim jobs')
     }
     for (const job of claimed) this.#start(job)
     this.#pumping = false
     if (this.#stopping) return
-    if (this.#again || (claimed.length === free && free > 0)) {
+    if (this.#again || claimed.length === CLAIM_BATCH) {
       this.#again = false
       this.notify()
     } else {
@@ -103,9 +105,13 @@ export class JobRunner {
 
   #start(job: JobRecord): void {
     const controller = new AbortController()
+    if (!job.cheap) this.#heavy++
     const done = this.#run(job, controller.signal).finally(() => {
       this.#running.delete(job.id)
-      this.notify()
+      if (!job.cheap) {
+        this.#heavy--
+        this.notify()
+      }
     })
     this.#running.set(job.id, { controller, done })
   }

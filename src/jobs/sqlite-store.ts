@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import {
+  type ClaimLimits,
   type Delivery,
   type DeliveryFactory,
   type DeliveryOutcome,
@@ -32,6 +33,7 @@ const MIGRATIONS = [
      algorithm TEXT NOT NULL,
      params TEXT NOT NULL,
      webhook TEXT,
+     cheap INTEGER NOT NULL CHECK (cheap IN (0, 1)),
      status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'completed', 'failed')),
      created_at INTEGER NOT NULL,
      started_at INTEGER,
@@ -75,6 +77,7 @@ interface JobRow {
   algorithm: string
   params: string
   webhook: string | null
+  cheap: 0 | 1
   status: JobState
   created_at: number
   started_at: number | null
@@ -95,7 +98,8 @@ interface DeliveryRow {
 }
 
 const JOB_COLUMNS =
-  'id, algorithm, params, webhook, status, created_at, started_at, completed_at, result, error, metadata, runs, lost_runs'
+  'id, algorithm, params, webhook, cheap, status, created_at, started_at, completed_at, result, error, metadata, ' +
+  'runs, lost_runs'
 
 export class SqliteJobStore implements JobStore {
   readonly #db: Database.Database
@@ -114,14 +118,14 @@ export class SqliteJobStore implements JobStore {
     this.#makeDelivery = options.makeDelivery
     this.#sql = {
       insert: db.prepare(
-        `INSERT INTO jobs (id, algorithm, params, webhook, status, created_at)
-         VALUES (@id, @algorithm, @params, @webhook, 'pending', @createdAt)`,
+        `INSERT INTO jobs (id, algorithm, params, webhook, cheap, status, created_at)
+         VALUES (@id, @algorithm, @params, @webhook, @cheap, 'pending', @createdAt)`,
       ),
       read: db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`),
-      claim: db.prepare(
-        `UPDATE jobs SET status = 'running', started_at = @now, runs = runs + 1
-         WHERE seq IN (SELECT seq FROM jobs WHERE status = 'pending' ORDER BY seq LIMIT @limit)
-         RETURNING seq, ${JOB_COLUMNS}`,
+      nextPending: db.prepare(`SELECT seq, cheap FROM jobs WHERE status = 'pending' ORDER BY seq LIMIT ?`),
+      start: db.prepare(
+        `UPDATE jobs SET status = 'running', started_at = @now, runs = runs + 1 WHERE seq = @seq
+         RETURNING ${JOB_COLUMNS}`,
       ),
       complete: db.prepare(
         `UPDATE jobs SET status = 'completed', completed_at = @completedAt, result = @result,
@@ -209,7 +213,7 @@ export class SqliteJobStore implements JobStore {
         throw new StoreFullError(`${this.#pending} jobs are waiting, the most allowed.`)
       }
       try {
-        this.#sql.insert.run(job)
+        this.#sql.insert.run({ ...job, cheap: job.cheap ? 1 : 0 })
       } catch (error) {
         if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE')
           throw new DuplicateJobIdError(job.id)
@@ -228,14 +232,23 @@ export class SqliteJobStore implements JobStore {
     })
   }
 
-  async claim(limit: number, now: number): Promise<JobRecord[]> {
-    if (limit <= 0 || this.#pending === 0) return []
-    return this.#guard(() => {
-      const rows = this.#sql.claim.all({ now, limit }) as (JobRow & { seq: number })[]
-      this.#pending -= rows.length
-      // RETURNING gives no order; jobs run in creation order.
-      return rows.sort((a, b) => a.seq - b.seq).map(toRecord)
-    })
+  async claim(limits: ClaimLimits, now: number): Promise<JobRecord[]> {
+    if (limits.jobs <= 0 || this.#pending === 0) return []
+    return this.#guard(() =>
+      this.#db.transaction(() => {
+        const claimed: JobRecord[] = []
+        let heavy = 0
+        for (const { seq, cheap } of this.#sql.nextPending.all(limits.jobs) as {
+          seq: number
+          cheap: 0 | 1
+        }[]) {
+          if (!cheap && ++heavy > limits.heavy) break
+          claimed.push(toRecord(this.#sql.start.get({ seq, now }) as JobRow))
+        }
+        this.#pending -= claimed.length
+        return claimed
+      })(),
+    )
   }
 
   async finish(end: JobEnd): Promise<boolean> {
@@ -387,6 +400,7 @@ function toRecord(row: JobRow): JobRecord {
     algorithm: row.algorithm,
     params: row.params,
     webhook: row.webhook,
+    cheap: row.cheap === 1,
     status: row.status,
     createdAt: row.created_at,
     startedAt: row.started_at,

@@ -11,6 +11,8 @@ export interface JobRecord {
   /** The algorithm's checked params as JSON; integers are exact decimal literals. */
   params: string
   webhook: string | null
+  /** The algorithm said the run is cheap (inline, microseconds): it needs no worker thread. */
+  cheap: boolean
   status: JobState
   createdAt: number
   startedAt: number | null
@@ -29,7 +31,14 @@ export interface NewJob {
   algorithm: string
   params: string
   webhook: string | null
+  cheap: boolean
   createdAt: number
+}
+
+/** How many jobs one claim may take: in all, and of those not cheap (each holds a worker thread). */
+export interface ClaimLimits {
+  jobs: number
+  heavy: number
 }
 
 /** A job's end, and the webhook delivery it schedules when the job has a webhook. */
@@ -100,8 +109,12 @@ export interface JobStore {
   create(job: NewJob): Promise<void>
   /** A job by id, or null when there is none or it has expired. */
   read(id: string, now: number): Promise<JobRecord | null>
-  /** Moves up to `limit` pending jobs, oldest first, to running and returns them. */
-  claim(limit: number, now: number): Promise<JobRecord[]>
+  /**
+   * Moves pending jobs, oldest first, to running and returns them: up to `limits.jobs`, stopping at
+   * the first job that is not cheap once `limits.heavy` such jobs are taken (jobs start in creation
+   * order).
+   */
+  claim(limits: ClaimLimits, now: number): Promise<JobRecord[]>
   /** Ends a running job (completed or failed), scheduling its webhook in the same step; false if stale. */
   finish(end: JobEnd): Promise<boolean>
   /** Puts a running job back to pending, as at a shutdown; the run is not counted as lost. */

@@ -74,7 +74,9 @@ export async function jobRoutes(app: FastifyInstance, options: JobRouteOptions):
       const body = request.body as JobRequestBody
       const algorithm = algorithms.get(body.algorithm)
       if (algorithm === undefined) throw new AlgorithmNotFoundError(body.algorithm, [...algorithms.keys()])
-      const params = stringify(algorithm.parseParams(body.params, { maxDigits }, 'params.')) as string
+      const parsed = algorithm.parseParams(body.params, { maxDigits }, 'params.')
+      const params = stringify(parsed) as string
+      const cheap = algorithm.isCheap(parsed)
       const webhook =
         body.webhook === undefined || body.webhook === null
           ? null
@@ -83,10 +85,11 @@ export async function jobRoutes(app: FastifyInstance, options: JobRouteOptions):
       let id = newJobId()
       try {
         // 48 random bits: a clash is rare enough that one fresh draw settles it.
-        await store.create({ id, algorithm: algorithm.name, params, webhook, createdAt }).catch((error) => {
+        const job = { id, algorithm: algorithm.name, params, webhook, cheap, createdAt }
+        await store.create(job).catch((error) => {
           if (!(error instanceof DuplicateJobIdError)) throw error
           id = newJobId()
-          return store.create({ id, algorithm: algorithm.name, params, webhook, createdAt })
+          return store.create({ ...job, id })
         })
       } catch (error) {
         throw unavailable(error)

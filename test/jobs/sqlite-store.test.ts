@@ -34,13 +34,16 @@ function freshDir(): string {
   return dir
 }
 
-const job = (id: string, extra: { webhook?: string; params?: string; createdAt?: number } = {}) => ({
+const job = (id: string, extra: { webhook?: string; params?: string; cheap?: boolean } = {}) => ({
   id,
   algorithm: 'PrimeChecker',
   params: extra.params ?? '{"number":7}',
   webhook: extra.webhook ?? null,
-  createdAt: extra.createdAt ?? Date.now(),
+  cheap: extra.cheap ?? true,
+  createdAt: Date.now(),
 })
+
+const up = (jobs: number, heavy = jobs) => ({ jobs, heavy })
 
 test('the schema is versioned; a newer one is refused, naming the versions', async () => {
   const dir = freshDir()
@@ -64,7 +67,7 @@ test('numbers are stored as exact decimal text, and survive reopening', async ()
   const store = open(dir)
   const big = `{"number":${'9'.repeat(4300)}}`
   await store.create(job('aaaaaaaaaaaa', { params: big }))
-  const [claimed] = await store.claim(1, Date.now())
+  const [claimed] = await store.claim(up(1), Date.now())
   const result = '{"number":18446744073709551617,"factors":[274177,67280421310721]}'
   await store.finish({
     id: 'aaaaaaaaaaaa',
@@ -85,7 +88,7 @@ test('pending jobs are claimed oldest first, and a stale run cannot end a job', 
   const store = open(freshDir())
   for (const id of ['000000000003', '000000000001', '000000000002']) await store.create(job(id))
   assert.equal(await store.countPending(), 3)
-  const claimed = await store.claim(2, Date.now())
+  const claimed = await store.claim(up(2), Date.now())
   assert.deepEqual(
     claimed.map((j) => j.id),
     ['000000000003', '000000000001'],
@@ -96,7 +99,7 @@ test('pending jobs are claimed oldest first, and a stale run cannot end a job', 
   assert.ok(first)
   await store.release(first.id, first.runs)
   assert.equal((await store.read(first.id, Date.now()))?.startedAt, null)
-  const [again] = await store.claim(1, Date.now())
+  const [again] = await store.claim(up(1), Date.now())
   assert.equal(again?.id, first.id, 'a released job goes back to its place in line')
   const stale = await store.finish({
     id: first.id,
@@ -108,12 +111,26 @@ test('pending jobs are claimed oldest first, and a stale run cannot end a job', 
   assert.equal((await store.read(first.id, Date.now()))?.status, 'running')
 })
 
+test('a claim stops at the first job needing a thread once the threads are taken', async () => {
+  const store = open(freshDir())
+  await store.create(job('000000000001', { cheap: false }))
+  await store.create(job('000000000002'))
+  await store.create(job('000000000003', { cheap: false }))
+  await store.create(job('000000000004'))
+  const ids = async (jobs: number, heavy: number) =>
+    (await store.claim({ jobs, heavy }, Date.now())).map((j) => j.id)
+  assert.deepEqual(await ids(10, 1), ['000000000001', '000000000002'], 'creation order: 4 waits behind 3')
+  assert.deepEqual(await ids(10, 0), [])
+  assert.deepEqual(await ids(1, 1), ['000000000003'])
+  assert.deepEqual(await ids(10, 0), ['000000000004'])
+})
+
 test('capacity: creating beyond max pending throws StoreFullError until one is claimed', async () => {
   const store = open(freshDir(), { maxPending: 2 })
   await store.create(job('000000000001'))
   await store.create(job('000000000002'))
   await assert.rejects(store.create(job('000000000003')), StoreFullError)
-  await store.claim(1, Date.now())
+  await store.claim(up(1), Date.now())
   await store.create(job('000000000003'))
 })
 
@@ -122,7 +139,7 @@ test('a job left running by a dead process runs again; after 3 lost runs it fail
   let store = open(dir)
   await store.create(job('0000000000aa', { webhook: 'https://example.com/hook' }))
   for (let lost = 1; lost <= 3; lost++) {
-    const [claimed] = await store.claim(1, Date.now())
+    const [claimed] = await store.claim(up(1), Date.now())
     assert.equal(claimed?.id, '0000000000aa', `run ${lost}`)
     // The process dies: nothing more is written, and the next one opens the same file.
     await store.close()
@@ -149,7 +166,7 @@ test('a delivery cut short by a dead process is sent again, that attempt not cou
   const dir = freshDir()
   let store = open(dir)
   await store.create(job('0000000000bb', { webhook: 'https://example.com/hook' }))
-  const [claimed] = await store.claim(1, Date.now())
+  const [claimed] = await store.claim(up(1), Date.now())
   await store.finish({
     id: '0000000000bb',
     run: claimed?.runs as number,
@@ -183,7 +200,7 @@ test('finished jobs expire after the TTL; pending and running ones never do', as
   await store.create(job('0000000000c1'))
   await store.create(job('0000000000c2'))
   await store.create(job('0000000000c3'))
-  const [done, running] = await store.claim(2, now)
+  const [done, running] = await store.claim(up(2), now)
   await store.finish({
     id: done?.id as string,
     run: done?.runs as number,

@@ -232,12 +232,14 @@ describe('jobs at their limits', () => {
   })
 
   test('503 with Retry-After once max pending jobs wait, and jobs are taken in creation order', async () => {
-    const small = await startApp({ maxPendingJobs: 2, jobConcurrency: 1, jobFactorBudgetMs: 1000 })
+    const small = await startApp({ maxPendingJobs: 2, jobConcurrency: 1, jobFactorBudgetMs: 300 })
     try {
-      // The only job slot is held by RSA-100 for its whole budget; two more wait.
-      const first = await createJob(small.url, { algorithm: 'PrimeChecker', params: { number: RSA_100 } })
+      // The only job slot is held by RSA-100 for its whole budget; two more like it wait.
+      const long = { algorithm: 'PrimeChecker', params: { number: RSA_100 } }
+      const first = await createJob(small.url, long)
       await waitForJob(small.url, first.json.job_id as string, (job) => job.status === 'running')
-      const second = await createJob(small.url, { algorithm: 'PrimeChecker', params: { number: 11 } })
+      const second = await createJob(small.url, long)
+      // A cheap job waits its turn too: jobs start in creation order, so it starts with the second.
       const third = await createJob(small.url, { algorithm: 'PrimeChecker', params: { number: 13 } })
       assert.equal(second.status, 202)
       assert.equal(third.status, 202)
@@ -248,7 +250,10 @@ describe('jobs at their limits', () => {
       const [a, b] = await Promise.all(
         [second, third].map((job) => waitForJob(small.url, job.json.job_id as string)),
       )
-      assert.ok(Date.parse(a?.started_at as string) <= Date.parse(b?.started_at as string))
+      assert.ok(
+        Date.parse(b?.started_at as string) >= Date.parse(a?.started_at as string),
+        'started in order',
+      )
       assert.equal(
         (await createJob(small.url, { algorithm: 'PrimeChecker', params: { number: 17 } })).status,
         202,
