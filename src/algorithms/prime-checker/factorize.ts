@@ -1,7 +1,10 @@
-import { bitLength, gcd, iroot } from './bigint-math.js'
+import { bitLength, iroot } from './bigint-math.js'
+import { Budget } from './budget.js'
+import { ecm } from './ecm.js'
 import { isPrime } from './primality.js'
+import { rhoBig, splitRho64 } from './rho.js'
 import { factorSmall, isPrimeSmall, SMALL_LIMIT } from './small.js'
-import { SMALL_PRIMES } from './small-primes.js'
+import { trialDivide } from './trial-division.js'
 
 export interface Factorization {
   /** Prime factors ascending with multiplicity, then any parts left unsplit at the deadline, ascending. */
@@ -19,17 +22,20 @@ export interface FactorizeOptions {
   composite?: boolean
 }
 
-/** Pollard-Brent steps between two gcds, and between two deadline checks. */
-const BATCH = 128
-
 /** How many primes p = 1 (mod k) a number must pass as a k-th power residue before iroot is tried. */
 const POWER_RESIDUE_TESTS = 8
+
+/** Rho steps before ECM takes over above 2^64: enough for factors of about 8 digits, which rho finds faster. */
+const RHO_STEPS = 20_000
+
+const LIMIT_64 = 1n << 64n
 
 /** Prime factorisation of n >= 2 with multiplicity; see Factorization for the order when incomplete. */
 export function factorize(n: bigint, opts: FactorizeOptions): Factorization {
   if (n < 2n) throw new RangeError('factorize: n must be at least 2')
   if (n < BigInt(SMALL_LIMIT)) return { factors: factorSmall(Number(n)).map(BigInt), complete: true }
 
+  const budget = new Budget(opts.deadline, opts.signal)
   const { primes, rest } = trialDivide(n)
   const composites: bigint[] = []
   const pending = rest > 1n ? [rest] : []
@@ -44,7 +50,7 @@ export function factorize(n: bigint, opts: FactorizeOptions): Factorization {
       for (let i = 0; i < power.exponent; i++) pending.push(power.root)
       continue
     }
-    const divisor = splitByRho(part, opts)
+    const divisor = split(part, budget)
     if (divisor === undefined) composites.push(part)
     else pending.push(divisor, part / divisor)
   }
@@ -56,24 +62,6 @@ export function factorize(n: bigint, opts: FactorizeOptions): Factorization {
 
 function ascending(a: bigint, b: bigint): number {
   return a < b ? -1 : a > b ? 1 : 0
-}
-
-/**
- * Divides out the primes below 65536, stopping once p^2 exceeds the cofactor (which is then 1 or prime).
- * A composite cofactor is therefore left with prime factors above 2^16 only.
- */
-function trialDivide(n: bigint): { primes: bigint[]; rest: bigint } {
-  const primes: bigint[] = []
-  let rest = n
-  for (const p of SMALL_PRIMES) {
-    const prime = BigInt(p)
-    if (prime * prime > rest) break
-    while (rest % prime === 0n) {
-      primes.push(prime)
-      rest /= prime
-    }
-  }
-  return { primes, rest }
 }
 
 /**
@@ -119,54 +107,12 @@ function powModSmall(base: number, exp: number, p: number): number {
   return result
 }
 
-/** A nontrivial divisor of the composite n (odd, not a perfect power), or undefined at the deadline. */
-function splitByRho(n: bigint, opts: FactorizeOptions): bigint | undefined {
-  // A constant c fails only when both cycles close together (the gcd reaches n); another c is independent.
-  for (let c = 1n; ; c++) {
-    const divisor = pollardBrent(n, c, opts)
-    if (divisor !== n) return divisor
-  }
-}
-
 /**
- * Pollard's rho with Brent's cycle detection on x -> x^2 + c (mod n). Returns a divisor of n, n itself when
- * this c fails, or undefined when the deadline passes.
+ * A nontrivial divisor of the composite n (no prime factor below 2^16, not a perfect power), or undefined at
+ * the deadline: rho alone below 2^64, where it needs at most about 2^16 steps; above, rho for small factors
+ * and then ECM.
  */
-function pollardBrent(n: bigint, c: bigint, opts: FactorizeOptions): bigint | undefined {
-  const f = (x: bigint): bigint => (x * x + c) % n
-  let y = 2n
-  let x = y
-  let ys = y
-  let product = 1n
-  let g = 1n
-  // Brent: x stays at the start of each stretch of r steps while y walks it; r doubles per stretch.
-  for (let r = 1; g === 1n; r *= 2) {
-    x = y
-    for (let done = 0; done < r; done += BATCH) {
-      if (timeIsUp(opts)) return undefined
-      for (let i = Math.min(BATCH, r - done); i > 0; i--) y = f(y)
-    }
-    for (let done = 0; done < r && g === 1n; done += BATCH) {
-      if (timeIsUp(opts)) return undefined
-      ys = y
-      // One gcd per batch: the product of the differences shares any factor that a single one would.
-      for (let i = Math.min(BATCH, r - done); i > 0; i--) {
-        y = f(y)
-        product = (product * (x > y ? x - y : y - x)) % n
-      }
-      g = gcd(product, n)
-    }
-  }
-  if (g !== n) return g
-  // The batch product reached 0 mod n; replay the batch one step at a time to catch the factor before that.
-  do {
-    ys = f(ys)
-    g = gcd(x > ys ? x - ys : ys - x, n)
-  } while (g === 1n)
-  return g
-}
-
-function timeIsUp(opts: FactorizeOptions): boolean {
-  if (opts.signal?.aborted) throw opts.signal.reason
-  return performance.now() >= opts.deadline
+function split(n: bigint, budget: Budget): bigint | undefined {
+  if (n < LIMIT_64) return splitRho64(n, budget)
+  return rhoBig(n, RHO_STEPS, budget) ?? (budget.timeIsUp() ? undefined : ecm(n, budget))
 }

@@ -1,31 +1,22 @@
 import { abs, isqrt, jacobi, modPow } from './bigint-math.js'
+import { isBailliePSWCore } from './bpsw.js'
+import { kernel, limbCount } from './kernel.js'
 import { isPrimeSmall, SMALL_LIMIT } from './small.js'
-import { SMALL_PRIMES } from './small-primes.js'
+import { smallestSmallFactor } from './trial-division.js'
 
 export type PrimalityMethod = 'trial_division' | 'deterministic_miller_rabin' | 'baillie_psw'
 
 const LIMIT_32 = BigInt(SMALL_LIMIT)
 const LIMIT_64 = 1n << 64n
 
-/**
- * Jim Sinclair's bases: strong probable-prime tests to all seven are correct for every n < 2^64, provided
- * a base that is 0 mod n is skipped rather than counted (possible only for n below 2^32, which isPrime sends
- * to trial division; the skip keeps the set valid wherever it is used).
- */
-const SINCLAIR_BASES = [2n, 325n, 9375n, 28178n, 450775n, 9780504n, 1795265022n]
-
-/** A cheap filter before Miller-Rabin: most 64-bit composites have a factor below 50. */
-const PRIMES_BELOW_50 = primesBelow(50)
-
 /** Baillie-PSW's trial division: a few hundred primes remove most composites for the cost of one modPow step. */
-const BPSW_TRIAL_PRIMES = primesBelow(2000)
+const BPSW_TRIAL_LIMIT = 2000
 
-function primesBelow(limit: number): bigint[] {
-  return Array.from(
-    SMALL_PRIMES.filter((p) => p < limit),
-    BigInt,
-  )
-}
+/**
+ * Up to this many 32-bit limbs (about 1000 digits) the kernel's Montgomery arithmetic is faster; above it,
+ * V8's subquadratic BigInt multiplication wins (measured in BENCHMARKS.md, PrimeChecker engine).
+ */
+const KERNEL_MAX_LIMBS = 100
 
 /** Which test isPrime uses for n; the sign is ignored. */
 export function primalityMethod(n: bigint): PrimalityMethod {
@@ -43,17 +34,26 @@ export function isPrime(n: bigint): boolean {
   return isBailliePSW(n)
 }
 
-/** Deterministic Miller-Rabin for 2^32 <= n < 2^64. */
+/**
+ * Exact primality for n < 2^64 in the kernel (wasm/prime/prime64.ts): a base-2 strong test and an extra
+ * strong Lucas test, which no composite below 2^64 passes. The reported method keeps its historic name.
+ */
 function isPrime64(n: bigint): boolean {
-  // n exceeds every trial prime, so a divisor proves n composite.
-  if (PRIMES_BELOW_50.some((p) => n % p === 0n)) return false
-  return SINCLAIR_BASES.every((base) => base % n === 0n || isStrongProbablePrime(n, base))
+  return kernel.isPrime64(n) === 1
 }
 
 /** Baillie-PSW probable-prime test for any n; exact for n < 2^64 and far beyond. */
 export function isBailliePSW(n: bigint): boolean {
   if (n < 2n) return false
-  for (const p of BPSW_TRIAL_PRIMES) if (n % p === 0n) return n === p
+  const p = smallestSmallFactor(n, BPSW_TRIAL_LIMIT)
+  if (p !== undefined) return n === BigInt(p)
+  if (n < LIMIT_64) return isPrime64(n)
+  if (limbCount(n) <= KERNEL_MAX_LIMBS) return isBailliePSWCore(n)
+  return isBailliePSWBigInt(n)
+}
+
+/** The BigInt Baillie-PSW with Selfridge's strong Lucas test, for numbers too large for the kernel to win. */
+export function isBailliePSWBigInt(n: bigint): boolean {
   // The Lucas test needs a non-square n: for a square, no D has Jacobi symbol -1.
   return isStrongProbablePrime(n, 2n) && !isPerfectSquare(n) && isStrongLucasProbablePrime(n)
 }

@@ -1,0 +1,196 @@
+// PrimeChecker engine against PARI/GP on the same seeded inputs, in the same run: `npm run bench:prime`
+// (builds the kernel, then runs this file through tsx). PARI rows are skipped, saying so, without `gp`.
+// Each case times every input in a batch, ROUNDS times; the figure is the median over rounds of the mean
+// time per input. PARI confirms every generated number (primality, or two prime factors) before timing.
+import { spawnSync } from 'node:child_process'
+import { primeChecker } from '../src/algorithms/prime-checker/index.js'
+import { isPrime } from '../src/algorithms/prime-checker/primality.js'
+import {
+  balancedSemiprime,
+  type Generator,
+  generator,
+  randomOdd64,
+  randomPrime,
+  randomPrimeBits,
+  randomPrimeDigits,
+} from './prime-cases.js'
+
+const SEED = Number(process.env.BENCH_SEED ?? 20261121)
+const ROUNDS = Number(process.env.ROUNDS ?? 5)
+const FACTOR_BUDGET_MS = 600_000
+
+interface Case {
+  name: string
+  numbers: bigint[]
+  /** 'isprime' rows call isPrime and PARI's isprime, 'bpsw' rows ispseudoprime, 'factor' rows a full run and factor. */
+  kind: 'isprime' | 'bpsw' | 'factor'
+  rounds: number
+  target: string
+}
+
+const hasGp = spawnSync('gp', ['--version-short']).status === 0
+
+function gp(script: string): string[] {
+  const out = spawnSync('gp', ['-q', '-f', '-D', 'colors=no', '-D', 'parisizemax=2G'], {
+    input: `${script}\nquit\n`,
+    maxBuffer: 1 << 28,
+  })
+  if (out.status !== 0) throw new Error(`gp failed: ${out.stderr}`)
+  return out.stdout.toString().trim().split('\n')
+}
+
+function gpVector(numbers: bigint[]): string {
+  return `v=[${numbers.join(',')}];`
+}
+
+/** A prime of `digits` digits from a seeded start: PARI's nextprime when gp is here, else the engine's search. */
+function bigPrime(g: Generator, digits: number): bigint {
+  if (!hasGp || digits < 2000) return randomPrimeDigits(g, digits, isPrime)
+  const start = g.between(10n ** BigInt(digits - 1), 10n ** BigInt(digits))
+  return BigInt(gp(`print(nextprime(${start}))`)[0] as string)
+}
+
+function cases(): Case[] {
+  const g = generator(SEED)
+  const primes64 = Array.from({ length: 20_000 }, () => randomPrimeBits(g, 64, isPrime))
+  const odd64 = Array.from({ length: 20_000 }, () => randomOdd64(g))
+  const list: Case[] = [
+    {
+      name: 'is_prime, random 64-bit primes',
+      numbers: primes64,
+      kind: 'isprime',
+      rounds: ROUNDS,
+      target: '2',
+    },
+    {
+      name: 'is_prime, random odd 64-bit numbers',
+      numbers: odd64,
+      kind: 'isprime',
+      rounds: ROUNDS,
+      target: '2',
+    },
+  ]
+  for (const [digits, count] of [
+    [100, 200],
+    [300, 40],
+    [1000, 4],
+    [3000, 1],
+  ] as const) {
+    const numbers = Array.from({ length: count }, () => bigPrime(g, digits))
+    list.push({
+      name: `Baillie-PSW, ${digits}-digit primes`,
+      numbers,
+      kind: 'bpsw',
+      rounds: ROUNDS,
+      target: '3',
+    })
+  }
+  const semi64 = Array.from({ length: 50 }, () => balancedSemiprime(g, 1n << 63n, 1n << 64n, isPrime))
+  list.push({
+    name: 'factor, balanced 64-bit semiprimes',
+    numbers: semi64,
+    kind: 'factor',
+    rounds: ROUNDS,
+    target: '2',
+  })
+  for (const digits of [20, 30]) {
+    const lo = 10n ** BigInt(digits - 1)
+    const numbers = Array.from({ length: 20 }, () => balancedSemiprime(g, lo, lo * 10n, isPrime))
+    list.push({
+      name: `factor, balanced ${digits}-digit semiprimes`,
+      numbers,
+      kind: 'factor',
+      rounds: 3,
+      target: '5',
+    })
+  }
+  const p20 = randomPrimeDigits(g, 20, isPrime)
+  const p280 = randomPrime(g, 10n ** 279n, 10n ** 280n, isPrime)
+  list.push({
+    name: 'factor, a 20-digit prime times a 280-digit prime',
+    numbers: [p20 * p280],
+    kind: 'factor',
+    rounds: 1,
+    target: '1',
+  })
+  return list
+}
+
+/** PARI confirms what the generator claims: primes are primes, semiprimes have two prime factors. */
+function checkWithPari(c: Case): void {
+  const check =
+    c.kind === 'factor'
+      ? 'for(i=1,#v,f=factor(v[i]);if(vecsum(f[,2])!=2,print("bad ",i)))'
+      : c.name.includes('odd')
+        ? ''
+        : 'for(i=1,#v,if(!ispseudoprime(v[i]),print("bad ",i)))'
+  if (!check || c.name.includes('280-digit')) return
+  const bad = gp(`${gpVector(c.numbers)}${check};print("ok")`).filter((line) => line.startsWith('bad'))
+  if (bad.length > 0) throw new Error(`${c.name}: PARI disagrees with the generator at ${bad.join(', ')}`)
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
+}
+
+/** Median over rounds of the mean ms per input. */
+function timeOurs(c: Case): number {
+  const run =
+    c.kind === 'factor'
+      ? (n: bigint) => {
+          const result = primeChecker.run({ number: n }, { budgetMs: FACTOR_BUDGET_MS })
+          if (!result.factorization_complete || result.factors.reduce((a, b) => a * b, 1n) !== n) {
+            throw new Error(`incomplete factorisation of ${n}`)
+          }
+        }
+      : (n: bigint) => {
+          if (c.kind === 'bpsw' && !isPrime(n)) throw new Error(`${n} should be prime`)
+          isPrime(n)
+        }
+  // One untimed pass lets V8 and the kernel warm up.
+  if (c.rounds > 1) for (const n of c.numbers) run(n)
+  const perInput: number[] = []
+  for (let r = 0; r < c.rounds; r++) {
+    const start = performance.now()
+    for (const n of c.numbers) run(n)
+    perInput.push((performance.now() - start) / c.numbers.length)
+  }
+  return median(perInput)
+}
+
+function timePari(c: Case): number {
+  const call = { isprime: 'isprime(v[i])', bpsw: 'ispseudoprime(v[i])', factor: 'factor(v[i])' }[c.kind]
+  const lines = gp(
+    `${gpVector(c.numbers)}${c.rounds > 1 ? `for(i=1,#v,${call});` : ''}for(r=1,${c.rounds},t=getabstime();for(i=1,#v,${call});print(getabstime()-t))`,
+  )
+  return median(lines.map((ms) => Number(ms) / c.numbers.length))
+}
+
+function format(ms: number): string {
+  if (ms < 0.01) return `${(ms * 1000).toFixed(2)} us`
+  if (ms < 1) return `${(ms * 1000).toFixed(0)} us`
+  if (ms < 1000) return `${ms.toFixed(ms < 10 ? 2 : 1)} ms`
+  return `${(ms / 1000).toFixed(2)} s`
+}
+
+console.log(`bench:prime seed ${SEED}, ${ROUNDS} rounds, Node ${process.version}`)
+if (!hasGp) console.log('gp (PARI/GP) is not installed: PARI columns skipped (apt-get install pari-gp)')
+else console.log(`PARI/GP ${gp('print(version())')[0]}`)
+const all = cases()
+console.log('| case | inputs | ours | PARI | ours / PARI | target |')
+console.log('|---|---|---|---|---|---|')
+for (const c of all) {
+  if (hasGp) checkWithPari(c)
+  const ours = timeOurs(c)
+  const pari = hasGp ? timePari(c) : undefined
+  const ratio =
+    pari === undefined ? 'skipped' : pari > 0 ? `${(ours / pari).toFixed(2)}x` : 'PARI under 1 ms tick'
+  const pariText = pari === undefined ? 'skipped (no gp)' : format(pari)
+  console.log(
+    `| ${c.name} | ${c.numbers.length} | ${format(ours)} | ${pariText} | ${ratio} | <= ${c.target}x |`,
+  )
+}

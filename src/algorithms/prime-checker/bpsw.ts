@@ -1,0 +1,58 @@
+// Baillie-PSW above 2^64 on the kernel's multi-limb Montgomery arithmetic: a base-2 strong probable-prime test,
+// a square check, then an extra strong Lucas test (Baillie-Wagstaff 1980, Grantham 2001). Only the constants
+// that need a division (R mod n and its small multiples) are computed with BigInt, once per test.
+import { bitLength, isqrt, jacobi } from './bigint-math.js'
+import { kernel, setModulus, writeSlot } from './kernel.js'
+
+// Slot numbers of wasm/prime/bpswn.ts.
+const SLOT_ONE = 0
+const SLOT_MINUS_ONE = 1
+const SLOT_TWO = 2
+const SLOT_MINUS_TWO = 3
+const SLOT_P = 4
+const SLOT_EXPONENT = 5
+
+/** Baillie-PSW core for an odd n >= 2^32 with no prime factor below a few hundred (the caller's trial division). */
+export function isBailliePSWCore(n: bigint): boolean {
+  const k = setModulus(n)
+  const one = (1n << BigInt(32 * k)) % n
+  const two = (2n * one) % n
+  writeSlot(SLOT_ONE, one)
+  writeSlot(SLOT_MINUS_ONE, n - one)
+  writeSlot(SLOT_TWO, two)
+  writeSlot(SLOT_MINUS_TWO, n - two)
+
+  const [d, s] = oddPart(n - 1n)
+  writeSlot(SLOT_EXPONENT, d)
+  if (kernel.sprp2N(bitLength(d), s) === 0) return false
+  // No P gives (P^2 - 4 / n) = -1 when n is a square.
+  if (isSquare(n)) return false
+
+  let p = 3n
+  for (; ; p++) {
+    const j = jacobi(p * p - 4n, n)
+    if (j === -1) break
+    if (j === 0) return false
+  }
+  writeSlot(SLOT_P, (p * one) % n)
+  const [m, r] = oddPart(n + 1n)
+  writeSlot(SLOT_EXPONENT, m)
+  return kernel.extraStrongLucasN(bitLength(m), r) === 1
+}
+
+function oddPart(x: bigint): [bigint, number] {
+  let s = 0
+  while (((x >> BigInt(s)) & 1n) === 0n) s++
+  return [x >> BigInt(s), s]
+}
+
+/** Squares are quadratic residues mod 64, 63, 65 and 11; those filters leave about 1 number in 170 for isqrt. */
+function isSquare(n: bigint): boolean {
+  for (const m of [64n, 63n, 65n, 11n]) if (!SQUARES_MOD.get(m)?.has(Number(n % m))) return false
+  const root = isqrt(n)
+  return root * root === n
+}
+
+const SQUARES_MOD = new Map<bigint, Set<number>>(
+  [64, 63, 65, 11].map((m) => [BigInt(m), new Set(Array.from({ length: m }, (_, i) => (i * i) % m))]),
+)

@@ -1,0 +1,170 @@
+// Lenstra's elliptic curve method (1987) on the kernel (wasm/prime/ecm.ts): Suyama's parametrisation, whose
+// group orders are divisible by 12, and B1 rising along Zimmermann and Dodson's table ("20 years of ECM",
+// 2006) so that small factors come first and larger ones as the budget allows.
+import { gcd } from './bigint-math.js'
+import type { Budget } from './budget.js'
+import { ensureBytes, kernel, readSlot, setModulus, writeSlot } from './kernel.js'
+
+// Slot numbers of wasm/prime/ecm.ts.
+const SLOT_ONE = 0
+const SLOT_A24 = 20
+const SLOT_QX = 21
+const SLOT_QZ = 22
+const SLOT_ACC = 23
+/** The first slot past the kernel's, where the prime powers and stage 2's masks are copied. */
+const SLOT_END = 130
+const D = 210
+
+/** [B1, curves] for factors of about 10, 12, 15, 20, 25, 30 and 35 digits. */
+const SCHEDULE: [number, number][] = [
+  [150, 8],
+  [500, 15],
+  [2000, 25],
+  [11000, 90],
+  [50000, 300],
+  [250000, 700],
+  [1000000, 1800],
+]
+
+/** Stage 2 goes to 100 B1, capped so that its prime sieve stays small. */
+const B2_MAX = 20_000_000
+
+/** Work handed to the kernel per call, in ms: the budget is checked between calls. */
+const SLICE_MS = 10
+
+interface Level {
+  b1: number
+  /** The largest power of each prime up to B1. */
+  primePowers: Uint32Array
+  /** Giant steps m0 <= m < m1; masks[m - m0] has bit i set when m D +- j_i is a prime in (B1, B2]. */
+  m0: number
+  m1: number
+  masks: Uint32Array
+}
+
+const levels = new Map<number, Level>()
+
+function level(b1: number): Level {
+  const cached = levels.get(b1)
+  if (cached) return cached
+  const b2 = Math.min(100 * b1, B2_MAX)
+  const composite = sieve(b2 + D)
+  const powers: number[] = []
+  for (let p = 2; p <= b1; p++) {
+    if (composite[p]) continue
+    let q = p
+    while (q * p <= b1) q *= p
+    powers.push(q)
+  }
+  const babies = babySteps()
+  const m0 = Math.max(1, Math.floor(b1 / D))
+  const m1 = Math.floor(b2 / D) + 1
+  const masks = new Uint32Array(m1 - m0)
+  for (let m = m0; m < m1; m++) {
+    let mask = 0
+    babies.forEach((j, i) => {
+      for (const q of [m * D - j, m * D + j]) if (q > b1 && q <= b2 && !composite[q]) mask |= 1 << i
+    })
+    masks[m - m0] = mask >>> 0
+  }
+  const made = { b1, primePowers: Uint32Array.from(powers), m0, m1, masks }
+  levels.set(b1, made)
+  return made
+}
+
+/** The odd j < D / 2 prime to D, in the kernel's order. */
+function babySteps(): number[] {
+  const js: number[] = []
+  for (let j = 1; j < D / 2; j += 2) if (j % 3 !== 0 && j % 5 !== 0 && j % 7 !== 0) js.push(j)
+  return js
+}
+
+function sieve(limit: number): Uint8Array {
+  const composite = new Uint8Array(limit + 1)
+  composite[0] = 1
+  composite[1] = 1
+  for (let i = 2; i * i <= limit; i++)
+    if (!composite[i]) for (let j = i * i; j <= limit; j += i) composite[j] = 1
+  return composite
+}
+
+/** A nontrivial divisor of the odd composite n (no small factors, not a perfect power), or undefined at the deadline. */
+export function ecm(n: bigint, budget: Budget): bigint | undefined {
+  let sigma = 6n
+  for (let round = 0; ; round++) {
+    // Past the table, the last level goes on with fresh curves.
+    const [b1, curves] = SCHEDULE[Math.min(round, SCHEDULE.length - 1)] as [number, number]
+    const lvl = level(b1)
+    for (let c = 0; c < curves; c++) {
+      sigma++
+      const found = curve(n, sigma, lvl, budget)
+      if (found === undefined) return undefined
+      if (found !== 1n && found !== n) return found
+    }
+  }
+}
+
+/** One curve: a divisor (1 or n when it fails), or undefined at the deadline. */
+function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget): bigint | undefined {
+  // Suyama: u = s^2 - 5, v = 4 s, x0 = u^3 / v^3, (A + 2) / 4 = (v - u)^3 (3u + v) / (16 u^3 v).
+  const u = (sigma * sigma - 5n) % n
+  const v = (4n * sigma) % n
+  const den = (16n * u ** 3n * v) % n
+  const g = gcd(den, n)
+  if (g !== 1n) return g
+  const a24 = ((v - u + n) ** 3n * (3n * u + v) * modInverse(den, n)) % n
+
+  const k = setModulus(n)
+  const one = (1n << BigInt(32 * k)) % n
+  writeSlot(SLOT_ONE, one)
+  writeSlot(SLOT_A24, (a24 * one) % n)
+  writeSlot(SLOT_QX, (u ** 3n * one) % n)
+  writeSlot(SLOT_QZ, (v ** 3n * one) % n)
+  const base = kernel.slotPtr(SLOT_END)
+  const powers = lvl.primePowers
+  ensureBytes(base + 4 * Math.max(powers.length, lvl.masks.length))
+
+  new Uint32Array(kernel.memory.buffer, base, powers.length).set(powers)
+  for (let i = 0; i < powers.length; ) {
+    const muls = budget.mulsIn(SLICE_MS, k)
+    if (!budget.affords(Math.min(muls, 400), k)) return undefined
+    const start = performance.now()
+    const next = kernel.ecmStage1(base, powers.length, i, muls)
+    budget.observe(stage1Muls(powers, i, next), k, performance.now() - start)
+    i = next
+  }
+  const g1 = gcd(readSlot(SLOT_QZ), n)
+  if (g1 !== 1n) return g1
+
+  // Baby steps, D Q and two ladders to m0 D Q.
+  if (!budget.affords(200 + 24 * Math.log2(lvl.m1 * D), k)) return undefined
+  kernel.ecmStage2Setup(lvl.m0, SLOT_ONE)
+  new Uint32Array(kernel.memory.buffer, base, lvl.masks.length).set(lvl.masks)
+  for (let m = lvl.m0; m < lvl.m1; ) {
+    const muls = budget.mulsIn(SLICE_MS, k)
+    if (!budget.affords(Math.min(muls, 400), k)) return undefined
+    const start = performance.now()
+    const next = kernel.ecmStage2(base, lvl.m0, m, lvl.m1, muls)
+    budget.observe(muls, k, performance.now() - start)
+    m = next
+  }
+  return gcd(readSlot(SLOT_ACC), n)
+}
+
+function stage1Muls(powers: Uint32Array, from: number, to: number): number {
+  let muls = 0
+  for (let i = from; i < to; i++) muls += 11 * (32 - Math.clz32(powers[i] as number))
+  return muls
+}
+
+/** x^-1 mod n for gcd(x, n) = 1, by the extended Euclidean algorithm. */
+function modInverse(x: bigint, n: bigint): bigint {
+  let [r0, r1] = [x % n, n]
+  let [s0, s1] = [1n, 0n]
+  while (r1 !== 0n) {
+    const q = r0 / r1
+    ;[r0, r1] = [r1, r0 - q * r1]
+    ;[s0, s1] = [s1, s0 - q * s1]
+  }
+  return ((s0 % n) + n) % n
+}

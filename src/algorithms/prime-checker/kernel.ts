@@ -1,0 +1,118 @@
+// Loads the WebAssembly kernel built from wasm/prime (npm run build:wasm) and moves integers in and out of its
+// memory. Loading is synchronous at import, so every worker thread has it before its first run.
+import { readFileSync } from 'node:fs'
+
+/** The same relative path from src/algorithms/prime-checker (tsx) and dist/algorithms/prime-checker (tsc). */
+const WASM_URL = new URL('../../../wasm/build/prime.wasm', import.meta.url)
+
+// The ES2022 lib and Node 20's types do not declare WebAssembly; this is the little of it used here.
+interface WasmMemory {
+  readonly buffer: ArrayBuffer
+  grow(pages: number): number
+}
+
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object
+  Instance: new (module: object, imports: object) => { exports: unknown }
+}
+
+const { WebAssembly } = globalThis as unknown as { WebAssembly: WasmApi }
+
+export interface KernelExports {
+  memory: WasmMemory
+  isPrime64(n: bigint): number
+  isSquare64(n: bigint): number
+  gcd64(a: bigint, b: bigint): bigint
+  rho64(n: bigint, c: bigint, maxSteps: number): bigint
+  setModulus(k: number): void
+  modulusPtr(): number
+  slotPtr(i: number): number
+  limbs(): number
+  mulN(r: number, a: number, b: number): void
+  addN(r: number, a: number, b: number): void
+  copySlot(dst: number, src: number): void
+  sprp2N(dBits: number, s: number): number
+  extraStrongLucasN(mBits: number, s: number): number
+  rhoAdvance(count: number): void
+  rhoAccumulate(count: number): void
+  rhoSave(): void
+  rhoReplayStep(): void
+  ecmStage1(primes: number, count: number, from: number, maxMuls: number): number
+  ecmStage2Setup(m0: number, oneSlot: number): void
+  ecmStage2(masks: number, base: number, from: number, to: number, maxMuls: number): number
+}
+
+function load(): KernelExports {
+  let bytes: Buffer
+  try {
+    bytes = readFileSync(WASM_URL)
+  } catch (error) {
+    throw new Error(
+      `PrimeChecker kernel missing at ${WASM_URL.pathname}: run \`npm run build:wasm\` (part of build and pretest)`,
+      { cause: error },
+    )
+  }
+  const module = new WebAssembly.Module(bytes)
+  const imports = {
+    env: {
+      abort(): never {
+        throw new Error('PrimeChecker kernel aborted')
+      },
+    },
+  }
+  return new WebAssembly.Instance(module, imports).exports as unknown as KernelExports
+}
+
+export const kernel = load()
+
+/** The most 32-bit limbs a multi-limb modulus may have (MAX_LIMBS in montn.ts): 32768 bits. */
+export const MAX_LIMBS = 1024
+
+/** Slots the multi-limb code uses (the highest is ecm.ts's last baby step). */
+const SLOT_COUNT = 130
+
+/** Makes n (odd, at most MAX_LIMBS limbs) the multi-limb modulus; returns its limb count. */
+export function setModulus(n: bigint): number {
+  const k = limbCount(n)
+  if (k > MAX_LIMBS) throw new RangeError(`modulus of ${k} limbs exceeds ${MAX_LIMBS}`)
+  ensureBytes(kernel.modulusPtr() + (2 * MAX_LIMBS + 2 + SLOT_COUNT * k) * 4)
+  writeLimbs(kernel.modulusPtr(), n, k)
+  kernel.setModulus(k)
+  return k
+}
+
+export function limbCount(n: bigint): number {
+  return Math.max(1, Math.ceil(n.toString(16).length / 8))
+}
+
+/** Grows the kernel's memory to at least `bytes`. */
+export function ensureBytes(bytes: number): void {
+  const have = kernel.memory.buffer.byteLength
+  if (bytes > have) kernel.memory.grow(Math.ceil((bytes - have) / 65536))
+}
+
+/** Stores 0 <= x < 2^(32k) as k little-endian limbs at ptr. */
+export function writeLimbs(ptr: number, x: bigint, k: number): void {
+  const words = new Uint32Array(kernel.memory.buffer, ptr, k)
+  // Hex digits give the limbs in one pass, where shifting a BigInt by 32 bits k times would be quadratic.
+  const hex = x.toString(16)
+  for (let i = 0; i < k; i++) {
+    const end = hex.length - 8 * i
+    words[i] = end > 0 ? Number.parseInt(hex.slice(Math.max(0, end - 8), end), 16) : 0
+  }
+}
+
+export function readLimbs(ptr: number, k: number): bigint {
+  const words = new Uint32Array(kernel.memory.buffer, ptr, k)
+  let hex = ''
+  for (let i = k - 1; i >= 0; i--) hex += (words[i] as number).toString(16).padStart(8, '0')
+  return BigInt(`0x${hex}`)
+}
+
+export function writeSlot(slot: number, x: bigint): void {
+  writeLimbs(kernel.slotPtr(slot), x, kernel.limbs())
+}
+
+export function readSlot(slot: number): bigint {
+  return readLimbs(kernel.slotPtr(slot), kernel.limbs())
+}

@@ -1,0 +1,75 @@
+// Pollard's rho with Brent's cycle detection (Brent 1980): in the kernel's 64-bit Montgomery form below 2^64,
+// on its multi-limb residues above, with the gcds and Brent's schedule here.
+import { gcd } from './bigint-math.js'
+import type { Budget } from './budget.js'
+import { kernel, readSlot, setModulus, writeSlot } from './kernel.js'
+
+/**
+ * Steps per kernel call below 2^64, about 30 ms and 40 times the expected count for two 32-bit factors; the
+ * budget is checked between calls.
+ */
+const STEPS_64 = 1 << 22
+
+/** A nontrivial divisor of the odd composite n < 2^64 (not a perfect power), or undefined at the deadline. */
+export function splitRho64(n: bigint, budget: Budget): bigint | undefined {
+  // A constant that fails (both cycles closing together) or runs long is replaced; each restart is independent.
+  for (let c = 1n; ; c++) {
+    if (budget.timeIsUp()) return undefined
+    const d = kernel.rho64(n, c, STEPS_64)
+    if (d !== 0n && d !== n) return d
+  }
+}
+
+// Slot numbers of wasm/prime/rhon.ts.
+const SLOT_ONE = 0
+const SLOT_C = 10
+const SLOT_X = 11
+const SLOT_Y = 12
+const SLOT_Q = 13
+
+/** Steps between two gcds. */
+const BATCH = 256
+
+/**
+ * Up to maxSteps steps of rho on the odd composite n: a nontrivial divisor, or undefined when the steps or
+ * the budget run out. Rho finds a prime p in about sqrt(p) steps, so this is for small factors; ECM follows.
+ */
+export function rhoBig(n: bigint, maxSteps: number, budget: Budget): bigint | undefined {
+  let steps = 0
+  for (let c = 1n; steps < maxSteps; c++) {
+    const k = setModulus(n)
+    const one = (1n << BigInt(32 * k)) % n
+    writeSlot(SLOT_ONE, one)
+    writeSlot(SLOT_C, (c * one) % n)
+    writeSlot(SLOT_Y, (2n * one) % n)
+    writeSlot(SLOT_Q, one)
+    let g = 1n
+    for (let r = 1; g === 1n; r *= 2) {
+      if (steps >= maxSteps) return undefined
+      kernel.copySlot(SLOT_X, SLOT_Y)
+      for (let done = 0; done < r; done += BATCH) {
+        if (!budget.affords(4 * BATCH, k)) return undefined
+        kernel.rhoAdvance(Math.min(BATCH, r - done))
+      }
+      for (let done = 0; done < r && g === 1n; done += BATCH) {
+        if (!budget.affords(4 * BATCH, k)) return undefined
+        kernel.rhoSave()
+        kernel.rhoAccumulate(Math.min(BATCH, r - done))
+        g = gcd(readSlot(SLOT_Q), n)
+      }
+      steps += 2 * r
+    }
+    if (g === n) g = replay(n)
+    if (g !== n) return g
+  }
+  return undefined
+}
+
+/** The last batch's product reached 0 mod n: its steps one at a time find the divisor before that. */
+function replay(n: bigint): bigint {
+  for (;;) {
+    kernel.rhoReplayStep()
+    const g = gcd(readSlot(SLOT_Q), n)
+    if (g !== 1n) return g
+  }
+}

@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { isBailliePSWCore } from '../../../src/algorithms/prime-checker/bpsw.js'
+import { kernel, readSlot, setModulus, writeSlot } from '../../../src/algorithms/prime-checker/kernel.js'
+import {
+  isBailliePSWBigInt,
+  isPrime,
+  isStrongProbablePrime,
+} from '../../../src/algorithms/prime-checker/primality.js'
+import { prng, randomBits, refIsProbablePrime, testSeed } from '../../helpers/reference-math.js'
+
+const SEED = testSeed('kernel.test.ts')
+
+/** Reference sieve of Eratosthenes, written independently of the code under test. */
+function sieve(limit: number): Uint8Array {
+  const isPrimeAt = new Uint8Array(limit).fill(1)
+  isPrimeAt[0] = 0
+  isPrimeAt[1] = 0
+  for (let i = 2; i * i < limit; i++)
+    if (isPrimeAt[i]) for (let j = i * i; j < limit; j += i) isPrimeAt[j] = 0
+  return isPrimeAt
+}
+
+const SMALL_ODD_PRIMES = [3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47]
+
+/** The BigInt path's answer for 2^32 <= n < 2^64: a factor below 50 on doubles, else its Baillie-PSW. */
+function bigIntIsPrime(n: bigint): boolean {
+  if ((n & 1n) === 0n) return false
+  const hi = Number(n >> 32n)
+  const lo = Number(n & 0xffffffffn)
+  for (const p of SMALL_ODD_PRIMES) if (((((hi % p) * 2 ** 32) % p) + (lo % p)) % p === 0) return false
+  return isBailliePSWBigInt(n)
+}
+
+describe('64-bit kernel', () => {
+  test('agrees with a sieve for every n below 10^7', () => {
+    const reference = sieve(10_000_000)
+    for (let n = 0; n < reference.length; n++) {
+      if ((kernel.isPrime64(BigInt(n)) === 1) !== (reference[n] === 1)) assert.fail(`kernel isPrime64(${n})`)
+    }
+  })
+
+  test('isPrime agrees with a sieve for every n below 10^7', () => {
+    const reference = sieve(10_000_000)
+    for (let n = 0; n < reference.length; n++) {
+      if (isPrime(BigInt(n)) !== (reference[n] === 1)) assert.fail(`isPrime(${n})`)
+    }
+  })
+
+  test('agrees with the BigInt path on a million random inputs of 33 to 64 bits', () => {
+    const next = prng(SEED)
+    let primes = 0
+    for (let i = 0; i < 1_000_000; i++) {
+      const bits = 33 + (next() % 32)
+      const n = randomBits(next, bits) | (1n << BigInt(bits - 1)) | 1n
+      const expected = bigIntIsPrime(n)
+      if ((kernel.isPrime64(n) === 1) !== expected)
+        assert.fail(`isPrime64(${n}) should be ${expected}, seed ${SEED}`)
+      if (expected) primes++
+    }
+    // About 1 odd number in 20 of these sizes is prime: both answers were exercised.
+    assert.ok(primes > 20_000, `${primes} primes, seed ${SEED}`)
+  })
+
+  test('products of two primes, squares of primes and strong pseudoprimes are composite', () => {
+    const next = prng(SEED + 1)
+    const prime32 = (): bigint => {
+      let p = randomBits(next, 32) | (1n << 31n) | 1n
+      while (!refIsProbablePrime(p, next)) p += 2n
+      return p
+    }
+    for (let i = 0; i < 2000; i++) {
+      const p = prime32()
+      const q = prime32()
+      assert.equal(kernel.isPrime64(p), 1, `${p}`)
+      assert.equal(kernel.isPrime64(p * q), 0, `${p} * ${q}`)
+      assert.equal(kernel.isPrime64(p * p), 0, `${p}^2`)
+    }
+    for (const n of [
+      2047n,
+      1373653n,
+      25326001n,
+      3215031751n,
+      2152302898747n,
+      3474749660383n,
+      341550071728321n,
+    ]) {
+      assert.ok(isStrongProbablePrime(n, 2n))
+      assert.equal(kernel.isPrime64(n), 0, `${n}`)
+    }
+    assert.equal(kernel.isPrime64(3825123056546413051n), 0)
+    assert.equal(kernel.isPrime64(18446744073709551557n), 1)
+    assert.equal(kernel.isPrime64(18446744073709551615n), 0)
+  })
+
+  test('rho64 returns a proper divisor of semiprimes', () => {
+    const next = prng(SEED + 2)
+    for (let i = 0; i < 50; i++) {
+      const bits = 8 + (next() % 24)
+      const p = randomPrime(next, bits)
+      const q = randomPrime(next, 64 - bits)
+      const n = p * q
+      let d = 0n
+      for (let c = 1n; d === 0n || d === n; c++) d = kernel.rho64(n, c, 1 << 24)
+      assert.equal(n % d, 0n, `${d} divides ${n}`)
+      assert.ok(d === p || d === q, `${d} of ${p} * ${q}`)
+    }
+  })
+})
+
+function randomPrime(next: () => number, bits: number): bigint {
+  let p = randomBits(next, bits) | (1n << BigInt(bits - 1)) | 1n
+  while (!refIsProbablePrime(p, next)) p += 2n
+  return p
+}
+
+describe('multi-limb kernel', () => {
+  test('Montgomery products agree with BigInt for moduli of 1 to 40 limbs', () => {
+    const next = prng(SEED + 3)
+    for (let i = 0; i < 400; i++) {
+      const bits = 2 + (next() % 1280)
+      const n = randomBits(next, bits) | (1n << BigInt(bits - 1)) | 1n
+      const k = setModulus(n)
+      const r = 1n << BigInt(32 * k)
+      const a = randomBits(next, bits + 8) % n
+      const b = randomBits(next, bits + 8) % n
+      writeSlot(40, a)
+      writeSlot(41, b)
+      kernel.mulN(kernel.slotPtr(42), kernel.slotPtr(40), kernel.slotPtr(41))
+      // a b / R = c exactly when c R = a b (mod n).
+      assert.equal((readSlot(42) * r) % n, (a * b) % n, `${a} * ${b} mod ${n}`)
+      kernel.addN(kernel.slotPtr(43), kernel.slotPtr(40), kernel.slotPtr(41))
+      assert.equal(readSlot(43), (a + b) % n)
+    }
+  })
+
+  test('Baillie-PSW on the kernel agrees with the BigInt one', () => {
+    const next = prng(SEED + 4)
+    let primes = 0
+    for (let i = 0; i < 600; i++) {
+      const bits = 65 + (next() % 700)
+      let n = randomBits(next, bits) | (1n << BigInt(bits - 1)) | 1n
+      // Skip multiples of small primes, which both settle by trial division, to test the exponentiations.
+      while (SMALL_ODD_PRIMES.some((p) => n % BigInt(p) === 0n)) n += 2n
+      const expected = isBailliePSWBigInt(n)
+      assert.equal(isBailliePSWCore(n), expected, `${n}, seed ${SEED}`)
+      if (expected) primes++
+    }
+    assert.ok(primes > 5, `${primes} primes, seed ${SEED}`)
+    // Products of two primes that pass trial division, and a base-2 pseudoprime (2^601 - 1).
+    for (let i = 0; i < 40; i++) {
+      const p = randomPrime(next, 40 + (next() % 200))
+      const q = randomPrime(next, 40 + (next() % 200))
+      assert.equal(isBailliePSWCore(p), true, `${p}`)
+      assert.equal(isBailliePSWCore(p * q), false, `${p} * ${q}`)
+    }
+    assert.equal(isBailliePSWCore(2n ** 601n - 1n), false)
+  })
+})
