@@ -191,7 +191,13 @@ test('a delivery cut short by a dead process is sent again, that attempt not cou
     Date.now(),
   )
   assert.deepEqual(await store.claimDeliveries(10, Date.now()), [], 'not due before its time')
-  assert.ok(((await store.nextDeliveryAt()) ?? 0) > Date.now())
+  await store.close()
+  store = open(dir)
+  const due = (await store.nextDeliveryAt()) as number
+  assert.ok(due > Date.now(), 'a scheduled retry keeps its time across a restart')
+  const [resumed] = await store.claimDeliveries(10, due)
+  assert.equal(resumed?.id, sending?.id)
+  assert.equal(resumed?.attempts, 2)
 })
 
 test('finished jobs expire after the TTL; pending and running ones never do', async () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { after, before, test } from 'node:test'
 import { postRaw, startApp, type TestApp } from '../helpers/app.js'
+import { createJob, waitForJob } from '../helpers/jobs.js'
 
 let server: TestApp
 before(async () => {
@@ -86,6 +87,27 @@ test('counts algorithm executions and their duration', async () => {
     sample(text, 'algorithm_execution_duration_seconds_count', { algorithm: 'PrimeChecker' }),
     before + 2,
   )
+})
+
+test('counts jobs created and finished, their duration, and their algorithm runs', async () => {
+  const before = await scrape()
+  const runs = (text: string) =>
+    sample(text, 'algorithm_executions_total', { algorithm: 'PrimeChecker', status: 'success' }) ?? 0
+  const ids = []
+  for (const number of ['97', '18446744073709551617']) {
+    const created = await createJob(server.url, { algorithm: 'PrimeChecker', params: { number } })
+    ids.push(created.json.job_id as string)
+  }
+  for (const id of ids) await waitForJob(server.url, id)
+  const text = await scrape()
+  assert.equal(sample(text, 'jobs_created_total', { algorithm: 'PrimeChecker' }), 2)
+  assert.equal(sample(text, 'jobs_completed_total', { algorithm: 'PrimeChecker', status: 'completed' }), 2)
+  assert.equal(sample(text, 'job_execution_duration_seconds_count', { algorithm: 'PrimeChecker' }), 2)
+  assert.ok(
+    (sample(text, 'job_execution_duration_seconds_sum', { algorithm: 'PrimeChecker' }) ?? -1) >= 0,
+    'a sum',
+  )
+  assert.equal(runs(text) - runs(before), 2, 'job runs are algorithm executions too')
 })
 
 test('promtool check metrics finds nothing', async (t) => {
