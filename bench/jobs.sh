@@ -3,6 +3,7 @@
 # DURATION with CONNECTIONS connections (closed loop: as fast as the service takes them); 600-digit
 # primes are posted COUNT at a time by bench/job-stats.mjs. Each job's created_at and completed_at
 # give the creation-to-completion time; jobs per second is jobs / (last completion - first creation).
+# Baseline in the same run: POST /invoke with the same number, same connections and duration.
 # Usage: bash bench/jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=3 COUNT=200 LOG_LEVEL=info)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,6 +66,12 @@ function response(status, headers, body)
 end
 LUA
 
+cat >"$work/invoke.lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '{"number":1000003}'
+LUA
+
 echo "## small primes (1000003): wrk -t2 -c$CONNECTIONS -d$DURATION, $ROUNDS rounds"
 for round in $(seq 1 "$ROUNDS"); do
   start_service
@@ -72,7 +79,10 @@ for round in $(seq 1 "$ROUNDS"); do
   mkdir -p "$ids"
   IDS_DIR="$ids" wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   posted=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
-  echo "round $round: POST /jobs $posted req/s; $(node bench/job-stats.mjs "http://127.0.0.1:$PORT" "$ids")"
+  stats=$(node bench/job-stats.mjs "http://127.0.0.1:$PORT" "$ids")
+  wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s "$work/invoke.lua" "http://127.0.0.1:$PORT/invoke" >"$work/wrk.out"
+  invoked=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
+  echo "round $round: POST /jobs $posted req/s; $stats; baseline POST /invoke $invoked req/s"
   stop_service
 done
 

@@ -7,6 +7,7 @@ import type { Algorithm } from '../algorithms/algorithm.js'
 import { AlgorithmError, AlgoserveError } from '../errors.js'
 import type { Executor } from '../executor.js'
 import type { Metrics } from '../metrics.js'
+import { type Batch, ShutdownAbort, WorkLoop } from '../work-loop.js'
 import type { JobOutcome, JobRecord, JobStore } from './store.js'
 
 export interface RunnerOptions {
@@ -30,94 +31,40 @@ export interface RunnerOptions {
 // ends within the batch that claimed it.
 const CLAIM_BATCH = 64
 
-class ShutdownAbort extends Error {}
-
-export class JobRunner {
+export class JobRunner extends WorkLoop<JobRecord> {
   readonly #o: RunnerOptions
-  readonly #running = new Map<string, { controller: AbortController; done: Promise<void> }>()
+  // Jobs holding a worker thread now; `concurrency` bounds them.
   #heavy = 0
-  #stopping = false
-  #pumping = false
-  #again = false
-  #timer: NodeJS.Timeout | undefined
 
   constructor(options: RunnerOptions) {
+    super(options.log, options.pollMs ?? 1000)
     this.#o = options
   }
 
-  start(): void {
-    this.notify()
-  }
-
-  /** A job was created, or a slot freed: look for work now. */
-  notify(): void {
-    if (this.#stopping) return
-    if (this.#pumping) {
-      this.#again = true
-      return
-    }
-    this.#pumping = true
-    setImmediate(() => void this.#pump())
-  }
-
-  get running(): number {
-    return this.#running.size
-  }
-
-  /**
-   * Stops taking jobs; runs still going after `graceMs` are cut short and go back to pending, to run
-   * again after a restart.
-   */
-  async stop(graceMs: number): Promise<void> {
-    this.#stopping = true
-    clearTimeout(this.#timer)
-    const all = () => Promise.all([...this.#running.values()].map((r) => r.done))
-    let grace: NodeJS.Timeout | undefined
-    const graceOver = new Promise<void>((resolve) => {
-      grace = setTimeout(resolve, graceMs)
-    })
-    await Promise.race([all(), graceOver])
-    clearTimeout(grace)
-    for (const run of this.#running.values()) run.controller.abort(new ShutdownAbort('shutting down'))
-    await all()
-  }
-
-  async #pump(): Promise<void> {
-    clearTimeout(this.#timer)
-    let claimed: JobRecord[] = []
-    const limits = { jobs: CLAIM_BATCH, heavy: this.#o.concurrency - this.#heavy }
+  protected async take(): Promise<Batch<JobRecord>> {
     try {
-      if (!this.#stopping) claimed = await this.#o.store.claim(limits, Date.now())
+      const limits = { jobs: CLAIM_BATCH, heavy: this.#o.concurrency - this.#heavy }
+      const items = await this.#o.store.claim(limits, Date.now())
+      return { items, more: items.length === CLAIM_BATCH }
     } catch (error) {
-      this.#o.log.error({ err: error }, 'could not claim jobs')
-    }
-    for (const job of claimed) this.#start(job)
-    this.#pumping = false
-    if (this.#stopping) return
-    if (this.#again || claimed.length === CLAIM_BATCH) {
-      this.#again = false
-      this.notify()
-    } else {
-      this.#timer = setTimeout(() => this.notify(), this.#o.pollMs ?? 1000)
-      this.#timer.unref()
+      this.log.error({ err: error }, 'could not claim jobs')
+      return { items: [], more: false }
     }
   }
 
-  #start(job: JobRecord): void {
-    const controller = new AbortController()
-    if (!job.cheap) this.#heavy++
-    const done = this.#run(job, controller.signal).finally(() => {
-      this.#running.delete(job.id)
-      if (!job.cheap) {
-        this.#heavy--
-        this.notify()
-      }
-    })
-    this.#running.set(job.id, { controller, done })
+  protected async handle(job: JobRecord, shutdown: AbortSignal): Promise<void> {
+    if (job.cheap) return this.#run(job, shutdown)
+    this.#heavy++
+    try {
+      await this.#run(job, shutdown)
+    } finally {
+      this.#heavy--
+    }
   }
 
   async #run(job: JobRecord, shutdown: AbortSignal): Promise<void> {
-    const { store, log } = this.#o
+    const { store } = this.#o
+    const log = this.log
     const startedAt = job.startedAt ?? Date.now()
     let outcome: JobOutcome
     try {
@@ -183,7 +130,7 @@ export class JobRunner {
         return { status: 'failed', error: `The job exceeded the hard time limit of ${timeoutMs / 1000} s.` }
       }
       if (error instanceof AlgorithmError) {
-        this.#o.log.error({ err: error, job_id: job.id }, 'a job failed')
+        this.log.error({ err: error, job_id: job.id }, 'a job failed')
         return { status: 'failed', error: error.message }
       }
       throw error

@@ -4,6 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Delivery, DeliveryOutcome, JobStore } from '../jobs/store.js'
 import type { Metrics } from '../metrics.js'
+import { type Batch, WorkLoop } from '../work-loop.js'
 import type { WebhookSender } from './sender.js'
 
 /** The contract's waits before the 1st, 2nd and 3rd retry. */
@@ -22,88 +23,36 @@ export interface DispatcherOptions {
   pollMs?: number
 }
 
-export class WebhookDispatcher {
+export class WebhookDispatcher extends WorkLoop<Delivery> {
   readonly #o: DispatcherOptions
   readonly #waits: readonly number[]
   readonly #maxInFlight: number
-  readonly #inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>()
-  #stopping = false
-  #pumping = false
-  #again = false
-  #timer: NodeJS.Timeout | undefined
 
   constructor(options: DispatcherOptions) {
+    super(options.log, options.pollMs ?? 1000)
     this.#o = options
     this.#waits = options.retryWaitsMs ?? RETRY_WAITS_MS
     this.#maxInFlight = options.maxInFlight ?? 256
   }
 
-  start(): void {
-    this.notify()
-  }
-
-  /** A delivery was scheduled, or an attempt ended: look for due deliveries now. */
-  notify(): void {
-    if (this.#stopping) return
-    if (this.#pumping) {
-      this.#again = true
-      return
-    }
-    this.#pumping = true
-    setImmediate(() => void this.#pump())
-  }
-
-  /** Stops sending; attempts still going after `graceMs` are cut short and wait again in the store. */
-  async stop(graceMs: number): Promise<void> {
-    this.#stopping = true
-    clearTimeout(this.#timer)
-    const all = () => Promise.all([...this.#inFlight.values()].map((a) => a.done))
-    let grace: NodeJS.Timeout | undefined
-    await Promise.race([all(), new Promise((resolve) => (grace = setTimeout(resolve, graceMs)))])
-    clearTimeout(grace)
-    for (const attempt of this.#inFlight.values()) attempt.controller.abort()
-    await all()
-  }
-
-  async #pump(): Promise<void> {
-    clearTimeout(this.#timer)
-    const { store, log } = this.#o
-    const free = this.#maxInFlight - this.#inFlight.size
-    let due: Delivery[] = []
-    let next: number | null = null
+  protected async take(inFlight: number): Promise<Batch<Delivery>> {
+    const free = this.#maxInFlight - inFlight
     try {
-      if (!this.#stopping) {
-        due = await store.claimDeliveries(free, Date.now())
-        next = await store.nextDeliveryAt()
-      }
+      const items = await this.#o.store.claimDeliveries(free, Date.now())
+      return { items, more: free > 0 && items.length === free, nextAt: await this.#o.store.nextDeliveryAt() }
     } catch (error) {
-      log.error({ err: error }, 'could not read webhook deliveries')
+      this.log.error({ err: error }, 'could not read webhook deliveries')
+      return { items: [], more: false }
     }
-    for (const delivery of due) this.#send(delivery)
-    this.#pumping = false
-    if (this.#stopping) return
-    if (this.#again || (due.length === free && free > 0)) {
-      this.#again = false
-      this.notify()
-      return
-    }
-    const poll = this.#o.pollMs ?? 1000
-    const wait = next === null ? poll : Math.min(poll, Math.max(0, next - Date.now()))
-    this.#timer = setTimeout(() => this.notify(), wait)
-    this.#timer.unref()
   }
 
-  #send(delivery: Delivery): void {
-    const controller = new AbortController()
-    const done = this.#attempt(delivery, controller.signal).finally(() => {
-      this.#inFlight.delete(delivery.id)
-      this.notify()
-    })
-    this.#inFlight.set(delivery.id, { controller, done })
+  protected handle(delivery: Delivery, signal: AbortSignal): Promise<void> {
+    return this.#attempt(delivery, signal)
   }
 
   async #attempt(delivery: Delivery, signal: AbortSignal): Promise<void> {
-    const { store, sender, metrics, log } = this.#o
+    const { store, sender, metrics } = this.#o
+    const log = this.log
     const result = await sender.send(delivery, signal)
     const retriesLeft = delivery.attempts <= this.#waits.length
     let outcome: DeliveryOutcome

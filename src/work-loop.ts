@@ -1,0 +1,87 @@
+// The loop shared by the job runner and the webhook dispatcher: take a batch of work from the store
+// when woken (or every `pollMs`), handle each item without waiting for it, and at a shutdown stop
+// taking, give the items in flight a grace period, then abort them.
+import type { FastifyBaseLogger } from 'fastify'
+
+export interface Batch<T> {
+  items: T[]
+  /** More may be ready now: take again at once. */
+  more: boolean
+  /** When the next item falls due (unix ms), if sooner than the poll. */
+  nextAt?: number | null
+}
+
+export abstract class WorkLoop<T extends { id: string }> {
+  readonly #pollMs: number
+  protected readonly log: FastifyBaseLogger
+  readonly #inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>()
+  #stopping = false
+  #taking = false
+  #again = false
+  #timer: NodeJS.Timeout | undefined
+
+  constructor(log: FastifyBaseLogger, pollMs: number) {
+    this.log = log
+    this.#pollMs = pollMs
+  }
+
+  /** Takes the next batch; `inFlight` items are being handled. Errors are the subclass's to log. */
+  protected abstract take(inFlight: number): Promise<Batch<T>>
+  /** Handles one item; `signal` aborts at the end of a shutdown's grace period. */
+  protected abstract handle(item: T, signal: AbortSignal): Promise<void>
+
+  start(): void {
+    this.notify()
+  }
+
+  /** Something may be ready (new work, or a slot freed): take now. */
+  notify(): void {
+    if (this.#stopping) return
+    if (this.#taking) {
+      this.#again = true
+      return
+    }
+    this.#taking = true
+    setImmediate(() => void this.#takeAndStart())
+  }
+
+  /** Stops taking; items still in flight after `graceMs` are aborted, and their handlers awaited. */
+  async stop(graceMs: number): Promise<void> {
+    this.#stopping = true
+    clearTimeout(this.#timer)
+    const all = () => Promise.all([...this.#inFlight.values()].map((entry) => entry.done))
+    let grace: NodeJS.Timeout | undefined
+    await Promise.race([all(), new Promise((resolve) => (grace = setTimeout(resolve, graceMs)))])
+    clearTimeout(grace)
+    for (const entry of this.#inFlight.values()) entry.controller.abort(new ShutdownAbort('shutting down'))
+    await all()
+  }
+
+  async #takeAndStart(): Promise<void> {
+    clearTimeout(this.#timer)
+    const batch: Batch<T> = this.#stopping ? { items: [], more: false } : await this.take(this.#inFlight.size)
+    for (const item of batch.items) {
+      const controller = new AbortController()
+      const done = this.handle(item, controller.signal)
+        .catch((error: unknown) => this.log.error({ err: error, id: item.id }, 'background work failed'))
+        .finally(() => {
+          this.#inFlight.delete(item.id)
+          this.notify()
+        })
+      this.#inFlight.set(item.id, { controller, done })
+    }
+    this.#taking = false
+    if (this.#stopping) return
+    if (this.#again || batch.more) {
+      this.#again = false
+      this.notify()
+      return
+    }
+    const due = batch.nextAt == null ? this.#pollMs : Math.max(0, batch.nextAt - Date.now())
+    this.#timer = setTimeout(() => this.notify(), Math.min(this.#pollMs, due))
+    this.#timer.unref()
+  }
+}
+
+/** The reason an item in flight is aborted at the end of a shutdown's grace period. */
+export class ShutdownAbort extends Error {}
