@@ -5,7 +5,7 @@
 import type { LookupAddress, LookupOptions } from 'node:dns'
 import { lookup as dnsLookup } from 'node:dns'
 import type { Socket } from 'node:net'
-import { Agent, buildConnector, request } from 'undici'
+import type { Agent } from 'undici'
 import { isPublicAddress } from './address-policy.js'
 import { signWebhook } from './signature.js'
 
@@ -54,12 +54,24 @@ class AddressRefusedError extends Error {
 // Answers to webhooks are not used; a little is read so the connection can be kept.
 const MAX_ANSWER_BYTES = 64 * 1024
 
+type Undici = typeof import('undici')
+
 export class WebhookSender {
   readonly #options: SenderOptions
-  readonly #agent: Agent
+  // undici is loaded at the first webhook: it adds about 14 MB to a process that may never send one.
+  #client: Promise<{ undici: Undici; agent: Agent }> | undefined
 
   constructor(options: SenderOptions) {
     this.#options = options
+  }
+
+  #connect(): Promise<{ undici: Undici; agent: Agent }> {
+    this.#client ??= import('undici').then((undici) => ({ undici, agent: this.#createAgent(undici) }))
+    return this.#client
+  }
+
+  #createAgent({ Agent, buildConnector }: Undici): Agent {
+    const options = this.#options
     const resolve = options.resolve ?? systemResolver
     const allowPrivate = options.allowPrivate
     const connector = buildConnector({
@@ -77,8 +89,8 @@ export class WebhookSender {
           (error: Error) => callback(error),
         )
       },
-    } as buildConnector.BuildOptions)
-    this.#agent = new Agent({
+    } as Parameters<Undici['buildConnector']>[0])
+    return new Agent({
       connect: (connectOptions, callback) =>
         connector(connectOptions, (error, socket) => {
           if (error !== null) return callback(error, null)
@@ -106,11 +118,12 @@ export class WebhookSender {
     }
     const timeout = AbortSignal.timeout(this.#options.timeoutMs)
     try {
-      const answer = await request(message.url, {
+      const { undici, agent } = await this.#connect()
+      const answer = await undici.request(message.url, {
         method: 'POST',
         headers,
         body: message.payload,
-        dispatcher: this.#agent,
+        dispatcher: agent,
         signal: signal === undefined ? timeout : AbortSignal.any([timeout, signal]),
       })
       await answer.body.dump({ limit: MAX_ANSWER_BYTES }).catch(() => undefined)
@@ -129,7 +142,7 @@ export class WebhookSender {
   }
 
   async close(): Promise<void> {
-    await this.#agent.destroy()
+    if (this.#client !== undefined) await (await this.#client).agent.destroy()
   }
 }
 
