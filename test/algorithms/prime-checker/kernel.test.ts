@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { isBailliePSWCore } from '../../../src/algorithms/prime-checker/bpsw.js'
-import { kernel, readSlot, setModulus, writeSlot } from '../../../src/algorithms/prime-checker/kernel.js'
+import {
+  kernel,
+  readLimbs28,
+  readSlot,
+  setModulus,
+  setModulus28,
+  writeLimbs28,
+  writeSlot,
+} from '../../../src/algorithms/prime-checker/kernel.js'
 import {
   isBailliePSWBigInt,
   isPrime,
@@ -155,5 +163,45 @@ describe('multi-limb kernel', () => {
       assert.equal(isBailliePSWCore(p * q), false, `${p} * ${q}`)
     }
     assert.equal(isBailliePSWCore(2n ** 601n - 1n), false)
+  })
+})
+
+describe('28-bit Montgomery arithmetic of Baillie-PSW', () => {
+  test('mul28 and sqr28 agree with BigInt from 1 limb to past 4300 digits, in place and not', () => {
+    const next = prng(SEED + 5)
+    // Every limb count up to 70 (both sides of sqr28's cut-over and every remainder of the unrolled loops),
+    // then larger ones up to 520 limbs.
+    const sizes = [...Array.from({ length: 70 }, (_, i) => i + 1), 96, 127, 128, 129, 200, 333, 511, 520]
+    for (const limbs of sizes) {
+      const bits = 28 * limbs - (next() % 28)
+      const n = randomBits(next, bits) | (1n << BigInt(bits - 1)) | 1n
+      const k = setModulus28(n)
+      assert.equal(k, limbs, `limb count of a ${bits}-bit modulus`)
+      const r = 1n << BigInt(28 * k)
+      // Random residues and the largest one, whose products stress the column sums.
+      for (const [a, b] of [
+        [randomBits(next, bits + 8) % n, randomBits(next, bits + 8) % n],
+        [n - 1n, n - 1n],
+      ] as const) {
+        writeLimbs28(1, a, k)
+        writeLimbs28(2, b, k)
+        kernel.mul28(kernel.slot28(3), kernel.slot28(1), kernel.slot28(2))
+        const product = readLimbs28(3, k)
+        // a b / R = c exactly when c R = a b (mod n) and c < n.
+        assert.ok(product < n, `mul28 not reduced mod a ${bits}-bit n, seed ${SEED}`)
+        assert.equal((product * r) % n, (a * b) % n, `mul28 ${a} * ${b} mod ${n}`)
+        kernel.sqr28(kernel.slot28(1), kernel.slot28(1))
+        const square = readLimbs28(1, k)
+        assert.ok(square < n, `sqr28 not reduced mod a ${bits}-bit n, seed ${SEED}`)
+        assert.equal((square * r) % n, (a * a) % n, `sqr28 ${a}^2 mod ${n}`)
+      }
+    }
+  })
+
+  test('Baillie-PSW settles large Mersenne numbers and a 4484-bit product of two', () => {
+    assert.equal(isBailliePSWCore(2n ** 4423n - 1n), true, 'M4423 is prime')
+    assert.equal(isBailliePSWCore(2n ** 4421n - 1n), false, '2^4421 - 1 is composite')
+    // A base-2 Fermat pseudoprime (2^(M2203 M2281 - 1) = 1), which the strong test rejects.
+    assert.equal(isBailliePSWCore((2n ** 2203n - 1n) * (2n ** 2281n - 1n)), false, 'M2203 M2281 is composite')
   })
 })
