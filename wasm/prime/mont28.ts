@@ -12,16 +12,18 @@ const MASK32: u32 = 0xfffffff
 /** The most limbs: 35840 bits, beyond the service's largest inputs. */
 export const MAX_LIMBS28 = 1280
 const SLOTS = 12
-/** Three more slots' worth at the end: the m_i of the running multiplication, n and an operand reversed. */
-const BASE = memory.data((SLOTS + 3) * MAX_LIMBS28 * 4, 16)
-const STRIDE: usize = MAX_LIMBS28 * 4
+/** Limbs past the k of every slot that are kept zero, so that sums may run in whole 4-limb steps. */
+const PAD = 4
+/** Three more slots at the end: the m_i of the running multiplication, n and an operand reversed. */
+const BASE = memory.data((SLOTS + 3) * (MAX_LIMBS28 + PAD) * 4, 16)
+const STRIDE: usize = (MAX_LIMBS28 + PAD) * 4
 const NPTR = BASE
 const MPTR = BASE + usize(SLOTS) * STRIDE
 const NREVPTR = MPTR + STRIDE
 const REVPTR = NREVPTR + STRIDE
 
-/** Products summed before the column sum is split, so that it never passes 2^64 (64 products < 2^62). */
-const CHUNK = 64
+/** 4-limb steps of dot2 before the column sum is split: 248 products < 2^56 stay below 2^64. */
+const STEPS2 = 31
 
 /** Below this many limbs the two sums per column of sqr28 cost more than the products they save (measured). */
 const SQR_MIN_LIMBS = 24
@@ -45,6 +47,7 @@ export function setModulus28(k: i32): void {
   let x = n0
   for (let i = 0; i < 4; i++) x *= 2 - n0 * x
   NINV = (0 - x) & MASK32
+  for (let i = 0; i < SLOTS + 3; i++) memory.fill(slot28(i) + (usize(k) << 2), 0, PAD << 2)
   reverse(NREVPTR, NPTR)
 }
 
@@ -69,14 +72,15 @@ function prod(x: usize, y: usize, offset: usize): u64 {
 
 /**
  * Adds sum over t < count of x[t] y[t] + u[t] v[t] to HI, LO; y and v are stored reversed so that all four
- * walk up, four limbs a step with constant load offsets (about 5 instructions per product instead of 7).
+ * walk up, four limbs a step with constant load offsets (about 5 instructions per product instead of 7). The
+ * count is rounded up to whole steps: every limb a step reads past a column pairs with a zero pad limb, of y
+ * or v below column k and of x or u from column k on.
  */
 // @ts-ignore: decorator
 @inline
 function dot2(x: usize, y: usize, u: usize, v: usize, count: i32): void {
-  while (count >= 4) {
-    const c = min(count, CHUNK / 2) & ~3
-    const end = x + (usize(c) << 2)
+  for (let steps = (count + 3) >> 2; steps > 0; steps -= STEPS2) {
+    const end = x + (usize(min(steps, STEPS2)) << 4)
     let s: u64 = 0
     do {
       s += prod(x, y, 0) + prod(u, v, 0) + prod(x, y, 4) + prod(u, v, 4)
@@ -87,19 +91,32 @@ function dot2(x: usize, y: usize, u: usize, v: usize, count: i32): void {
       v += 16
     } while (x < end)
     fold(s)
-    count -= c
   }
-  let s: u64 = 0
-  for (let t = 0; t < count; t++) s += prod(x, y, usize(t) << 2) + prod(u, v, usize(t) << 2)
-  fold(s)
 }
 
-/** Adds sum over t < count of x[t] y[t], times 2^shift (0 or 1), to HI, LO; as dot2, for squaring. */
+/** Adds sum over t < count of x[t] y[t] to HI, LO, in whole steps as dot2. */
 // @ts-ignore: decorator
 @inline
-function dot1(x: usize, y: usize, count: i32, shift: u64): void {
+function dot1(x: usize, y: usize, count: i32): void {
+  for (let steps = (count + 3) >> 2; steps > 0; steps -= 2 * STEPS2) {
+    const end = x + (usize(min(steps, 2 * STEPS2)) << 4)
+    let s: u64 = 0
+    do {
+      s += prod(x, y, 0) + prod(x, y, 4) + prod(x, y, 8) + prod(x, y, 12)
+      x += 16
+      y += 16
+    } while (x < end)
+    fold(s)
+  }
+}
+
+/** Adds 2 sum over t < count of x[t] y[t] to HI, LO, exactly count terms: the cross products of sqr28. */
+// @ts-ignore: decorator
+@inline
+function dotPairs(x: usize, y: usize, count: i32): void {
   while (count >= 4) {
-    const c = min(count, CHUNK / 2) & ~3
+    // 31 steps: 124 products, doubled, stay below 2^64.
+    const c = min(count, 4 * STEPS2) & ~3
     const end = x + (usize(c) << 2)
     let s: u64 = 0
     do {
@@ -107,12 +124,12 @@ function dot1(x: usize, y: usize, count: i32, shift: u64): void {
       x += 16
       y += 16
     } while (x < end)
-    fold(s << shift)
+    fold(s << 1)
     count -= c
   }
   let s: u64 = 0
   for (let t = 0; t < count; t++) s += prod(x, y, usize(t) << 2)
-  fold(s << shift)
+  fold(s << 1)
 }
 
 /** y[t] = x[k - 1 - t]. */
@@ -180,12 +197,12 @@ export function sqr28(r: usize, a: usize): void {
     const rev = usize(k - 1 - i + lo) << 2
     // Pairs j < i - j, doubled, then the square a_(i/2)^2 when i is even.
     const pairs = (i - 2 * lo + 1) >> 1
-    dot1(a + off, REVPTR + rev, pairs, 1)
+    dotPairs(a + off, REVPTR + rev, pairs)
     if ((i & 1) == 0) {
       const d = limb(a, i >> 1)
       fold(d * d)
     }
-    dot1(MPTR + off, NREVPTR + rev, hi - lo + 1, 0)
+    dot1(MPTR + off, NREVPTR + rev, hi - lo + 1)
     carry = endColumn(r, i, carry)
   }
   finish(r, carry)
