@@ -15,6 +15,7 @@ import {
   isPrime,
   isStrongProbablePrime,
 } from '../../../src/algorithms/prime-checker/primality.js'
+import { trialDivide } from '../../../src/algorithms/prime-checker/trial-division.js'
 import { prng, randomBits, refIsProbablePrime, testSeed } from '../../helpers/reference-math.js'
 
 const SEED = testSeed('kernel.test.ts')
@@ -203,5 +204,43 @@ describe('28-bit Montgomery arithmetic of Baillie-PSW', () => {
     assert.equal(isBailliePSWCore(2n ** 4421n - 1n), false, '2^4421 - 1 is composite')
     // A base-2 Fermat pseudoprime (2^(M2203 M2281 - 1) = 1), which the strong test rejects.
     assert.equal(isBailliePSWCore((2n ** 2203n - 1n) * (2n ** 2281n - 1n)), false, 'M2203 M2281 is composite')
+  })
+})
+
+describe('trial division below 2^64 in the kernel', () => {
+  /** Division by every odd number below 2^16 while d^2 <= rest, written independently of the code under test. */
+  function referenceTrialDivide(n: bigint): { primes: bigint[]; rest: bigint } {
+    const primes: bigint[] = []
+    let rest = n
+    for (let d = 2n; d < 65536n && d * d <= rest; d += d === 2n ? 1n : 2n) {
+      while (rest % d === 0n) {
+        primes.push(d)
+        rest /= d
+      }
+    }
+    return { primes, rest }
+  }
+
+  test('agrees with dividing by every odd number on products of small primes and a random cofactor', () => {
+    const next = prng(SEED + 6)
+    const edges = [65521n, 65519n, 65537n, 3n, 2n, 251n, 257n]
+    for (let i = 0; i < 400; i++) {
+      let n = 1n
+      // Up to 5 factors below 2^16 (some at the edges), then a random cofactor up to the 64-bit limit.
+      for (let f = next() % 6; f > 0; f--) {
+        const factor =
+          next() % 4 === 0 ? (edges[next() % edges.length] as bigint) : BigInt(2 + (next() % 65534))
+        if (n * factor < 1n << 64n) n *= factor
+      }
+      const room = (1n << 64n) / n
+      n *= 1n + (randomBits(next, 64) % room)
+      assert.deepEqual(trialDivide(n), referenceTrialDivide(n), `trialDivide(${n}), seed ${SEED}`)
+    }
+    assert.deepEqual(trialDivide((1n << 64n) - 1n), referenceTrialDivide((1n << 64n) - 1n), '2^64 - 1')
+    assert.deepEqual(
+      trialDivide(65521n * 65521n * 4294967291n),
+      referenceTrialDivide(65521n * 65521n * 4294967291n),
+      '65521^2 p',
+    )
   })
 })
