@@ -25,8 +25,12 @@ export interface FactorizeOptions {
 /** How many primes p = 1 (mod k) a number must pass as a k-th power residue before iroot is tried. */
 const POWER_RESIDUE_TESTS = 8
 
-/** Rho steps before ECM takes over above 2^64: enough for factors of about 8 digits, which rho finds faster. */
-const RHO_STEPS = 20_000
+/**
+ * Rho steps before ECM takes over above 2^64: Brent's rounds up to r = 2048, enough for factors of about 6 to
+ * 7 digits. From 7 to 8 digits ECM is as fast or faster (8-digit factor of a 48-digit number: rho 1.3 ms,
+ * ECM 0.9 ms), and a 10-digit factor made rho spend 1.8 ms of 20,000 steps before ECM found it.
+ */
+const RHO_STEPS = 8_000
 
 const LIMIT_32 = BigInt(SMALL_LIMIT)
 const LIMIT_64 = 1n << 64n
