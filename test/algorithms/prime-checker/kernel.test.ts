@@ -11,6 +11,7 @@ import {
   writeSlot,
 } from '../../../src/algorithms/prime-checker/kernel.js'
 import {
+  isBailliePSW,
   isBailliePSWBigInt,
   isPrime,
   isStrongProbablePrime,
@@ -204,6 +205,15 @@ describe('28-bit Montgomery arithmetic of Baillie-PSW', () => {
     assert.equal(isBailliePSWCore(2n ** 4421n - 1n), false, '2^4421 - 1 is composite')
     // A base-2 Fermat pseudoprime (2^(M2203 M2281 - 1) = 1), which the strong test rejects.
     assert.equal(isBailliePSWCore((2n ** 2203n - 1n) * (2n ** 2281n - 1n)), false, 'M2203 M2281 is composite')
+  })
+
+  test('isBailliePSW above the kernel limit of 35840 bits goes to BigInt instead of throwing (about 8 s)', () => {
+    // 2^35841 + 5 has no prime factor below 2000 (the first offset that has none), so it reaches the guard.
+    assert.equal(
+      isBailliePSW(2n ** 35841n + 5n),
+      false,
+      '2^35841 + 5 is composite (PARI: 2^(n - 1) mod n is not 1)',
+    )
   })
 })
 
