@@ -2,20 +2,21 @@
 // a square check, then an extra strong Lucas test (Baillie-Wagstaff 1980, Grantham 2001). Only the constants
 // that need a division (R mod n and its small multiples) are computed with BigInt, once per test.
 import { bitLength, isqrt, jacobi } from './bigint-math.js'
-import { kernel, setModulus, writeSlot } from './kernel.js'
+import { BITS28, kernel, setModulus28, writeLimbs28 } from './kernel.js'
 
 // Slot numbers of wasm/prime/bpswn.ts.
-const SLOT_ONE = 0
-const SLOT_MINUS_ONE = 1
-const SLOT_TWO = 2
-const SLOT_MINUS_TWO = 3
-const SLOT_P = 4
-const SLOT_EXPONENT = 5
+const SLOT_ONE = 1
+const SLOT_MINUS_ONE = 2
+const SLOT_TWO = 3
+const SLOT_MINUS_TWO = 4
+const SLOT_P = 5
+const SLOT_EXPONENT = 6
 
 /** Baillie-PSW core for an odd n >= 2^32 with no prime factor below a few hundred (the caller's trial division). */
 export function isBailliePSWCore(n: bigint): boolean {
-  const k = setModulus(n)
-  const one = (1n << BigInt(32 * k)) % n
+  const k = setModulus28(n)
+  const writeSlot = (slot: number, x: bigint): void => writeLimbs28(slot, x, k)
+  const one = (1n << BigInt(BITS28 * k)) % n
   const two = (2n * one) % n
   writeSlot(SLOT_ONE, one)
   writeSlot(SLOT_MINUS_ONE, n - one)

@@ -1,6 +1,7 @@
 // Loads the WebAssembly kernel built from wasm/prime (npm run build:wasm) and moves integers in and out of its
 // memory. Loading is synchronous at import, so every worker thread has it before its first run.
 import { readFileSync } from 'node:fs'
+import { bitLength } from './bigint-math.js'
 
 /** The same relative path from src/algorithms/prime-checker (tsx) and dist/algorithms/prime-checker (tsc). */
 const WASM_URL = new URL('../../../wasm/build/prime.wasm', import.meta.url)
@@ -24,6 +25,7 @@ export interface KernelExports {
   isSquare64(n: bigint): number
   gcd64(a: bigint, b: bigint): bigint
   rho64(n: bigint, c: bigint, maxSteps: number): bigint
+  trialFactor64(n: bigint, from: number): number
   setModulus(k: number): void
   modulusPtr(): number
   slotPtr(i: number): number
@@ -31,6 +33,10 @@ export interface KernelExports {
   mulN(r: number, a: number, b: number): void
   addN(r: number, a: number, b: number): void
   copySlot(dst: number, src: number): void
+  setModulus28(k: number): void
+  slot28(i: number): number
+  mul28(r: number, a: number, b: number): void
+  sqr28(r: number, a: number): void
   sprp2N(dBits: number, s: number): number
   extraStrongLucasN(mBits: number, s: number): number
   rhoAdvance(count: number): void
@@ -106,6 +112,38 @@ export function readLimbs(ptr: number, k: number): bigint {
   const words = new Uint32Array(kernel.memory.buffer, ptr, k)
   let hex = ''
   for (let i = k - 1; i >= 0; i--) hex += (words[i] as number).toString(16).padStart(8, '0')
+  return BigInt(`0x${hex}`)
+}
+
+/** Bits per limb of the Baillie-PSW arithmetic (wasm/prime/mont28.ts): seven hex digits. */
+export const BITS28 = 28
+
+/** The most 28-bit limbs (MAX_LIMBS28 in mont28.ts). */
+export const MAX_LIMBS28 = 1280
+
+/** Makes n (odd) the modulus of the 28-bit arithmetic, in its slot 0; returns its limb count. */
+export function setModulus28(n: bigint): number {
+  const k = Math.max(1, Math.ceil(bitLength(n) / BITS28))
+  if (k > MAX_LIMBS28) throw new RangeError(`modulus of ${k} 28-bit limbs exceeds ${MAX_LIMBS28}`)
+  writeLimbs28(0, n, k)
+  kernel.setModulus28(k)
+  return k
+}
+
+/** Stores 0 <= x < 2^(28k) in 28-bit slot `slot` as k little-endian limbs. */
+export function writeLimbs28(slot: number, x: bigint, k: number): void {
+  const words = new Uint32Array(kernel.memory.buffer, kernel.slot28(slot), k)
+  const hex = x.toString(16)
+  for (let i = 0; i < k; i++) {
+    const end = hex.length - 7 * i
+    words[i] = end > 0 ? Number.parseInt(hex.slice(Math.max(0, end - 7), end), 16) : 0
+  }
+}
+
+export function readLimbs28(slot: number, k: number): bigint {
+  const words = new Uint32Array(kernel.memory.buffer, kernel.slot28(slot), k)
+  let hex = ''
+  for (let i = k - 1; i >= 0; i--) hex += (words[i] as number).toString(16).padStart(7, '0')
   return BigInt(`0x${hex}`)
 }
 

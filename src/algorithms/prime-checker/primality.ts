@@ -1,6 +1,6 @@
-import { abs, isqrt, jacobi, modPow } from './bigint-math.js'
+import { abs, bitLength, isqrt, jacobi, modPow } from './bigint-math.js'
 import { isBailliePSWCore } from './bpsw.js'
-import { kernel, limbCount } from './kernel.js'
+import { BITS28, kernel, MAX_LIMBS28 } from './kernel.js'
 import { isPrimeSmall, SMALL_LIMIT } from './small.js'
 import { smallestSmallFactor } from './trial-division.js'
 
@@ -12,11 +12,8 @@ const LIMIT_64 = 1n << 64n
 /** Baillie-PSW's trial division: a few hundred primes remove most composites for the cost of one modPow step. */
 const BPSW_TRIAL_LIMIT = 2000
 
-/**
- * Up to this many 32-bit limbs (about 1000 digits) the kernel's Montgomery arithmetic is faster; above it,
- * V8's subquadratic BigInt multiplication wins (measured in BENCHMARKS.md, PrimeChecker engine).
- */
-const KERNEL_MAX_LIMBS = 100
+/** The largest n the kernel's Baillie-PSW takes: 35840 bits, about 10,800 digits (the default limit is 4300). */
+const KERNEL_MAX_BITS = BITS28 * MAX_LIMBS28
 
 /** Which test isPrime uses for n; the sign is ignored. */
 export function primalityMethod(n: bigint): PrimalityMethod {
@@ -48,11 +45,14 @@ export function isBailliePSW(n: bigint): boolean {
   const p = smallestSmallFactor(n, BPSW_TRIAL_LIMIT)
   if (p !== undefined) return n === BigInt(p)
   if (n < LIMIT_64) return isPrime64(n)
-  if (limbCount(n) <= KERNEL_MAX_LIMBS) return isBailliePSWCore(n)
+  if (bitLength(n) <= KERNEL_MAX_BITS) return isBailliePSWCore(n)
   return isBailliePSWBigInt(n)
 }
 
-/** The BigInt Baillie-PSW with Selfridge's strong Lucas test, for numbers too large for the kernel to win. */
+/**
+ * The BigInt Baillie-PSW with Selfridge's strong Lucas test: the reference the kernel's is tested against, and
+ * the test past the kernel's fixed memory (ALGOSERVE_MAX_DIGITS may allow such numbers).
+ */
 export function isBailliePSWBigInt(n: bigint): boolean {
   // The Lucas test needs a non-square n: for a square, no D has Jacobi symbol -1.
   return isStrongProbablePrime(n, 2n) && !isPerfectSquare(n) && isStrongLucasProbablePrime(n)

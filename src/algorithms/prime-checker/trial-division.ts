@@ -1,4 +1,7 @@
+import { kernel } from './kernel.js'
 import { SMALL_PRIMES } from './small-primes.js'
+
+const LIMIT_64 = 1n << 64n
 
 /**
  * The small primes in groups whose product is below 2^53: one BigInt remainder by a group's product, then
@@ -43,6 +46,7 @@ export function smallestSmallFactor(n: bigint, limit: number): number | undefine
  * prime). A composite cofactor is therefore left with prime factors above 2^16 only.
  */
 export function trialDivide(n: bigint): { primes: bigint[]; rest: bigint } {
+  if (n < LIMIT_64) return trialDivide64(n)
   const primes: bigint[] = []
   let rest = n
   for (const { product, primes: group } of GROUPS) {
@@ -56,6 +60,24 @@ export function trialDivide(n: bigint): { primes: bigint[]; rest: bigint } {
         primes.push(prime)
         rest /= prime
       }
+    }
+  }
+  return { primes, rest }
+}
+
+/** trialDivide below 2^64, where the kernel tests each prime with a multiply instead of a remainder. */
+function trialDivide64(n: bigint): { primes: bigint[]; rest: bigint } {
+  const primes: bigint[] = []
+  let rest = n
+  while ((rest & 1n) === 0n) {
+    primes.push(2n)
+    rest >>= 1n
+  }
+  for (let p = kernel.trialFactor64(rest, 3); p !== 0; p = kernel.trialFactor64(rest, p + 2)) {
+    const prime = BigInt(p)
+    while (rest % prime === 0n) {
+      primes.push(prime)
+      rest /= prime
     }
   }
   return { primes, rest }

@@ -1,12 +1,22 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { isBailliePSWCore } from '../../../src/algorithms/prime-checker/bpsw.js'
-import { kernel, readSlot, setModulus, writeSlot } from '../../../src/algorithms/prime-checker/kernel.js'
 import {
+  kernel,
+  readLimbs28,
+  readSlot,
+  setModulus,
+  setModulus28,
+  writeLimbs28,
+  writeSlot,
+} from '../../../src/algorithms/prime-checker/kernel.js'
+import {
+  isBailliePSW,
   isBailliePSWBigInt,
   isPrime,
   isStrongProbablePrime,
 } from '../../../src/algorithms/prime-checker/primality.js'
+import { trialDivide } from '../../../src/algorithms/prime-checker/trial-division.js'
 import { prng, randomBits, refIsProbablePrime, testSeed } from '../../helpers/reference-math.js'
 
 const SEED = testSeed('kernel.test.ts')
@@ -155,5 +165,92 @@ describe('multi-limb kernel', () => {
       assert.equal(isBailliePSWCore(p * q), false, `${p} * ${q}`)
     }
     assert.equal(isBailliePSWCore(2n ** 601n - 1n), false)
+  })
+})
+
+describe('28-bit Montgomery arithmetic of Baillie-PSW', () => {
+  test('mul28 and sqr28 agree with BigInt from 1 limb to past 4300 digits, in place and not', () => {
+    const next = prng(SEED + 5)
+    // Every limb count up to 70 (both sides of sqr28's cut-over and every remainder of the unrolled loops),
+    // then larger ones up to 520 limbs.
+    const sizes = [...Array.from({ length: 70 }, (_, i) => i + 1), 96, 127, 128, 129, 200, 333, 511, 520]
+    for (const limbs of sizes) {
+      const bits = 28 * limbs - (next() % 28)
+      const n = randomBits(next, bits) | (1n << BigInt(bits - 1)) | 1n
+      const k = setModulus28(n)
+      assert.equal(k, limbs, `limb count of a ${bits}-bit modulus`)
+      const r = 1n << BigInt(28 * k)
+      // Random residues and the largest one, whose products stress the column sums.
+      for (const [a, b] of [
+        [randomBits(next, bits + 8) % n, randomBits(next, bits + 8) % n],
+        [n - 1n, n - 1n],
+      ] as const) {
+        writeLimbs28(1, a, k)
+        writeLimbs28(2, b, k)
+        kernel.mul28(kernel.slot28(3), kernel.slot28(1), kernel.slot28(2))
+        const product = readLimbs28(3, k)
+        // a b / R = c exactly when c R = a b (mod n) and c < n.
+        assert.ok(product < n, `mul28 not reduced mod a ${bits}-bit n, seed ${SEED}`)
+        assert.equal((product * r) % n, (a * b) % n, `mul28 ${a} * ${b} mod ${n}`)
+        kernel.sqr28(kernel.slot28(1), kernel.slot28(1))
+        const square = readLimbs28(1, k)
+        assert.ok(square < n, `sqr28 not reduced mod a ${bits}-bit n, seed ${SEED}`)
+        assert.equal((square * r) % n, (a * a) % n, `sqr28 ${a}^2 mod ${n}`)
+      }
+    }
+  })
+
+  test('Baillie-PSW settles large Mersenne numbers and a 4484-bit product of two', () => {
+    assert.equal(isBailliePSWCore(2n ** 4423n - 1n), true, 'M4423 is prime')
+    assert.equal(isBailliePSWCore(2n ** 4421n - 1n), false, '2^4421 - 1 is composite')
+    // A base-2 Fermat pseudoprime (2^(M2203 M2281 - 1) = 1), which the strong test rejects.
+    assert.equal(isBailliePSWCore((2n ** 2203n - 1n) * (2n ** 2281n - 1n)), false, 'M2203 M2281 is composite')
+  })
+
+  test('isBailliePSW above the kernel limit of 35840 bits goes to BigInt instead of throwing (about 8 s)', () => {
+    // 2^35841 + 5 has no prime factor below 2000 (the first offset that has none), so it reaches the guard.
+    assert.equal(
+      isBailliePSW(2n ** 35841n + 5n),
+      false,
+      '2^35841 + 5 is composite (PARI: 2^(n - 1) mod n is not 1)',
+    )
+  })
+})
+
+describe('trial division below 2^64 in the kernel', () => {
+  /** Division by every odd number below 2^16 while d^2 <= rest, written independently of the code under test. */
+  function referenceTrialDivide(n: bigint): { primes: bigint[]; rest: bigint } {
+    const primes: bigint[] = []
+    let rest = n
+    for (let d = 2n; d < 65536n && d * d <= rest; d += d === 2n ? 1n : 2n) {
+      while (rest % d === 0n) {
+        primes.push(d)
+        rest /= d
+      }
+    }
+    return { primes, rest }
+  }
+
+  test('agrees with dividing by every odd number on products of small primes and a random cofactor', () => {
+    const next = prng(SEED + 6)
+    const edges = [65521n, 65519n, 65537n, 3n, 2n, 251n, 257n]
+    for (let i = 0; i < 400; i++) {
+      let n = 1n
+      // Up to 5 factors below 2^16 (some at the edges), then a random cofactor up to the 64-bit limit.
+      for (let f = next() % 6; f > 0; f--) {
+        const factor =
+          next() % 4 === 0 ? (edges[next() % edges.length] as bigint) : BigInt(2 + (next() % 65534))
+        if (n * factor < 1n << 64n) n *= factor
+      }
+      const room = (1n << 64n) / n
+      n *= 1n + (randomBits(next, 64) % room)
+      assert.deepEqual(trialDivide(n), referenceTrialDivide(n), `trialDivide(${n}), seed ${SEED}`)
+    }
+    assert.deepEqual(trialDivide((1n << 64n) - 1n), referenceTrialDivide((1n << 64n) - 1n), '2^64 - 1')
+    assert.deepEqual(
+      trialDivide(65521n * 65521n * 4294967291n),
+      referenceTrialDivide(65521n * 65521n * 4294967291n),
+      '65521^2 p',
+    )
   })
 })

@@ -1,0 +1,275 @@
+// Montgomery arithmetic (Montgomery 1985) for Baillie-PSW, in radix 2^28 with finely integrated product
+// scanning (FIPS, Koc, Acar and Kaliski 1996): each column of a b + m n is summed in a plain u64 with no carry
+// per product, because a 28-bit product leaves 8 spare bits. The 32-bit CIOS of montn spends about twice the
+// instructions per limb product on its carry chains, more than the (32/28)^2 extra products cost here.
+// Residues are k little-endian 28-bit limbs in u32 words, in Montgomery form x R mod n with R = 2^(28k).
+//
+// Memory is a static block of numbered slots, apart from montn's, so rho and ECM keep their state.
+
+const MASK: u64 = 0xfffffff
+const MASK32: u32 = 0xfffffff
+
+/** The most limbs: 35840 bits, beyond the service's largest inputs. */
+export const MAX_LIMBS28 = 1280
+const SLOTS = 12
+/** Limbs past the k of every slot that are kept zero, so that sums may run in whole 4-limb steps. */
+const PAD = 4
+/** Three more slots at the end: the m_i of the running multiplication, n and an operand reversed. */
+const BASE = memory.data((SLOTS + 3) * (MAX_LIMBS28 + PAD) * 4, 16)
+const STRIDE: usize = (MAX_LIMBS28 + PAD) * 4
+const NPTR = BASE
+const MPTR = BASE + usize(SLOTS) * STRIDE
+const NREVPTR = MPTR + STRIDE
+const REVPTR = NREVPTR + STRIDE
+
+/** 4-limb steps of dot2 before the column sum is split: 248 products < 2^56 stay below 2^64. */
+const STEPS2 = 31
+
+/** Below this many limbs the two sums per column of sqr28 cost more than the products they save (measured). */
+const SQR_MIN_LIMBS = 24
+
+let K: i32 = 0
+let NINV: u32 = 0
+/** The two halves of the column sum being built: the sum is HI 2^28 + LO. */
+let HI: u64 = 0
+let LO: u64 = 0
+
+/** Slot 0 holds the modulus; callers use 1 and up. */
+export function slot28(i: i32): usize {
+  return BASE + usize(i) * STRIDE
+}
+
+/** Reads the modulus the caller stored in slot 0 as k limbs. */
+export function setModulus28(k: i32): void {
+  K = k
+  const n0 = load<u32>(NPTR)
+  // -n^-1 mod 2^32 by Newton's iteration (the low 28 bits are what REDC needs).
+  let x = n0
+  for (let i = 0; i < 4; i++) x *= 2 - n0 * x
+  NINV = (0 - x) & MASK32
+  for (let i = 0; i < SLOTS + 3; i++) memory.fill(slot28(i) + (usize(k) << 2), 0, PAD << 2)
+  reverse(NREVPTR, NPTR)
+}
+
+// @ts-ignore: decorator
+@inline
+function limb(p: usize, i: i32): u64 {
+  return u64(load<u32>(p + (usize(i) << 2)))
+}
+
+// @ts-ignore: decorator
+@inline
+function fold(sum: u64): void {
+  LO += sum & MASK
+  HI += sum >> 28
+}
+
+// @ts-ignore: decorator
+@inline
+function prod(x: usize, y: usize, offset: usize): u64 {
+  return u64(load<u32>(x + offset)) * u64(load<u32>(y + offset))
+}
+
+/**
+ * Adds sum over t < count of x[t] y[t] + u[t] v[t] to HI, LO; y and v are stored reversed so that all four
+ * walk up, four limbs a step with constant load offsets (about 5 instructions per product instead of 7). The
+ * count is rounded up to whole steps: every limb a step reads past a column pairs with a zero pad limb, of y
+ * or v below column k and of x or u from column k on.
+ */
+// @ts-ignore: decorator
+@inline
+function dot2(x: usize, y: usize, u: usize, v: usize, count: i32): void {
+  for (let steps = (count + 3) >> 2; steps > 0; steps -= STEPS2) {
+    const end = x + (usize(min(steps, STEPS2)) << 4)
+    let s: u64 = 0
+    do {
+      s += prod(x, y, 0) + prod(u, v, 0) + prod(x, y, 4) + prod(u, v, 4)
+      s += prod(x, y, 8) + prod(u, v, 8) + prod(x, y, 12) + prod(u, v, 12)
+      x += 16
+      y += 16
+      u += 16
+      v += 16
+    } while (x < end)
+    fold(s)
+  }
+}
+
+/** Adds sum over t < count of x[t] y[t] to HI, LO, in whole steps as dot2. */
+// @ts-ignore: decorator
+@inline
+function dot1(x: usize, y: usize, count: i32): void {
+  for (let steps = (count + 3) >> 2; steps > 0; steps -= 2 * STEPS2) {
+    const end = x + (usize(min(steps, 2 * STEPS2)) << 4)
+    let s: u64 = 0
+    do {
+      s += prod(x, y, 0) + prod(x, y, 4) + prod(x, y, 8) + prod(x, y, 12)
+      x += 16
+      y += 16
+    } while (x < end)
+    fold(s)
+  }
+}
+
+/** Adds 2 sum over t < count of x[t] y[t] to HI, LO, exactly count terms: the cross products of sqr28. */
+// @ts-ignore: decorator
+@inline
+function dotPairs(x: usize, y: usize, count: i32): void {
+  while (count >= 4) {
+    // 31 steps: 124 products, doubled, stay below 2^64.
+    const c = min(count, 4 * STEPS2) & ~3
+    const end = x + (usize(c) << 2)
+    let s: u64 = 0
+    do {
+      s += prod(x, y, 0) + prod(x, y, 4) + prod(x, y, 8) + prod(x, y, 12)
+      x += 16
+      y += 16
+    } while (x < end)
+    fold(s << 1)
+    count -= c
+  }
+  let s: u64 = 0
+  for (let t = 0; t < count; t++) s += prod(x, y, usize(t) << 2)
+  fold(s << 1)
+}
+
+/** y[t] = x[k - 1 - t]. */
+function reverse(y: usize, x: usize): void {
+  const k = K
+  for (let t = 0; t < k; t++) store<u32>(y + (usize(t) << 2), load<u32>(x + (usize(k - 1 - t) << 2)))
+}
+
+/**
+ * Ends column i: with the sum in HI, LO plus the carry in, sets m_i (below k) so that the column clears, or
+ * stores the column's digit into r (from k on); returns the carry out.
+ */
+// @ts-ignore: decorator
+@inline
+function endColumn(r: usize, i: i32, carry: u64): u64 {
+  let v = carry + LO
+  if (i < K) {
+    const m = (u32(v) * NINV) & MASK32
+    store<u32>(MPTR + (usize(i) << 2), m)
+    v += u64(m) * limb(NPTR, 0)
+  } else {
+    store<u32>(r + (usize(i - K) << 2), u32(v & MASK))
+  }
+  return (v >> 28) + HI
+}
+
+/**
+ * r = a b / R mod n for a, b < n; r may alias a or b, since column i reads only limbs above i - k of a and b.
+ * Columns below k clear their low digit with m_i n; the m_j not yet known are zero, so both sums run together.
+ */
+export function mul28(r: usize, a: usize, b: usize): void {
+  const k = K
+  memory.fill(MPTR, 0, usize(k) << 2)
+  reverse(REVPTR, b)
+  let carry: u64 = 0
+  for (let i = 0; i < 2 * k - 1; i++) {
+    const lo = max(0, i - k + 1)
+    const hi = min(i, k - 1)
+    HI = 0
+    LO = 0
+    const off = usize(lo) << 2
+    const rev = usize(k - 1 - i + lo) << 2
+    dot2(a + off, REVPTR + rev, MPTR + off, NREVPTR + rev, hi - lo + 1)
+    carry = endColumn(r, i, carry)
+  }
+  finish(r, carry)
+}
+
+/** r = a^2 / R mod n for a < n: each cross product a_j a_(i-j) appears twice, so half of them are summed. */
+export function sqr28(r: usize, a: usize): void {
+  const k = K
+  if (k < SQR_MIN_LIMBS) {
+    mul28(r, a, a)
+    return
+  }
+  memory.fill(MPTR, 0, usize(k) << 2)
+  reverse(REVPTR, a)
+  let carry: u64 = 0
+  for (let i = 0; i < 2 * k - 1; i++) {
+    const lo = max(0, i - k + 1)
+    const hi = min(i, k - 1)
+    HI = 0
+    LO = 0
+    const off = usize(lo) << 2
+    const rev = usize(k - 1 - i + lo) << 2
+    // Pairs j < i - j, doubled, then the square a_(i/2)^2 when i is even.
+    const pairs = (i - 2 * lo + 1) >> 1
+    dotPairs(a + off, REVPTR + rev, pairs)
+    if ((i & 1) == 0) {
+      const d = limb(a, i >> 1)
+      fold(d * d)
+    }
+    dot1(MPTR + off, NREVPTR + rev, hi - lo + 1)
+    carry = endColumn(r, i, carry)
+  }
+  finish(r, carry)
+}
+
+/** Stores the top digit; the result is below 2n, so one conditional subtraction reduces it. */
+// @ts-ignore: decorator
+@inline
+function finish(r: usize, carry: u64): void {
+  store<u32>(r + (usize(K - 1) << 2), u32(carry & MASK))
+  if (carry >> 28 != 0 || !lessThanN(r)) subN(r, r, NPTR)
+}
+
+function lessThanN(x: usize): bool {
+  for (let i = K - 1; i >= 0; i--) {
+    const a = load<u32>(x + (usize(i) << 2))
+    const b = load<u32>(NPTR + (usize(i) << 2))
+    if (a != b) return a < b
+  }
+  return false
+}
+
+/** r = x - y over k limbs; returns the borrow out. */
+function subN(r: usize, x: usize, y: usize): i64 {
+  let borrow: i64 = 0
+  for (let i = 0; i < K; i++) {
+    const off = usize(i) << 2
+    const d = i64(load<u32>(x + off)) - i64(load<u32>(y + off)) + borrow
+    store<u32>(r + off, u32(d) & MASK32)
+    borrow = d >> 28
+  }
+  return borrow
+}
+
+/** r = a + b mod n for a, b < n. */
+export function add28(r: usize, a: usize, b: usize): void {
+  let carry: u32 = 0
+  for (let i = 0; i < K; i++) {
+    const off = usize(i) << 2
+    const s = load<u32>(a + off) + load<u32>(b + off) + carry
+    store<u32>(r + off, s & MASK32)
+    carry = s >> 28
+  }
+  if (carry != 0 || !lessThanN(r)) subN(r, r, NPTR)
+}
+
+/** r = a - b mod n for a, b < n. */
+export function sub28(r: usize, a: usize, b: usize): void {
+  if (subN(r, a, b) == 0) return
+  let carry: u32 = 0
+  for (let i = 0; i < K; i++) {
+    const off = usize(i) << 2
+    const s = load<u32>(r + off) + load<u32>(NPTR + off) + carry
+    store<u32>(r + off, s & MASK32)
+    carry = s >> 28
+  }
+}
+
+export function copy28(r: usize, a: usize): void {
+  memory.copy(r, a, usize(K) << 2)
+}
+
+export function equal28(a: usize, b: usize): bool {
+  return memory.compare(a, b, usize(K) << 2) == 0
+}
+
+export function isZero28(a: usize): bool {
+  for (let i = 0; i < K; i++) if (load<u32>(a + (usize(i) << 2)) != 0) return false
+  return true
+}
