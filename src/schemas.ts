@@ -55,7 +55,8 @@ export const PrimeResult = Type.Object(
       enum: ['trial_division', 'deterministic_miller_rabin', 'baillie_psw'],
       description:
         'Primality method, chosen by |number|: trial_division below 2^32, deterministic_miller_rabin ' +
-        'below 2^64, baillie_psw from 2^64 on.',
+        'below 2^64 (the deterministic 64-bit test: a base-2 strong probable-prime test plus a strong Lucas ' +
+        'test), baillie_psw from 2^64 on.',
     }),
   },
   { $id: 'PrimeResult', description: "PrimeChecker's result." },
