@@ -1,6 +1,10 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=1
 // The command line: `algoserve serve [--flag value ...]`. Reads the config once, wires the parts
 // together, listens, and shuts down gracefully on SIGTERM/SIGINT.
+//
+// Run with a 1 MB young generation (the flag above, and in `npm start`): V8's default of 16 MB per
+// semi-space held about 11 MB more at idle and about 40 MB more under load, for the same /invoke and
+// job throughput (BENCHMARKS.md). It can only be set on the command line.
 import pino from 'pino'
 import { ConfigError, loadConfig, settingsHelp } from './config.js'
 import { createService } from './service.js'
