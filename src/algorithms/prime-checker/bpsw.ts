@@ -13,13 +13,13 @@ const SLOT_P = 5
 const SLOT_EXPONENT = 6
 
 /**
- * The most 32-bit limbs (893 bits, about 270 digits) at which the test runs on montn: its operand scanning
+ * The most 32-bit limbs (1152 bits, about 346 digits) at which the test runs on montn: its operand scanning
  * has less work per product than mont28's column sums on short columns. Measured with isBailliePSWKernel on
- * random primes, same run, montn / mont28 per test: 8 limbs 86 / 151 us, 12 limbs 257 / 412 us, 20 limbs
- * 847 / 1070 us, 28 limbs 2.30 / 2.43 ms, 32 limbs 3.37 / 3.40 ms, 40 limbs 6.69 / 6.01 ms, 104 limbs
- * 110 / 76 ms.
+ * random primes, same run, montn / mont28 per test: 24 limbs 1.37 / 1.68 ms, 28 limbs 2.31 / 2.57 ms,
+ * 32 limbs 3.17 / 3.40 ms, 36 limbs 4.47 / 4.71 ms, 40 limbs 5.84 / 5.80 ms (at 104 limbs, 110 / 76 ms before
+ * montn lost its memory.fill).
  */
-const MONTN_MAX_LIMBS = 28
+const MONTN_MAX_LIMBS = 36
 
 /** Baillie-PSW core for an odd n >= 2^32 with no prime factor below a few hundred (the caller's trial division). */
 export function isBailliePSWCore(n: bigint): boolean {
