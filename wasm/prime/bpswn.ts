@@ -1,7 +1,7 @@
 // The two halves of Baillie-PSW (Baillie-Wagstaff 1980) on Montgomery residues modulo a multi-limb n: a base-2
-// strong probable-prime test and an extra strong Lucas test (Grantham 2001), on mont28's residues or, for
-// small moduli, montn's 32-bit ones (at 12 28-bit limbs a mont28 product costs about 0.2 us, a montn one
-// 0.15 us at 11 32-bit limbs: product scanning's per-column work only pays off on longer columns). The caller
+// strong probable-prime test and an extra strong Lucas test (Grantham 2001), on mont28's residues or, up to
+// the crossover measured in src/algorithms/prime-checker/bpsw.ts, montn's 32-bit ones: product scanning's
+// per-column work only pays off on longer columns. The caller
 // computes the few constants that need a division (R mod n and small multiples of it) and the exponents, and
 // leaves them in slots of the chosen arithmetic; the exponent is always plain 28-bit limbs in mont28's slot.
 import { add28, copy28, equal28, isZero28, mul28, slot28, sqr28, sub28 } from './mont28'
