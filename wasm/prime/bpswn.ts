@@ -1,8 +1,11 @@
 // The two halves of Baillie-PSW (Baillie-Wagstaff 1980) on Montgomery residues modulo a multi-limb n: a base-2
-// strong probable-prime test and an extra strong Lucas test (Grantham 2001), on mont28's residues. The caller
+// strong probable-prime test and an extra strong Lucas test (Grantham 2001), on mont28's residues or, up to
+// the crossover measured in src/algorithms/prime-checker/bpsw.ts, montn's 32-bit ones: product scanning's
+// per-column work only pays off on longer columns. The caller
 // computes the few constants that need a division (R mod n and small multiples of it) and the exponents, and
-// leaves them in slots.
+// leaves them in slots of the chosen arithmetic; the exponent is always plain 28-bit limbs in mont28's slot.
 import { add28, copy28, equal28, isZero28, mul28, slot28, sqr28, sub28 } from './mont28'
+import { addN, copyN, equalN, isZeroN, mulN, slotPtr, subModN } from './montn'
 
 export const SLOT_ONE = 1
 export const SLOT_MINUS_ONE = 2
@@ -21,23 +24,80 @@ function exponentBit(e: usize, bit: i32): bool {
   return ((load<u32>(e + (usize(bit / 28) << 2)) >> u32(bit % 28)) & 1) != 0
 }
 
+/** Whether this test runs on montn (set by the exported entry points); the branches below are all predictable. */
+let N32 = false
+
+// @ts-ignore: decorator
+@inline
+function slot(i: i32): usize {
+  return N32 ? slotPtr(i) : slot28(i)
+}
+
+// @ts-ignore: decorator
+@inline
+function mul(r: usize, a: usize, b: usize): void {
+  if (N32) mulN(r, a, b)
+  else mul28(r, a, b)
+}
+
+// @ts-ignore: decorator
+@inline
+function sqr(r: usize, a: usize): void {
+  if (N32) mulN(r, a, a)
+  else sqr28(r, a)
+}
+
+// @ts-ignore: decorator
+@inline
+function add(r: usize, a: usize, b: usize): void {
+  if (N32) addN(r, a, b)
+  else add28(r, a, b)
+}
+
+// @ts-ignore: decorator
+@inline
+function sub(r: usize, a: usize, b: usize): void {
+  if (N32) subModN(r, a, b)
+  else sub28(r, a, b)
+}
+
+// @ts-ignore: decorator
+@inline
+function copy(r: usize, a: usize): void {
+  if (N32) copyN(r, a)
+  else copy28(r, a)
+}
+
+// @ts-ignore: decorator
+@inline
+function equal(a: usize, b: usize): bool {
+  return N32 ? equalN(a, b) : equal28(a, b)
+}
+
+// @ts-ignore: decorator
+@inline
+function isZero(a: usize): bool {
+  return N32 ? isZeroN(a) : isZero28(a)
+}
+
 /** With n - 1 = d 2^s and d in the exponent slot: 2^d = 1, or 2^(d 2^r) = -1 for some r < s. */
-export function sprp2N(dBits: i32, s: i32): bool {
-  const one = slot28(SLOT_ONE)
-  const minusOne = slot28(SLOT_MINUS_ONE)
-  const x = slot28(SLOT_X)
+export function sprp2N(dBits: i32, s: i32, on32: bool): bool {
+  N32 = on32
+  const one = slot(SLOT_ONE)
+  const minusOne = slot(SLOT_MINUS_ONE)
+  const x = slot(SLOT_X)
   const e = slot28(SLOT_EXPONENT)
-  copy28(x, one)
+  copy(x, one)
   for (let bit = dBits - 1; bit >= 0; bit--) {
-    sqr28(x, x)
+    sqr(x, x)
     // The base is 2, so the multiply of square-and-multiply is a doubling.
-    if (exponentBit(e, bit)) add28(x, x, x)
+    if (exponentBit(e, bit)) add(x, x, x)
   }
-  if (equal28(x, one) || equal28(x, minusOne)) return true
+  if (equal(x, one) || equal(x, minusOne)) return true
   for (let r = 1; r < s; r++) {
-    sqr28(x, x)
-    if (equal28(x, minusOne)) return true
-    if (equal28(x, one)) return false
+    sqr(x, x)
+    if (equal(x, minusOne)) return true
+    if (equal(x, one)) return false
   }
   return false
 }
@@ -47,36 +107,37 @@ export function sprp2N(dBits: i32, s: i32): bool {
  * U_m = 0 and V_m = +-2, or V_(m 2^r) = 0 for some r < s - 1. V_2k = V_k^2 - 2, V_2k+1 = V_k V_k+1 - P, and
  * U_m = 0 exactly when 2 V_m+1 = P V_m.
  */
-export function extraStrongLucasN(mBits: i32, s: i32): bool {
-  const two = slot28(SLOT_TWO)
-  const minusTwo = slot28(SLOT_MINUS_TWO)
-  const p = slot28(SLOT_P)
+export function extraStrongLucasN(mBits: i32, s: i32, on32: bool): bool {
+  N32 = on32
+  const two = slot(SLOT_TWO)
+  const minusTwo = slot(SLOT_MINUS_TWO)
+  const p = slot(SLOT_P)
   const e = slot28(SLOT_EXPONENT)
-  const v = slot28(SLOT_X)
-  const w = slot28(SLOT_W)
-  const t = slot28(SLOT_T)
-  copy28(v, two)
-  copy28(w, p)
+  const v = slot(SLOT_X)
+  const w = slot(SLOT_W)
+  const t = slot(SLOT_T)
+  copy(v, two)
+  copy(w, p)
   for (let bit = mBits - 1; bit >= 0; bit--) {
     if (exponentBit(e, bit)) {
-      mul28(v, v, w)
-      sub28(v, v, p)
-      sqr28(w, w)
-      sub28(w, w, two)
+      mul(v, v, w)
+      sub(v, v, p)
+      sqr(w, w)
+      sub(w, w, two)
     } else {
-      mul28(w, v, w)
-      sub28(w, w, p)
-      sqr28(v, v)
-      sub28(v, v, two)
+      mul(w, v, w)
+      sub(w, w, p)
+      sqr(v, v)
+      sub(v, v, two)
     }
   }
-  add28(w, w, w)
-  mul28(t, p, v)
-  if (equal28(w, t) && (equal28(v, two) || equal28(v, minusTwo))) return true
+  add(w, w, w)
+  mul(t, p, v)
+  if (equal(w, t) && (equal(v, two) || equal(v, minusTwo))) return true
   for (let r = 0; r + 1 < s; r++) {
-    if (isZero28(v)) return true
-    sqr28(v, v)
-    sub28(v, v, two)
+    if (isZero(v)) return true
+    sqr(v, v)
+    sub(v, v, two)
   }
   return false
 }

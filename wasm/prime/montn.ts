@@ -41,35 +41,44 @@ export function limbs(): i32 {
   return K
 }
 
-/** r = a b / R mod n; r may alias a or b. */
+/**
+ * r = a b / R mod n; r may alias a or b. The first pass, on an accumulator that is still zero, writes it
+ * without reading it, and the result is copied limb by limb: memory.fill and memory.copy are calls into the
+ * engine that cost as much as a whole 3-limb product.
+ */
 export function mulN(r: usize, a: usize, b: usize): void {
   const k = K
   const t = TPTR
-  const n = NPTR
-  memory.fill(t, 0, usize(k + 1) << 2)
-  const n0 = u64(load<u32>(n))
-  for (let i = 0; i < k; i++) {
-    const ai = u64(load<u32>(a + (usize(i) << 2)))
-    let s1 = u64(load<u32>(t)) + ai * u64(load<u32>(b))
-    let c1 = s1 >> 32
-    const m = u64(u32(s1) * NINV)
-    let s2 = u64(u32(s1)) + m * n0
-    let c2 = s2 >> 32
-    for (let j = 1; j < k; j++) {
-      const off = usize(j) << 2
-      s1 = u64(load<u32>(t + off)) + ai * u64(load<u32>(b + off)) + c1
-      c1 = s1 >> 32
-      s2 = u64(u32(s1)) + m * u64(load<u32>(n + off)) + c2
-      c2 = s2 >> 32
-      store<u32>(t + off - 4, u32(s2))
-    }
-    const top = u64(load<u32>(t + (usize(k) << 2))) + c1 + c2
-    store<u32>(t + (usize(k - 1) << 2), u32(top))
-    store<u32>(t + (usize(k) << 2), u32(top >> 32))
-  }
+  pass(u64(load<u32>(a)), b, false)
+  for (let i = 1; i < k; i++) pass(u64(load<u32>(a + (usize(i) << 2))), b, true)
   // t < 2n: one conditional subtraction.
   if (load<u32>(t + (usize(k) << 2)) != 0 || !lessThanN(t)) subN(r, t)
-  else memory.copy(r, t, usize(k) << 2)
+  else for (let j = 0; j < k; j++) store<u32>(r + (usize(j) << 2), load<u32>(t + (usize(j) << 2)))
+}
+
+/** One CIOS pass: t = (t + ai b + m n) / 2^32, with t read only when `accumulate` (a constant at each call). */
+// @ts-ignore: decorator
+@inline
+function pass(ai: u64, b: usize, accumulate: bool): void {
+  const k = K
+  const t = TPTR
+  const n = NPTR
+  let s1 = (accumulate ? u64(load<u32>(t)) : 0) + ai * u64(load<u32>(b))
+  let c1 = s1 >> 32
+  const m = u64(u32(s1) * NINV)
+  let s2 = u64(u32(s1)) + m * u64(load<u32>(n))
+  let c2 = s2 >> 32
+  for (let j = 1; j < k; j++) {
+    const off = usize(j) << 2
+    s1 = (accumulate ? u64(load<u32>(t + off)) : 0) + ai * u64(load<u32>(b + off)) + c1
+    c1 = s1 >> 32
+    s2 = u64(u32(s1)) + m * u64(load<u32>(n + off)) + c2
+    c2 = s2 >> 32
+    store<u32>(t + off - 4, u32(s2))
+  }
+  const top = (accumulate ? u64(load<u32>(t + (usize(k) << 2))) : 0) + c1 + c2
+  store<u32>(t + (usize(k - 1) << 2), u32(top))
+  store<u32>(t + (usize(k) << 2), u32(top >> 32))
 }
 
 function lessThanN(x: usize): bool {

@@ -1,6 +1,7 @@
 import { bitLength, iroot } from './bigint-math.js'
 import { Budget } from './budget.js'
 import { ecm } from './ecm.js'
+import { limbCount, MAX_LIMBS } from './kernel.js'
 import { isPrime } from './primality.js'
 import { rhoBig, splitRho64 } from './rho.js'
 import { factorSmall, isPrimeSmall, SMALL_LIMIT } from './small.js'
@@ -117,9 +118,12 @@ function powModSmall(base: number, exp: number, p: number): number {
 /**
  * A nontrivial divisor of the composite n (no prime factor below 2^16, not a perfect power), or undefined at
  * the deadline: rho alone below 2^64, where it needs at most about 2^16 steps; above, rho for small factors
- * and then ECM.
+ * and then ECM, up to 32768 bits.
  */
 function split(n: bigint, budget: Budget): bigint | undefined {
   if (n < LIMIT_64) return splitRho64(n, budget)
+  // Rho and ECM run on montn's residues of at most MAX_LIMBS 32-bit limbs. A larger part (ALGOSERVE_MAX_DIGITS
+  // raised past about 9,800 digits) is left unsplit: BigInt rho at that size would find little within a budget.
+  if (limbCount(n) > MAX_LIMBS) return undefined
   return rhoBig(n, RHO_STEPS, budget) ?? (budget.timeIsUp() ? undefined : ecm(n, budget))
 }

@@ -37,8 +37,8 @@ export interface KernelExports {
   slot28(i: number): number
   mul28(r: number, a: number, b: number): void
   sqr28(r: number, a: number): void
-  sprp2N(dBits: number, s: number): number
-  extraStrongLucasN(mBits: number, s: number): number
+  sprp2N(dBits: number, s: number, on32: boolean): number
+  extraStrongLucasN(mBits: number, s: number, on32: boolean): number
   rhoAdvance(count: number): void
   rhoAccumulate(count: number): void
   rhoSave(): void

@@ -175,6 +175,29 @@ describe('factorize on random numbers', () => {
   })
 })
 
+describe('past the 32-bit kernel of rho and ECM', () => {
+  /** The first odd n >= start with no divisor below 2^16, found by dividing by every odd number. */
+  function noSmallDivisor(start: bigint): bigint {
+    for (let n = start | 1n; ; n += 2n) {
+      let found = false
+      for (let d = 3n; d < 65536n && !found; d += 2n) found = n % d === 0n
+      if (!found) return n
+    }
+  }
+
+  test('a composite above 1024 32-bit limbs is left unsplit instead of throwing', () => {
+    // 32,802 bits, past montn's 32,768. primeChecker.run passes composite: true after its own isPrime (about
+    // 20 s at this size), so this is the call it makes, without that test.
+    const n = noSmallDivisor(2n ** 16400n) * noSmallDivisor(2n ** 16401n + 2n ** 8000n)
+    const result = factorize(n, { deadline: performance.now() + 1000, composite: true })
+    assert.deepEqual(
+      result,
+      { factors: [n], complete: false },
+      'the part is left whole and marked incomplete',
+    )
+  })
+})
+
 describe('abort', () => {
   test('an already aborted signal throws its reason', () => {
     const controller = new AbortController()

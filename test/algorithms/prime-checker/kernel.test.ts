@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { isBailliePSWCore } from '../../../src/algorithms/prime-checker/bpsw.js'
+import { isBailliePSWCore, isBailliePSWKernel } from '../../../src/algorithms/prime-checker/bpsw.js'
 import {
   kernel,
   readLimbs28,
@@ -154,6 +154,9 @@ describe('multi-limb kernel', () => {
       while (SMALL_ODD_PRIMES.some((p) => n % BigInt(p) === 0n)) n += 2n
       const expected = isBailliePSWBigInt(n)
       assert.equal(isBailliePSWCore(n), expected, `${n}, seed ${SEED}`)
+      // Both arithmetics at every size, whichever isBailliePSWCore picks.
+      assert.equal(isBailliePSWKernel(n, 32), expected, `montn: ${n}, seed ${SEED}`)
+      assert.equal(isBailliePSWKernel(n, 28), expected, `mont28: ${n}, seed ${SEED}`)
       if (expected) primes++
     }
     assert.ok(primes > 5, `${primes} primes, seed ${SEED}`)
@@ -161,10 +164,13 @@ describe('multi-limb kernel', () => {
     for (let i = 0; i < 40; i++) {
       const p = randomPrime(next, 40 + (next() % 200))
       const q = randomPrime(next, 40 + (next() % 200))
-      assert.equal(isBailliePSWCore(p), true, `${p}`)
-      assert.equal(isBailliePSWCore(p * q), false, `${p} * ${q}`)
+      for (const bits of [32, 28] as const) {
+        assert.equal(isBailliePSWKernel(p, bits), true, `${bits}-bit limbs: ${p}`)
+        assert.equal(isBailliePSWKernel(p * q, bits), false, `${bits}-bit limbs: ${p} * ${q}`)
+      }
     }
-    assert.equal(isBailliePSWCore(2n ** 601n - 1n), false)
+    for (const bits of [32, 28] as const)
+      assert.equal(isBailliePSWKernel(2n ** 601n - 1n, bits), false, `${bits}-bit limbs: 2^601 - 1`)
   })
 })
 
