@@ -33,7 +33,7 @@ wait_ready() {
 }
 
 start_ms=$(date +%s%3N)
-node --max-semi-space-size=2 dist/main.js serve --port "$SERVICE_PORT" --data-dir "$work/data" --log-level "$LOG_LEVEL" >"$work/service.log" 2>&1 &
+node --max-semi-space-size=1 dist/main.js serve --port "$SERVICE_PORT" --data-dir "$work/data" --log-level "$LOG_LEVEL" >"$work/service.log" 2>&1 &
 service_pid=$!
 pids+=("$service_pid")
 wait_ready "http://127.0.0.1:$SERVICE_PORT/readyz"

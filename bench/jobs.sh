@@ -29,7 +29,7 @@ npm run build --silent
 
 start_service() {
   rm -rf "$work/data"
-  node --max-semi-space-size=2 dist/main.js serve --port "$PORT" --data-dir "$work/data" --log-level "$LOG_LEVEL" >"$work/service.log" 2>&1 &
+  node --max-semi-space-size=1 dist/main.js serve --port "$PORT" --data-dir "$work/data" --log-level "$LOG_LEVEL" >"$work/service.log" 2>&1 &
   service_pid=$!
   for _ in $(seq 1 500); do
     curl -sf -o /dev/null "http://127.0.0.1:$PORT/readyz" && return 0

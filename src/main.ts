@@ -1,10 +1,10 @@
-#!/usr/bin/env -S node --max-semi-space-size=2
+#!/usr/bin/env -S node --max-semi-space-size=1
 // The command line: `algoserve serve [--flag value ...]`. Reads the config once, wires the parts
 // together, listens, and shuts down gracefully on SIGTERM/SIGINT.
 //
-// Run with a 2 MB young generation (the flag above, and in `npm start`): V8's default of 16 MB per
-// semi-space held about 7 MB more at idle, which put the service over its 100 MB, and about 30 MB
-// more under load, for about 8% more /invoke throughput (BENCHMARKS.md). Only the command line sets it.
+// Run with a 1 MB young generation (the flag above, and in `npm start`): V8's default of 16 MB per
+// semi-space held about 10 MB more at idle, which put the service over its 100 MB, and about 35 MB
+// more under load, for about 11% more /invoke throughput (BENCHMARKS.md). Only the command line sets it.
 import pino from 'pino'
 import { ConfigError, loadConfig, settingsHelp } from './config.js'
 import { createService } from './service.js'
