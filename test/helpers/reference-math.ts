@@ -64,3 +64,13 @@ export function refIsProbablePrime(n: bigint, next: () => number): boolean {
   }
   return true
 }
+
+/** Reference sieve of Eratosthenes, written independently of the code under test. */
+export function sieve(limit: number): Uint8Array {
+  const isPrimeAt = new Uint8Array(limit).fill(1)
+  isPrimeAt[0] = 0
+  isPrimeAt[1] = 0
+  for (let i = 2; i * i < limit; i++)
+    if (isPrimeAt[i]) for (let j = i * i; j < limit; j += i) isPrimeAt[j] = 0
+  return isPrimeAt
+}

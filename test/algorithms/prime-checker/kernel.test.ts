@@ -17,19 +17,9 @@ import {
   isStrongProbablePrime,
 } from '../../../src/algorithms/prime-checker/primality.js'
 import { trialDivide } from '../../../src/algorithms/prime-checker/trial-division.js'
-import { prng, randomBits, refIsProbablePrime, testSeed } from '../../helpers/reference-math.js'
+import { prng, randomBits, refIsProbablePrime, sieve, testSeed } from '../../helpers/reference-math.js'
 
 const SEED = testSeed('kernel.test.ts')
-
-/** Reference sieve of Eratosthenes, written independently of the code under test. */
-function sieve(limit: number): Uint8Array {
-  const isPrimeAt = new Uint8Array(limit).fill(1)
-  isPrimeAt[0] = 0
-  isPrimeAt[1] = 0
-  for (let i = 2; i * i < limit; i++)
-    if (isPrimeAt[i]) for (let j = i * i; j < limit; j += i) isPrimeAt[j] = 0
-  return isPrimeAt
-}
 
 const SMALL_ODD_PRIMES = [3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47]
 

@@ -16,7 +16,14 @@ import {
   primalityMethod,
 } from '../../../src/algorithms/prime-checker/primality.js'
 import { SMALL_PRIME_LIMIT, SMALL_PRIMES } from '../../../src/algorithms/prime-checker/small-primes.js'
-import { prng, randomBits, refIsProbablePrime, refModPow, testSeed } from '../../helpers/reference-math.js'
+import {
+  prng,
+  randomBits,
+  refIsProbablePrime,
+  refModPow,
+  sieve,
+  testSeed,
+} from '../../helpers/reference-math.js'
 
 // Vectors from shared/data/prime-vectors.md (sections 1-5) and shared/data/arnault.txt.
 
@@ -115,16 +122,6 @@ const KNOWN_PRIMES: [string, bigint][] = [
 
 function firstPrimes(count: number): bigint[] {
   return Array.from(SMALL_PRIMES.subarray(0, count), BigInt)
-}
-
-/** Reference sieve of Eratosthenes, written independently of small-primes.ts. */
-function sieve(limit: number): Uint8Array {
-  const isPrimeAt = new Uint8Array(limit).fill(1)
-  isPrimeAt[0] = 0
-  isPrimeAt[1] = 0
-  for (let i = 2; i * i < limit; i++)
-    if (isPrimeAt[i]) for (let j = i * i; j < limit; j += i) isPrimeAt[j] = 0
-  return isPrimeAt
 }
 
 const SEED = testSeed('primality.test.ts')
