@@ -1,6 +1,6 @@
-// The in-process job runner: takes pending jobs in creation order, at most `concurrency` at a time,
-// and runs them through the executor (cheap ones inline, the rest on the worker pool in the job lane),
-// with the job factorisation budget and the hard time limit.
+// The in-process job runner: takes pending jobs in creation order and runs them through the executor
+// (cheap ones inline, the rest on the worker pool in the job lane, at most `concurrency` of those at a
+// time), with the job factorisation budget and the hard time limit.
 import type { FastifyBaseLogger } from 'fastify'
 import { parse, stringify } from 'lossless-json'
 import type { Algorithm } from '../algorithms/algorithm.js'
@@ -64,7 +64,6 @@ export class JobRunner extends WorkLoop<JobRecord> {
 
   async #run(job: JobRecord, shutdown: AbortSignal): Promise<void> {
     const { store } = this.#o
-    const log = this.log
     const startedAt = job.startedAt ?? Date.now()
     let outcome: JobOutcome
     try {
@@ -74,12 +73,18 @@ export class JobRunner extends WorkLoop<JobRecord> {
         if (error instanceof ShutdownAbort) {
           await store.release(job.id, job.runs)
         } else {
-          log.error({ err: error, job_id: job.id }, 'a job run was lost (its worker died); it runs again')
+          this.log.error(
+            { err: error, job_id: job.id },
+            'a job run was lost (its worker died); it runs again',
+          )
           const state = await store.loseRun(job.id, job.runs, Date.now())
           if (state === 'failed') this.#ended(job, 'failed', startedAt)
         }
       } catch (storeError) {
-        log.error({ err: storeError, job_id: job.id }, 'could not put a job back; it runs again at restart')
+        this.log.error(
+          { err: storeError, job_id: job.id },
+          'could not put a job back; it runs again at restart',
+        )
       }
       return
     }
@@ -87,7 +92,10 @@ export class JobRunner extends WorkLoop<JobRecord> {
       const finished = await store.finish({ id: job.id, run: job.runs, completedAt: Date.now(), outcome })
       if (finished) this.#ended(job, outcome.status, startedAt)
     } catch (error) {
-      log.error({ err: error, job_id: job.id }, 'could not store the end of a job; it runs again at restart')
+      this.log.error(
+        { err: error, job_id: job.id },
+        'could not store the end of a job; it runs again at restart',
+      )
     }
   }
 

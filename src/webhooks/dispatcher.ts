@@ -52,7 +52,6 @@ export class WebhookDispatcher extends WorkLoop<Delivery> {
 
   async #attempt(delivery: Delivery, signal: AbortSignal): Promise<void> {
     const { store, sender, metrics } = this.#o
-    const log = this.log
     const result = await sender.send(delivery, signal)
     const retriesLeft = delivery.attempts <= this.#waits.length
     let outcome: DeliveryOutcome
@@ -83,12 +82,16 @@ export class WebhookDispatcher extends WorkLoop<Delivery> {
     if (outcome.kind === 'delivered') metrics.webhookDeliveries.inc({ status: 'success' })
     else if (outcome.kind === 'retry') metrics.webhookDeliveries.inc({ status: 'retry' })
     else if (outcome.kind === 'failed') metrics.webhookDeliveries.inc({ status: 'failed' })
-    if (outcome.kind === 'retry') log.info({ ...context, reason: outcome.error }, 'webhook attempt failed')
-    if (outcome.kind === 'failed') log.warn({ ...context, reason: outcome.error }, 'webhook given up')
+    if (outcome.kind === 'retry')
+      this.log.info({ ...context, reason: outcome.error }, 'webhook attempt failed')
+    if (outcome.kind === 'failed') this.log.warn({ ...context, reason: outcome.error }, 'webhook given up')
     try {
       await store.settleDelivery(delivery.id, outcome, Date.now())
     } catch (error) {
-      log.error({ err: error, ...context }, 'could not record a webhook attempt; it is sent again at restart')
+      this.log.error(
+        { err: error, ...context },
+        'could not record a webhook attempt; it is sent again at restart',
+      )
     }
   }
 }
