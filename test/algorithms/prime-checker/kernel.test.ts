@@ -168,11 +168,16 @@ describe('28-bit Montgomery arithmetic of Baillie-PSW', () => {
   test('mul28 and sqr28 agree with BigInt from 1 limb to past 4300 digits, in place and not', () => {
     const next = prng(SEED + 5)
     // Every limb count up to 70 (both sides of sqr28's cut-over and every remainder of the unrolled loops),
-    // then larger ones up to 520 limbs.
-    const sizes = [...Array.from({ length: 70 }, (_, i) => i + 1), 96, 127, 128, 129, 200, 333, 511, 520]
-    for (const limbs of sizes) {
-      const bits = 28 * limbs - (next() % 28)
-      const n = randomBits(next, bits) | (1n << BigInt(bits - 1)) | 1n
+    // then larger ones up to 520 limbs, around the Karatsuba cut-over (160) and its halvings to odd and even
+    // base cases (40 limbs or fewer), and a modulus of all-ones limbs, whose residues n - 1 and n - 2 are too.
+    const sizes = [
+      ...Array.from({ length: 70 }, (_, i) => i + 1),
+      ...[96, 127, 128, 129, 159, 160, 161, 162, 163, 200, 321, 333, 356, 357, 511, 520, 641, 1279, 1280],
+    ]
+    for (const [index, limbs] of [...sizes, 160, 161, 357].entries()) {
+      const allOnes = index >= sizes.length
+      const bits = allOnes ? 28 * limbs : 28 * limbs - (next() % 28)
+      const n = allOnes ? (1n << BigInt(bits)) - 1n : randomBits(next, bits) | (1n << BigInt(bits - 1)) | 1n
       const k = setModulus28(n)
       assert.equal(k, limbs, `limb count of a ${bits}-bit modulus`)
       const r = 1n << BigInt(28 * k)
@@ -180,6 +185,7 @@ describe('28-bit Montgomery arithmetic of Baillie-PSW', () => {
       for (const [a, b] of [
         [randomBits(next, bits + 8) % n, randomBits(next, bits + 8) % n],
         [n - 1n, n - 1n],
+        [n - 1n, n - 2n],
       ] as const) {
         writeLimbs28(1, a, k)
         writeLimbs28(2, b, k)
