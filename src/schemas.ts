@@ -212,5 +212,4 @@ export const sharedSchemas: TSchema[] = [
   ReadinessResponse,
 ]
 
-export type InvokeRequestBody = Static<typeof InvokeRequest>
 export type JobRequestBody = Static<typeof JobRequest>

@@ -10,15 +10,13 @@ import { Executor } from './executor.js'
 import { webhookDelivery } from './jobs/job-view.js'
 import { JobRunner } from './jobs/runner.js'
 import { SqliteJobStore } from './jobs/sqlite-store.js'
+import type { JobStore } from './jobs/store.js'
 import { JobSweeper } from './jobs/sweeper.js'
 import { createMetrics, type Metrics } from './metrics.js'
 import { WebhookDispatcher } from './webhooks/dispatcher.js'
 import { type Resolver, WebhookSender } from './webhooks/sender.js'
 
-export const USER_AGENT = 'algoserve/1.0.0'
-
-/** The contract's time limit of one webhook attempt. */
-const WEBHOOK_TIMEOUT_MS = 10_000
+const USER_AGENT = 'algoserve/1.0.0'
 
 export interface ServiceOptions {
   logger?: FastifyServerOptions['logger']
@@ -31,7 +29,7 @@ export interface Service {
   app: FastifyInstance
   metrics: Metrics
   executor: Executor
-  store: SqliteJobStore
+  store: JobStore
   runner: JobRunner
   dispatcher: WebhookDispatcher
   sweeper: JobSweeper
@@ -57,7 +55,6 @@ export async function createService(config: Config, options: ServiceOptions = {}
   })
   const executor = new Executor({ threads: config.workerThreads }, metrics)
   let shuttingDown = false
-  let runner: JobRunner | undefined
   let app: FastifyInstance
   try {
     app = await buildApp(config, {
@@ -65,7 +62,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
       algorithms,
       metrics,
       store,
-      onJobCreated: () => runner?.notify(),
+      // The runner is made below, from the app's logger; nothing is created before the app listens.
+      onJobCreated: () => runner.notify(),
       isShuttingDown: () => shuttingDown,
       logger: options.logger,
     })
@@ -77,7 +75,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     userAgent: USER_AGENT,
     secret: config.webhookSecret,
     allowPrivate: config.webhookAllowPrivate,
-    timeoutMs: options.webhooks?.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
+    timeoutMs: options.webhooks?.timeoutMs,
     resolve: options.webhooks?.resolve,
   })
   const dispatcher = new WebhookDispatcher({
@@ -87,37 +85,33 @@ export async function createService(config: Config, options: ServiceOptions = {}
     log: app.log.child({ component: 'webhooks' }),
     retryWaitsMs: options.webhooks?.retryWaitsMs,
   })
-  runner = new JobRunner({
+  const jobsLog = app.log.child({ component: 'jobs' })
+  const runner = new JobRunner({
     store,
     executor,
     algorithms,
     metrics,
-    log: app.log.child({ component: 'jobs' }),
+    log: jobsLog,
     concurrency: config.jobConcurrency > 0 ? config.jobConcurrency : executor.threads,
     factorBudgetMs: config.jobFactorBudgetMs,
     timeoutMs: config.jobTimeoutMs,
     maxDigits: config.maxDigits,
     onDeliveryScheduled: () => dispatcher.notify(),
   })
-  const sweeper = new JobSweeper(
-    store,
-    app.log.child({ component: 'jobs' }),
-    Math.min(60_000, config.jobTtlSeconds * 1000),
-  )
-  const jobRunner = runner
+  const sweeper = new JobSweeper(store, jobsLog, Math.min(60_000, config.jobTtlSeconds * 1000))
   return {
     app,
     metrics,
     executor,
     store,
-    runner: jobRunner,
+    runner,
     dispatcher,
     sweeper,
     get shuttingDown() {
       return shuttingDown
     },
     start() {
-      jobRunner.start()
+      runner.start()
       dispatcher.start()
     },
     async shutdown(graceMs: number) {
@@ -127,7 +121,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       const grace = setTimeout(() => app.server.closeAllConnections(), graceMs)
       // A connection whose request was in flight is idle only once it is answered; close those too.
       const sweep = setInterval(() => app.server.closeIdleConnections(), 100)
-      await Promise.all([app.close(), jobRunner.stop(graceMs), dispatcher.stop(graceMs)])
+      await Promise.all([app.close(), runner.stop(graceMs), dispatcher.stop(graceMs)])
       clearInterval(sweep)
       clearTimeout(grace)
       await Promise.all([executor.close(), sender.close()])

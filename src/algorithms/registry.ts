@@ -4,5 +4,3 @@ import { primeChecker } from './prime-checker/index.js'
 export const algorithms: ReadonlyMap<string, Algorithm> = new Map<string, Algorithm>([
   [primeChecker.name, primeChecker as Algorithm],
 ])
-
-export const algorithmNames: readonly string[] = [...algorithms.keys()]

@@ -4,7 +4,7 @@
 import { BlockList, isIP } from 'node:net'
 import { ValidationError } from '../errors.js'
 
-export const MAX_WEBHOOK_URL_LENGTH = 2048
+const MAX_WEBHOOK_URL_LENGTH = 2048
 
 // Two lists: a BlockList checks IPv4 addresses against its IPv6 rules too (as ::ffff:a.b.c.d), which
 // `::/3` below would match.
@@ -57,7 +57,7 @@ export function isPublicAddress(address: string): boolean {
 }
 
 /** The host of a URL as an address or a name: no IPv6 brackets, no trailing dot, lower case. */
-export function hostOf(url: URL): string {
+function hostOf(url: URL): string {
   return url.hostname
     .replace(/^\[(.*)\]$/, '$1')
     .replace(/\.$/, '')

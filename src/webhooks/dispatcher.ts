@@ -8,7 +8,7 @@ import { type Batch, WorkLoop } from '../work-loop.js'
 import type { WebhookSender } from './sender.js'
 
 /** The contract's waits before the 1st, 2nd and 3rd retry. */
-export const RETRY_WAITS_MS: readonly number[] = [1000, 5000, 15_000]
+const RETRY_WAITS_MS: readonly number[] = [1000, 5000, 15_000]
 
 export interface DispatcherOptions {
   store: JobStore

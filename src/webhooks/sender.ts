@@ -22,8 +22,8 @@ export interface SenderOptions {
   /** `whsec_` secret; null sends no `webhook-signature`. */
   secret: string | null
   allowPrivate: boolean
-  /** Each attempt's time limit, in ms: connecting, sending, and reading the answer. */
-  timeoutMs: number
+  /** Each attempt's time limit, in ms: connecting, sending, and reading the answer (the contract's 10 s). */
+  timeoutMs?: number
   resolve?: Resolver
 }
 
@@ -56,13 +56,17 @@ const MAX_ANSWER_BYTES = 64 * 1024
 
 type Undici = typeof import('undici')
 
+const ATTEMPT_TIMEOUT_MS = 10_000
+
 export class WebhookSender {
   readonly #options: SenderOptions
+  readonly #timeoutMs: number
   // undici is loaded at the first webhook: it adds about 14 MB to a process that may never send one.
   #client: Promise<{ undici: Undici; agent: Agent }> | undefined
 
   constructor(options: SenderOptions) {
     this.#options = options
+    this.#timeoutMs = options.timeoutMs ?? ATTEMPT_TIMEOUT_MS
   }
 
   #connect(): Promise<{ undici: Undici; agent: Agent }> {
@@ -75,7 +79,7 @@ export class WebhookSender {
     const resolve = options.resolve ?? systemResolver
     const allowPrivate = options.allowPrivate
     const connector = buildConnector({
-      timeout: options.timeoutMs,
+      timeout: this.#timeoutMs,
       lookup: (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback) => {
         resolve(hostname).then(
           (addresses) => {
@@ -116,7 +120,7 @@ export class WebhookSender {
     if (this.#options.secret !== null) {
       headers['webhook-signature'] = signWebhook(this.#options.secret, message.id, timestamp, message.payload)
     }
-    const timeout = AbortSignal.timeout(this.#options.timeoutMs)
+    const timeout = AbortSignal.timeout(this.#timeoutMs)
     try {
       const { undici, agent } = await this.#connect()
       const answer = await undici.request(message.url, {
@@ -136,7 +140,7 @@ export class WebhookSender {
       if (signal?.aborted) return { kind: 'aborted' }
       const refused = findRefusal(error)
       if (refused !== undefined) return { kind: 'refused', error: refused.message }
-      if (timeout.aborted) return { kind: 'failure', error: `no answer within ${this.#options.timeoutMs} ms` }
+      if (timeout.aborted) return { kind: 'failure', error: `no answer within ${this.#timeoutMs} ms` }
       return { kind: 'failure', error: describe(error) }
     }
   }

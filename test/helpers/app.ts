@@ -19,7 +19,7 @@ export function tempDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'algoserve-test-'))
 }
 
-export function testConfig(overrides: Partial<Config> = {}): Config {
+function testConfig(overrides: Partial<Config> = {}): Config {
   return { ...defaultConfig(), port: 0, workerThreads: 2, logLevel: 'silent', ...overrides }
 }
 
