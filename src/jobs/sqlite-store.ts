@@ -169,6 +169,7 @@ export class SqliteJobStore implements JobStore {
                       ORDER BY next_at LIMIT @limit)
          RETURNING id, job_id, url, payload, attempts, next_at`,
       ),
+      ping: db.prepare('SELECT 1'),
       nextDelivery: db.prepare(`SELECT min(next_at) AS at FROM deliveries WHERE status = 'pending'`),
       settleDelivery: db.prepare(
         `UPDATE deliveries SET status = @status, next_at = @nextAt, last_error = @error, updated_at = @now,
@@ -315,24 +316,30 @@ export class SqliteJobStore implements JobStore {
   }
 
   async settleDelivery(id: string, outcome: DeliveryOutcome, now: number): Promise<void> {
-    const row = {
-      id,
-      now,
-      status: 'pending',
-      nextAt: now,
-      error: null as string | null,
-      uncount: 0,
+    const settled = { id, now, status: 'pending', nextAt: now, error: null as string | null, uncount: 0 }
+    switch (outcome.kind) {
+      case 'delivered':
+        settled.status = 'delivered'
+        break
+      case 'failed':
+        settled.status = 'failed'
+        settled.error = outcome.error
+        break
+      case 'retry':
+        settled.nextAt = outcome.nextAt
+        settled.error = outcome.error
+        break
+      case 'released':
+        // Cut short by a shutdown: due again now, and the attempt does not count.
+        settled.uncount = 1
+        break
     }
-    if (outcome.kind === 'delivered') row.status = 'delivered'
-    else if (outcome.kind === 'failed') Object.assign(row, { status: 'failed', error: outcome.error })
-    else if (outcome.kind === 'retry') Object.assign(row, { nextAt: outcome.nextAt, error: outcome.error })
-    else row.uncount = 1
-    this.#guard(() => this.#sql.settleDelivery.run(row))
+    this.#guard(() => this.#sql.settleDelivery.run(settled))
   }
 
   async ping(): Promise<boolean> {
     try {
-      this.#db.prepare('SELECT 1').get()
+      this.#sql.ping.get()
       return true
     } catch {
       return false
