@@ -72,6 +72,39 @@ test('counts HTTP requests by method, route template and numeric status', async 
   assert.equal(sample(text, 'http_requests_in_progress'), 1)
 })
 
+test('counts a HEAD request once, under its own method', async () => {
+  const response = await fetch(`${server.url}/healthz`, { method: 'HEAD' })
+  assert.equal(response.status, 200)
+  const text = await scrape()
+  assert.equal(
+    sample(text, 'http_requests_total', { method: 'HEAD', endpoint: '/healthz', status: '200' }),
+    1,
+  )
+})
+
+test('a request abandoned by its client leaves the in-progress gauge', async () => {
+  const client = new AbortController()
+  // A 4300-digit prime keeps the worker thread busy for seconds; the client leaves long before.
+  const pending = fetch(`${server.url}/invoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: `{"number": "1${'0'.repeat(4295)}3187"}`,
+    signal: client.signal,
+  }).catch((error: unknown) => error)
+  let during: number | undefined
+  for (let i = 0; i < 100 && (during ?? 0) < 2; i++)
+    during = sample(await scrape(), 'http_requests_in_progress')
+  assert.equal(during, 2, 'the long request and the scrape')
+  client.abort()
+  assert.ok((await pending) instanceof Error, 'the client gave up')
+  let after: number | undefined
+  for (let i = 0; i < 100 && after !== 1; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    after = sample(await scrape(), 'http_requests_in_progress')
+  }
+  assert.equal(after, 1, 'only the scrape is left')
+})
+
 test('counts algorithm executions and their duration', async () => {
   const before =
     sample(await scrape(), 'algorithm_executions_total', { algorithm: 'PrimeChecker', status: 'success' }) ??
