@@ -155,6 +155,31 @@ describe('factorize on random numbers', () => {
     }
   })
 
+  test('below 2^32, where trial division runs in the kernel past 2^16, every shape factors exactly', () => {
+    const next = prng(SEED + 1)
+    const shapes = [
+      4294967291n, // the largest prime below 2^32
+      65521n * 65521n, // the square of the largest prime below 2^16
+      65519n * 65521n,
+      65537n * 65521n, // one factor just past 2^16
+      2n ** 31n * 3n - 1n,
+      2n ** 16n + 1n,
+      2n ** 16n,
+      3n ** 20n,
+      2n ** 5n * 65537n * 131n,
+    ]
+    for (let i = 0; i < 300; i++) shapes.push(BigInt(next()))
+    for (const n of shapes) {
+      if (n < 2n) continue
+      const { factors, complete } = factorize(n, { deadline: performance.now() + GENEROUS_MS })
+      const context = `n = ${n}, factors = ${factors.join(' * ')}, seed ${SEED}`
+      assert.ok(complete, context)
+      assert.equal(product(factors), n, context)
+      assert.ok(isAscending(factors), context)
+      for (const f of factors) assert.ok(refIsProbablePrime(f, next), `${f} is not prime: ${context}`)
+    }
+  })
+
   test('perfect powers of primes far too large for rho are found by roots', () => {
     const m61 = 2n ** 61n - 1n
     const m89 = 2n ** 89n - 1n
