@@ -1,0 +1,577 @@
+// The self-initialising quadratic sieve (Alford and Pomerance 1995; Contini's thesis, 1997; Crandall and
+// Pomerance, Prime Numbers, section 6.1): polynomials g(x) = A x^2 + 2 B x + C with A a product of s
+// factor-base primes, so that (A x + B)^2 - kN = A g(x) and each A serves 2^(s-1) values of B switched by a
+// Gray code at the cost of one addition per prime. Relations have one large prime allowed (Lenstra and
+// Manasse's partial relations), pairs sharing it are combined, and Gaussian elimination over GF(2) gives the
+// congruences of squares. Everything on the sieve's side is on doubles and typed arrays; BigInt is only for
+// the candidates that pass the sieve and for the final square roots.
+import { bitLength, gcd, modPow } from './bigint-math.js'
+import type { Budget } from './budget.js'
+import { SMALL_PRIMES } from './small-primes.js'
+
+/** Relations gathered beyond the factor base's size, so that elimination leaves that many dependencies. */
+const EXTRA_RELATIONS = 24
+
+/** Primes below this are not sieved: they hit often but add little; the threshold allows for them. */
+const SMALL_SIEVE_BOUND = 30
+
+/** Candidate multipliers k for Knuth-Schroeppel: squarefree and small, so kN grows by a few bits at most. */
+const MULTIPLIERS = [1, 3, 5, 7, 11, 13, 15, 17, 19, 21, 23, 29, 31, 33, 35, 37, 39, 41, 43, 47, 51, 53, 55]
+
+interface Params {
+  /** Factor-base size, including 2. */
+  primes: number
+  /** Half-width: x runs over [-M, M). A multiple of 4 so that the sieve is scanned a word at a time. */
+  halfWidth: number
+}
+
+/** [digits of n, factor-base size, half-width], interpolated in between; measured in bench/prime.ts. */
+const PARAMS: [number, number, number][] = [
+  [18, 80, 12288],
+  [24, 130, 16384],
+  [30, 220, 24576],
+  [36, 380, 32768],
+  [42, 650, 49152],
+  [48, 1000, 65536],
+  [54, 1500, 65536],
+]
+
+function params(digits: number): Params {
+  const first = PARAMS[0] as [number, number, number]
+  const last = PARAMS[PARAMS.length - 1] as [number, number, number]
+  if (digits <= first[0]) return { primes: first[1], halfWidth: first[2] }
+  if (digits >= last[0]) return { primes: last[1], halfWidth: last[2] }
+  for (let i = 1; i < PARAMS.length; i++) {
+    const [d1, f1, m1] = PARAMS[i] as [number, number, number]
+    if (digits > d1) continue
+    const [d0, f0] = PARAMS[i - 1] as [number, number, number]
+    const t = (digits - d0) / (d1 - d0)
+    return { primes: Math.round(f0 + t * (f1 - f0)), halfWidth: m1 }
+  }
+  return { primes: last[1], halfWidth: last[2] }
+}
+
+/** A relation Y^2 = (-1)^neg * prod primes[i] (mod n) times large^2, with the indices listed with multiplicity. */
+interface Relation {
+  y: bigint
+  neg: boolean
+  indices: number[]
+  /** The large primes whose squares the relation carries: their product goes into the square root. */
+  large: bigint
+}
+
+/**
+ * A nontrivial divisor of the odd composite n (no prime factor below 2^16, not a perfect power), or undefined
+ * at the budget's deadline. Throws the budget's abort reason when aborted.
+ */
+export function quadraticSieve(n: bigint, budget: Budget): bigint | undefined {
+  const digits = n.toString().length
+  const { primes: size, halfWidth } = params(digits)
+  const k = multiplier(n)
+  const kn = BigInt(k) * n
+  const fb = factorBase(n, kn, size)
+  if (typeof fb === 'bigint') return fb
+  const sieve = new Sieve(n, kn, fb, halfWidth)
+  const relations: Relation[] = []
+  const partials = new Map<number, Relation>()
+  let wanted = fb.primes.length + EXTRA_RELATIONS
+  for (;;) {
+    while (relations.length < wanted) {
+      if (budget.timeIsUp()) return undefined
+      sieve.nextPolynomial()
+      for (const r of sieve.collect()) {
+        if (r.large === 1n) {
+          relations.push(r)
+          continue
+        }
+        const key = Number(r.large)
+        const mate = partials.get(key)
+        if (mate === undefined) partials.set(key, r)
+        else relations.push(combine(mate, r, n))
+      }
+    }
+    const found = solve(n, fb.primes, relations, budget)
+    if (found === undefined) return undefined
+    if (found !== 1n) return found
+    // Every dependency gave a trivial split (each does with probability at most 1/2): gather a few more.
+    wanted += EXTRA_RELATIONS
+  }
+}
+
+/** Two partial relations with the same large prime L make one whose product carries L^2. */
+function combine(a: Relation, b: Relation, n: bigint): Relation {
+  return {
+    y: (a.y * b.y) % n,
+    neg: a.neg !== b.neg,
+    indices: a.indices.concat(b.indices),
+    large: a.large,
+  }
+}
+
+/**
+ * The Knuth-Schroeppel multiplier (Silverman 1987, section 5): k maximising the expected contribution of the
+ * small primes to Q(x) = (Ax + B)^2 - kN, less half the log of k for the larger values.
+ */
+function multiplier(n: bigint): number {
+  const n8 = Number(n % 8n)
+  const residues: number[] = []
+  const tested = SMALL_PRIMES.subarray(1, 300)
+  for (const p of tested) residues.push(Number(n % BigInt(p)))
+  let best = 1
+  let bestScore = Number.NEGATIVE_INFINITY
+  for (const k of MULTIPLIERS) {
+    // kN = 1 (mod 8) makes 8 divide Q(x) for half the x, 5 (mod 8) gives 4, otherwise only 2.
+    const kn8 = (k * n8) % 8
+    let score = -0.5 * Math.log(k) + (kn8 === 1 ? 2 : kn8 === 5 ? 1 : 0.5) * Math.LN2
+    for (let i = 0; i < tested.length; i++) {
+      const p = tested[i] as number
+      const r = (k * (residues[i] as number)) % p
+      if (r === 0) score += Math.log(p) / p
+      else if (powMod(r, (p - 1) / 2, p) === 1) score += (2 * Math.log(p)) / (p - 1)
+    }
+    if (score > bestScore) {
+      bestScore = score
+      best = k
+    }
+  }
+  return best
+}
+
+interface FactorBase {
+  /** 2, then the odd primes p with kN a square mod p (including those dividing k). */
+  primes: Int32Array
+  /** A square root of kN mod p (0 for 2 and the primes dividing k). */
+  roots: Int32Array
+  /** round(log2 p): the sieve's increments. */
+  logs: Uint8Array
+}
+
+/** The factor base of `size` primes for kN, or a prime of it that divides n (outside split()'s inputs). */
+function factorBase(n: bigint, kn: bigint, size: number): FactorBase | bigint {
+  const primes = new Int32Array(size)
+  const roots = new Int32Array(size)
+  const logs = new Uint8Array(size)
+  primes[0] = 2
+  logs[0] = 1
+  let count = 1
+  for (let i = 1; count < size && i < SMALL_PRIMES.length; i++) {
+    const p = SMALL_PRIMES[i] as number
+    const r = Number(kn % BigInt(p))
+    if (r === 0 && n % BigInt(p) === 0n) return BigInt(p)
+    const root = r === 0 ? 0 : sqrtMod(r, p)
+    if (root < 0) continue
+    primes[count] = p
+    roots[count] = root
+    logs[count] = Math.round(Math.log2(p))
+    count++
+  }
+  return { primes: primes.subarray(0, count), roots: roots.subarray(0, count), logs: logs.subarray(0, count) }
+}
+
+/** The sieve over one polynomial at a time, with the polynomial's state and its roots mod each prime. */
+class Sieve {
+  private readonly primes: Int32Array
+  private readonly sqrts: Int32Array
+  private readonly logs: Uint8Array
+  private readonly size: number
+  private readonly width: number
+  private readonly bytes: Uint8Array
+  private readonly words: Uint32Array
+  /** The first factor-base index sieved. */
+  private readonly firstSieved: number
+  /** Sieve bytes start at this value, so that a byte at 128 or above has passed the threshold. */
+  private readonly init: number
+  private readonly largeBound: number
+  private readonly targetA: number
+  private readonly usedA = new Set<bigint>()
+  /** Indices of the primes whose product is A, and the per-A state. */
+  private aIndices: number[] = []
+  private a = 0n
+  private bTerms: bigint[] = []
+  private b = 0n
+  private c = 0n
+  /** Which B of the current A is in use; 2^(s-1) of them. */
+  private bIndex = 0
+  private readonly inA: Uint8Array
+  /** The sieve positions x + M where p divides g(x), two per prime. */
+  private readonly root1: Int32Array
+  private readonly root2: Int32Array
+  /** 2 B_l A^-1 mod p for each term l of B, at l * size + i: how the roots move when B_l's sign flips. */
+  private deltas: Int32Array = new Int32Array(0)
+  private random = 0x9e3779b9
+
+  constructor(
+    private readonly n: bigint,
+    private readonly kn: bigint,
+    fb: FactorBase,
+    halfWidth: number,
+  ) {
+    this.primes = fb.primes
+    this.sqrts = fb.roots
+    this.logs = fb.logs
+    this.size = fb.primes.length
+    this.width = 2 * halfWidth
+    this.bytes = new Uint8Array(this.width)
+    this.words = new Uint32Array(this.bytes.buffer)
+    this.inA = new Uint8Array(this.size)
+    this.root1 = new Int32Array(this.size)
+    this.root2 = new Int32Array(this.size)
+    let first = 1
+    while (first < this.size && (this.primes[first] as number) < SMALL_SIEVE_BOUND) first++
+    this.firstSieved = first
+    const pMax = this.primes[this.size - 1] as number
+    // A cofactor below pMax^2 with no factor-base prime is prime; 64 pMax keeps the partials worth storing.
+    this.largeBound = Math.min(64 * pMax, pMax * pMax - 1)
+    // |g(x)| <= M sqrt(kN / 2) over the interval; a relation with one large prime lacks up to log2 of its
+    // bound in the sieve, and the unsieved small primes and rounding take a few more bits.
+    const logG = bitLength(kn) / 2 - 0.5 + Math.log2(halfWidth)
+    const threshold = Math.round(logG - Math.log2(this.largeBound) - 4)
+    this.init = 128 - threshold
+    this.targetA = Math.sqrt(2 * Number(kn)) / halfWidth
+  }
+
+  /** Moves to the next B of the current A, or to a new A once its 2^(s-1) values are used. */
+  nextPolynomial(): void {
+    const s = this.aIndices.length
+    this.bIndex++
+    if (s === 0 || this.bIndex >= 1 << (s - 1)) {
+      this.newA()
+      return
+    }
+    // Gray code (Contini, section 2.4): B_(i+1) = B_i + 2 (-1)^ceil(i / 2^(v+1)) B_v, v the trailing zeros of i.
+    const i = this.bIndex
+    const v = 31 - Math.clz32(i & -i)
+    const plus = Math.ceil(i / 2 ** (v + 1)) % 2 === 0
+    const term = this.bTerms[v] as bigint
+    this.b += plus ? 2n * term : -2n * term
+    this.c = (this.b * this.b - this.kn) / this.a
+    const { primes, root1, root2, deltas, size } = this
+    const offset = v * size
+    for (let i = 1; i < size; i++) {
+      const p = primes[i] as number
+      const d = deltas[offset + i] as number
+      // x = A^-1 (+-t - B) moves by -+2 B_v A^-1 when B moves by +-2 B_v.
+      let r1 = (root1[i] as number) + (plus ? -d : d)
+      let r2 = (root2[i] as number) + (plus ? -d : d)
+      if (r1 < 0) r1 += p
+      else if (r1 >= p) r1 -= p
+      if (r2 < 0) r2 += p
+      else if (r2 >= p) r2 -= p
+      root1[i] = r1
+      root2[i] = r2
+    }
+  }
+
+  /** A new A = q_1 ... q_s near sqrt(2 kN) / M, its first B, and every prime's roots and deltas. */
+  private newA(): void {
+    const { primes, size, sqrts } = this
+    this.inA.fill(0)
+    const indices = this.chooseA()
+    this.aIndices = indices
+    this.bIndex = 0
+    for (const j of indices) this.inA[j] = 1
+    const qs = indices.map((j) => primes[j] as number)
+    let a = 1n
+    for (const q of qs) a *= BigInt(q)
+    this.a = a
+    // B_l = (A / q_l) gamma_l with gamma_l = t_l (A / q_l)^-1 mod q_l, so that B = sum B_l has B^2 = kN (mod A).
+    this.bTerms = qs.map((q, l) => {
+      const rest = a / BigInt(q)
+      let gamma = ((sqrts[indices[l] as number] as number) * invMod(Number(rest % BigInt(q)), q)) % q
+      if (gamma > q / 2) gamma = q - gamma
+      return rest * BigInt(gamma)
+    })
+    this.b = this.bTerms.reduce((x, y) => x + y, 0n)
+    this.c = (this.b * this.b - this.kn) / a
+    const s = qs.length
+    this.deltas = new Int32Array(s * size)
+    const half = this.width / 2
+    for (let i = 1; i < size; i++) {
+      if (this.inA[i]) continue
+      const p = primes[i] as number
+      let aModP = 1
+      for (const q of qs) aModP = (aModP * (q % p)) % p
+      const aInv = invMod(aModP, p)
+      let bModP = 0
+      for (let l = 0; l < s; l++) {
+        const bl = Number((this.bTerms[l] as bigint) % BigInt(p))
+        bModP += bl
+        this.deltas[l * size + i] = (((2 * bl) % p) * aInv) % p
+      }
+      bModP %= p
+      const t = sqrts[i] as number
+      const shift = half % p
+      this.root1[i] = (((aInv * ((t - bModP + p) % p)) % p) + shift) % p
+      this.root2[i] = (((aInv * ((2 * p - t - bModP) % p)) % p) + shift) % p
+    }
+  }
+
+  /** Indices of s factor-base primes whose product is near the target, a product not used before. */
+  private chooseA(): number[] {
+    const { primes, size, targetA } = this
+    const logTarget = Math.log(targetA)
+    // Primes near 2000 leave several thousand products to draw from yet cost little yield by not being sieved.
+    let s = Math.max(2, Math.round(logTarget / Math.log(2000)))
+    for (let tries = 0; ; tries++) {
+      // A small number's products of s primes run out: more, smaller primes make many more of them.
+      if (tries > 0 && tries % 100 === 0) s++
+      const q = Math.exp(logTarget / s)
+      const spread = 2 + tries / 50
+      let lo = this.firstSieved
+      while (lo < size - 1 && (primes[lo] as number) < q / spread) lo++
+      let hi = lo
+      while (hi < size - 1 && (primes[hi] as number) < q * spread) hi++
+      if (hi - lo < s + 2) {
+        lo = this.firstSieved
+        hi = size - 1
+      }
+      const chosen: number[] = []
+      let product = 1
+      for (let l = 0; l < s - 1; l++) {
+        let j: number
+        do j = lo + (this.nextRandom() % (hi - lo + 1))
+        while (chosen.includes(j))
+        chosen.push(j)
+        product *= primes[j] as number
+      }
+      const last = this.nearest(targetA / product, chosen)
+      if (last < 0) continue
+      chosen.push(last)
+      let a = 1n
+      for (const j of chosen) a *= BigInt(primes[j] as number)
+      if (this.usedA.has(a)) continue
+      this.usedA.add(a)
+      return chosen
+    }
+  }
+
+  /** The sieved factor-base prime nearest to `value` not in `taken`, or -1. */
+  private nearest(value: number, taken: number[]): number {
+    const { primes, size } = this
+    let lo = this.firstSieved
+    let hi = size - 1
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if ((primes[mid] as number) < value) lo = mid + 1
+      else hi = mid
+    }
+    let best = -1
+    let bestGap = Number.POSITIVE_INFINITY
+    for (let j = Math.max(this.firstSieved, lo - 2); j <= Math.min(size - 1, lo + 2); j++) {
+      const gap = Math.abs(Math.log((primes[j] as number) / value))
+      if (!taken.includes(j) && gap < bestGap) {
+        best = j
+        bestGap = gap
+      }
+    }
+    return bestGap < 0.7 ? best : -1
+  }
+
+  private nextRandom(): number {
+    // xorshift32: reproducible polynomials from one call to the next.
+    let x = this.random
+    x ^= x << 13
+    x ^= x >>> 17
+    x ^= x << 5
+    this.random = x >>> 0
+    return this.random
+  }
+
+  /** Sieves the current polynomial and returns the relations (full, or with one large prime) it yields. */
+  collect(): Relation[] {
+    const { bytes, words, primes, logs, root1, root2, inA, width } = this
+    bytes.fill(this.init)
+    for (let i = this.firstSieved; i < this.size; i++) {
+      if (inA[i]) continue
+      const p = primes[i] as number
+      const lg = logs[i] as number
+      const r1 = root1[i] as number
+      const r2 = root2[i] as number
+      for (let j = r1; j < width; j += p) bytes[j] = (bytes[j] as number) + lg
+      if (r2 !== r1) for (let j = r2; j < width; j += p) bytes[j] = (bytes[j] as number) + lg
+    }
+    const found: Relation[] = []
+    for (let w = 0; w < words.length; w++) {
+      if (((words[w] as number) & 0x80808080) === 0) continue
+      for (let j = 4 * w; j < 4 * w + 4; j++) {
+        if ((bytes[j] as number) < 128) continue
+        const r = this.relationAt(j)
+        if (r !== undefined) found.push(r)
+      }
+    }
+    return found
+  }
+
+  /** Trial-divides g(x) at sieve position j by the primes whose roots say they divide it. */
+  private relationAt(j: number): Relation | undefined {
+    const { primes, root1, root2, inA, size } = this
+    const x = BigInt(j - this.width / 2)
+    const y = this.a * x + this.b
+    let g = (y + this.b) * x + this.c
+    const neg = g < 0n
+    if (neg) g = -g
+    if (g === 0n) return undefined
+    // A g(x) = y^2 - kN, so A's primes belong to the relation whatever g's factors are.
+    const indices = [...this.aIndices]
+    while ((g & 1n) === 0n) {
+      g >>= 1n
+      indices.push(0)
+    }
+    for (const i of this.aIndices) {
+      const q = BigInt(primes[i] as number)
+      while (g % q === 0n) {
+        g /= q
+        indices.push(i)
+      }
+    }
+    // The cofactor moves to a double once it fits, where remainders are much cheaper than on BigInt.
+    let small = g < 2n ** 53n ? Number(g) : -1
+    for (let i = 1; i < size; i++) {
+      if (inA[i]) continue
+      const p = primes[i] as number
+      const jm = j % p
+      if (jm !== root1[i] && jm !== root2[i]) continue
+      if (small < 0) {
+        const bp = BigInt(p)
+        while (g % bp === 0n) {
+          g /= bp
+          indices.push(i)
+        }
+        if (g < 2n ** 53n) small = Number(g)
+      } else {
+        while (small % p === 0) {
+          small /= p
+          indices.push(i)
+        }
+      }
+    }
+    if (small < 0 || small > this.largeBound) return undefined
+    const residue = ((y % this.n) + this.n) % this.n
+    return { y: residue, neg, indices, large: BigInt(small) }
+  }
+}
+
+/**
+ * Gaussian elimination over GF(2) on the relations' exponent vectors (sign, then one bit per prime), with
+ * each row's history of combined relations; each zero row is a dependency, tried for a nontrivial gcd.
+ * Returns the divisor, 1n when every dependency was trivial, or undefined at the deadline.
+ */
+function solve(n: bigint, primes: Int32Array, relations: Relation[], budget: Budget): bigint | undefined {
+  const columns = primes.length + 1
+  const rowWords = (columns + 31) >>> 5
+  const rows = relations.length
+  const historyWords = (rows + 31) >>> 5
+  const stride = rowWords + historyWords
+  const matrix = new Uint32Array(rows * stride)
+  relations.forEach((r, row) => {
+    const base = row * stride
+    if (r.neg) matrix[base] = 1
+    for (const i of r.indices) {
+      const c = i + 1
+      matrix[base + (c >>> 5)] = (matrix[base + (c >>> 5)] as number) ^ (1 << (c & 31))
+    }
+    matrix[base + rowWords + (row >>> 5)] = 1 << (row & 31)
+  })
+  const pivoted = new Uint8Array(rows)
+  for (let c = 0; c < columns; c++) {
+    if ((c & 63) === 0 && budget.timeIsUp()) return undefined
+    const word = c >>> 5
+    const bit = 1 << (c & 31)
+    let pivot = -1
+    for (let r = 0; r < rows; r++) {
+      if (!pivoted[r] && ((matrix[r * stride + word] as number) & bit) !== 0) {
+        pivot = r
+        break
+      }
+    }
+    if (pivot < 0) continue
+    pivoted[pivot] = 1
+    const pBase = pivot * stride
+    for (let r = pivot + 1; r < rows; r++) {
+      const base = r * stride
+      if (pivoted[r] || ((matrix[base + word] as number) & bit) === 0) continue
+      // Unpivoted rows are already zero in the columns before c.
+      for (let w = word; w < stride; w++) {
+        matrix[base + w] = (matrix[base + w] as number) ^ (matrix[pBase + w] as number)
+      }
+    }
+  }
+  for (let r = 0; r < rows; r++) {
+    if (pivoted[r]) continue
+    const history = matrix.subarray(r * stride + rowWords, (r + 1) * stride)
+    const d = squareRoot(n, primes, relations, history)
+    if (d !== 1n && d !== n) return d
+  }
+  return 1n
+}
+
+/** gcd(X - Z, n) for X the product of the dependency's y and Z the square root of the product of its sides. */
+function squareRoot(n: bigint, primes: Int32Array, relations: Relation[], history: Uint32Array): bigint {
+  const exponents = new Int32Array(primes.length)
+  let x = 1n
+  let z = 1n
+  for (let row = 0; row < relations.length; row++) {
+    if (((history[row >>> 5] as number) & (1 << (row & 31))) === 0) continue
+    const r = relations[row] as Relation
+    x = (x * r.y) % n
+    z = (z * r.large) % n
+    for (const i of r.indices) exponents[i] = (exponents[i] as number) + 1
+  }
+  for (let i = 0; i < primes.length; i++) {
+    const e = exponents[i] as number
+    if (e > 0) z = (z * modPow(BigInt(primes[i] as number), BigInt(e >> 1), n)) % n
+  }
+  return gcd(x - z, n)
+}
+
+/** base^exp mod p on doubles, for p < 2^16. */
+function powMod(base: number, exp: number, p: number): number {
+  let result = 1
+  let b = base % p
+  for (let e = exp; e > 0; e = Math.floor(e / 2)) {
+    if (e & 1) result = (result * b) % p
+    b = (b * b) % p
+  }
+  return result
+}
+
+/** A square root of the quadratic residue r mod the odd prime p < 2^16 (Tonelli-Shanks), or -1 for a non-residue. */
+function sqrtMod(r: number, p: number): number {
+  if (powMod(r, (p - 1) / 2, p) !== 1) return -1
+  if (p % 4 === 3) return powMod(r, (p + 1) / 4, p)
+  let q = p - 1
+  let s = 0
+  while (q % 2 === 0) {
+    q /= 2
+    s++
+  }
+  let z = 2
+  while (powMod(z, (p - 1) / 2, p) !== p - 1) z++
+  let m = s
+  let c = powMod(z, q, p)
+  let t = powMod(r, q, p)
+  let root = powMod(r, (q + 1) / 2, p)
+  while (t !== 1) {
+    let i = 0
+    for (let t2 = t; t2 !== 1; t2 = (t2 * t2) % p) i++
+    let b = c
+    for (let j = 0; j < m - i - 1; j++) b = (b * b) % p
+    m = i
+    c = (b * b) % p
+    t = (t * c) % p
+    root = (root * b) % p
+  }
+  return root
+}
+
+/** a^-1 mod m for gcd(a, m) = 1, by the extended Euclidean algorithm on doubles. */
+function invMod(a: number, m: number): number {
+  let [r0, r1] = [a % m, m]
+  let [s0, s1] = [1, 0]
+  while (r1 !== 0) {
+    const q = Math.floor(r0 / r1)
+    ;[r0, r1] = [r1, r0 - q * r1]
+    ;[s0, s1] = [s1, s0 - q * s1]
+  }
+  return ((s0 % m) + m) % m
+}
