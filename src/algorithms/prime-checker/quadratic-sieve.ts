@@ -5,12 +5,21 @@
 // Manasse's partial relations), pairs sharing it are combined, and Gaussian elimination over GF(2) gives the
 // congruences of squares. Everything on the sieve's side is on doubles and typed arrays; BigInt is only for
 // the candidates that pass the sieve and for the final square roots.
-import { bitLength, gcd, modPow } from './bigint-math.js'
+import { bitLength, gcd } from './bigint-math.js'
 import type { Budget } from './budget.js'
 import { SMALL_PRIMES } from './small-primes.js'
 
 /** Relations gathered beyond the factor base's size, so that elimination leaves that many dependencies. */
 const EXTRA_RELATIONS = 24
+
+/** Partial relations keep a cofactor up to this many times the largest factor-base prime. */
+const LARGE_PRIME_FACTOR = 64
+
+/**
+ * The sieve reports x where the logs add up to log2 |g(x)| less this many times log2 of the largest prime:
+ * room for a large prime, the unsieved small primes and rounding (measured best from 1.6 to 1.8).
+ */
+const THRESHOLD_LOGS = 1.8
 
 /** Primes below this are not sieved: they hit often but add little; the threshold allows for them. */
 const SMALL_SIEVE_BOUND = 30
@@ -27,13 +36,13 @@ interface Params {
 
 /** [digits of n, factor-base size, half-width], interpolated in between; measured in bench/prime.ts. */
 const PARAMS: [number, number, number][] = [
-  [18, 80, 12288],
-  [24, 130, 16384],
-  [30, 220, 24576],
-  [36, 380, 32768],
-  [42, 650, 49152],
-  [48, 1000, 65536],
-  [54, 1500, 65536],
+  [18, 80, 4096],
+  [24, 130, 6144],
+  [30, 220, 8192],
+  [36, 380, 12288],
+  [42, 650, 16384],
+  [48, 1000, 24576],
+  [54, 1500, 32768],
 ]
 
 function params(digits: number): Params {
@@ -90,12 +99,26 @@ export function quadraticSieve(n: bigint, budget: Budget): bigint | undefined {
         else relations.push(combine(mate, r, n))
       }
     }
-    const found = solve(n, fb.primes, relations, budget)
+    const found = solve(n, fb.primes, unique(relations, n), budget)
     if (found === undefined) return undefined
     if (found !== 1n) return found
     // Every dependency gave a trivial split (each does with probability at most 1/2): gather a few more.
     wanted += EXTRA_RELATIONS
   }
+}
+
+/**
+ * The relations without repeats: polynomials whose A share primes overlap in a few y, and y and -y give the
+ * same relation; a repeat is a dependency of its own, always trivial.
+ */
+function unique(relations: Relation[], n: bigint): Relation[] {
+  const seen = new Set<bigint>()
+  return relations.filter((r) => {
+    const key = 2n * r.y < n ? r.y : n - r.y
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
 }
 
 /** Two partial relations with the same large prime L make one whose product carries L^2. */
@@ -108,32 +131,53 @@ function combine(a: Relation, b: Relation, n: bigint): Relation {
   }
 }
 
+/** The odd primes whose contributions rank the multipliers: past 1000 they change the score by little. */
+const RANKING_PRIMES = SMALL_PRIMES.subarray(1, 168)
+
+/** Legendre symbols (k / p) for each multiplier k and ranking prime p, made on the first call. */
+let multiplierSymbols: Int8Array | undefined
+
+function symbols(): Int8Array {
+  if (multiplierSymbols) return multiplierSymbols
+  const table = new Int8Array(MULTIPLIERS.length * RANKING_PRIMES.length)
+  MULTIPLIERS.forEach((k, m) => {
+    RANKING_PRIMES.forEach((p, i) => {
+      table[m * RANKING_PRIMES.length + i] = k % p === 0 ? 0 : powMod(k, (p - 1) / 2, p) === 1 ? 1 : -1
+    })
+  })
+  multiplierSymbols = table
+  return table
+}
+
 /**
  * The Knuth-Schroeppel multiplier (Silverman 1987, section 5): k maximising the expected contribution of the
  * small primes to Q(x) = (Ax + B)^2 - kN, less half the log of k for the larger values.
  */
 function multiplier(n: bigint): number {
+  const table = symbols()
   const n8 = Number(n % 8n)
-  const residues: number[] = []
-  const tested = SMALL_PRIMES.subarray(1, 300)
-  for (const p of tested) residues.push(Number(n % BigInt(p)))
+  // (kN / p) = (k / p) (N / p): one power per prime for N, the multipliers' symbols from the table.
+  const nSymbols = RANKING_PRIMES.map((p) => {
+    const r = Number(n % BigInt(p))
+    return r === 0 ? 0 : powMod(r, (p - 1) / 2, p) === 1 ? 1 : -1
+  })
   let best = 1
   let bestScore = Number.NEGATIVE_INFINITY
-  for (const k of MULTIPLIERS) {
+  MULTIPLIERS.forEach((k, m) => {
     // kN = 1 (mod 8) makes 8 divide Q(x) for half the x, 5 (mod 8) gives 4, otherwise only 2.
     const kn8 = (k * n8) % 8
     let score = -0.5 * Math.log(k) + (kn8 === 1 ? 2 : kn8 === 5 ? 1 : 0.5) * Math.LN2
-    for (let i = 0; i < tested.length; i++) {
-      const p = tested[i] as number
-      const r = (k * (residues[i] as number)) % p
-      if (r === 0) score += Math.log(p) / p
-      else if (powMod(r, (p - 1) / 2, p) === 1) score += (2 * Math.log(p)) / (p - 1)
+    for (let i = 0; i < RANKING_PRIMES.length; i++) {
+      const p = RANKING_PRIMES[i] as number
+      const symbol = (table[m * RANKING_PRIMES.length + i] as number) * (nSymbols[i] as number)
+      if (k % p === 0) score += Math.log(p) / p
+      else if (symbol === 1) score += (2 * Math.log(p)) / (p - 1)
     }
     if (score > bestScore) {
       bestScore = score
       best = k
     }
-  }
+  })
   return best
 }
 
@@ -193,6 +237,12 @@ class Sieve {
   /** Which B of the current A is in use; 2^(s-1) of them. */
   private bIndex = 0
   private readonly inA: Uint8Array
+  /** For each prime q_l of A, the sieve position mod q_l where q_l divides g(x) = 2 B x + C (mod q_l). */
+  private aRoots: number[] = []
+  /** (1 + 2^-40) / p: j / p rounded up just enough that floor(j * it) is exact for j below 2^20. */
+  private readonly reciprocals: Float64Array
+  /** Scratch list of the factor-base indices dividing a candidate. */
+  private readonly hits: number[] = []
   /** The sieve positions x + M where p divides g(x), two per prime. */
   private readonly root1: Int32Array
   private readonly root2: Int32Array
@@ -216,16 +266,16 @@ class Sieve {
     this.inA = new Uint8Array(this.size)
     this.root1 = new Int32Array(this.size)
     this.root2 = new Int32Array(this.size)
+    this.reciprocals = Float64Array.from(this.primes, (p) => (1 + 2 ** -40) / p)
     let first = 1
     while (first < this.size && (this.primes[first] as number) < SMALL_SIEVE_BOUND) first++
     this.firstSieved = first
     const pMax = this.primes[this.size - 1] as number
-    // A cofactor below pMax^2 with no factor-base prime is prime; 64 pMax keeps the partials worth storing.
-    this.largeBound = Math.min(64 * pMax, pMax * pMax - 1)
-    // |g(x)| <= M sqrt(kN / 2) over the interval; a relation with one large prime lacks up to log2 of its
-    // bound in the sieve, and the unsieved small primes and rounding take a few more bits.
+    // A cofactor below pMax^2 with no factor-base prime is prime.
+    this.largeBound = Math.min(LARGE_PRIME_FACTOR * pMax, pMax * pMax - 1)
+    // |g(x)| <= M sqrt(kN / 2) over the interval.
     const logG = bitLength(kn) / 2 - 0.5 + Math.log2(halfWidth)
-    const threshold = Math.round(logG - Math.log2(this.largeBound) - 4)
+    const threshold = Math.round(logG - THRESHOLD_LOGS * Math.log2(pMax))
     this.init = 128 - threshold
     this.targetA = Math.sqrt(2 * Number(kn)) / halfWidth
   }
@@ -245,6 +295,7 @@ class Sieve {
     const term = this.bTerms[v] as bigint
     this.b += plus ? 2n * term : -2n * term
     this.c = (this.b * this.b - this.kn) / this.a
+    this.findARoots()
     const { primes, root1, root2, deltas, size } = this
     const offset = v * size
     for (let i = 1; i < size; i++) {
@@ -260,6 +311,7 @@ class Sieve {
       root1[i] = r1
       root2[i] = r2
     }
+    this.markARoots()
   }
 
   /** A new A = q_1 ... q_s near sqrt(2 kN) / M, its first B, and every prime's roots and deltas. */
@@ -275,14 +327,15 @@ class Sieve {
     for (const q of qs) a *= BigInt(q)
     this.a = a
     // B_l = (A / q_l) gamma_l with gamma_l = t_l (A / q_l)^-1 mod q_l, so that B = sum B_l has B^2 = kN (mod A).
-    this.bTerms = qs.map((q, l) => {
-      const rest = a / BigInt(q)
-      let gamma = ((sqrts[indices[l] as number] as number) * invMod(Number(rest % BigInt(q)), q)) % q
-      if (gamma > q / 2) gamma = q - gamma
-      return rest * BigInt(gamma)
+    const gammas = qs.map((q, l) => {
+      const gamma =
+        ((sqrts[indices[l] as number] as number) * invMod(Number((a / BigInt(q)) % BigInt(q)), q)) % q
+      return gamma > q / 2 ? q - gamma : gamma
     })
+    this.bTerms = qs.map((q, l) => (a / BigInt(q)) * BigInt(gammas[l] as number))
     this.b = this.bTerms.reduce((x, y) => x + y, 0n)
     this.c = (this.b * this.b - this.kn) / a
+    this.findARoots()
     const s = qs.length
     this.deltas = new Int32Array(s * size)
     const half = this.width / 2
@@ -294,7 +347,9 @@ class Sieve {
       const aInv = invMod(aModP, p)
       let bModP = 0
       for (let l = 0; l < s; l++) {
-        const bl = Number((this.bTerms[l] as bigint) % BigInt(p))
+        // B_l = gamma_l prod_(m != l) q_m, reduced mod p on doubles: every factor is below 2^16.
+        let bl = (gammas[l] as number) % p
+        for (let m = 0; m < s; m++) if (m !== l) bl = (bl * ((qs[m] as number) % p)) % p
         bModP += bl
         this.deltas[l * size + i] = (((2 * bl) % p) * aInv) % p
       }
@@ -304,23 +359,44 @@ class Sieve {
       this.root1[i] = (((aInv * ((t - bModP + p) % p)) % p) + shift) % p
       this.root2[i] = (((aInv * ((2 * p - t - bModP) % p)) % p) + shift) % p
     }
+    this.markARoots()
+  }
+
+  /** A's primes get roots no sieve position mod q equals: relationAt finds them through aRoots instead. */
+  private markARoots(): void {
+    for (const i of this.aIndices) {
+      this.root1[i] = -1
+      this.root2[i] = -1
+    }
+  }
+
+  /** g(x) = 2 B x + C (mod q) for q dividing A: one root, x = -C (2 B)^-1, as a sieve position. */
+  private findARoots(): void {
+    const half = this.width / 2
+    this.aRoots = this.aIndices.map((i) => {
+      const q = this.primes[i] as number
+      const bigQ = BigInt(q)
+      const twoB = Number((((2n * this.b) % bigQ) + bigQ) % bigQ)
+      const c = Number(((this.c % bigQ) + bigQ) % bigQ)
+      return ((((q - c) * invMod(twoB, q)) % q) + half) % q
+    })
   }
 
   /** Indices of s factor-base primes whose product is near the target, a product not used before. */
   private chooseA(): number[] {
     const { primes, size, targetA } = this
     const logTarget = Math.log(targetA)
-    // Primes near 2000 leave several thousand products to draw from yet cost little yield by not being sieved.
-    let s = Math.max(2, Math.round(logTarget / Math.log(2000)))
+    // Primes near a quarter of the largest leave many products to draw from, each giving 2^(s-1) polynomials,
+    // and lose little yield by not being sieved.
+    const qPref = (this.primes[this.size - 1] as number) / 4
+    let s = Math.max(2, Math.round(logTarget / Math.log(qPref)))
     for (let tries = 0; ; tries++) {
       // A small number's products of s primes run out: more, smaller primes make many more of them.
       if (tries > 0 && tries % 100 === 0) s++
       const q = Math.exp(logTarget / s)
       const spread = 2 + tries / 50
-      let lo = this.firstSieved
-      while (lo < size - 1 && (primes[lo] as number) < q / spread) lo++
-      let hi = lo
-      while (hi < size - 1 && (primes[hi] as number) < q * spread) hi++
+      let lo = this.firstAtLeast(q / spread)
+      let hi = Math.min(size - 1, this.firstAtLeast(q * spread))
       if (hi - lo < s + 2) {
         lo = this.firstSieved
         hi = size - 1
@@ -330,7 +406,7 @@ class Sieve {
       for (let l = 0; l < s - 1; l++) {
         let j: number
         do j = lo + (this.nextRandom() % (hi - lo + 1))
-        while (chosen.includes(j))
+        while (chosen.includes(j) || this.dividesK(j))
         chosen.push(j)
         product *= primes[j] as number
       }
@@ -345,26 +421,38 @@ class Sieve {
     }
   }
 
-  /** The sieved factor-base prime nearest to `value` not in `taken`, or -1. */
-  private nearest(value: number, taken: number[]): number {
-    const { primes, size } = this
+  /** The first sieved factor-base index whose prime is at least `value` (the last index if none is). */
+  private firstAtLeast(value: number): number {
+    const { primes } = this
     let lo = this.firstSieved
-    let hi = size - 1
+    let hi = this.size - 1
     while (lo < hi) {
       const mid = (lo + hi) >> 1
       if ((primes[mid] as number) < value) lo = mid + 1
       else hi = mid
     }
+    return lo
+  }
+
+  /** The sieved factor-base prime nearest to `value` not in `taken`, or -1. */
+  private nearest(value: number, taken: number[]): number {
+    const { primes, size } = this
+    const lo = this.firstAtLeast(value)
     let best = -1
     let bestGap = Number.POSITIVE_INFINITY
     for (let j = Math.max(this.firstSieved, lo - 2); j <= Math.min(size - 1, lo + 2); j++) {
       const gap = Math.abs(Math.log((primes[j] as number) / value))
-      if (!taken.includes(j) && gap < bestGap) {
+      if (!taken.includes(j) && !this.dividesK(j) && gap < bestGap) {
         best = j
         bestGap = gap
       }
     }
     return bestGap < 0.7 ? best : -1
+  }
+
+  /** A prime of k has no square root of kN to build B from (B^2 - kN would not be divisible by A). */
+  private dividesK(i: number): boolean {
+    return this.sqrts[i] === 0
   }
 
   private nextRandom(): number {
@@ -404,7 +492,18 @@ class Sieve {
 
   /** Trial-divides g(x) at sieve position j by the primes whose roots say they divide it. */
   private relationAt(j: number): Relation | undefined {
-    const { primes, root1, root2, inA, size } = this
+    const { primes, root1, root2, size, hits, reciprocals } = this
+    // The dividing primes come from the roots on doubles; the BigInt side then divides by their products.
+    hits.length = 0
+    for (let i = 1; i < size; i++) {
+      // j mod p by a multiplication: the reciprocals are rounded up, so exact multiples do not fall short.
+      const p = primes[i] as number
+      const jm = j - p * Math.floor(j * (reciprocals[i] as number))
+      if (jm === root1[i] || jm === root2[i]) hits.push(i)
+    }
+    this.aIndices.forEach((i, l) => {
+      if (j % (primes[i] as number) === this.aRoots[l]) hits.push(i)
+    })
     const x = BigInt(j - this.width / 2)
     const y = this.a * x + this.b
     let g = (y + this.b) * x + this.c
@@ -413,41 +512,37 @@ class Sieve {
     if (g === 0n) return undefined
     // A g(x) = y^2 - kN, so A's primes belong to the relation whatever g's factors are.
     const indices = [...this.aIndices]
-    while ((g & 1n) === 0n) {
-      g >>= 1n
-      indices.push(0)
+    let twos = 0
+    for (let low = Number(g & 0xffffffffn); (low & 1) === 0; low = Number(g & 0xffffffffn)) {
+      // Math.clz32(low & -low) counts from the top: 31 minus it is the trailing zeros (32 when low is 0).
+      const shift = low === 0 ? 32 : 31 - Math.clz32(low & -low)
+      g >>= BigInt(shift)
+      twos += shift
     }
-    for (const i of this.aIndices) {
-      const q = BigInt(primes[i] as number)
-      while (g % q === 0n) {
-        g /= q
+    for (let t = 0; t < twos; t++) indices.push(0)
+    let chunk = 1
+    for (const i of hits) {
+      const p = primes[i] as number
+      indices.push(i)
+      if (chunk * p >= 2 ** 53) {
+        g /= BigInt(chunk)
+        chunk = 1
+      }
+      chunk *= p
+    }
+    g /= BigInt(chunk)
+    // A cofactor past 2^53 would stay past the large-prime bound but for high powers of the hit primes.
+    if (g >= 2n ** 53n) return undefined
+    let small = Number(g)
+    for (const i of hits) {
+      const p = primes[i] as number
+      while (small % p === 0) {
+        small /= p
         indices.push(i)
       }
     }
-    // The cofactor moves to a double once it fits, where remainders are much cheaper than on BigInt.
-    let small = g < 2n ** 53n ? Number(g) : -1
-    for (let i = 1; i < size; i++) {
-      if (inA[i]) continue
-      const p = primes[i] as number
-      const jm = j % p
-      if (jm !== root1[i] && jm !== root2[i]) continue
-      if (small < 0) {
-        const bp = BigInt(p)
-        while (g % bp === 0n) {
-          g /= bp
-          indices.push(i)
-        }
-        if (g < 2n ** 53n) small = Number(g)
-      } else {
-        while (small % p === 0) {
-          small /= p
-          indices.push(i)
-        }
-      }
-    }
-    if (small < 0 || small > this.largeBound) return undefined
-    const residue = ((y % this.n) + this.n) % this.n
-    return { y: residue, neg, indices, large: BigInt(small) }
+    if (small > this.largeBound) return undefined
+    return { y: y < 0n ? y + this.n : y, neg, indices, large: BigInt(small) }
   }
 }
 
@@ -517,10 +612,19 @@ function squareRoot(n: bigint, primes: Int32Array, relations: Relation[], histor
     z = (z * r.large) % n
     for (const i of r.indices) exponents[i] = (exponents[i] as number) + 1
   }
+  // Primes are below 2^16: products of up to 2^37 stay exact on a double before one BigInt multiplication.
+  let chunk = 1
   for (let i = 0; i < primes.length; i++) {
-    const e = exponents[i] as number
-    if (e > 0) z = (z * modPow(BigInt(primes[i] as number), BigInt(e >> 1), n)) % n
+    const p = primes[i] as number
+    for (let e = (exponents[i] as number) >> 1; e > 0; e--) {
+      chunk *= p
+      if (chunk >= 2 ** 37) {
+        z = (z * BigInt(chunk)) % n
+        chunk = 1
+      }
+    }
   }
+  z = (z * BigInt(chunk)) % n
   return gcd(x - z, n)
 }
 
@@ -566,12 +670,18 @@ function sqrtMod(r: number, p: number): number {
 
 /** a^-1 mod m for gcd(a, m) = 1, by the extended Euclidean algorithm on doubles. */
 function invMod(a: number, m: number): number {
-  let [r0, r1] = [a % m, m]
-  let [s0, s1] = [1, 0]
+  let r0 = a % m
+  let r1 = m
+  let s0 = 1
+  let s1 = 0
   while (r1 !== 0) {
     const q = Math.floor(r0 / r1)
-    ;[r0, r1] = [r1, r0 - q * r1]
-    ;[s0, s1] = [s1, s0 - q * s1]
+    const r2 = r0 - q * r1
+    r0 = r1
+    r1 = r2
+    const s2 = s0 - q * s1
+    s0 = s1
+    s1 = s2
   }
   return ((s0 % m) + m) % m
 }
