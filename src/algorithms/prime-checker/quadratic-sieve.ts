@@ -36,8 +36,8 @@ interface Params {
 
 /** [digits of n, factor-base size, half-width], interpolated in between; measured in bench/prime.ts. */
 const PARAMS: [number, number, number][] = [
-  [18, 80, 4096],
-  [24, 130, 6144],
+  [18, 50, 8192],
+  [24, 100, 8192],
   [30, 220, 8192],
   [36, 380, 12288],
   [42, 650, 16384],
