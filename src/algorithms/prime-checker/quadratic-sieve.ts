@@ -88,42 +88,34 @@ export function quadraticSieve(n: bigint, budget: Budget): bigint | undefined {
   const sieve = new Sieve(n, kn, fb, halfWidth)
   const relations: Relation[] = []
   const partials = new Map<number, Relation>()
+  // Polynomials whose A share primes overlap in a few y, and y and -y give the same relation: a repeated full
+  // relation, or a partial met twice and combined with itself, would be a dependency of its own, always trivial.
+  const seen = new Set<bigint>()
   let wanted = fb.primes.length + EXTRA_RELATIONS
   for (;;) {
     while (relations.length < wanted) {
       if (budget.timeIsUp()) return undefined
       sieve.nextPolynomial()
       for (const r of sieve.collect()) {
+        const y = 2n * r.y < n ? r.y : n - r.y
+        if (seen.has(y)) continue
+        seen.add(y)
         if (r.large === 1n) {
           relations.push(r)
           continue
         }
-        const key = Number(r.large)
-        const mate = partials.get(key)
-        if (mate === undefined) partials.set(key, r)
+        const large = Number(r.large)
+        const mate = partials.get(large)
+        if (mate === undefined) partials.set(large, r)
         else relations.push(combine(mate, r, n))
       }
     }
-    const found = solve(n, fb.primes, unique(relations, n), budget)
+    const found = solve(n, fb.primes, relations, budget)
     if (found === undefined) return undefined
     if (found !== 1n) return found
     // Every dependency gave a trivial split (each does with probability at most 1/2): gather a few more.
     wanted += EXTRA_RELATIONS
   }
-}
-
-/**
- * The relations without repeats: polynomials whose A share primes overlap in a few y, and y and -y give the
- * same relation; a repeat is a dependency of its own, always trivial.
- */
-function unique(relations: Relation[], n: bigint): Relation[] {
-  const seen = new Set<bigint>()
-  return relations.filter((r) => {
-    const key = 2n * r.y < n ? r.y : n - r.y
-    if (seen.has(key)) return false
-    seen.add(key)
-    return true
-  })
 }
 
 /** Two partial relations with the same large prime L make one whose product carries L^2. */
@@ -393,12 +385,18 @@ class Sieve {
     const { primes, size, targetA } = this
     const logTarget = Math.log(targetA)
     // Primes near a quarter of the largest leave many products to draw from, each giving 2^(s-1) polynomials,
-    // and lose little yield by not being sieved.
-    const qPref = (this.primes[this.size - 1] as number) / 4
-    let s = Math.max(2, Math.round(logTarget / Math.log(qPref)))
-    for (let tries = 0; ; tries++) {
-      // A small number's products of s primes run out: more, smaller primes make many more of them.
-      if (tries > 0 && tries % 100 === 0) s++
+    // and lose little yield by not being sieved. Fewer, larger ones if they would fall among the unsieved
+    // primes, but never above half the largest, where too few products come near the target.
+    const logSmallest = Math.log(2 * (primes[this.firstSieved] as number))
+    const logHalfMax = Math.log((primes[size - 1] as number) / 2)
+    let s = Math.max(2, Math.round(logTarget / Math.log((primes[size - 1] as number) / 4)))
+    while (s > 2 && logTarget / s < logSmallest && logTarget / (s - 1) <= logHalfMax) s--
+    while (logTarget / s > logHalfMax) s++
+    for (let tries = 1; ; tries++) {
+      // Failed draws widen the window; many failures mean the products are running out, and one more prime
+      // makes many more of them. Past that, repeats are allowed: unique() drops the relations they repeat.
+      if (tries % 200 === 0 && logTarget / (s + 1) >= logSmallest) s++
+      if (tries % 20_000 === 0) this.usedA.clear()
       const q = Math.exp(logTarget / s)
       const spread = 2 + tries / 50
       let lo = this.firstAtLeast(q / spread)
@@ -581,6 +579,7 @@ function solve(n: bigint, primes: Int32Array, relations: Relation[], budget: Bud
   }
   for (let r = 0; r < rows; r++) {
     if (pivoted[r]) continue
+    if (budget.timeIsUp()) return undefined
     const history = matrix.subarray(r * stride + rowWords, (r + 1) * stride)
     const d = squareRoot(n, primes, relations, history)
     if (d !== 1n && d !== n) return d
