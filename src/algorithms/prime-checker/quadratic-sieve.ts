@@ -19,7 +19,7 @@ const LARGE_PRIME_FACTOR = 64
 
 /**
  * The sieve reports x where the logs add up to log2 |g(x)| less this many times log2 of the largest prime:
- * room for a large prime, the unsieved small primes and rounding (measured best from 1.6 to 1.8).
+ * room for a large prime, the unsieved small primes and rounding (1.8 beat 1.6 and 2.0 at 30 digits).
  */
 const THRESHOLD_LOGS = 1.8
 
@@ -32,11 +32,11 @@ const MULTIPLIERS = [1, 3, 5, 7, 11, 13, 15, 17, 19, 21, 23, 29, 31, 33, 35, 37,
 interface Params {
   /** Factor-base size, including 2. */
   primes: number
-  /** Half-width: x runs over [-M, M). A multiple of 4 so that the sieve is scanned a word at a time. */
+  /** Half-width: x runs over [-M, M). A multiple of 4, so that the kernel scans the sieve 8 bytes at a time. */
   halfWidth: number
 }
 
-/** [digits of n, factor-base size, half-width], interpolated in between; measured in bench/prime.ts. */
+/** [digits of n, factor-base size, half-width], interpolated in between; tuned by measurement (BENCHMARKS.md). */
 const PARAMS: [number, number, number][] = [
   [18, 50, 8192],
   [24, 100, 8192],
