@@ -1,4 +1,4 @@
-// PrimeChecker engine against PARI/GP on the same seeded inputs, in the same run: `npm run bench:prime`
+// PrimeChecker engine against PARI/GP on the same seeded inputs, in the same run: `npm run bench:prime [filter...]`
 // (builds the kernel, then runs this file through tsx). PARI rows are skipped, saying so, without `gp`.
 // Each case times every input in a batch, ROUNDS times; the figure is the median over rounds of the mean
 // time per input. PARI confirms every generated number (primality, or two prime factors) before timing.
@@ -28,6 +28,9 @@ interface Case {
   target: string
 }
 
+/** A case whose inputs are generated only when its row is run. */
+type LazyCase = Omit<Case, 'numbers'> & { build: () => bigint[] }
+
 const hasGp = spawnSync('gp', ['--version-short']).status === 0
 
 function gp(script: string): string[] {
@@ -50,25 +53,32 @@ function bigPrime(g: Generator, digits: number): bigint {
   return BigInt(gp(`print(nextprime(${start}))`)[0] as string)
 }
 
-function cases(): Case[] {
-  const g = generator(SEED)
-  const primes64 = Array.from({ length: 20_000 }, () => randomPrimeBits(g, 64, isPrime))
-  const odd64 = Array.from({ length: 20_000 }, () => randomOdd64(g))
-  const list: Case[] = [
-    {
-      name: 'is_prime, random 64-bit primes',
-      numbers: primes64,
-      kind: 'isprime',
-      rounds: ROUNDS,
-      target: '2',
-    },
-    {
-      name: 'is_prime, random odd 64-bit numbers',
-      numbers: odd64,
-      kind: 'isprime',
-      rounds: ROUNDS,
-      target: '2',
-    },
+/** A row's inputs come from its own generator, seeded by SEED and the row's name, so that a filtered run
+ * builds only the rows it times and still gets the same numbers as a full run. */
+function rowGenerator(name: string): Generator {
+  let hash = 2166136261
+  for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), 16777619) >>> 0
+  return generator((SEED ^ hash) >>> 0)
+}
+
+function row(
+  name: string,
+  kind: Case['kind'],
+  rounds: number,
+  target: string,
+  build: (g: Generator) => bigint[],
+): LazyCase {
+  return { name, kind, rounds, target, build: () => build(rowGenerator(name)) }
+}
+
+function cases(): LazyCase[] {
+  const list: LazyCase[] = [
+    row('is_prime, random 64-bit primes', 'isprime', ROUNDS, '2', (g) =>
+      Array.from({ length: 20_000 }, () => randomPrimeBits(g, 64, isPrime)),
+    ),
+    row('is_prime, random odd 64-bit numbers', 'isprime', ROUNDS, '2', (g) =>
+      Array.from({ length: 20_000 }, () => randomOdd64(g)),
+    ),
   ]
   for (const [digits, count] of [
     [100, 200],
@@ -76,43 +86,30 @@ function cases(): Case[] {
     [1000, 4],
     [3000, 1],
   ] as const) {
-    const numbers = Array.from({ length: count }, () => bigPrime(g, digits))
-    list.push({
-      name: `Baillie-PSW, ${digits}-digit primes`,
-      numbers,
-      kind: 'bpsw',
-      rounds: ROUNDS,
-      target: '3',
-    })
+    list.push(
+      row(`Baillie-PSW, ${digits}-digit primes`, 'bpsw', ROUNDS, '3', (g) =>
+        Array.from({ length: count }, () => bigPrime(g, digits)),
+      ),
+    )
   }
-  const semi64 = Array.from({ length: 50 }, () => balancedSemiprime(g, 1n << 63n, 1n << 64n, isPrime))
-  list.push({
-    name: 'factor, balanced 64-bit semiprimes',
-    numbers: semi64,
-    kind: 'factor',
-    rounds: ROUNDS,
-    target: '2',
-  })
+  list.push(
+    row('factor, balanced 64-bit semiprimes', 'factor', ROUNDS, '2', (g) =>
+      Array.from({ length: 50 }, () => balancedSemiprime(g, 1n << 63n, 1n << 64n, isPrime)),
+    ),
+  )
   for (const digits of [20, 30]) {
     const lo = 10n ** BigInt(digits - 1)
-    const numbers = Array.from({ length: 20 }, () => balancedSemiprime(g, lo, lo * 10n, isPrime))
-    list.push({
-      name: `factor, balanced ${digits}-digit semiprimes`,
-      numbers,
-      kind: 'factor',
-      rounds: 3,
-      target: '5',
-    })
+    list.push(
+      row(`factor, balanced ${digits}-digit semiprimes`, 'factor', 3, '5', (g) =>
+        Array.from({ length: 20 }, () => balancedSemiprime(g, lo, lo * 10n, isPrime)),
+      ),
+    )
   }
-  const p20 = randomPrimeDigits(g, 20, isPrime)
-  const p280 = randomPrime(g, 10n ** 279n, 10n ** 280n, isPrime)
-  list.push({
-    name: 'factor, a 20-digit prime times a 280-digit prime',
-    numbers: [p20 * p280],
-    kind: 'factor',
-    rounds: 1,
-    target: '1',
-  })
+  list.push(
+    row('factor, a 20-digit prime times a 280-digit prime', 'factor', 1, '1', (g) => [
+      randomPrimeDigits(g, 20, isPrime) * randomPrime(g, 10n ** 279n, 10n ** 280n, isPrime),
+    ]),
+  )
   return list
 }
 
@@ -181,10 +178,13 @@ function format(ms: number): string {
 console.log(`bench:prime seed ${SEED}, ${ROUNDS} rounds, Node ${process.version}`)
 if (!hasGp) console.log('gp (PARI/GP) is not installed: PARI columns skipped (apt-get install pari-gp)')
 else console.log(`PARI/GP ${gp('print(version())')[0]}`)
-const all = cases()
+// Optional filter arguments keep only the rows whose names contain one of them, e.g. `tsx bench/prime.ts 30-digit`.
+const filters = process.argv.slice(2)
+const all = cases().filter((c) => filters.length === 0 || filters.some((f) => c.name.includes(f)))
 console.log('| case | inputs | ours | PARI | ours / PARI | target |')
 console.log('|---|---|---|---|---|---|')
-for (const c of all) {
+for (const lazy of all) {
+  const c: Case = { ...lazy, numbers: lazy.build() }
   if (hasGp) checkWithPari(c)
   const ours = timeOurs(c)
   const pari = hasGp ? timePari(c) : undefined

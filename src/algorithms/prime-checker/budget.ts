@@ -8,6 +8,11 @@ export class Budget {
     private readonly signal?: AbortSignal,
   ) {}
 
+  /** A budget with the same signal that ends `ms` from now, or at this one's deadline if that is sooner. */
+  within(ms: number): Budget {
+    return new Budget(Math.min(this.deadline, performance.now() + ms), this.signal)
+  }
+
   /** True once the deadline has passed; throws the signal's reason once it is aborted. */
   timeIsUp(): boolean {
     if (this.signal?.aborted) throw this.signal.reason

@@ -3,6 +3,7 @@ import { Budget } from './budget.js'
 import { ecm } from './ecm.js'
 import { limbCount, MAX_LIMBS } from './kernel.js'
 import { isPrime } from './primality.js'
+import { quadraticSieve } from './quadratic-sieve.js'
 import { rhoBig, splitRho64 } from './rho.js'
 import { factorSmall, isPrimeSmall, SMALL_LIMIT } from './small.js'
 import { trialDivide } from './trial-division.js'
@@ -32,6 +33,29 @@ const POWER_RESIDUE_TESTS = 8
  * ECM 0.9 ms), and a 10-digit factor made rho spend 1.8 ms of 20,000 steps before ECM found it.
  */
 const RHO_STEPS = 8_000
+
+/**
+ * Parts up to this many digits go to the quadratic sieve, which needs no luck with curves: on balanced
+ * semiprimes it beats rho and ECM from 20 digits (just above 2^64) on (BENCHMARKS.md, PrimeChecker engine).
+ */
+const QS_MAX_DIGITS = 45
+
+/**
+ * Rho steps before the quadratic sieve: factors of up to about 6 digits in a fraction of a millisecond,
+ * where the sieve would take its full time whatever the factors' sizes.
+ */
+const QS_RHO_STEPS = 2_000
+
+/**
+ * From this many digits ECM gets a fifth of the sieve's expected time first: the sieve takes as long for a
+ * part with a 12-digit factor as for a balanced one, and ECM's first curves find such factors in a few ms.
+ */
+const QS_ECM_FROM_DIGITS = 33
+
+/** The sieve's time on a balanced part of d digits, in ms on the bench machine: 7 ms at 30, x3.3 per 5 digits. */
+function qsExpectedMs(digits: number): number {
+  return 7 * 3.3 ** ((digits - 30) / 5)
+}
 
 const LIMIT_32 = BigInt(SMALL_LIMIT)
 const LIMIT_64 = 1n << 64n
@@ -117,11 +141,18 @@ function powModSmall(base: number, exp: number, p: number): number {
 
 /**
  * A nontrivial divisor of the composite n (no prime factor below 2^16, not a perfect power), or undefined at
- * the deadline: rho alone below 2^64, where it needs at most about 2^16 steps; above, rho for small factors
- * and then ECM, up to 32768 bits.
+ * the deadline: rho alone below 2^64, where it needs at most about 2^16 steps; up to QS_MAX_DIGITS digits, a
+ * little rho and then the quadratic sieve; above, rho for small factors and then ECM, up to 32768 bits.
  */
 function split(n: bigint, budget: Budget): bigint | undefined {
   if (n < LIMIT_64) return splitRho64(n, budget)
+  const digits = n.toString().length
+  if (digits <= QS_MAX_DIGITS) {
+    const found =
+      rhoBig(n, QS_RHO_STEPS, budget) ??
+      (digits >= QS_ECM_FROM_DIGITS ? ecm(n, budget.within(qsExpectedMs(digits) / 5)) : undefined)
+    return found ?? (budget.timeIsUp() ? undefined : quadraticSieve(n, budget))
+  }
   // Rho and ECM run on montn's residues of at most MAX_LIMBS 32-bit limbs. A larger part (ALGOSERVE_MAX_DIGITS
   // raised past about 9,800 digits) is left unsplit: BigInt rho at that size would find little within a budget.
   if (limbCount(n) > MAX_LIMBS) return undefined

@@ -46,6 +46,14 @@ export interface KernelExports {
   ecmStage1(primes: number, count: number, from: number, maxMuls: number): number
   ecmStage2Setup(m0: number, oneSlot: number): void
   ecmStage2(masks: number, base: number, from: number, to: number, maxMuls: number): number
+  qsPrimes(): number
+  qsRoot1(): number
+  qsRoot2(): number
+  qsLogs(): number
+  qsCandidates(): number
+  qsSieve(width: number, first: number, count: number, init: number): number
+  qsHits(): number
+  qsDividing(j: number, count: number): number
 }
 
 function load(): KernelExports {
@@ -73,6 +81,11 @@ export const kernel = load()
 
 /** The most 32-bit limbs a multi-limb modulus may have (MAX_LIMBS in montn.ts): 32768 bits. */
 export const MAX_LIMBS = 1024
+
+/** The sieve kernel's static arrays (wasm/prime/qs.ts): sieve bytes, factor-base primes, candidates. */
+export const QS_MAX_WIDTH = 65536
+export const QS_MAX_PRIMES = 2048
+export const QS_MAX_CANDIDATES = 4096
 
 /** Slots the multi-limb code uses (the highest is ecm.ts's last baby step). */
 const SLOT_COUNT = 130

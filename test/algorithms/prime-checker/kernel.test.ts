@@ -255,4 +255,21 @@ describe('trial division below 2^64 in the kernel', () => {
       '65521^2 p',
     )
   })
+
+  test('agrees with dividing by every odd number from 2^64 to 2^160, across the limb path and the BigInt one', () => {
+    const next = prng(SEED + 7)
+    const edges = [65521n, 65519n, 65537n, 3n, 2n, 251n, 257n]
+    for (let i = 0; i < 60; i++) {
+      const bits = 65 + (next() % 96)
+      let n = 1n
+      for (let f = next() % 6; f > 0; f--) {
+        n *= next() % 4 === 0 ? (edges[next() % edges.length] as bigint) : BigInt(2 + (next() % 65534))
+      }
+      n *= (randomBits(next, bits) >> BigInt(n.toString(2).length)) | 1n
+      if (n < 1n << 64n) n += 1n << 64n
+      assert.deepEqual(trialDivide(n), referenceTrialDivide(n), `trialDivide(${n}), seed ${SEED}`)
+    }
+    const square = 65521n * 65521n * (2n ** 127n - 1n)
+    assert.deepEqual(trialDivide(square), referenceTrialDivide(square), '65521^2 (2^127 - 1)')
+  })
 })

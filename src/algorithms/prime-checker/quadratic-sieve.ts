@@ -1,0 +1,674 @@
+// The self-initialising quadratic sieve (Alford and Pomerance 1995; Contini's thesis, 1997; Crandall and
+// Pomerance, Prime Numbers, section 6.1): polynomials g(x) = A x^2 + 2 B x + C with A a product of s
+// factor-base primes, so that (A x + B)^2 - kN = A g(x) and each A serves 2^(s-1) values of B switched by a
+// Gray code at the cost of one addition per prime. Relations have one large prime allowed (Lenstra and
+// Manasse's partial relations), pairs sharing it are combined, and Gaussian elimination over GF(2) gives the
+// congruences of squares. The sieve loop and the search for the primes dividing a candidate run in the
+// kernel (wasm/prime/qs.ts), 1.2 to 1.5 times as fast as the same loops here; the roots are kept on doubles
+// in its memory, and BigInt is only for the candidates that pass the sieve and for the final square roots.
+import { bitLength, gcd } from './bigint-math.js'
+import type { Budget } from './budget.js'
+import { kernel, QS_MAX_CANDIDATES, QS_MAX_PRIMES, QS_MAX_WIDTH } from './kernel.js'
+import { SMALL_PRIMES } from './small-primes.js'
+
+/** Relations gathered beyond the factor base's size, so that elimination leaves that many dependencies. */
+const EXTRA_RELATIONS = 24
+
+/** Partial relations keep a cofactor up to this many times the largest factor-base prime. */
+const LARGE_PRIME_FACTOR = 64
+
+/**
+ * The sieve reports x where the logs add up to log2 |g(x)| less this many times log2 of the largest prime:
+ * room for a large prime, the unsieved small primes and rounding (1.8 beat 1.6 and 2.0 at 30 digits).
+ */
+const THRESHOLD_LOGS = 1.8
+
+/** Primes below this are not sieved: they hit often but add little; the threshold allows for them. */
+const SMALL_SIEVE_BOUND = 30
+
+/** Candidate multipliers k for Knuth-Schroeppel: squarefree and small, so kN grows by a few bits at most. */
+const MULTIPLIERS = [1, 3, 5, 7, 11, 13, 15, 17, 19, 21, 23, 29, 31, 33, 35, 37, 39, 41, 43, 47, 51, 53, 55]
+
+interface Params {
+  /** Factor-base size, including 2. */
+  primes: number
+  /** Half-width: x runs over [-M, M). A multiple of 4, so that the kernel scans the sieve 8 bytes at a time. */
+  halfWidth: number
+}
+
+/** [digits of n, factor-base size, half-width], interpolated in between; tuned by measurement (BENCHMARKS.md). */
+const PARAMS: [number, number, number][] = [
+  [18, 50, 8192],
+  [24, 100, 8192],
+  [30, 220, 8192],
+  [36, 380, 12288],
+  [42, 650, 16384],
+  [48, 1000, 24576],
+  [54, 1500, 32768],
+]
+
+function params(digits: number): Params {
+  const first = PARAMS[0] as [number, number, number]
+  const last = PARAMS[PARAMS.length - 1] as [number, number, number]
+  if (digits <= first[0]) return { primes: first[1], halfWidth: first[2] }
+  if (digits >= last[0]) return { primes: last[1], halfWidth: last[2] }
+  for (let i = 1; i < PARAMS.length; i++) {
+    const [d1, f1, m1] = PARAMS[i] as [number, number, number]
+    if (digits > d1) continue
+    const [d0, f0] = PARAMS[i - 1] as [number, number, number]
+    const t = (digits - d0) / (d1 - d0)
+    return { primes: Math.round(f0 + t * (f1 - f0)), halfWidth: m1 }
+  }
+  return { primes: last[1], halfWidth: last[2] }
+}
+
+/** A relation Y^2 = (-1)^neg * prod primes[i] (mod n) times large^2, with the indices listed with multiplicity. */
+interface Relation {
+  y: bigint
+  neg: boolean
+  indices: number[]
+  /** The large primes whose squares the relation carries: their product goes into the square root. */
+  large: bigint
+}
+
+/**
+ * A nontrivial divisor of the odd composite n (no prime factor below 2^16, not a perfect power), or undefined
+ * at the budget's deadline. Throws the budget's abort reason when aborted.
+ */
+export function quadraticSieve(n: bigint, budget: Budget): bigint | undefined {
+  const digits = n.toString().length
+  const { primes, halfWidth: half } = params(digits)
+  // The table stays within the kernel's static arrays; the clamps say so where it is read.
+  const size = Math.min(primes, QS_MAX_PRIMES)
+  const halfWidth = Math.min(half, QS_MAX_WIDTH / 2)
+  const k = multiplier(n)
+  const kn = BigInt(k) * n
+  const fb = factorBase(n, kn, size)
+  if (typeof fb === 'bigint') return fb
+  const sieve = new Sieve(n, kn, fb, halfWidth)
+  const relations: Relation[] = []
+  const partials = new Map<number, Relation>()
+  // Polynomials whose A share primes overlap in a few y, and y and -y give the same relation: a repeated full
+  // relation, or a partial met twice and combined with itself, would be a dependency of its own, always trivial.
+  const seen = new Set<bigint>()
+  let wanted = fb.primes.length + EXTRA_RELATIONS
+  for (;;) {
+    while (relations.length < wanted) {
+      if (budget.timeIsUp()) return undefined
+      sieve.nextPolynomial()
+      for (const r of sieve.collect()) {
+        const y = 2n * r.y < n ? r.y : n - r.y
+        if (seen.has(y)) continue
+        seen.add(y)
+        if (r.large === 1n) {
+          relations.push(r)
+          continue
+        }
+        const large = Number(r.large)
+        const mate = partials.get(large)
+        if (mate === undefined) partials.set(large, r)
+        else relations.push(combine(mate, r, n))
+      }
+    }
+    const found = solve(n, fb.primes, relations, budget)
+    if (found === undefined) return undefined
+    if (found !== 1n) return found
+    // Every dependency gave a trivial split (each does with probability at most 1/2): gather a few more.
+    wanted += EXTRA_RELATIONS
+  }
+}
+
+/** Two partial relations with the same large prime L make one whose product carries L^2. */
+function combine(a: Relation, b: Relation, n: bigint): Relation {
+  return {
+    y: (a.y * b.y) % n,
+    neg: a.neg !== b.neg,
+    indices: a.indices.concat(b.indices),
+    large: a.large,
+  }
+}
+
+/** The odd primes whose contributions rank the multipliers: past 1000 they change the score by little. */
+const RANKING_PRIMES = SMALL_PRIMES.subarray(1, 168)
+
+/** Legendre symbols (k / p) for each multiplier k and ranking prime p, made on the first call. */
+let multiplierSymbols: Int8Array | undefined
+
+function symbols(): Int8Array {
+  if (multiplierSymbols) return multiplierSymbols
+  const table = new Int8Array(MULTIPLIERS.length * RANKING_PRIMES.length)
+  MULTIPLIERS.forEach((k, m) => {
+    RANKING_PRIMES.forEach((p, i) => {
+      table[m * RANKING_PRIMES.length + i] = k % p === 0 ? 0 : powMod(k, (p - 1) / 2, p) === 1 ? 1 : -1
+    })
+  })
+  multiplierSymbols = table
+  return table
+}
+
+/**
+ * The Knuth-Schroeppel multiplier (Silverman 1987, section 5): k maximising the expected contribution of the
+ * small primes to Q(x) = (Ax + B)^2 - kN, less half the log of k for the larger values.
+ */
+function multiplier(n: bigint): number {
+  const table = symbols()
+  const n8 = Number(n % 8n)
+  // (kN / p) = (k / p) (N / p): one power per prime for N, the multipliers' symbols from the table.
+  const nSymbols = RANKING_PRIMES.map((p) => {
+    const r = Number(n % BigInt(p))
+    return r === 0 ? 0 : powMod(r, (p - 1) / 2, p) === 1 ? 1 : -1
+  })
+  let best = 1
+  let bestScore = Number.NEGATIVE_INFINITY
+  MULTIPLIERS.forEach((k, m) => {
+    // kN = 1 (mod 8) makes 8 divide Q(x) for half the x, 5 (mod 8) gives 4, otherwise only 2.
+    const kn8 = (k * n8) % 8
+    let score = -0.5 * Math.log(k) + (kn8 === 1 ? 2 : kn8 === 5 ? 1 : 0.5) * Math.LN2
+    for (let i = 0; i < RANKING_PRIMES.length; i++) {
+      const p = RANKING_PRIMES[i] as number
+      const symbol = (table[m * RANKING_PRIMES.length + i] as number) * (nSymbols[i] as number)
+      if (k % p === 0) score += Math.log(p) / p
+      else if (symbol === 1) score += (2 * Math.log(p)) / (p - 1)
+    }
+    if (score > bestScore) {
+      bestScore = score
+      best = k
+    }
+  })
+  return best
+}
+
+interface FactorBase {
+  /** 2, then the odd primes p with kN a square mod p (including those dividing k). */
+  primes: Int32Array
+  /** A square root of kN mod p (0 for 2 and the primes dividing k). */
+  roots: Int32Array
+  /** round(log2 p): the sieve's increments. */
+  logs: Uint8Array
+}
+
+/** The factor base of `size` primes for kN, or a prime of it that divides n (outside split()'s inputs). */
+function factorBase(n: bigint, kn: bigint, size: number): FactorBase | bigint {
+  const primes = new Int32Array(size)
+  const roots = new Int32Array(size)
+  const logs = new Uint8Array(size)
+  primes[0] = 2
+  logs[0] = 1
+  let count = 1
+  for (let i = 1; count < size && i < SMALL_PRIMES.length; i++) {
+    const p = SMALL_PRIMES[i] as number
+    const r = Number(kn % BigInt(p))
+    if (r === 0 && n % BigInt(p) === 0n) return BigInt(p)
+    const root = r === 0 ? 0 : sqrtMod(r, p)
+    if (root < 0) continue
+    primes[count] = p
+    roots[count] = root
+    logs[count] = Math.round(Math.log2(p))
+    count++
+  }
+  return { primes: primes.subarray(0, count), roots: roots.subarray(0, count), logs: logs.subarray(0, count) }
+}
+
+/** The sieve over one polynomial at a time, with the polynomial's state and its roots mod each prime. */
+class Sieve {
+  private readonly primes: Int32Array
+  private readonly sqrts: Int32Array
+  private readonly logs: Uint8Array
+  private readonly size: number
+  private readonly width: number
+  private readonly candidates: Int32Array
+  private readonly hitList: Int32Array
+  /** The first factor-base index sieved. */
+  private readonly firstSieved: number
+  /** Sieve bytes start at this value, so that a byte at 128 or above has passed the threshold. */
+  private readonly init: number
+  private readonly largeBound: number
+  private readonly targetA: number
+  private readonly usedA = new Set<bigint>()
+  /** Indices of the primes whose product is A, and the per-A state. */
+  private aIndices: number[] = []
+  private a = 0n
+  private bTerms: bigint[] = []
+  private b = 0n
+  private c = 0n
+  /** Which B of the current A is in use; 2^(s-1) of them. */
+  private bIndex = 0
+  private readonly inA: Uint8Array
+  /** For each prime q_l of A, the sieve position mod q_l where q_l divides g(x) = 2 B x + C (mod q_l). */
+  private aRoots: number[] = []
+  /** Scratch list of the factor-base indices dividing a candidate. */
+  private readonly hits: number[] = []
+  /** The sieve positions x + M where p divides g(x), two per prime. */
+  private readonly root1: Int32Array
+  private readonly root2: Int32Array
+  /** 2 B_l A^-1 mod p for each term l of B, at l * size + i: how the roots move when B_l's sign flips. */
+  private deltas: Int32Array = new Int32Array(0)
+  private random = 0x9e3779b9
+
+  constructor(
+    private readonly n: bigint,
+    private readonly kn: bigint,
+    fb: FactorBase,
+    halfWidth: number,
+  ) {
+    this.size = fb.primes.length
+    this.width = 2 * halfWidth
+    // The primes, logs and roots live in the kernel's static arrays, where its sieve loop reads them.
+    const memory = kernel.memory.buffer
+    this.primes = new Int32Array(memory, kernel.qsPrimes(), this.size)
+    this.primes.set(fb.primes)
+    this.logs = new Uint8Array(memory, kernel.qsLogs(), this.size)
+    this.logs.set(fb.logs)
+    this.root1 = new Int32Array(memory, kernel.qsRoot1(), this.size)
+    this.root2 = new Int32Array(memory, kernel.qsRoot2(), this.size)
+    this.candidates = new Int32Array(memory, kernel.qsCandidates(), QS_MAX_CANDIDATES)
+    this.hitList = new Int32Array(memory, kernel.qsHits(), this.size)
+    this.sqrts = fb.roots
+    this.inA = new Uint8Array(this.size)
+    let first = 1
+    while (first < this.size && (this.primes[first] as number) < SMALL_SIEVE_BOUND) first++
+    this.firstSieved = first
+    const pMax = this.primes[this.size - 1] as number
+    // A cofactor below pMax^2 with no factor-base prime is prime.
+    this.largeBound = Math.min(LARGE_PRIME_FACTOR * pMax, pMax * pMax - 1)
+    // |g(x)| <= M sqrt(kN / 2) over the interval.
+    const logG = bitLength(kn) / 2 - 0.5 + Math.log2(halfWidth)
+    const threshold = Math.round(logG - THRESHOLD_LOGS * Math.log2(pMax))
+    this.init = 128 - threshold
+    this.targetA = Math.sqrt(2 * Number(kn)) / halfWidth
+  }
+
+  /** Moves to the next B of the current A, or to a new A once its 2^(s-1) values are used. */
+  nextPolynomial(): void {
+    const s = this.aIndices.length
+    this.bIndex++
+    if (s === 0 || this.bIndex >= 1 << (s - 1)) {
+      this.newA()
+      return
+    }
+    // Gray code (Contini, section 2.4): B_(i+1) = B_i + 2 (-1)^ceil(i / 2^(v+1)) B_v, v the trailing zeros of i.
+    const i = this.bIndex
+    const v = 31 - Math.clz32(i & -i)
+    const plus = Math.ceil(i / 2 ** (v + 1)) % 2 === 0
+    const term = this.bTerms[v] as bigint
+    this.b += plus ? 2n * term : -2n * term
+    this.c = (this.b * this.b - this.kn) / this.a
+    this.findARoots()
+    const { primes, root1, root2, deltas, size } = this
+    const offset = v * size
+    for (let i = 1; i < size; i++) {
+      const p = primes[i] as number
+      const d = deltas[offset + i] as number
+      // x = A^-1 (+-t - B) moves by -+2 B_v A^-1 when B moves by +-2 B_v.
+      let r1 = (root1[i] as number) + (plus ? -d : d)
+      let r2 = (root2[i] as number) + (plus ? -d : d)
+      if (r1 < 0) r1 += p
+      else if (r1 >= p) r1 -= p
+      if (r2 < 0) r2 += p
+      else if (r2 >= p) r2 -= p
+      root1[i] = r1
+      root2[i] = r2
+    }
+    this.markARoots()
+  }
+
+  /** A new A = q_1 ... q_s near sqrt(2 kN) / M, its first B, and every prime's roots and deltas. */
+  private newA(): void {
+    const { primes, size, sqrts } = this
+    this.inA.fill(0)
+    const indices = this.chooseA()
+    this.aIndices = indices
+    this.bIndex = 0
+    for (const j of indices) this.inA[j] = 1
+    const qs = indices.map((j) => primes[j] as number)
+    let a = 1n
+    for (const q of qs) a *= BigInt(q)
+    this.a = a
+    // B_l = (A / q_l) gamma_l with gamma_l = t_l (A / q_l)^-1 mod q_l, so that B = sum B_l has B^2 = kN (mod A).
+    const gammas = qs.map((q, l) => {
+      const gamma =
+        ((sqrts[indices[l] as number] as number) * invMod(Number((a / BigInt(q)) % BigInt(q)), q)) % q
+      return gamma > q / 2 ? q - gamma : gamma
+    })
+    this.bTerms = qs.map((q, l) => (a / BigInt(q)) * BigInt(gammas[l] as number))
+    this.b = this.bTerms.reduce((x, y) => x + y, 0n)
+    this.c = (this.b * this.b - this.kn) / a
+    this.findARoots()
+    const s = qs.length
+    this.deltas = new Int32Array(s * size)
+    const half = this.width / 2
+    for (let i = 1; i < size; i++) {
+      if (this.inA[i]) continue
+      const p = primes[i] as number
+      let aModP = 1
+      for (const q of qs) aModP = (aModP * (q % p)) % p
+      const aInv = invMod(aModP, p)
+      let bModP = 0
+      for (let l = 0; l < s; l++) {
+        // B_l = gamma_l prod_(m != l) q_m, reduced mod p on doubles: every factor is below 2^16.
+        let bl = (gammas[l] as number) % p
+        for (let m = 0; m < s; m++) if (m !== l) bl = (bl * ((qs[m] as number) % p)) % p
+        bModP += bl
+        this.deltas[l * size + i] = (((2 * bl) % p) * aInv) % p
+      }
+      bModP %= p
+      const t = sqrts[i] as number
+      const shift = half % p
+      this.root1[i] = (((aInv * ((t - bModP + p) % p)) % p) + shift) % p
+      this.root2[i] = (((aInv * ((2 * p - t - bModP) % p)) % p) + shift) % p
+    }
+    this.markARoots()
+  }
+
+  /** A's primes get roots no sieve position mod q equals: relationAt finds them through aRoots instead. */
+  private markARoots(): void {
+    for (const i of this.aIndices) {
+      this.root1[i] = -1
+      this.root2[i] = -1
+    }
+  }
+
+  /** g(x) = 2 B x + C (mod q) for q dividing A: one root, x = -C (2 B)^-1, as a sieve position. */
+  private findARoots(): void {
+    const half = this.width / 2
+    this.aRoots = this.aIndices.map((i) => {
+      const q = this.primes[i] as number
+      const bigQ = BigInt(q)
+      const twoB = Number((((2n * this.b) % bigQ) + bigQ) % bigQ)
+      const c = Number(((this.c % bigQ) + bigQ) % bigQ)
+      return ((((q - c) * invMod(twoB, q)) % q) + half) % q
+    })
+  }
+
+  /** Indices of s factor-base primes whose product is near the target, a product not used before. */
+  private chooseA(): number[] {
+    const { primes, size, targetA } = this
+    const logTarget = Math.log(targetA)
+    // Primes near a quarter of the largest leave many products to draw from, each giving 2^(s-1) polynomials,
+    // and lose little yield by not being sieved. Fewer, larger ones if they would fall among the unsieved
+    // primes, but never above half the largest, where too few products come near the target.
+    const logSmallest = Math.log(2 * (primes[this.firstSieved] as number))
+    const logHalfMax = Math.log((primes[size - 1] as number) / 2)
+    let s = Math.max(2, Math.round(logTarget / Math.log((primes[size - 1] as number) / 4)))
+    while (s > 2 && logTarget / s < logSmallest && logTarget / (s - 1) <= logHalfMax) s--
+    while (logTarget / s > logHalfMax) s++
+    for (let tries = 1; ; tries++) {
+      // Failed draws widen the window; many failures mean the products are running out, and one more prime
+      // makes many more of them. Past that, repeats are allowed: unique() drops the relations they repeat.
+      if (tries % 200 === 0 && logTarget / (s + 1) >= logSmallest) s++
+      if (tries % 20_000 === 0) this.usedA.clear()
+      const q = Math.exp(logTarget / s)
+      const spread = 2 + tries / 50
+      let lo = this.firstAtLeast(q / spread)
+      let hi = Math.min(size - 1, this.firstAtLeast(q * spread))
+      if (hi - lo < s + 2) {
+        lo = this.firstSieved
+        hi = size - 1
+      }
+      const chosen: number[] = []
+      let product = 1
+      for (let l = 0; l < s - 1; l++) {
+        let j: number
+        do j = lo + (this.nextRandom() % (hi - lo + 1))
+        while (chosen.includes(j) || this.dividesK(j))
+        chosen.push(j)
+        product *= primes[j] as number
+      }
+      const last = this.nearest(targetA / product, chosen)
+      if (last < 0) continue
+      chosen.push(last)
+      let a = 1n
+      for (const j of chosen) a *= BigInt(primes[j] as number)
+      if (this.usedA.has(a)) continue
+      this.usedA.add(a)
+      return chosen
+    }
+  }
+
+  /** The first sieved factor-base index whose prime is at least `value` (the last index if none is). */
+  private firstAtLeast(value: number): number {
+    const { primes } = this
+    let lo = this.firstSieved
+    let hi = this.size - 1
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if ((primes[mid] as number) < value) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+
+  /** The sieved factor-base prime nearest to `value` not in `taken`, or -1. */
+  private nearest(value: number, taken: number[]): number {
+    const { primes, size } = this
+    const lo = this.firstAtLeast(value)
+    let best = -1
+    let bestGap = Number.POSITIVE_INFINITY
+    for (let j = Math.max(this.firstSieved, lo - 2); j <= Math.min(size - 1, lo + 2); j++) {
+      const gap = Math.abs(Math.log((primes[j] as number) / value))
+      if (!taken.includes(j) && !this.dividesK(j) && gap < bestGap) {
+        best = j
+        bestGap = gap
+      }
+    }
+    return bestGap < 0.7 ? best : -1
+  }
+
+  /** A prime of k has no square root of kN to build B from (B^2 - kN would not be divisible by A). */
+  private dividesK(i: number): boolean {
+    return this.sqrts[i] === 0
+  }
+
+  private nextRandom(): number {
+    // xorshift32: reproducible polynomials from one call to the next.
+    let x = this.random
+    x ^= x << 13
+    x ^= x >>> 17
+    x ^= x << 5
+    this.random = x >>> 0
+    return this.random
+  }
+
+  /** Sieves the current polynomial and returns the relations (full, or with one large prime) it yields. */
+  collect(): Relation[] {
+    const count = kernel.qsSieve(this.width, this.firstSieved, this.size, this.init)
+    const found: Relation[] = []
+    for (let c = 0; c < count; c++) {
+      const r = this.relationAt(this.candidates[c] as number)
+      if (r !== undefined) found.push(r)
+    }
+    return found
+  }
+
+  /** Trial-divides g(x) at sieve position j by the primes whose roots say they divide it. */
+  private relationAt(j: number): Relation | undefined {
+    const { primes, size, hits } = this
+    // The kernel lists the primes whose roots say they divide g(x); the BigInt side divides by their products.
+    hits.length = 0
+    const count = kernel.qsDividing(j, size)
+    for (let h = 0; h < count; h++) hits.push(this.hitList[h] as number)
+    this.aIndices.forEach((i, l) => {
+      if (j % (primes[i] as number) === this.aRoots[l]) hits.push(i)
+    })
+    const x = BigInt(j - this.width / 2)
+    const y = this.a * x + this.b
+    let g = (y + this.b) * x + this.c
+    const neg = g < 0n
+    if (neg) g = -g
+    if (g === 0n) return undefined
+    // A g(x) = y^2 - kN, so A's primes belong to the relation whatever g's factors are.
+    const indices = [...this.aIndices]
+    let twos = 0
+    for (let low = Number(g & 0xffffffffn); (low & 1) === 0; low = Number(g & 0xffffffffn)) {
+      // Math.clz32(low & -low) counts from the top: 31 minus it is the trailing zeros (32 when low is 0).
+      const shift = low === 0 ? 32 : 31 - Math.clz32(low & -low)
+      g >>= BigInt(shift)
+      twos += shift
+    }
+    for (let t = 0; t < twos; t++) indices.push(0)
+    let chunk = 1
+    for (const i of hits) {
+      const p = primes[i] as number
+      indices.push(i)
+      if (chunk * p >= 2 ** 53) {
+        g /= BigInt(chunk)
+        chunk = 1
+      }
+      chunk *= p
+    }
+    g /= BigInt(chunk)
+    // A cofactor past 2^53 would stay past the large-prime bound but for high powers of the hit primes.
+    if (g >= 2n ** 53n) return undefined
+    let small = Number(g)
+    for (const i of hits) {
+      const p = primes[i] as number
+      while (small % p === 0) {
+        small /= p
+        indices.push(i)
+      }
+    }
+    if (small > this.largeBound) return undefined
+    return { y: y < 0n ? y + this.n : y, neg, indices, large: BigInt(small) }
+  }
+}
+
+/**
+ * Gaussian elimination over GF(2) on the relations' exponent vectors (sign, then one bit per prime), with
+ * each row's history of combined relations; each zero row is a dependency, tried for a nontrivial gcd.
+ * Returns the divisor, 1n when every dependency was trivial, or undefined at the deadline.
+ */
+function solve(n: bigint, primes: Int32Array, relations: Relation[], budget: Budget): bigint | undefined {
+  const columns = primes.length + 1
+  const rowWords = (columns + 31) >>> 5
+  const rows = relations.length
+  const historyWords = (rows + 31) >>> 5
+  const stride = rowWords + historyWords
+  const matrix = new Uint32Array(rows * stride)
+  relations.forEach((r, row) => {
+    const base = row * stride
+    if (r.neg) matrix[base] = 1
+    for (const i of r.indices) {
+      const c = i + 1
+      matrix[base + (c >>> 5)] = (matrix[base + (c >>> 5)] as number) ^ (1 << (c & 31))
+    }
+    matrix[base + rowWords + (row >>> 5)] = 1 << (row & 31)
+  })
+  const pivoted = new Uint8Array(rows)
+  for (let c = 0; c < columns; c++) {
+    if ((c & 63) === 0 && budget.timeIsUp()) return undefined
+    const word = c >>> 5
+    const bit = 1 << (c & 31)
+    let pivot = -1
+    for (let r = 0; r < rows; r++) {
+      if (!pivoted[r] && ((matrix[r * stride + word] as number) & bit) !== 0) {
+        pivot = r
+        break
+      }
+    }
+    if (pivot < 0) continue
+    pivoted[pivot] = 1
+    const pBase = pivot * stride
+    for (let r = pivot + 1; r < rows; r++) {
+      const base = r * stride
+      if (pivoted[r] || ((matrix[base + word] as number) & bit) === 0) continue
+      // Unpivoted rows are already zero in the columns before c.
+      for (let w = word; w < stride; w++) {
+        matrix[base + w] = (matrix[base + w] as number) ^ (matrix[pBase + w] as number)
+      }
+    }
+  }
+  for (let r = 0; r < rows; r++) {
+    if (pivoted[r]) continue
+    if (budget.timeIsUp()) return undefined
+    const history = matrix.subarray(r * stride + rowWords, (r + 1) * stride)
+    const d = squareRoot(n, primes, relations, history)
+    if (d !== 1n && d !== n) return d
+  }
+  return 1n
+}
+
+/** gcd(X - Z, n) for X the product of the dependency's y and Z the square root of the product of its sides. */
+function squareRoot(n: bigint, primes: Int32Array, relations: Relation[], history: Uint32Array): bigint {
+  const exponents = new Int32Array(primes.length)
+  let x = 1n
+  let z = 1n
+  for (let row = 0; row < relations.length; row++) {
+    if (((history[row >>> 5] as number) & (1 << (row & 31))) === 0) continue
+    const r = relations[row] as Relation
+    x = (x * r.y) % n
+    z = (z * r.large) % n
+    for (const i of r.indices) exponents[i] = (exponents[i] as number) + 1
+  }
+  // Primes are below 2^16: products of up to 2^37 stay exact on a double before one BigInt multiplication.
+  let chunk = 1
+  for (let i = 0; i < primes.length; i++) {
+    const p = primes[i] as number
+    for (let e = (exponents[i] as number) >> 1; e > 0; e--) {
+      chunk *= p
+      if (chunk >= 2 ** 37) {
+        z = (z * BigInt(chunk)) % n
+        chunk = 1
+      }
+    }
+  }
+  z = (z * BigInt(chunk)) % n
+  return gcd(x - z, n)
+}
+
+/** base^exp mod p on doubles, for p < 2^16. */
+function powMod(base: number, exp: number, p: number): number {
+  let result = 1
+  let b = base % p
+  for (let e = exp; e > 0; e = Math.floor(e / 2)) {
+    if (e & 1) result = (result * b) % p
+    b = (b * b) % p
+  }
+  return result
+}
+
+/** A square root of the quadratic residue r mod the odd prime p < 2^16 (Tonelli-Shanks), or -1 for a non-residue. */
+function sqrtMod(r: number, p: number): number {
+  if (powMod(r, (p - 1) / 2, p) !== 1) return -1
+  if (p % 4 === 3) return powMod(r, (p + 1) / 4, p)
+  let q = p - 1
+  let s = 0
+  while (q % 2 === 0) {
+    q /= 2
+    s++
+  }
+  let z = 2
+  while (powMod(z, (p - 1) / 2, p) !== p - 1) z++
+  let m = s
+  let c = powMod(z, q, p)
+  let t = powMod(r, q, p)
+  let root = powMod(r, (q + 1) / 2, p)
+  while (t !== 1) {
+    let i = 0
+    for (let t2 = t; t2 !== 1; t2 = (t2 * t2) % p) i++
+    let b = c
+    for (let j = 0; j < m - i - 1; j++) b = (b * b) % p
+    m = i
+    c = (b * b) % p
+    t = (t * c) % p
+    root = (root * b) % p
+  }
+  return root
+}
+
+/** a^-1 mod m for gcd(a, m) = 1, by the extended Euclidean algorithm on doubles. */
+function invMod(a: number, m: number): number {
+  let r0 = a % m
+  let r1 = m
+  let s0 = 1
+  let s1 = 0
+  while (r1 !== 0) {
+    const q = Math.floor(r0 / r1)
+    const r2 = r0 - q * r1
+    r0 = r1
+    r1 = r2
+    const s2 = s0 - q * s1
+    s0 = s1
+    s1 = s2
+  }
+  return ((s0 % m) + m) % m
+}
