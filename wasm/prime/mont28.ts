@@ -84,27 +84,40 @@ function prod(x: usize, y: usize, offset: usize): u64 {
   return u64(load<u32>(x + offset)) * u64(load<u32>(y + offset))
 }
 
+/** x[t] y[t] for the four limbs t at offset, summed in pairs into two u64 lanes (pmuludq on x64). */
+// @ts-ignore: decorator
+@inline
+function prod4(x: usize, y: usize, offset: usize): v128 {
+  const a = v128.load(x + offset)
+  const b = v128.load(y + offset)
+  return i64x2.add(i64x2.extmul_low_i32x4_u(a, b), i64x2.extmul_high_i32x4_u(a, b))
+}
+
+// @ts-ignore: decorator
+@inline
+function lanes(s: v128): u64 {
+  return u64(i64x2.extract_lane(s, 0)) + u64(i64x2.extract_lane(s, 1))
+}
+
 /**
  * Adds sum over t < count of x[t] y[t] + u[t] v[t] to HI, LO; y and v are stored reversed so that all four
- * walk up, four limbs a step with constant load offsets (about 5 instructions per product instead of 7). The
- * count is rounded up to whole steps: every limb a step reads past a column pairs with a zero pad limb, of y
- * or v below column k and of x or u from column k on.
+ * walk up, four limbs a step in SIMD. The count is rounded up to whole steps: every limb a step reads past a
+ * column pairs with a zero pad limb, of y or v below column k and of x or u from column k on.
  */
 // @ts-ignore: decorator
 @inline
 function dot2(x: usize, y: usize, u: usize, v: usize, count: i32): void {
   for (let steps = (count + 3) >> 2; steps > 0; steps -= STEPS2) {
     const end = x + (usize(min(steps, STEPS2)) << 4)
-    let s: u64 = 0
+    let s = i64x2.splat(0)
     do {
-      s += prod(x, y, 0) + prod(u, v, 0) + prod(x, y, 4) + prod(u, v, 4)
-      s += prod(x, y, 8) + prod(u, v, 8) + prod(x, y, 12) + prod(u, v, 12)
+      s = i64x2.add(s, i64x2.add(prod4(x, y, 0), prod4(u, v, 0)))
       x += 16
       y += 16
       u += 16
       v += 16
     } while (x < end)
-    fold(s)
+    fold(lanes(s))
   }
 }
 
@@ -114,13 +127,13 @@ function dot2(x: usize, y: usize, u: usize, v: usize, count: i32): void {
 function dot1(x: usize, y: usize, count: i32): void {
   for (let steps = (count + 3) >> 2; steps > 0; steps -= 2 * STEPS2) {
     const end = x + (usize(min(steps, 2 * STEPS2)) << 4)
-    let s: u64 = 0
+    let s = i64x2.splat(0)
     do {
-      s += prod(x, y, 0) + prod(x, y, 4) + prod(x, y, 8) + prod(x, y, 12)
+      s = i64x2.add(s, prod4(x, y, 0))
       x += 16
       y += 16
     } while (x < end)
-    fold(s)
+    fold(lanes(s))
   }
 }
 
@@ -132,13 +145,13 @@ function dotPairs(x: usize, y: usize, count: i32): void {
     // 31 steps: 124 products, doubled, stay below 2^64.
     const c = min(count, 4 * STEPS2) & ~3
     const end = x + (usize(c) << 2)
-    let s: u64 = 0
+    let s = i64x2.splat(0)
     do {
-      s += prod(x, y, 0) + prod(x, y, 4) + prod(x, y, 8) + prod(x, y, 12)
+      s = i64x2.add(s, prod4(x, y, 0))
       x += 16
       y += 16
     } while (x < end)
-    fold(s << 1)
+    fold(lanes(s) << 1)
     count -= c
   }
   let s: u64 = 0
@@ -330,12 +343,10 @@ function mulColumns(r: usize, a: usize, b: usize, n: i32): void {
     const count = min(i, n - 1) - lo + 1
     const x = a + (usize(lo) << 2)
     const y = BREVPTR + (usize(n - 1 - i + lo) << 2)
-    let s = carry
+    let v = i64x2.splat(0)
     let t = 0
-    for (; t + 4 <= count; t += 4) {
-      const off = usize(t) << 2
-      s += prod(x, y, off) + prod(x, y, off + 4) + prod(x, y, off + 8) + prod(x, y, off + 12)
-    }
+    for (; t + 4 <= count; t += 4) v = i64x2.add(v, prod4(x, y, usize(t) << 2))
+    let s = carry + lanes(v)
     for (; t < count; t++) s += prod(x, y, usize(t) << 2)
     store<u32>(r + (usize(i) << 2), u32(s & MASK))
     carry = s >> 28
