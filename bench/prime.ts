@@ -1,5 +1,7 @@
 // PrimeChecker engine against PARI/GP on the same seeded inputs, in the same run: `npm run bench:prime`
-// (builds the kernel, then runs this file through tsx). PARI rows are skipped, saying so, without `gp`.
+// (builds the kernel, then runs this file through tsx); `npm run bench:prime -- Baillie-PSW` times only the
+// rows whose name contains the argument (all rows are still generated, so the seeded inputs do not change).
+// PARI rows are skipped, saying so, without `gp`.
 // Each case times every input in a batch, ROUNDS times; the figure is the median over rounds of the mean
 // time per input. PARI confirms every generated number (primality, or two prime factors) before timing.
 import { spawnSync } from 'node:child_process'
@@ -18,6 +20,7 @@ import {
 const SEED = Number(process.env.BENCH_SEED ?? 20261121)
 const ROUNDS = Number(process.env.ROUNDS ?? 5)
 const FACTOR_BUDGET_MS = 600_000
+const ROW_FILTER = process.argv[2] ?? ''
 
 interface Case {
   name: string
@@ -184,7 +187,7 @@ else console.log(`PARI/GP ${gp('print(version())')[0]}`)
 const all = cases()
 console.log('| case | inputs | ours | PARI | ours / PARI | target |')
 console.log('|---|---|---|---|---|---|')
-for (const c of all) {
+for (const c of all.filter((row) => row.name.includes(ROW_FILTER))) {
   if (hasGp) checkWithPari(c)
   const ours = timeOurs(c)
   const pari = hasGp ? timePari(c) : undefined
