@@ -1,7 +1,9 @@
 // Montgomery arithmetic (Montgomery 1985) for Baillie-PSW, in radix 2^28 with finely integrated product
-// scanning (FIPS, Koc, Acar and Kaliski 1996): each column of a b + m n is summed in a plain u64 with no carry
-// per product, because a 28-bit product leaves 8 spare bits. The 32-bit CIOS of montn spends about twice the
-// instructions per limb product on its carry chains, more than the (32/28)^2 extra products cost here.
+// scanning (FIPS, Koc, Acar and Kaliski 1996): each column of a b + m n is summed in u64 lanes with no carry
+// per product, because a 28-bit product leaves 8 spare bits. With one operand of each product stored reversed,
+// a column is a dot product, which WebAssembly SIMD (asc --enable simd) does four limbs a step: i64x2.extmul
+// of two u32x4 gives two products per instruction. The 32-bit CIOS of montn has carry chains that do not
+// vectorise, and spends about twice the instructions per limb product even without SIMD.
 // Residues are k little-endian 28-bit limbs in u32 words, in Montgomery form x R mod n with R = 2^(28k).
 //
 // Memory is a static block of numbered slots, apart from montn's, so rho and ECM keep their state.
@@ -25,17 +27,21 @@ const REVPTR = NREVPTR + STRIDE
 /** 4-limb steps of dot2 before the column sum is split: 248 products < 2^56 stay below 2^64. */
 const STEPS2 = 31
 
-/** Below this many limbs the two sums per column of sqr28 cost more than the products they save (measured). */
-const SQR_MIN_LIMBS = 24
+/**
+ * Below this many limbs the two sums per column of sqr28 cost more than the products they save: in SIMD, mul28
+ * as a square measured 0.84x sqr28's time at 50 limbs, 0.96x at 90, 1.05x at 110 and 1.10x at 140.
+ */
+const SQR_MIN_LIMBS = 80
 
 /**
- * From this many limbs mul28 forms the full product by Karatsuba, then reduces it by columns (measured at 356
- * limbs, same run: 85 -> 67 us per product). sqr28 keeps its columns: Karatsuba then reduction measured 54
- * against 44 us, as the reduction alone costs about what sqr28's halved products do.
+ * From this many limbs mul28 forms the full product by Karatsuba, then reduces it by columns. With SIMD column
+ * sums, Karatsuba to 100-limb base cases against columns measured 1.09x the time at 200 limbs, 1.16x at 356,
+ * 0.98x at 420, 0.89x at 450, 0.86x at 1280. sqr28 keeps its columns: the reduction alone costs about what its halved
+ * products do.
  */
-const KARATSUBA_MIN_LIMBS = 160
-/** Karatsuba halves operands down to this many limbs or fewer, then multiplies by columns (measured). */
-const KARATSUBA_BASE_LIMBS = 48
+const KARATSUBA_MIN_LIMBS = 450
+/** Karatsuba halves operands down to this many limbs or fewer (100 measured 0.86x of 48 at 1280 limbs). */
+const KARATSUBA_BASE_LIMBS = 100
 /** Karatsuba scratch: 4 ceil(n/2) words per level of n limbs, then 2 ceil(n/2) + 1 at the last; under 5 k. */
 const SCRATCH = memory.data(5 * (MAX_LIMBS28 + PAD) * 4, 16)
 /** The full product of a Karatsuba mul28 (2k limbs), then b reversed for a base case. */
