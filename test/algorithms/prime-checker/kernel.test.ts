@@ -167,19 +167,19 @@ describe('multi-limb kernel', () => {
 describe('28-bit Montgomery arithmetic of Baillie-PSW', () => {
   test('mul28 and sqr28 agree with BigInt from 1 limb to past 10000 digits, in place and not', () => {
     const next = prng(SEED + 5)
-    // Every limb count up to 90 (both sides of sqr28's cut-over at 80 and every remainder of the 4-limb SIMD
-    // steps), then larger ones up to 1280 limbs: column sums split in several parts (from 124 limbs), around
+    // Every limb count up to 90 (both sides of sqr28's cut-over at 80 and every remainder of the 8-limb SIMD
+    // steps), then larger ones up to 1280 limbs: column sums split in parts (from 120 and 240 limbs), around
     // the Karatsuba cut-over (450) and its halvings to odd and even base cases (100 limbs or fewer). Then
     // moduli next to a power of two: all-ones limbs (2^(28k) - 1, whose residues n - 1 and n - 2 are all-ones
     // too) and 2^(28k - 1) + 1.
     const sizes = [
       ...Array.from({ length: 90 }, (_, i) => i + 1),
       ...[
-        96, 127, 128, 129, 160, 161, 200, 321, 333, 356, 357, 449, 450, 451, 452, 511, 520, 641, 900, 1279,
-        1280,
+        96, 119, 120, 121, 127, 128, 129, 160, 161, 200, 240, 241, 242, 321, 333, 356, 357, 449, 450, 451,
+        452, 511, 520, 641, 900, 1279, 1280,
       ],
     ]
-    const allOnes = [1, 2, 5, 79, 80, 81, 124, 125, 356, 357, 450, 451, 1280]
+    const allOnes = [1, 2, 5, 79, 80, 81, 120, 121, 241, 356, 357, 450, 451, 1280]
     const nearPower = [3, 80, 356, 451]
     const moduli = [
       ...sizes.map((limbs) => ({ limbs, kind: 'random' })),
