@@ -1,7 +1,10 @@
 // PrimeChecker engine against PARI/GP on the same seeded inputs, in the same run: `npm run bench:prime [filter...]`
-// (builds the kernel, then runs this file through tsx). PARI rows are skipped, saying so, without `gp`.
+// (builds the kernel, then runs this file through tsx); `npm run bench:prime -- Baillie-PSW` times only the
+// rows whose name contains an argument. PARI rows are skipped, saying so, without `gp`.
 // Each case times every input in a batch, ROUNDS times; the figure is the median over rounds of the mean
-// time per input. PARI confirms every generated number (primality, or two prime factors) before timing.
+// time per input. Both sides count CPU time, as PARI's getabstime does (a gp `system("sleep 1")` adds 0 to
+// it): on a shared machine, time lost to other processes counts on neither side (ours used to be wall time).
+// PARI confirms every generated number (primality, or two prime factors) before timing.
 import { spawnSync } from 'node:child_process'
 import { primeChecker } from '../src/algorithms/prime-checker/index.js'
 import { isPrime } from '../src/algorithms/prime-checker/primality.js'
@@ -153,9 +156,10 @@ function timeOurs(c: Case): number {
   if (c.rounds > 1) for (const n of c.numbers) run(n)
   const perInput: number[] = []
   for (let r = 0; r < c.rounds; r++) {
-    const start = performance.now()
+    const start = process.cpuUsage()
     for (const n of c.numbers) run(n)
-    perInput.push((performance.now() - start) / c.numbers.length)
+    const used = process.cpuUsage(start)
+    perInput.push((used.user + used.system) / 1000 / c.numbers.length)
   }
   return median(perInput)
 }

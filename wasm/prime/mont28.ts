@@ -1,7 +1,9 @@
 // Montgomery arithmetic (Montgomery 1985) for Baillie-PSW, in radix 2^28 with finely integrated product
-// scanning (FIPS, Koc, Acar and Kaliski 1996): each column of a b + m n is summed in a plain u64 with no carry
-// per product, because a 28-bit product leaves 8 spare bits. The 32-bit CIOS of montn spends about twice the
-// instructions per limb product on its carry chains, more than the (32/28)^2 extra products cost here.
+// scanning (FIPS, Koc, Acar and Kaliski 1996): each column of a b + m n is summed in u64 lanes with no carry
+// per product, because a 28-bit product leaves 8 spare bits. With one operand of each product stored reversed,
+// a column is a dot product, which WebAssembly SIMD (asc --enable simd) does eight limbs a step: i64x2.extmul
+// of two u32x4 gives two products per instruction. The 32-bit CIOS of montn has carry chains that do not
+// vectorise, and spends about twice the instructions per limb product even without SIMD.
 // Residues are k little-endian 28-bit limbs in u32 words, in Montgomery form x R mod n with R = 2^(28k).
 //
 // Memory is a static block of numbered slots, apart from montn's, so rho and ECM keep their state.
@@ -12,8 +14,8 @@ const MASK32: u32 = 0xfffffff
 /** The most limbs: 35840 bits, beyond the service's largest inputs. */
 export const MAX_LIMBS28 = 1280
 const SLOTS = 12
-/** Limbs past the k of every slot that are kept zero, so that sums may run in whole 4-limb steps. */
-const PAD = 4
+/** Limbs past the k of every slot that are kept zero, so that sums may run in whole 8-limb steps. */
+const PAD = 8
 /** Three more slots at the end: the m_i of the running multiplication, n and an operand reversed. */
 const BASE = memory.data((SLOTS + 3) * (MAX_LIMBS28 + PAD) * 4, 16)
 const STRIDE: usize = (MAX_LIMBS28 + PAD) * 4
@@ -22,20 +24,24 @@ const MPTR = BASE + usize(SLOTS) * STRIDE
 const NREVPTR = MPTR + STRIDE
 const REVPTR = NREVPTR + STRIDE
 
-/** 4-limb steps of dot2 before the column sum is split: 248 products < 2^56 stay below 2^64. */
-const STEPS2 = 31
-
-/** Below this many limbs the two sums per column of sqr28 cost more than the products they save (measured). */
-const SQR_MIN_LIMBS = 24
+/** 8-limb steps of dot2 before the column sum is split: 240 products < 2^56 stay below 2^64. */
+const STEPS2 = 15
 
 /**
- * From this many limbs mul28 forms the full product by Karatsuba, then reduces it by columns (measured at 356
- * limbs, same run: 85 -> 67 us per product). sqr28 keeps its columns: Karatsuba then reduction measured 54
- * against 44 us, as the reduction alone costs about what sqr28's halved products do.
+ * Below this many limbs the two sums per column of sqr28 cost more than the products they save: in SIMD, mul28
+ * as a square measured 0.84x sqr28's time at 50 limbs, 0.96x at 90, 1.05x at 110 and 1.10x at 140.
  */
-const KARATSUBA_MIN_LIMBS = 160
-/** Karatsuba halves operands down to this many limbs or fewer, then multiplies by columns (measured). */
-const KARATSUBA_BASE_LIMBS = 48
+const SQR_MIN_LIMBS = 80
+
+/**
+ * From this many limbs mul28 forms the full product by Karatsuba, then reduces it by columns. With SIMD column
+ * sums, Karatsuba to 100-limb base cases against columns measured 1.09x the time at 200 limbs, 1.16x at 356,
+ * 1.02x at 420, 0.89x at 450, 0.86x at 1280. sqr28 keeps its columns: the reduction alone costs about what
+ * its halved products do.
+ */
+const KARATSUBA_MIN_LIMBS = 450
+/** Karatsuba halves operands to this many limbs or fewer (800 limbs: 0.89x columns' time; 48: 1.03x). */
+const KARATSUBA_BASE_LIMBS = 100
 /** Karatsuba scratch: 4 ceil(n/2) words per level of n limbs, then 2 ceil(n/2) + 1 at the last; under 5 k. */
 const SCRATCH = memory.data(5 * (MAX_LIMBS28 + PAD) * 4, 16)
 /** The full product of a Karatsuba mul28 (2k limbs), then b reversed for a base case. */
@@ -84,27 +90,42 @@ function prod(x: usize, y: usize, offset: usize): u64 {
   return u64(load<u32>(x + offset)) * u64(load<u32>(y + offset))
 }
 
+/** x[t] y[t] for the four limbs t at offset, summed in pairs into two u64 lanes (pmuludq on x64). */
+// @ts-ignore: decorator
+@inline
+function prod4(x: usize, y: usize, offset: usize): v128 {
+  const a = v128.load(x + offset)
+  const b = v128.load(y + offset)
+  return i64x2.add(i64x2.extmul_low_i32x4_u(a, b), i64x2.extmul_high_i32x4_u(a, b))
+}
+
+// @ts-ignore: decorator
+@inline
+function lanes(s: v128): u64 {
+  return u64(i64x2.extract_lane(s, 0)) + u64(i64x2.extract_lane(s, 1))
+}
+
 /**
  * Adds sum over t < count of x[t] y[t] + u[t] v[t] to HI, LO; y and v are stored reversed so that all four
- * walk up, four limbs a step with constant load offsets (about 5 instructions per product instead of 7). The
- * count is rounded up to whole steps: every limb a step reads past a column pairs with a zero pad limb, of y
- * or v below column k and of x or u from column k on.
+ * walk up, eight limbs a step in SIMD (against four a step: 0.93x the time of sqr28, 0.97x of mul28 at 356
+ * limbs). The count is rounded up to whole steps: every limb a step reads past a column pairs with a zero pad
+ * limb, of y or v below column k and of x or u from column k on.
  */
 // @ts-ignore: decorator
 @inline
 function dot2(x: usize, y: usize, u: usize, v: usize, count: i32): void {
-  for (let steps = (count + 3) >> 2; steps > 0; steps -= STEPS2) {
-    const end = x + (usize(min(steps, STEPS2)) << 4)
-    let s: u64 = 0
+  for (let steps = (count + 7) >> 3; steps > 0; steps -= STEPS2) {
+    const end = x + (usize(min(steps, STEPS2)) << 5)
+    let s = i64x2.splat(0)
     do {
-      s += prod(x, y, 0) + prod(u, v, 0) + prod(x, y, 4) + prod(u, v, 4)
-      s += prod(x, y, 8) + prod(u, v, 8) + prod(x, y, 12) + prod(u, v, 12)
-      x += 16
-      y += 16
-      u += 16
-      v += 16
+      const xy = i64x2.add(prod4(x, y, 0), prod4(x, y, 16))
+      s = i64x2.add(s, i64x2.add(xy, i64x2.add(prod4(u, v, 0), prod4(u, v, 16))))
+      x += 32
+      y += 32
+      u += 32
+      v += 32
     } while (x < end)
-    fold(s)
+    fold(lanes(s))
   }
 }
 
@@ -112,15 +133,15 @@ function dot2(x: usize, y: usize, u: usize, v: usize, count: i32): void {
 // @ts-ignore: decorator
 @inline
 function dot1(x: usize, y: usize, count: i32): void {
-  for (let steps = (count + 3) >> 2; steps > 0; steps -= 2 * STEPS2) {
-    const end = x + (usize(min(steps, 2 * STEPS2)) << 4)
-    let s: u64 = 0
+  for (let steps = (count + 7) >> 3; steps > 0; steps -= 2 * STEPS2) {
+    const end = x + (usize(min(steps, 2 * STEPS2)) << 5)
+    let s = i64x2.splat(0)
     do {
-      s += prod(x, y, 0) + prod(x, y, 4) + prod(x, y, 8) + prod(x, y, 12)
-      x += 16
-      y += 16
+      s = i64x2.add(s, i64x2.add(prod4(x, y, 0), prod4(x, y, 16)))
+      x += 32
+      y += 32
     } while (x < end)
-    fold(s)
+    fold(lanes(s))
   }
 }
 
@@ -129,16 +150,16 @@ function dot1(x: usize, y: usize, count: i32): void {
 @inline
 function dotPairs(x: usize, y: usize, count: i32): void {
   while (count >= 4) {
-    // 31 steps: 124 products, doubled, stay below 2^64.
-    const c = min(count, 4 * STEPS2) & ~3
+    // 124 products, doubled, stay below 2^64.
+    const c = min(count, 124) & ~3
     const end = x + (usize(c) << 2)
-    let s: u64 = 0
+    let s = i64x2.splat(0)
     do {
-      s += prod(x, y, 0) + prod(x, y, 4) + prod(x, y, 8) + prod(x, y, 12)
+      s = i64x2.add(s, prod4(x, y, 0))
       x += 16
       y += 16
     } while (x < end)
-    fold(s << 1)
+    fold(lanes(s) << 1)
     count -= c
   }
   let s: u64 = 0
@@ -330,12 +351,10 @@ function mulColumns(r: usize, a: usize, b: usize, n: i32): void {
     const count = min(i, n - 1) - lo + 1
     const x = a + (usize(lo) << 2)
     const y = BREVPTR + (usize(n - 1 - i + lo) << 2)
-    let s = carry
+    let v = i64x2.splat(0)
     let t = 0
-    for (; t + 4 <= count; t += 4) {
-      const off = usize(t) << 2
-      s += prod(x, y, off) + prod(x, y, off + 4) + prod(x, y, off + 8) + prod(x, y, off + 12)
-    }
+    for (; t + 4 <= count; t += 4) v = i64x2.add(v, prod4(x, y, usize(t) << 2))
+    let s = carry + lanes(v)
     for (; t < count; t++) s += prod(x, y, usize(t) << 2)
     store<u32>(r + (usize(i) << 2), u32(s & MASK))
     carry = s >> 28

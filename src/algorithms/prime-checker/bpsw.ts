@@ -13,13 +13,13 @@ const SLOT_P = 5
 const SLOT_EXPONENT = 6
 
 /**
- * The most 32-bit limbs (1152 bits, about 346 digits) at which the test runs on montn: its operand scanning
- * has less work per product than mont28's column sums on short columns. Measured with isBailliePSWKernel on
- * random primes, same run, montn / mont28 per test: 24 limbs 1.37 / 1.68 ms, 28 limbs 2.31 / 2.57 ms,
- * 32 limbs 3.17 / 3.40 ms, 36 limbs 4.47 / 4.71 ms, 40 limbs 5.84 / 5.80 ms (at 104 limbs, 110 / 76 ms before
- * montn lost its memory.fill).
+ * The most 32-bit limbs (576 bits, about 173 digits) at which the test runs on montn: its operand scanning has
+ * less work per product than mont28's column sums on short columns. Measured with isBailliePSWKernel on random
+ * primes, same run, montn / mont28 per test, once mont28's column sums were SIMD: 12 limbs 0.41 / 0.49 ms,
+ * 16 limbs 1.18 / 1.33 ms and 1.82 / 1.70 ms (two runs), 18 limbs 2.12 / 2.25 ms, 20 limbs 3.21 / 2.65 ms,
+ * 22 limbs 3.04 / 2.72 ms, 32 limbs 8.52 / 6.59 ms.
  */
-const MONTN_MAX_LIMBS = 36
+const MONTN_MAX_LIMBS = 18
 
 /** Baillie-PSW core for an odd n >= 2^32 with no prime factor below a few hundred (the caller's trial division). */
 export function isBailliePSWCore(n: bigint): boolean {

@@ -165,21 +165,34 @@ describe('multi-limb kernel', () => {
 })
 
 describe('28-bit Montgomery arithmetic of Baillie-PSW', () => {
-  test('mul28 and sqr28 agree with BigInt from 1 limb to past 4300 digits, in place and not', () => {
+  test('mul28 and sqr28 agree with BigInt from 1 limb to past 10000 digits, in place and not', () => {
     const next = prng(SEED + 5)
-    // Every limb count up to 70 (both sides of sqr28's cut-over and every remainder of the unrolled loops),
-    // then larger ones up to 520 limbs, around the Karatsuba cut-over (160) and its halvings to odd and even
-    // base cases (40 limbs or fewer), and a modulus of all-ones limbs, whose residues n - 1 and n - 2 are too.
+    // Every limb count up to 90 (both sides of sqr28's cut-over at 80 and every remainder of the 8-limb SIMD
+    // steps), then larger ones up to 1280 limbs: column sums split in parts (from 120 and 240 limbs), around
+    // the Karatsuba cut-over (450) and its halvings to odd and even base cases (100 limbs or fewer). Then
+    // moduli next to a power of two: all-ones limbs (2^(28k) - 1, whose residues n - 1 and n - 2 are all-ones
+    // too) and 2^(28k - 1) + 1.
     const sizes = [
-      ...Array.from({ length: 70 }, (_, i) => i + 1),
-      ...[96, 127, 128, 129, 159, 160, 161, 162, 163, 200, 321, 333, 356, 357, 511, 520, 641, 1279, 1280],
+      ...Array.from({ length: 90 }, (_, i) => i + 1),
+      ...[
+        96, 119, 120, 121, 127, 128, 129, 160, 161, 200, 240, 241, 242, 321, 333, 356, 357, 449, 450, 451,
+        452, 511, 520, 641, 900, 1279, 1280,
+      ],
     ]
-    for (const [index, limbs] of [...sizes, 160, 161, 357].entries()) {
-      const allOnes = index >= sizes.length
-      const bits = allOnes ? 28 * limbs : 28 * limbs - (next() % 28)
-      const n = allOnes ? (1n << BigInt(bits)) - 1n : randomBits(next, bits) | (1n << BigInt(bits - 1)) | 1n
+    const allOnes = [1, 2, 5, 79, 80, 81, 120, 121, 241, 356, 357, 450, 451, 1280]
+    const nearPower = [3, 80, 356, 451]
+    const moduli = [
+      ...sizes.map((limbs) => ({ limbs, kind: 'random' })),
+      ...allOnes.map((limbs) => ({ limbs, kind: 'all-ones' })),
+      ...nearPower.map((limbs) => ({ limbs, kind: '2^(28k - 1) + 1' })),
+    ]
+    for (const { limbs, kind } of moduli) {
+      const bits = kind === 'random' ? 28 * limbs - (next() % 28) : 28 * limbs
+      const top = 1n << BigInt(bits - 1)
+      const n =
+        kind === 'all-ones' ? 2n * top - 1n : kind === 'random' ? randomBits(next, bits) | top | 1n : top + 1n
       const k = setModulus28(n)
-      assert.equal(k, limbs, `limb count of a ${bits}-bit modulus`)
+      assert.equal(k, limbs, `limb count of a ${bits}-bit ${kind} modulus`)
       const r = 1n << BigInt(28 * k)
       // Random residues and the largest one, whose products stress the column sums.
       for (const [a, b] of [

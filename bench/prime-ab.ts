@@ -1,0 +1,83 @@
+// Same-run A/B of Baillie-PSW on big primes: this checkout's engine against another checkout's (its path the
+// first argument, with its own kernel built), and PARI/GP's ispseudoprime, interleaved round by round so that
+// a busy machine slows all three alike; all three are CPU times. Each checkout's kernel.ts loads the wasm
+// built next to it, so both engines live in this one process.
+// `npx tsx bench/prime-ab.ts /tmp/old [digits,...]`; ROUNDS (default 7).
+import { spawnSync } from 'node:child_process'
+import { resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { isPrime } from '../src/algorithms/prime-checker/primality.js'
+import { generator, randomPrimeDigits } from './prime-cases.js'
+
+const other = process.argv[2]
+if (!other) throw new Error('usage: tsx bench/prime-ab.ts <other checkout> [digits,...]')
+const digitsList = (process.argv[3] ?? '100,300,1000,3000').split(',').map(Number)
+const ROUNDS = Number(process.env.ROUNDS ?? 7)
+/** Inputs per size: about the same total time per size. */
+const COUNT: Record<number, number> = { 100: 100, 300: 20, 1000: 3, 3000: 1 }
+
+const otherModule = pathToFileURL(resolve(other, 'src/algorithms/prime-checker/primality.ts')).href
+const { isPrime: otherIsPrime } = (await import(otherModule)) as { isPrime: (n: bigint) => boolean }
+
+function gp(script: string): string[] {
+  const out = spawnSync('gp', ['-q', '-f', '-D', 'colors=no', '-D', 'parisizemax=2G'], {
+    input: `${script}\nquit\n`,
+    maxBuffer: 1 << 28,
+  })
+  if (out.status !== 0) throw new Error(`gp failed: ${out.stderr}`)
+  return out.stdout.toString().trim().split('\n')
+}
+
+/**
+ * Mean CPU ms per input over one pass: PARI's getabstime counts CPU time too (a gp `system("sleep 1")` adds 0
+ * to it), so time lost to other processes on a shared machine counts on neither side.
+ */
+function timeOurs(test: (n: bigint) => boolean, numbers: bigint[]): number {
+  const start = process.cpuUsage()
+  for (const n of numbers) if (!test(n)) throw new Error(`${n} should be prime`)
+  const used = process.cpuUsage(start)
+  return (used.user + used.system) / 1000 / numbers.length
+}
+
+function timePari(numbers: bigint[]): number {
+  const [ms] = gp(
+    `v=[${numbers.join(',')}];t=getabstime();for(i=1,#v,ispseudoprime(v[i]));print(getabstime()-t)`,
+  )
+  return Number(ms) / numbers.length
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[sorted.length >> 1] as number
+}
+
+const g = generator(20261121)
+console.log(
+  `prime-ab: other ${other}, ${ROUNDS} rounds, Node ${process.version}, PARI/GP ${gp('print(version())')[0]}`,
+)
+console.log('| digits | inputs | other | this | this / other | PARI | this / PARI | other / PARI |')
+console.log('|---|---|---|---|---|---|---|---|')
+for (const digits of digitsList) {
+  const count = COUNT[digits] ?? 1
+  // PARI's nextprime from a seeded start above 500 digits, where the engine's own search takes minutes.
+  const numbers = Array.from({ length: count }, () => {
+    if (digits < 500) return randomPrimeDigits(g, digits, isPrime)
+    const start = g.between(10n ** BigInt(digits - 1), 10n ** BigInt(digits))
+    return BigInt(gp(`print(nextprime(${start}))`)[0] as string)
+  })
+  // One untimed pass each to warm up.
+  timeOurs(otherIsPrime, numbers)
+  timeOurs(isPrime, numbers)
+  const times = { other: [] as number[], self: [] as number[], pari: [] as number[] }
+  for (let r = 0; r < ROUNDS; r++) {
+    // Alternate which engine goes first.
+    if (r % 2 === 0) times.other.push(timeOurs(otherIsPrime, numbers))
+    times.self.push(timeOurs(isPrime, numbers))
+    if (r % 2 === 1) times.other.push(timeOurs(otherIsPrime, numbers))
+    times.pari.push(timePari(numbers))
+  }
+  const [o, s, p] = [median(times.other), median(times.self), median(times.pari)]
+  console.log(
+    `| ${digits} | ${count} | ${o.toFixed(3)} ms | ${s.toFixed(3)} ms | ${(s / o).toFixed(2)}x | ${p.toFixed(3)} ms | ${(s / p).toFixed(2)}x | ${(o / p).toFixed(2)}x |`,
+  )
+}
