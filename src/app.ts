@@ -12,10 +12,10 @@ import { algorithms as registry } from './algorithms/registry.js'
 import type { Config } from './config.js'
 import { frameworkErrorHandler, registerErrorHandlers } from './error-handler.js'
 import type { Executor } from './executor.js'
-import { observeRequests, requestId } from './http-observer.js'
+import { endpointObserver, observeRequests, requestId } from './http-observer.js'
 import type { JobStore } from './jobs/store.js'
 import { registerBodyParsers } from './json-body.js'
-import type { Metrics } from './metrics.js'
+import { type Metrics, UNMATCHED_ENDPOINT } from './metrics.js'
 import { docsRoutes, registerOpenApi } from './routes/docs.js'
 import { healthRoutes } from './routes/health.js'
 import { invokeRoutes } from './routes/invoke.js'
@@ -39,6 +39,8 @@ export interface AppDependencies {
 }
 
 export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
+  // Requests refused before routing (a malformed URL) pass no hooks, so they are counted here.
+  const countRefused = endpointObserver(deps.metrics, UNMATCHED_ENDPOINT)
   const app = Fastify({
     logger: deps.logger ?? { level: config.logLevel },
     genReqId: requestId,
@@ -46,7 +48,10 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     bodyLimit: config.maxBodyBytes,
     // During a shutdown, requests on open connections are still answered in our own shapes.
     return503OnClosing: false,
-    frameworkErrors: frameworkErrorHandler,
+    frameworkErrors: (error, request, reply) => {
+      frameworkErrorHandler(error, request, reply)
+      countRefused(request, reply)
+    },
   })
 
   app.setValidatorCompiler(validatorCompiler(sharedSchemas))

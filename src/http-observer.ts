@@ -2,7 +2,7 @@
 // and during a shutdown `connection: close`.
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import type { FastifyInstance, onResponseHookHandler, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { type Metrics, UNMATCHED_ENDPOINT } from './metrics.js'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -14,7 +14,7 @@ export function requestId(request: IncomingMessage): string {
 }
 
 export function observeRequests(app: FastifyInstance, metrics: Metrics, isShuttingDown: () => boolean): void {
-  const { httpRequests, httpDuration, httpInProgress } = metrics
+  const { httpInProgress } = metrics
   const requestEnded = () => httpInProgress.dec()
 
   app.addHook('onRequest', (request, reply, done) => {
@@ -27,48 +27,57 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics, isShutti
     done()
   })
 
-  /**
-   * Counts the answers of one endpoint. The label children are looked up once per method and status:
-   * working out the labels on every request (the route getter, the template rewrite, the label hash)
-   * cost the small-prime /invoke a measurable share of its throughput.
-   */
-  const observer = (endpoint: string): onResponseHookHandler => {
-    const children = new Map<
-      string,
-      {
-        duration: ReturnType<typeof httpDuration.labels>
-        byStatus: Map<number, ReturnType<typeof httpRequests.labels>>
-      }
-    >()
-    return (request, reply, done) => {
-      const { method } = request
-      let forMethod = children.get(method)
-      if (forMethod === undefined) {
-        forMethod = { duration: httpDuration.labels({ method, endpoint }), byStatus: new Map() }
-        children.set(method, forMethod)
-      }
-      const status = reply.statusCode
-      let counter = forMethod.byStatus.get(status)
-      if (counter === undefined) {
-        counter = httpRequests.labels({ method, endpoint, status })
-        forMethod.byStatus.set(status, counter)
-      }
-      counter.inc()
-      forMethod.duration.observe(reply.elapsedTime / 1000)
-      done()
-    }
-  }
-
   // Each route gets its own hook, made when the route is declared, with its label already written as
   // the interface wants it: /jobs/:job_id becomes /jobs/{job_id}.
   app.addHook('onRoute', (route: RouteOptions) => {
     const hooks = route.onResponse === undefined ? [] : [route.onResponse].flat()
-    route.onResponse = [...hooks, observer(route.url.replace(/:([^/]+)/g, '{$1}'))]
+    const count = endpointObserver(metrics, route.url.replace(/:([^/]+)/g, '{$1}'))
+    route.onResponse = [
+      ...hooks,
+      (request, reply, done) => {
+        count(request, reply)
+        done()
+      },
+    ]
   })
-  // Requests that matched no route (404, 405, and those refused before routing) only pass the global hooks.
-  const unmatched = observer(UNMATCHED_ENDPOINT)
-  app.addHook('onResponse', function (request, reply, done) {
-    if (request.is404) unmatched.call(this, request, reply, done)
-    else done()
+  // Requests that matched no route (404, 405) only pass the global hooks.
+  const countUnmatched = endpointObserver(metrics, UNMATCHED_ENDPOINT)
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.is404) countUnmatched(request, reply)
+    done()
   })
+}
+
+/**
+ * Counts the answers of one endpoint. The label children are looked up once per method and status:
+ * working out the labels on every request (the route getter, the template rewrite, the label hash)
+ * cost the small-prime /invoke about 9% of its throughput (BENCHMARKS.md).
+ */
+export function endpointObserver(
+  metrics: Metrics,
+  endpoint: string,
+): (request: FastifyRequest, reply: FastifyReply) => void {
+  const { httpRequests, httpDuration } = metrics
+  const children = new Map<string, MethodMetrics>()
+  return (request, reply) => {
+    const { method } = request
+    let forMethod = children.get(method)
+    if (forMethod === undefined) {
+      forMethod = { duration: httpDuration.labels({ method, endpoint }), byStatus: new Map() }
+      children.set(method, forMethod)
+    }
+    const status = reply.statusCode
+    let counter = forMethod.byStatus.get(status)
+    if (counter === undefined) {
+      counter = httpRequests.labels({ method, endpoint, status })
+      forMethod.byStatus.set(status, counter)
+    }
+    counter.inc()
+    forMethod.duration.observe(reply.elapsedTime / 1000)
+  }
+}
+
+interface MethodMetrics {
+  duration: { observe(seconds: number): void }
+  byStatus: Map<number, { inc(): void }>
 }
