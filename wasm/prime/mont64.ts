@@ -46,6 +46,21 @@ export function mul64(a: u64, b: u64): u64 {
   return hi >= u ? hi - u : hi - u + N
 }
 
+/** a * a / R mod n: a square's two middle partial products are one, so its high word takes three of them. */
+// @ts-ignore: decorator
+@inline
+export function sqr64(a: u64): u64 {
+  const a0 = a & 0xffffffff
+  const a1 = a >> 32
+  const p00 = a0 * a0
+  const p01 = a0 * a1
+  const mid = (p00 >> 32) + ((p01 & 0xffffffff) << 1)
+  const hi = a1 * a1 + ((p01 >> 32) << 1) + (mid >> 32)
+  const m = a * a * NINV
+  const u = mulhi(m, N)
+  return hi >= u ? hi - u : hi - u + N
+}
+
 // @ts-ignore: decorator
 @inline
 export function add64(a: u64, b: u64): u64 {

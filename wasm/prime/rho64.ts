@@ -1,5 +1,5 @@
 // Pollard's rho with Brent's cycle detection and batched gcds (Brent 1980), in 64-bit Montgomery form.
-import { mul64, ONE, setup64, sub64 } from './mont64'
+import { mul64, ONE, setup64, sqr64, sub64 } from './mont64'
 
 /** Steps between two gcds. */
 const BATCH: u32 = 64
@@ -38,12 +38,12 @@ export function rho64(n: u64, c: u64, maxSteps: u32): u64 {
   let steps: u32 = 0
   for (let r: u32 = 1; g == 1; r <<= 1) {
     x = y
-    for (let i: u32 = 0; i < r; i++) y = add64mod(mul64(y, y), cm, n)
+    for (let i: u32 = 0; i < r; i++) y = add64mod(sqr64(y), cm, n)
     for (let k: u32 = 0; k < r && g == 1; k += BATCH) {
       ys = y
       const end: u32 = min(BATCH, r - k)
       for (let i: u32 = 0; i < end; i++) {
-        y = add64mod(mul64(y, y), cm, n)
+        y = add64mod(sqr64(y), cm, n)
         q = mul64(q, sub64(x, y))
       }
       g = gcd64(q, n)
@@ -55,7 +55,7 @@ export function rho64(n: u64, c: u64, maxSteps: u32): u64 {
   if (g != n) return g
   // The batch product hit 0 mod n: replay it one step at a time.
   do {
-    ys = add64mod(mul64(ys, ys), cm, n)
+    ys = add64mod(sqr64(ys), cm, n)
     g = gcd64(sub64(x, ys), n)
   } while (g == 1)
   return g

@@ -28,6 +28,14 @@ function prepare(): void {
   ready = true
 }
 
+/** The i-th odd prime (3, 5, 7, ...) for i < ODD_PRIMES, below 2^16. */
+export const ODD_PRIMES = COUNT
+
+export function oddPrime(i: i32): u32 {
+  if (!ready) prepare()
+  return load<u32>(PRIMES + (usize(i) << 2))
+}
+
 /** The smallest odd prime p >= from (below 2^16) that divides n with p^2 <= n, or 0 when there is none. */
 export function trialFactor64(n: u64, from: u32): u32 {
   if (!ready) prepare()

@@ -25,6 +25,7 @@ export interface KernelExports {
   isSquare64(n: bigint): number
   gcd64(a: bigint, b: bigint): bigint
   rho64(n: bigint, c: bigint, maxSteps: number): bigint
+  pminus1_64(n: bigint, b1: number, b2: number): bigint
   trialFactor64(n: bigint, from: number): number
   setModulus(k: number): void
   modulusPtr(): number

@@ -1,5 +1,5 @@
 // Pollard's rho with Brent's cycle detection (Brent 1980): in the kernel's 64-bit Montgomery form below 2^64,
-// on its multi-limb residues above, with the gcds and Brent's schedule here.
+// after a short Pollard p - 1 run, and on its multi-limb residues above, with the gcds and Brent's schedule here.
 import { gcd } from './bigint-math.js'
 import type { Budget } from './budget.js'
 import { kernel, readSlot, setModulus, writeSlot } from './kernel.js'
@@ -10,8 +10,19 @@ import { kernel, readSlot, setModulus, writeSlot } from './kernel.js'
  */
 const STEPS_64 = 1 << 22
 
+/**
+ * Bounds of the p - 1 run before rho below 2^64 (wasm/prime/pm1_64.ts), about 0.1 ms. On balanced 64-bit
+ * semiprimes it took the mean time to 0.64 to 0.65 of rho alone, against 0.74 with B1 = 1000 and 0.67
+ * with 10000, and 0.73 with B2 = 30000 (same-process A/B, 300 semiprimes, BENCHMARKS.md). B2 is the end of
+ * the kernel's prime table.
+ */
+const PM1_B1 = 4000
+const PM1_B2 = 65535
+
 /** A nontrivial divisor of the odd composite n < 2^64 (not a perfect power), or undefined at the deadline. */
 export function splitRho64(n: bigint, budget: Budget): bigint | undefined {
+  const quick = kernel.pminus1_64(n, PM1_B1, PM1_B2)
+  if (quick !== 0n) return quick
   // A constant that fails (both cycles closing together) or runs long is replaced; each restart is independent.
   for (let c = 1n; ; c++) {
     if (budget.timeIsUp()) return undefined

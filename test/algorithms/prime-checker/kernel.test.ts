@@ -106,6 +106,48 @@ describe('64-bit kernel', () => {
       assert.ok(d === p || d === q, `${d} of ${p} * ${q}`)
     }
   })
+
+  test('pminus1_64 finds p exactly when p - 1 is B1-smooth but for one prime up to B2', () => {
+    const next = prng(SEED + 3)
+    const B1 = 4000
+    const B2 = 65535
+    const smallPrimes = [3n, 5n, 7n, 11n, 13n, 101n, 997n, 3989n]
+    /** A prime p < 2^32 with p - 1 = 2 * (distinct primes up to B1) * last, last a prime in [lastLo, lastHi). */
+    const smoothPrime = (lastLo: number, lastHi: number): bigint => {
+      for (;;) {
+        // Distinct primes, each to the first power: stage 1 raises to the largest powers up to B1 only.
+        let m = 2n
+        for (const prime of smallPrimes) if (next() % 2 === 0) m *= prime
+        if (m < 1n << 12n) continue
+        let last = BigInt(lastLo + (next() % (lastHi - lastLo)))
+        while (!refIsProbablePrime(last, next) || smallPrimes.includes(last)) last++
+        const p = m * last + 1n
+        // Below 2^32, so that the product of two stays below 2^64.
+        if (last < lastHi && p < 1n << 32n && refIsProbablePrime(p, next)) return p
+      }
+    }
+    /** A safe prime q = 2r + 1 with r > B2, so that q - 1 has a prime factor p - 1 never reaches. */
+    const safePrime = (): bigint => {
+      for (;;) {
+        const r = randomPrime(next, 30)
+        if (refIsProbablePrime(2n * r + 1n, next)) return 2n * r + 1n
+      }
+    }
+    for (let i = 0; i < 10; i++) {
+      const p = smoothPrime(B1 + 1, B2)
+      const q = safePrime()
+      assert.equal(kernel.pminus1_64(p * q, B1, B2), p, `stage 2 finds ${p} of ${p} * ${q}`)
+      const p1 = smoothPrime(100, B1)
+      assert.equal(kernel.pminus1_64(p1 * q, B1, B2), p1, `stage 1 finds ${p1} of ${p1} * ${q}`)
+      const q2 = safePrime()
+      assert.equal(kernel.pminus1_64(q * q2, B1, B2), 0n, `nothing in ${q} * ${q2}`)
+      // Stage 1 catches p1 before stage 2 would catch p.
+      assert.equal(kernel.pminus1_64(p * p1, B1, B2), p1, `stage 1 first in ${p} * ${p1}`)
+      // Both factors caught in the same stage: the gcd is n itself, which says nothing, so it answers 0.
+      const p2 = smoothPrime(100, B1)
+      if (p2 !== p1) assert.equal(kernel.pminus1_64(p1 * p2, B1, B2), 0n, `both of ${p1} * ${p2} at once`)
+    }
+  })
 })
 
 function randomPrime(next: () => number, bits: number): bigint {
