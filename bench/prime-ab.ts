@@ -3,10 +3,10 @@
 // a busy machine slows all three alike; all three are CPU times. Each checkout's kernel.ts loads the wasm
 // built next to it, so both engines live in this one process.
 // `npx tsx bench/prime-ab.ts /tmp/old [digits,...]`; ROUNDS (default 7).
-import { spawnSync } from 'node:child_process'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { isPrime } from '../src/algorithms/prime-checker/primality.js'
+import { gp } from './pari.js'
 import { generator, randomPrimeDigits } from './prime-cases.js'
 
 const other = process.argv[2]
@@ -18,15 +18,6 @@ const COUNT: Record<number, number> = { 100: 100, 300: 20, 1000: 3, 3000: 1 }
 
 const otherModule = pathToFileURL(resolve(other, 'src/algorithms/prime-checker/primality.ts')).href
 const { isPrime: otherIsPrime } = (await import(otherModule)) as { isPrime: (n: bigint) => boolean }
-
-function gp(script: string): string[] {
-  const out = spawnSync('gp', ['-q', '-f', '-D', 'colors=no', '-D', 'parisizemax=2G'], {
-    input: `${script}\nquit\n`,
-    maxBuffer: 1 << 28,
-  })
-  if (out.status !== 0) throw new Error(`gp failed: ${out.stderr}`)
-  return out.stdout.toString().trim().split('\n')
-}
 
 /**
  * Mean CPU ms per input over one pass: PARI's getabstime counts CPU time too (a gp `system("sleep 1")` adds 0

@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process'
 import { primeChecker } from '../src/algorithms/prime-checker/index.js'
 import { isPrime } from '../src/algorithms/prime-checker/primality.js'
+import { gp } from './pari.js'
 import {
   balancedSemiprime,
   type Generator,
@@ -35,15 +36,6 @@ interface Case {
 type LazyCase = Omit<Case, 'numbers'> & { build: () => bigint[] }
 
 const hasGp = spawnSync('gp', ['--version-short']).status === 0
-
-function gp(script: string): string[] {
-  const out = spawnSync('gp', ['-q', '-f', '-D', 'colors=no', '-D', 'parisizemax=2G'], {
-    input: `${script}\nquit\n`,
-    maxBuffer: 1 << 28,
-  })
-  if (out.status !== 0) throw new Error(`gp failed: ${out.stderr}`)
-  return out.stdout.toString().trim().split('\n')
-}
 
 function gpVector(numbers: bigint[]): string {
   return `v=[${numbers.join(',')}];`
