@@ -100,6 +100,16 @@ function assertPartial(n: bigint, result: Factorization, label: string): void {
 
 const SEED = testSeed('factorize.test.ts')
 
+/** factorize(n) completes, ascending, with a product of n and every factor prime by the independent test. */
+function assertCompleteFactorization(n: bigint, next: () => number): void {
+  const { factors, complete } = factorize(n, { deadline: performance.now() + GENEROUS_MS })
+  const context = `n = ${n}, factors = ${factors.join(' * ')}, seed ${SEED}`
+  assert.ok(complete, context)
+  assert.equal(product(factors), n, context)
+  assert.ok(isAscending(factors), context)
+  for (const f of factors) assert.ok(refIsProbablePrime(f, next), `${f} is not prime: ${context}`)
+}
+
 describe('factorize on the vectors', () => {
   test('gives exactly the listed primes', () => {
     for (const [n, expected] of FACTORISATIONS) {
@@ -146,12 +156,7 @@ describe('factorize on random numbers', () => {
     for (let i = 0; i < 250; i++) {
       const bits = 2 + (next() % 99)
       const n = randomBits(next, bits) | (1n << BigInt(bits - 1))
-      const { factors, complete } = factorize(n, { deadline: performance.now() + GENEROUS_MS })
-      const context = `n = ${n}, factors = ${factors.join(' * ')}, seed ${SEED}`
-      assert.ok(complete, context)
-      assert.equal(product(factors), n, context)
-      assert.ok(isAscending(factors), context)
-      for (const f of factors) assert.ok(refIsProbablePrime(f, next), `${f} is not prime: ${context}`)
+      assertCompleteFactorization(n, next)
     }
   })
 
@@ -171,12 +176,7 @@ describe('factorize on random numbers', () => {
     for (let i = 0; i < 300; i++) shapes.push(BigInt(next()))
     for (const n of shapes) {
       if (n < 2n) continue
-      const { factors, complete } = factorize(n, { deadline: performance.now() + GENEROUS_MS })
-      const context = `n = ${n}, factors = ${factors.join(' * ')}, seed ${SEED}`
-      assert.ok(complete, context)
-      assert.equal(product(factors), n, context)
-      assert.ok(isAscending(factors), context)
-      for (const f of factors) assert.ok(refIsProbablePrime(f, next), `${f} is not prime: ${context}`)
+      assertCompleteFactorization(n, next)
     }
   })
 
