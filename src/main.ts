@@ -5,8 +5,8 @@
 // Run with a 1 MB young generation (the flag above, and in `npm start`): V8's default of 16 MB per
 // semi-space held about 10 MB more at idle, which put the service over its 100 MB, and about 35 MB
 // more under load, for about 11% more /invoke throughput (BENCHMARKS.md). Only the command line sets it.
-import pino from 'pino'
 import { ConfigError, loadConfig, settingsHelp } from './config.js'
+import { stdoutDestination } from './log-destination.js'
 import { createService } from './service.js'
 
 const USAGE = `Usage: algoserve serve [--flag value ...]
@@ -19,7 +19,7 @@ async function serve(args: string[]): Promise<void> {
   const config = loadConfig(args, process.env)
   // Asynchronous, batched writes: one synchronous write per access line cost /invoke a large share of
   // its throughput (BENCHMARKS.md). What is buffered is flushed before the process exits.
-  const logStream = pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 })
+  const logStream = stdoutDestination()
   const service = await createService(config, { logger: { level: config.logLevel, stream: logStream } })
   const { app } = service
 

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, test } from 'node:test'
+import pino from 'pino'
+import { BatchedLines } from '../src/log-destination.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'algoserve-log-'))
+after(() => rmSync(dir, { recursive: true, force: true }))
+
+let files = 0
+/** A batch destination over a real file written synchronously, so that what was handed over is on disk. */
+function destination(options: { batchChars?: number; flushMs?: number }) {
+  const path = join(dir, `log-${files++}.ndjson`)
+  const lines = new BatchedLines(pino.destination({ dest: path, sync: true, mkdir: true }), options)
+  return { lines, read: () => readFileSync(path, 'utf8') }
+}
+
+test('lines below the batch size wait, and flushSync writes them all in order', () => {
+  const { lines, read } = destination({ batchChars: 1000, flushMs: 60_000 })
+  lines.write('one\n')
+  lines.write('two\n')
+  assert.equal(read(), '', 'nothing is handed over before the batch fills')
+  lines.flushSync()
+  assert.equal(read(), 'one\ntwo\n', 'flushSync writes every line taken')
+})
+
+test('a full batch is handed over at once', () => {
+  const { lines, read } = destination({ batchChars: 12, flushMs: 60_000 })
+  lines.write('12345\n')
+  assert.equal(read(), '', 'six characters are below the batch of twelve')
+  lines.write('67890\n')
+  assert.equal(read(), '12345\n67890\n', 'twelve characters fill the batch')
+  lines.write('x\n')
+  assert.equal(read(), '12345\n67890\n', 'the next batch starts empty')
+})
+
+test('a quiet logger still gets its lines out after flushMs', async () => {
+  const { lines, read } = destination({ batchChars: 1000, flushMs: 20 })
+  lines.write('alone\n')
+  for (let waited = 0; read() === '' && waited < 5000; waited += 10) {
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  assert.equal(read(), 'alone\n', 'the periodic hand-over wrote the line')
+})
+
+test('pino lines, multi-byte ones included, arrive whole and in order', () => {
+  const { lines, read } = destination({ batchChars: 300, flushMs: 60_000 })
+  const log = pino({ base: undefined, timestamp: false }, lines)
+  const messages = Array.from({ length: 50 }, (_, i) => `request ${i} ${'é€😀'.repeat(i % 7)}`)
+  for (const msg of messages) log.info({ request_id: msg.length }, msg)
+  lines.flushSync()
+  const written = read()
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { msg: string; request_id: number })
+  assert.deepEqual(
+    written.map((line) => line.msg),
+    messages,
+    'every line, once, in order',
+  )
+  assert.ok(
+    written.every((line) => line.request_id === line.msg.length),
+    'each line keeps its own fields',
+  )
+})
