@@ -1,8 +1,9 @@
 // Where pino's lines go: stdout, written asynchronously in batches. sonic-boom (pino's destination) does the
 // writing, with its handling of slow and non-blocking pipes; the batching is done here because sonic-boom's
 // own (minLength) appends each line to a string and measures that string's UTF-8 length on every write,
-// flattening it each time: with one access line per request that made the service scavenge its young
-// generation 30% more often than without the line (BENCHMARKS.md).
+// flattening it each time. With one access line per request, the service scavenged its young generation
+// 24.1 times per 1000 small /invoke requests through sonic-boom's batching, 20.8 through this one, and 18.4
+// with no access line (BENCHMARKS.md).
 import pino from 'pino'
 
 export interface LogDestination {
