@@ -1,0 +1,95 @@
+// Every log line of a request carries its request id (decisions.md, Request ids), each answered request
+// gets one access line, and the stack of a failure is in the log, never in the body.
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import type { Algorithm } from '../src/algorithms/algorithm.js'
+import { postRaw, startApp, type TestApp } from './helpers/app.js'
+
+const SECRET = 'internal detail for the log only'
+
+const failing: Algorithm<{ n: number }, unknown> = {
+  name: 'PrimeChecker',
+  version: '9.9.9',
+  parseParams: (raw) => ({ n: Number(raw.number) }),
+  isCheap: () => true,
+  run() {
+    throw new TypeError(SECRET)
+  },
+}
+
+interface LogLine {
+  msg: string
+  request_id?: string
+  status?: number
+  url?: string
+  err?: { stack?: string; code?: string }
+}
+
+const lines: LogLine[] = []
+let server: TestApp
+before(async () => {
+  server = await startApp(
+    { logLevel: 'info' },
+    {
+      algorithms: new Map([['PrimeChecker', failing as Algorithm]]),
+      logger: { level: 'info', stream: { write: (line: string) => lines.push(JSON.parse(line)) } },
+    },
+  )
+})
+after(() => server.close())
+
+/** The log lines of one request, once its access line (written after the answer is sent) is there. */
+async function linesOf(requestId: string): Promise<LogLine[]> {
+  const mine = () => lines.filter((line) => line.request_id === requestId)
+  for (
+    let waited = 0;
+    !mine().some((line) => line.msg === 'request completed') && waited < 5000;
+    waited += 10
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  return mine()
+}
+
+test('a plain request logs exactly its access line, with its id, method, path and status', async () => {
+  const response = await fetch(`${server.url}/healthz`)
+  const id = response.headers.get('x-request-id') ?? ''
+  assert.equal(response.status, 200)
+  const logged = await linesOf(id)
+  assert.deepEqual(
+    logged.map((line) => [line.msg, line.url, line.status]),
+    [['request completed', '/healthz', 200]],
+    `the lines of request ${id}: ${JSON.stringify(logged)}`,
+  )
+})
+
+test("a failure's stack is logged under the request's id and stays out of the body", async () => {
+  const response = await postRaw(`${server.url}/invoke`, '{"number": 7}')
+  const id = response.headers.get('x-request-id') ?? ''
+  assert.equal(response.status, 500)
+  assert.doesNotMatch(response.text, new RegExp(SECRET), 'the body hides the internal message')
+  const logged = await linesOf(id)
+  assert.deepEqual(
+    logged.map((line) => line.msg),
+    ['request failed', 'request completed'],
+    `the lines of request ${id}: ${JSON.stringify(logged)}`,
+  )
+  assert.match(logged[0]?.err?.stack ?? '', new RegExp(`TypeError: ${SECRET}`), 'the stack is in the log')
+  assert.equal(logged[1]?.status, 500, 'the access line has the status')
+})
+
+test("a client's own x-request-id is in every line of its request", async () => {
+  const tooLarge = `{"number": ${'1'.repeat(server.config.maxBodyBytes)}}`
+  const response = await postRaw(`${server.url}/invoke`, tooLarge, {
+    'content-type': 'application/json',
+    'x-request-id': 'client-id.42',
+  })
+  assert.equal(response.status, 413)
+  assert.equal(response.headers.get('x-request-id'), 'client-id.42')
+  const logged = await linesOf('client-id.42')
+  assert.deepEqual(
+    logged.map((line) => line.msg),
+    ['request rejected', 'request completed'],
+    `the lines of request client-id.42: ${JSON.stringify(logged)}`,
+  )
+})
