@@ -1,7 +1,9 @@
-// The quadratic sieve's inner loop (src/algorithms/prime-checker/quadratic-sieve.ts): for each factor-base
-// prime p from `first` on, adds round(log2 p) to the sieve bytes at its two roots and every p after them, then
-// lists the positions whose byte reached 128. The TypeScript side keeps the roots up to date in this module's
-// static arrays and trial-divides the listed positions.
+// The quadratic sieve's per-prime loops (src/algorithms/prime-checker/quadratic-sieve.ts): the roots of each
+// new polynomial, and the sieve itself: for each factor-base prime p from `first` on, adds round(log2 p) to the
+// sieve bytes at its two roots and every p after them, then lists the positions whose byte reached 128. The
+// TypeScript side chooses the polynomials and trial-divides the listed positions. These loops run in the
+// kernel rather than in TypeScript also because V8 spent more CPU time (on its compiler threads) optimising
+// them there than a 20-digit factorisation takes once they are optimised.
 
 export const QS_MAX_WIDTH = 65536
 export const QS_MAX_PRIMES = 2048
@@ -15,6 +17,15 @@ const ROOT2 = memory.data(QS_MAX_PRIMES * 4, 16)
 const LOGS = memory.data(QS_MAX_PRIMES, 16)
 const CANDIDATES = memory.data(QS_MAX_CANDIDATES * 4, 16)
 const HITS = memory.data(QS_MAX_PRIMES * 4, 16)
+/** The most primes in A. */
+export const QS_MAX_A_PRIMES = 20
+/** A square root of kN mod each prime. */
+const SQRTS = memory.data(QS_MAX_PRIMES * 4, 16)
+/** A's primes and their gamma_l (quadratic-sieve.ts, newA). */
+const A_PRIMES = memory.data(QS_MAX_A_PRIMES * 4, 16)
+const GAMMAS = memory.data(QS_MAX_A_PRIMES * 4, 16)
+/** 2 B_l A^-1 mod p for each term l of B, at (l * QS_MAX_PRIMES + i) * 4. */
+const DELTAS = memory.data(QS_MAX_A_PRIMES * QS_MAX_PRIMES * 4, 16)
 
 export function qsPrimes(): usize {
   return PRIMES
@@ -38,6 +49,95 @@ export function qsCandidates(): usize {
 
 export function qsHits(): usize {
   return HITS
+}
+
+export function qsSqrts(): usize {
+  return SQRTS
+}
+
+export function qsAPrimes(): usize {
+  return A_PRIMES
+}
+
+export function qsGammas(): usize {
+  return GAMMAS
+}
+
+/** a^-1 mod m for 0 < a < m < 2^16 coprime to m, by the extended Euclidean algorithm. */
+function invMod(a: i32, m: i32): i32 {
+  let r0 = a
+  let r1 = m
+  let s0: i32 = 1
+  let s1: i32 = 0
+  while (r1 != 0) {
+    const q = r0 / r1
+    const r2 = r0 - q * r1
+    r0 = r1
+    r1 = r2
+    const s2 = s0 - q * s1
+    s0 = s1
+    s1 = s2
+  }
+  return s0 < 0 ? s0 + m : s0
+}
+
+/**
+ * For a new A = q_0 ... q_(s-1) (qsAPrimes, with the gamma_l of B's terms in qsGammas): every other prime's
+ * roots x + half of g(x) = A x^2 + 2 B x + C with B = sum B_l, B_l = gamma_l A / q_l, and the deltas by which
+ * they move when a B_l changes sign. Primes dividing A (root1 set to -1 by the caller afterwards) are skipped
+ * by the test p mod q = 0 on each q_l, all below 2^16.
+ */
+export function qsNewA(size: i32, s: i32, half: i32): void {
+  for (let i: i32 = 1; i < size; i++) {
+    const at = usize(i) << 2
+    const p = load<i32>(PRIMES + at)
+    let aModP: u32 = 1
+    let inA = false
+    for (let l: i32 = 0; l < s; l++) {
+      const q = load<i32>(A_PRIMES + (usize(l) << 2))
+      if (q == p) inA = true
+      aModP = (aModP * u32(q % p)) % u32(p)
+    }
+    if (inA) continue
+    const aInv = u32(invMod(i32(aModP), p))
+    let bModP: u32 = 0
+    for (let l: i32 = 0; l < s; l++) {
+      // B_l mod p = gamma_l prod_(m != l) q_m mod p: products of two residues stay below 2^32.
+      let bl = u32(load<i32>(GAMMAS + (usize(l) << 2)) % p)
+      for (let m: i32 = 0; m < s; m++) {
+        if (m != l) bl = (bl * u32(load<i32>(A_PRIMES + (usize(m) << 2)) % p)) % u32(p)
+      }
+      bModP += bl
+      store<i32>(DELTAS + ((usize(l) * QS_MAX_PRIMES + usize(i)) << 2), i32((((2 * bl) % u32(p)) * aInv) % u32(p)))
+    }
+    bModP %= u32(p)
+    const t = u32(load<i32>(SQRTS + at))
+    const shift = u32(half % p)
+    store<i32>(ROOT1 + at, i32((((aInv * ((t + u32(p) - bModP) % u32(p))) % u32(p)) + shift) % u32(p)))
+    store<i32>(ROOT2 + at, i32((((aInv * ((2 * u32(p) - t - bModP) % u32(p))) % u32(p)) + shift) % u32(p)))
+  }
+}
+
+/**
+ * Moves every prime's roots from B to B + 2 B_v (plus) or B - 2 B_v: x = A^-1 (+-t - B) moves by -+2 B_v A^-1.
+ * Roots of -1 (primes of A) stay.
+ */
+export function qsNextB(size: i32, v: i32, plus: bool): void {
+  const deltas = DELTAS + ((usize(v) * QS_MAX_PRIMES) << 2)
+  for (let i: i32 = 1; i < size; i++) {
+    const at = usize(i) << 2
+    const r1 = load<i32>(ROOT1 + at)
+    if (r1 < 0) continue
+    const p = load<i32>(PRIMES + at)
+    const d = plus ? p - load<i32>(deltas + at) : load<i32>(deltas + at)
+    // r + d with 0 <= r, d < p: one subtraction brings it back below p.
+    let n1 = r1 + d
+    let n2 = load<i32>(ROOT2 + at) + d
+    if (n1 >= p) n1 -= p
+    if (n2 >= p) n2 -= p
+    store<i32>(ROOT1 + at, n1)
+    store<i32>(ROOT2 + at, n2)
+  }
 }
 
 /**

@@ -55,6 +55,11 @@ export interface KernelExports {
   qsSieve(width: number, first: number, count: number, init: number): number
   qsHits(): number
   qsDividing(j: number, count: number): number
+  qsSqrts(): number
+  qsAPrimes(): number
+  qsGammas(): number
+  qsNewA(size: number, s: number, half: number): void
+  qsNextB(size: number, v: number, plus: boolean): void
 }
 
 function load(): KernelExports {
@@ -87,6 +92,7 @@ export const MAX_LIMBS = 1024
 export const QS_MAX_WIDTH = 65536
 export const QS_MAX_PRIMES = 2048
 export const QS_MAX_CANDIDATES = 4096
+export const QS_MAX_A_PRIMES = 20
 
 /** Slots the multi-limb code uses (the highest is ecm.ts's last baby step). */
 const SLOT_COUNT = 130

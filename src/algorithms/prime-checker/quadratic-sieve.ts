@@ -8,7 +8,7 @@
 // in its memory, and BigInt is only for the candidates that pass the sieve and for the final square roots.
 import { bitLength, gcd } from './bigint-math.js'
 import type { Budget } from './budget.js'
-import { kernel, QS_MAX_CANDIDATES, QS_MAX_PRIMES, QS_MAX_WIDTH } from './kernel.js'
+import { kernel, QS_MAX_A_PRIMES, QS_MAX_CANDIDATES, QS_MAX_PRIMES, QS_MAX_WIDTH } from './kernel.js'
 import { SMALL_PRIMES } from './small-primes.js'
 
 /** Relations gathered beyond the factor base's size, so that elimination leaves that many dependencies. */
@@ -233,7 +233,6 @@ class Sieve {
   private c = 0n
   /** Which B of the current A is in use; 2^(s-1) of them. */
   private bIndex = 0
-  private readonly inA: Uint8Array
   /** For each prime q_l of A, the sieve position mod q_l where q_l divides g(x) = 2 B x + C (mod q_l). */
   private aRoots: number[] = []
   /** Scratch list of the factor-base indices dividing a candidate. */
@@ -241,8 +240,9 @@ class Sieve {
   /** The sieve positions x + M where p divides g(x), two per prime. */
   private readonly root1: Int32Array
   private readonly root2: Int32Array
-  /** 2 B_l A^-1 mod p for each term l of B, at l * size + i: how the roots move when B_l's sign flips. */
-  private deltas: Int32Array = new Int32Array(0)
+  /** The primes of A and the gamma_l of B's terms, where the kernel's qsNewA reads them. */
+  private readonly aPrimes: Int32Array
+  private readonly gammas: Int32Array
   private random = 0x9e3779b9
 
   constructor(
@@ -264,7 +264,9 @@ class Sieve {
     this.candidates = new Int32Array(memory, kernel.qsCandidates(), QS_MAX_CANDIDATES)
     this.hitList = new Int32Array(memory, kernel.qsHits(), this.size)
     this.sqrts = fb.roots
-    this.inA = new Uint8Array(this.size)
+    new Int32Array(memory, kernel.qsSqrts(), this.size).set(fb.roots)
+    this.aPrimes = new Int32Array(memory, kernel.qsAPrimes(), QS_MAX_A_PRIMES)
+    this.gammas = new Int32Array(memory, kernel.qsGammas(), QS_MAX_A_PRIMES)
     let first = 1
     while (first < this.size && (this.primes[first] as number) < SMALL_SIEVE_BOUND) first++
     this.firstSieved = first
@@ -294,32 +296,16 @@ class Sieve {
     this.b += plus ? 2n * term : -2n * term
     this.c = (this.b * this.b - this.kn) / this.a
     this.findARoots()
-    const { primes, root1, root2, deltas, size } = this
-    const offset = v * size
-    for (let i = 1; i < size; i++) {
-      const p = primes[i] as number
-      const d = deltas[offset + i] as number
-      // x = A^-1 (+-t - B) moves by -+2 B_v A^-1 when B moves by +-2 B_v.
-      let r1 = (root1[i] as number) + (plus ? -d : d)
-      let r2 = (root2[i] as number) + (plus ? -d : d)
-      if (r1 < 0) r1 += p
-      else if (r1 >= p) r1 -= p
-      if (r2 < 0) r2 += p
-      else if (r2 >= p) r2 -= p
-      root1[i] = r1
-      root2[i] = r2
-    }
+    kernel.qsNextB(this.size, v, plus)
     this.markARoots()
   }
 
   /** A new A = q_1 ... q_s near sqrt(2 kN) / M, its first B, and every prime's roots and deltas. */
   private newA(): void {
     const { primes, size, sqrts } = this
-    this.inA.fill(0)
     const indices = this.chooseA()
     this.aIndices = indices
     this.bIndex = 0
-    for (const j of indices) this.inA[j] = 1
     const qs = indices.map((j) => primes[j] as number)
     let a = 1n
     for (const q of qs) a *= BigInt(q)
@@ -334,29 +320,9 @@ class Sieve {
     this.b = this.bTerms.reduce((x, y) => x + y, 0n)
     this.c = (this.b * this.b - this.kn) / a
     this.findARoots()
-    const s = qs.length
-    this.deltas = new Int32Array(s * size)
-    const half = this.width / 2
-    for (let i = 1; i < size; i++) {
-      if (this.inA[i]) continue
-      const p = primes[i] as number
-      let aModP = 1
-      for (const q of qs) aModP = (aModP * (q % p)) % p
-      const aInv = invMod(aModP, p)
-      let bModP = 0
-      for (let l = 0; l < s; l++) {
-        // B_l = gamma_l prod_(m != l) q_m, reduced mod p on doubles: every factor is below 2^16.
-        let bl = (gammas[l] as number) % p
-        for (let m = 0; m < s; m++) if (m !== l) bl = (bl * ((qs[m] as number) % p)) % p
-        bModP += bl
-        this.deltas[l * size + i] = (((2 * bl) % p) * aInv) % p
-      }
-      bModP %= p
-      const t = sqrts[i] as number
-      const shift = half % p
-      this.root1[i] = (((aInv * ((t - bModP + p) % p)) % p) + shift) % p
-      this.root2[i] = (((aInv * ((2 * p - t - bModP) % p)) % p) + shift) % p
-    }
+    this.aPrimes.set(qs)
+    this.gammas.set(gammas)
+    kernel.qsNewA(size, qs.length, this.width / 2)
     this.markARoots()
   }
 
@@ -391,11 +357,11 @@ class Sieve {
     const logHalfMax = Math.log((primes[size - 1] as number) / 2)
     let s = Math.max(2, Math.round(logTarget / Math.log((primes[size - 1] as number) / 4)))
     while (s > 2 && logTarget / s < logSmallest && logTarget / (s - 1) <= logHalfMax) s--
-    while (logTarget / s > logHalfMax) s++
+    while (logTarget / s > logHalfMax && s < QS_MAX_A_PRIMES) s++
     for (let tries = 1; ; tries++) {
       // Failed draws widen the window; many failures mean the products are running out, and one more prime
       // makes many more of them. Past that, repeats are allowed: unique() drops the relations they repeat.
-      if (tries % 200 === 0 && logTarget / (s + 1) >= logSmallest) s++
+      if (tries % 200 === 0 && s < QS_MAX_A_PRIMES && logTarget / (s + 1) >= logSmallest) s++
       if (tries % 20_000 === 0) this.usedA.clear()
       const q = Math.exp(logTarget / s)
       const spread = 2 + tries / 50
