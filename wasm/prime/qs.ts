@@ -1,5 +1,7 @@
-// The quadratic sieve's per-prime loops (src/algorithms/prime-checker/quadratic-sieve.ts): the roots of each
-// new polynomial, and the sieve itself: for each factor-base prime p from `first` on, adds round(log2 p) to the
+import { ODD_PRIMES, oddPrime } from './trial64'
+
+// The quadratic sieve's per-prime loops (src/algorithms/prime-checker/quadratic-sieve.ts): the factor base,
+// the roots of each new polynomial, and the sieve itself: for each factor-base prime p from `first` on, adds round(log2 p) to the
 // sieve bytes at its two roots and every p after them, then lists the positions whose byte reached 128. The
 // TypeScript side chooses the polynomials and trial-divides the listed positions. These loops run in the
 // kernel rather than in TypeScript also because V8 spent more CPU time (on its compiler threads) optimising
@@ -17,6 +19,9 @@ const ROOT2 = memory.data(QS_MAX_PRIMES * 4, 16)
 const LOGS = memory.data(QS_MAX_PRIMES, 16)
 const CANDIDATES = memory.data(QS_MAX_CANDIDATES * 4, 16)
 const HITS = memory.data(QS_MAX_PRIMES * 4, 16)
+/** kN as little-endian 32-bit limbs, for the factor base. */
+export const QS_MAX_KN_LIMBS = 8
+const KN = memory.data(QS_MAX_KN_LIMBS * 4, 16)
 /** The most primes in A. */
 export const QS_MAX_A_PRIMES = 20
 /** A square root of kN mod each prime. */
@@ -61,6 +66,87 @@ export function qsAPrimes(): usize {
 
 export function qsGammas(): usize {
   return GAMMAS
+}
+
+export function qsKn(): usize {
+  return KN
+}
+
+/** b^e mod p for p < 2^16. */
+function powMod(b: u32, e: u32, p: u32): u32 {
+  let result: u32 = 1
+  b %= p
+  for (; e > 0; e >>= 1) {
+    if (e & 1) result = (result * b) % p
+    b = (b * b) % p
+  }
+  return result
+}
+
+/** A square root of the quadratic residue r mod the odd prime p < 2^16 (Tonelli-Shanks), or -1 for a non-residue. */
+function sqrtMod(r: u32, p: u32): i32 {
+  if (powMod(r, (p - 1) >> 1, p) != 1) return -1
+  if ((p & 3) == 3) return i32(powMod(r, (p + 1) >> 2, p))
+  const s = ctz(p - 1)
+  const q = (p - 1) >> s
+  let z: u32 = 2
+  while (powMod(z, (p - 1) >> 1, p) != p - 1) z++
+  let m = s
+  let c = powMod(z, q, p)
+  let t = powMod(r, q, p)
+  let root = powMod(r, (q + 1) >> 1, p)
+  while (t != 1) {
+    let i: u32 = 0
+    for (let t2 = t; t2 != 1; t2 = (t2 * t2) % p) i++
+    let b = c
+    for (let j: u32 = 0; j + i + 1 < m; j++) b = (b * b) % p
+    m = i
+    c = (b * b) % p
+    t = (t * c) % p
+    root = (root * b) % p
+  }
+  return i32(root)
+}
+
+/** N mod p from the `limbs` limbs in qsKn, for an odd prime p: Horner from the top limb, below 2^48 throughout. */
+function residue(limbs: i32, p: u32): u32 {
+  let r: u64 = 0
+  for (let l = limbs - 1; l >= 0; l--) r = ((r << 32) | u64(load<u32>(KN + (usize(l) << 2)))) % u64(p)
+  return u32(r)
+}
+
+/** Lists in qsHits() the Legendre symbols (x / p), -1, 0 or 1, of x in qsKn for the first `count` odd primes. */
+export function qsLegendre(limbs: i32, count: i32): void {
+  for (let i: i32 = 0; i < count; i++) {
+    const p = oddPrime(i)
+    const r = residue(limbs, p)
+    store<i32>(HITS + (usize(i) << 2), r == 0 ? 0 : powMod(r, (p - 1) >> 1, p) == 1 ? 1 : -1)
+  }
+}
+
+/**
+ * The factor base for kN (qsKn, `limbs` limbs): 2, then up to size - 1 odd primes p with kN a square mod p
+ * (including those dividing kN, with root 0), their square roots of kN and round(log2 p). Returns the count.
+ */
+export function qsFactorBase(limbs: i32, size: i32): i32 {
+  store<i32>(PRIMES, 2)
+  store<i32>(SQRTS, 0)
+  store<u8>(LOGS, 1)
+  let count: i32 = 1
+  for (let i: i32 = 0; count < size && i < ODD_PRIMES; i++) {
+    const p = oddPrime(i)
+    const r = residue(limbs, p)
+    const root = r == 0 ? 0 : sqrtMod(r, p)
+    if (root < 0) continue
+    const at = usize(count) << 2
+    store<i32>(PRIMES + at, i32(p))
+    store<i32>(SQRTS + at, root)
+    // round(log2 p): the bit length, less one below sqrt(2) times the power of two.
+    const bits = 31 - i32(clz(p))
+    store<u8>(LOGS + usize(count), u8(u64(p) * u64(p) >= u64(2) << u64(2 * bits) ? bits + 1 : bits))
+    count++
+  }
+  return count
 }
 
 /** a^-1 mod m for 0 < a < m < 2^16 coprime to m, by the extended Euclidean algorithm. */

@@ -56,6 +56,9 @@ export interface KernelExports {
   qsHits(): number
   qsDividing(j: number, count: number): number
   qsSqrts(): number
+  qsKn(): number
+  qsLegendre(limbs: number, count: number): void
+  qsFactorBase(limbs: number, size: number): number
   qsAPrimes(): number
   qsGammas(): number
   qsNewA(size: number, s: number, half: number): void
@@ -93,6 +96,7 @@ export const QS_MAX_WIDTH = 65536
 export const QS_MAX_PRIMES = 2048
 export const QS_MAX_CANDIDATES = 4096
 export const QS_MAX_A_PRIMES = 20
+export const QS_MAX_KN_LIMBS = 8
 
 /** Slots the multi-limb code uses (the highest is ecm.ts's last baby step). */
 const SLOT_COUNT = 130

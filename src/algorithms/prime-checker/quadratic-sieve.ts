@@ -8,7 +8,16 @@
 // in its memory, and BigInt is only for the candidates that pass the sieve and for the final square roots.
 import { bitLength, gcd } from './bigint-math.js'
 import type { Budget } from './budget.js'
-import { kernel, QS_MAX_A_PRIMES, QS_MAX_CANDIDATES, QS_MAX_PRIMES, QS_MAX_WIDTH } from './kernel.js'
+import {
+  kernel,
+  limbCount,
+  QS_MAX_A_PRIMES,
+  QS_MAX_CANDIDATES,
+  QS_MAX_KN_LIMBS,
+  QS_MAX_PRIMES,
+  QS_MAX_WIDTH,
+  writeLimbs,
+} from './kernel.js'
 import { SMALL_PRIMES } from './small-primes.js'
 
 /** Relations gathered beyond the factor base's size, so that elimination leaves that many dependencies. */
@@ -128,22 +137,33 @@ function combine(a: Relation, b: Relation, n: bigint): Relation {
   }
 }
 
-/** The odd primes whose contributions rank the multipliers: past 1000 they change the score by little. */
-const RANKING_PRIMES = SMALL_PRIMES.subarray(1, 168)
+/** How many odd primes (3 to 997) rank the multipliers: past 1000 they change the score by little. */
+const RANKING_COUNT = 167
 
-/** Legendre symbols (k / p) for each multiplier k and ranking prime p, made on the first call. */
-let multiplierSymbols: Int8Array | undefined
+/** Per multiplier k and ranking prime p, (k / p) as -1 or 1, or 0 for p | k; and p's gains: made on first use. */
+interface Ranking {
+  symbols: Int8Array
+  /** 2 log(p) / (p - 1): p | Q(x) for two x in p when (kN / p) = 1. */
+  residueGain: Float64Array
+  /** log(p) / p: p | Q(x) for one x in p when p | k. */
+  divisorGain: Float64Array
+}
 
-function symbols(): Int8Array {
-  if (multiplierSymbols) return multiplierSymbols
-  const table = new Int8Array(MULTIPLIERS.length * RANKING_PRIMES.length)
+let ranking: Ranking | undefined
+
+function rankingTables(): Ranking {
+  if (ranking) return ranking
+  const primes = SMALL_PRIMES.subarray(1, 1 + RANKING_COUNT)
+  const symbols = new Int8Array(MULTIPLIERS.length * RANKING_COUNT)
   MULTIPLIERS.forEach((k, m) => {
-    RANKING_PRIMES.forEach((p, i) => {
-      table[m * RANKING_PRIMES.length + i] = k % p === 0 ? 0 : powMod(k, (p - 1) / 2, p) === 1 ? 1 : -1
+    primes.forEach((p, i) => {
+      symbols[m * RANKING_COUNT + i] = k % p === 0 ? 0 : powMod(k, (p - 1) / 2, p) === 1 ? 1 : -1
     })
   })
-  multiplierSymbols = table
-  return table
+  const residueGain = Float64Array.from(primes, (p) => (2 * Math.log(p)) / (p - 1))
+  const divisorGain = Float64Array.from(primes, (p) => Math.log(p) / p)
+  ranking = { symbols, residueGain, divisorGain }
+  return ranking
 }
 
 /**
@@ -151,30 +171,30 @@ function symbols(): Int8Array {
  * small primes to Q(x) = (Ax + B)^2 - kN, less half the log of k for the larger values.
  */
 function multiplier(n: bigint): number {
-  const table = symbols()
+  const { symbols, residueGain, divisorGain } = rankingTables()
   const n8 = Number(n % 8n)
-  // (kN / p) = (k / p) (N / p): one power per prime for N, the multipliers' symbols from the table.
-  const nSymbols = RANKING_PRIMES.map((p) => {
-    const r = Number(n % BigInt(p))
-    return r === 0 ? 0 : powMod(r, (p - 1) / 2, p) === 1 ? 1 : -1
-  })
+  // (kN / p) = (k / p) (N / p): the kernel gives N's symbols, the table the multipliers'.
+  const limbs = limbCount(n)
+  writeLimbs(kernel.qsKn(), n, limbs)
+  kernel.qsLegendre(limbs, RANKING_COUNT)
+  const nSymbols = new Int32Array(kernel.memory.buffer, kernel.qsHits(), RANKING_COUNT)
   let best = 1
   let bestScore = Number.NEGATIVE_INFINITY
-  MULTIPLIERS.forEach((k, m) => {
+  for (let m = 0; m < MULTIPLIERS.length; m++) {
+    const k = MULTIPLIERS[m] as number
     // kN = 1 (mod 8) makes 8 divide Q(x) for half the x, 5 (mod 8) gives 4, otherwise only 2.
     const kn8 = (k * n8) % 8
     let score = -0.5 * Math.log(k) + (kn8 === 1 ? 2 : kn8 === 5 ? 1 : 0.5) * Math.LN2
-    for (let i = 0; i < RANKING_PRIMES.length; i++) {
-      const p = RANKING_PRIMES[i] as number
-      const symbol = (table[m * RANKING_PRIMES.length + i] as number) * (nSymbols[i] as number)
-      if (k % p === 0) score += Math.log(p) / p
-      else if (symbol === 1) score += (2 * Math.log(p)) / (p - 1)
+    for (let i = 0; i < RANKING_COUNT; i++) {
+      const symbol = symbols[m * RANKING_COUNT + i] as number
+      if (symbol === 0) score += divisorGain[i] as number
+      else if (symbol === nSymbols[i]) score += residueGain[i] as number
     }
     if (score > bestScore) {
       bestScore = score
       best = k
     }
-  })
+  }
   return best
 }
 
@@ -187,26 +207,25 @@ interface FactorBase {
   logs: Uint8Array
 }
 
-/** The factor base of `size` primes for kN, or a prime of it that divides n (outside split()'s inputs). */
+/**
+ * The factor base of up to `size` primes for kN, made by the kernel in its static arrays, where the sieve
+ * reads it; or a prime of it that divides n (outside split()'s inputs).
+ */
 function factorBase(n: bigint, kn: bigint, size: number): FactorBase | bigint {
-  const primes = new Int32Array(size)
-  const roots = new Int32Array(size)
-  const logs = new Uint8Array(size)
-  primes[0] = 2
-  logs[0] = 1
-  let count = 1
-  for (let i = 1; count < size && i < SMALL_PRIMES.length; i++) {
-    const p = SMALL_PRIMES[i] as number
-    const r = Number(kn % BigInt(p))
-    if (r === 0 && n % BigInt(p) === 0n) return BigInt(p)
-    const root = r === 0 ? 0 : sqrtMod(r, p)
-    if (root < 0) continue
-    primes[count] = p
-    roots[count] = root
-    logs[count] = Math.round(Math.log2(p))
-    count++
+  const limbs = limbCount(kn)
+  if (limbs > QS_MAX_KN_LIMBS)
+    throw new RangeError(`quadratic sieve: kN of ${limbs} limbs exceeds ${QS_MAX_KN_LIMBS}`)
+  writeLimbs(kernel.qsKn(), kn, limbs)
+  const count = kernel.qsFactorBase(limbs, size)
+  const memory = kernel.memory.buffer
+  const primes = new Int32Array(memory, kernel.qsPrimes(), count)
+  const roots = new Int32Array(memory, kernel.qsSqrts(), count)
+  // A root of 0 marks p | kN: p divides k, or n itself.
+  for (let i = 1; i < count; i++) {
+    const p = BigInt(primes[i] as number)
+    if (roots[i] === 0 && n % p === 0n) return p
   }
-  return { primes: primes.subarray(0, count), roots: roots.subarray(0, count), logs: logs.subarray(0, count) }
+  return { primes, roots, logs: new Uint8Array(memory, kernel.qsLogs(), count) }
 }
 
 /** The sieve over one polynomial at a time, with the polynomial's state and its roots mod each prime. */
@@ -255,16 +274,13 @@ class Sieve {
     this.width = 2 * halfWidth
     // The primes, logs and roots live in the kernel's static arrays, where its sieve loop reads them.
     const memory = kernel.memory.buffer
-    this.primes = new Int32Array(memory, kernel.qsPrimes(), this.size)
-    this.primes.set(fb.primes)
-    this.logs = new Uint8Array(memory, kernel.qsLogs(), this.size)
-    this.logs.set(fb.logs)
+    this.primes = fb.primes
+    this.logs = fb.logs
     this.root1 = new Int32Array(memory, kernel.qsRoot1(), this.size)
     this.root2 = new Int32Array(memory, kernel.qsRoot2(), this.size)
     this.candidates = new Int32Array(memory, kernel.qsCandidates(), QS_MAX_CANDIDATES)
     this.hitList = new Int32Array(memory, kernel.qsHits(), this.size)
     this.sqrts = fb.roots
-    new Int32Array(memory, kernel.qsSqrts(), this.size).set(fb.roots)
     this.aPrimes = new Int32Array(memory, kernel.qsAPrimes(), QS_MAX_A_PRIMES)
     this.gammas = new Int32Array(memory, kernel.qsGammas(), QS_MAX_A_PRIMES)
     let first = 1
@@ -590,35 +606,6 @@ function powMod(base: number, exp: number, p: number): number {
     b = (b * b) % p
   }
   return result
-}
-
-/** A square root of the quadratic residue r mod the odd prime p < 2^16 (Tonelli-Shanks), or -1 for a non-residue. */
-function sqrtMod(r: number, p: number): number {
-  if (powMod(r, (p - 1) / 2, p) !== 1) return -1
-  if (p % 4 === 3) return powMod(r, (p + 1) / 4, p)
-  let q = p - 1
-  let s = 0
-  while (q % 2 === 0) {
-    q /= 2
-    s++
-  }
-  let z = 2
-  while (powMod(z, (p - 1) / 2, p) !== p - 1) z++
-  let m = s
-  let c = powMod(z, q, p)
-  let t = powMod(r, q, p)
-  let root = powMod(r, (q + 1) / 2, p)
-  while (t !== 1) {
-    let i = 0
-    for (let t2 = t; t2 !== 1; t2 = (t2 * t2) % p) i++
-    let b = c
-    for (let j = 0; j < m - i - 1; j++) b = (b * b) % p
-    m = i
-    c = (b * b) % p
-    t = (t * c) % p
-    root = (root * b) % p
-  }
-  return root
 }
 
 /** a^-1 mod m for gcd(a, m) = 1, by the extended Euclidean algorithm on doubles. */
