@@ -8,7 +8,9 @@ export { extraStrongLucasN, sprp2N } from './bpswn'
 export { rhoAccumulate, rhoAdvance, rhoReplayStep, rhoSave } from './rhon'
 export { ecmStage1, ecmStage2, ecmStage2Setup } from './ecm'
 export {
+  qsAIndices,
   qsAPrimes,
+  qsCofactor,
   qsCandidates,
   qsDividing,
   qsFactorBase,
@@ -18,10 +20,13 @@ export {
   qsLegendre,
   qsLogs,
   qsNewA,
+  qsNegative,
   qsNextB,
   qsPrimes,
+  qsRelation,
   qsRoot1,
   qsRoot2,
+  qsSetPolynomial,
   qsSieve,
   qsSqrts,
 } from './qs'

@@ -29,6 +29,8 @@ const SQRTS = memory.data(QS_MAX_PRIMES * 4, 16)
 /** A's primes and their gamma_l (quadratic-sieve.ts, newA). */
 const A_PRIMES = memory.data(QS_MAX_A_PRIMES * 4, 16)
 const GAMMAS = memory.data(QS_MAX_A_PRIMES * 4, 16)
+/** The factor-base indices of A's primes. */
+const A_INDICES = memory.data(QS_MAX_A_PRIMES * 4, 16)
 /** 2 B_l A^-1 mod p for each term l of B, at (l * QS_MAX_PRIMES + i) * 4. */
 const DELTAS = memory.data(QS_MAX_A_PRIMES * QS_MAX_PRIMES * 4, 16)
 
@@ -66,6 +68,78 @@ export function qsAPrimes(): usize {
 
 export function qsGammas(): usize {
   return GAMMAS
+}
+
+export function qsAIndices(): usize {
+  return A_INDICES
+}
+
+/** The current polynomial g(x) = A x^2 + 2 B x + C, its coefficients mod 2^64, and how many primes A has. */
+let polyA: i64 = 0
+let polyB: i64 = 0
+let polyC: i64 = 0
+let polyS: i32 = 0
+/** The cofactor and sign of the last relation qsRelation found. */
+let cofactor: i32 = 0
+let negative = false
+
+export function qsSetPolynomial(a: i64, b: i64, c: i64, s: i32): void {
+  polyA = a
+  polyB = b
+  polyC = c
+  polyS = s
+}
+
+export function qsCofactor(): i32 {
+  return cofactor
+}
+
+export function qsNegative(): bool {
+  return negative
+}
+
+/**
+ * For a polynomial whose |g(x)| stays below 2^63 over the sieve (so that g(x), computed mod 2^64, is exact):
+ * lists in qsHits() the factor-base indices of g(x) at sieve position j with multiplicity, 0 for each 2, after
+ * those of A, and keeps the cofactor and sign for qsCofactor and qsNegative. Returns how many indices, or -1
+ * when g(x) is 0 or the cofactor exceeds largeBound.
+ */
+export function qsRelation(j: i32, count: i32, half: i32, largeBound: i32): i32 {
+  const x = i64(j - half)
+  let g = (polyA * x + 2 * polyB) * x + polyC
+  negative = g < 0
+  let rest = u64(negative ? -g : g)
+  if (rest == 0) return -1
+  let found: i32 = 0
+  for (let twos = ctz(rest); twos > 0; twos--) {
+    store<i32>(HITS + (usize(found) << 2), 0)
+    found++
+  }
+  rest >>= ctz(rest)
+  for (let i: i32 = 1; i < count; i++) {
+    const at = usize(i) << 2
+    const p = load<i32>(PRIMES + at)
+    const r = j % p
+    if (r != load<i32>(ROOT1 + at) && r != load<i32>(ROOT2 + at)) continue
+    do {
+      rest /= u64(p)
+      store<i32>(HITS + (usize(found) << 2), i)
+      found++
+    } while (rest % u64(p) == 0)
+  }
+  // A's primes divide A g(x) = y^2 - kN once through A; here only further powers in g(x) itself.
+  for (let l: i32 = 0; l < polyS; l++) {
+    const q = u64(load<i32>(A_PRIMES + (usize(l) << 2)))
+    const i = load<i32>(A_INDICES + (usize(l) << 2))
+    while (rest % q == 0) {
+      rest /= q
+      store<i32>(HITS + (usize(found) << 2), i)
+      found++
+    }
+  }
+  if (rest > u64(largeBound)) return -1
+  cofactor = i32(rest)
+  return found
 }
 
 export function qsKn(): usize {

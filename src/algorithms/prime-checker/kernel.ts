@@ -59,6 +59,11 @@ export interface KernelExports {
   qsKn(): number
   qsLegendre(limbs: number, count: number): void
   qsFactorBase(limbs: number, size: number): number
+  qsAIndices(): number
+  qsSetPolynomial(a: bigint, b: bigint, c: bigint, s: number): void
+  qsRelation(j: number, count: number, half: number, largeBound: number): number
+  qsCofactor(): number
+  qsNegative(): number
   qsAPrimes(): number
   qsGammas(): number
   qsNewA(size: number, s: number, half: number): void

@@ -262,6 +262,9 @@ class Sieve {
   /** The primes of A and the gamma_l of B's terms, where the kernel's qsNewA reads them. */
   private readonly aPrimes: Int32Array
   private readonly gammas: Int32Array
+  private readonly aIndexList: Int32Array
+  /** Whether |g(x)| < 2^63 over the sieve for the current polynomial: the kernel then trial-divides it alone. */
+  private fits = false
   private random = 0x9e3779b9
 
   constructor(
@@ -279,10 +282,11 @@ class Sieve {
     this.root1 = new Int32Array(memory, kernel.qsRoot1(), this.size)
     this.root2 = new Int32Array(memory, kernel.qsRoot2(), this.size)
     this.candidates = new Int32Array(memory, kernel.qsCandidates(), QS_MAX_CANDIDATES)
-    this.hitList = new Int32Array(memory, kernel.qsHits(), this.size)
+    this.hitList = new Int32Array(memory, kernel.qsHits(), QS_MAX_PRIMES)
     this.sqrts = fb.roots
     this.aPrimes = new Int32Array(memory, kernel.qsAPrimes(), QS_MAX_A_PRIMES)
     this.gammas = new Int32Array(memory, kernel.qsGammas(), QS_MAX_A_PRIMES)
+    this.aIndexList = new Int32Array(memory, kernel.qsAIndices(), QS_MAX_A_PRIMES)
     let first = 1
     while (first < this.size && (this.primes[first] as number) < SMALL_SIEVE_BOUND) first++
     this.firstSieved = first
@@ -313,6 +317,7 @@ class Sieve {
     this.c = (this.b * this.b - this.kn) / this.a
     this.findARoots()
     kernel.qsNextB(this.size, v, plus)
+    this.setPolynomial()
     this.markARoots()
   }
 
@@ -338,8 +343,24 @@ class Sieve {
     this.findARoots()
     this.aPrimes.set(qs)
     this.gammas.set(gammas)
+    this.aIndexList.set(indices)
+    this.setPolynomial()
     kernel.qsNewA(size, qs.length, this.width / 2)
     this.markARoots()
+  }
+
+  /**
+   * Gives the kernel g's coefficients (mod 2^64, as the JS API converts them) and decides whether g(x) fits a
+   * 64-bit word: g is a parabola, largest in size at the ends of the interval or at its vertex, -kN / A.
+   */
+  private setPolynomial(): void {
+    const { a, b, c } = this
+    const m = BigInt(this.width / 2)
+    const limit = 1n << 62n
+    const end = a * m * m + c
+    const fits = (g: bigint) => g < limit && g > -limit
+    this.fits = fits(end + 2n * b * m) && fits(end - 2n * b * m) && this.kn / a < limit
+    if (this.fits) kernel.qsSetPolynomial(a, b, c, this.aIndices.length)
   }
 
   /** A's primes get roots no sieve position mod q equals: relationAt finds them through aRoots instead. */
@@ -464,6 +485,24 @@ class Sieve {
 
   /** Trial-divides g(x) at sieve position j by the primes whose roots say they divide it. */
   private relationAt(j: number): Relation | undefined {
+    return this.fits ? this.relationInKernel(j) : this.relationOnBigInts(j)
+  }
+
+  /** relationAt for a g(x) that fits a word: the kernel finds its factors, BigInt is only for y. */
+  private relationInKernel(j: number): Relation | undefined {
+    const count = kernel.qsRelation(j, this.size, this.width / 2, this.largeBound)
+    if (count < 0) return undefined
+    const indices = this.aIndices.concat(Array.from(this.hitList.subarray(0, count)))
+    const y = this.a * BigInt(j - this.width / 2) + this.b
+    return {
+      y: y < 0n ? y + this.n : y,
+      neg: kernel.qsNegative() !== 0,
+      indices,
+      large: BigInt(kernel.qsCofactor()),
+    }
+  }
+
+  private relationOnBigInts(j: number): Relation | undefined {
     const { primes, size, hits } = this
     // The kernel lists the primes whose roots say they divide g(x); the BigInt side divides by their products.
     hits.length = 0
