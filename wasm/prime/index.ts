@@ -13,6 +13,7 @@ export {
   qsCofactor,
   qsCandidates,
   qsDividing,
+  qsEliminate,
   qsFactorBase,
   qsGammas,
   qsHits,

@@ -345,3 +345,32 @@ export function qsSieve(width: i32, first: i32, count: i32, init: u32): i32 {
   }
   return found
 }
+
+/**
+ * Gaussian elimination over GF(2) on columns from <= c < to of the matrix at `base`: `rows` rows of `stride`
+ * 32-bit words, bit c of a row at word c >> 5, and one byte per row at `pivoted`, set once the row is a
+ * pivot. For each column the first unpivoted row with its bit set becomes the pivot and is added to every
+ * later unpivoted row with the bit set, from the column's word on: those rows are zero before it.
+ */
+export function qsEliminate(base: usize, rows: i32, stride: i32, from: i32, to: i32, pivoted: usize): void {
+  const rowBytes = usize(stride) << 2
+  for (let c = from; c < to; c++) {
+    const word = usize(c >>> 5) << 2
+    const bit = u32(1) << (c & 31)
+    let pivot: i32 = -1
+    for (let r: i32 = 0; r < rows; r++) {
+      if (load<u8>(pivoted + usize(r)) == 0 && (load<u32>(base + usize(r) * rowBytes + word) & bit) != 0) {
+        pivot = r
+        break
+      }
+    }
+    if (pivot < 0) continue
+    store<u8>(pivoted + usize(pivot), 1)
+    const pivotRow = base + usize(pivot) * rowBytes
+    for (let r = pivot + 1; r < rows; r++) {
+      const row = base + usize(r) * rowBytes
+      if (load<u8>(pivoted + usize(r)) != 0 || (load<u32>(row + word) & bit) == 0) continue
+      for (let w = word; w < rowBytes; w += 4) store<u32>(row + w, load<u32>(row + w) ^ load<u32>(pivotRow + w))
+    }
+  }
+}

@@ -60,6 +60,7 @@ export interface KernelExports {
   qsLegendre(limbs: number, count: number): void
   qsFactorBase(limbs: number, size: number): number
   qsAIndices(): number
+  qsEliminate(base: number, rows: number, stride: number, from: number, to: number, pivoted: number): void
   qsSetPolynomial(a: bigint, b: bigint, c: bigint, s: number): void
   qsRelation(j: number, count: number, half: number, largeBound: number): number
   qsCofactor(): number

@@ -9,6 +9,7 @@
 import { bitLength, gcd } from './bigint-math.js'
 import type { Budget } from './budget.js'
 import {
+  ensureBytes,
   kernel,
   limbCount,
   QS_MAX_A_PRIMES,
@@ -95,12 +96,14 @@ export function quadraticSieve(n: bigint, budget: Budget): bigint | undefined {
   const fb = factorBase(n, kn, size)
   if (typeof fb === 'bigint') return fb
   const sieve = new Sieve(n, kn, fb, halfWidth)
+  // solve() may grow the kernel's memory, detaching fb's views of it.
+  const basePrimes = fb.primes.slice()
   const relations: Relation[] = []
   const partials = new Map<number, Relation>()
   // Polynomials whose A share primes overlap in a few y, and y and -y give the same relation: a repeated full
   // relation, or a partial met twice and combined with itself, would be a dependency of its own, always trivial.
   const seen = new Set<bigint>()
-  let wanted = fb.primes.length + EXTRA_RELATIONS
+  let wanted = basePrimes.length + EXTRA_RELATIONS
   for (;;) {
     while (relations.length < wanted) {
       if (budget.timeIsUp()) return undefined
@@ -119,9 +122,10 @@ export function quadraticSieve(n: bigint, budget: Budget): bigint | undefined {
         else relations.push(combine(mate, r, n))
       }
     }
-    const found = solve(n, fb.primes, relations, budget)
+    const found = solve(n, basePrimes, relations, budget)
     if (found === undefined) return undefined
     if (found !== 1n) return found
+    sieve.attach()
     // Every dependency gave a trivial split (each does with probability at most 1/2): gather a few more.
     wanted += EXTRA_RELATIONS
   }
@@ -203,8 +207,6 @@ interface FactorBase {
   primes: Int32Array
   /** A square root of kN mod p (0 for 2 and the primes dividing k). */
   roots: Int32Array
-  /** round(log2 p): the sieve's increments. */
-  logs: Uint8Array
 }
 
 /**
@@ -225,18 +227,18 @@ function factorBase(n: bigint, kn: bigint, size: number): FactorBase | bigint {
     const p = BigInt(primes[i] as number)
     if (roots[i] === 0 && n % p === 0n) return p
   }
-  return { primes, roots, logs: new Uint8Array(memory, kernel.qsLogs(), count) }
+  return { primes, roots }
 }
 
 /** The sieve over one polynomial at a time, with the polynomial's state and its roots mod each prime. */
 class Sieve {
-  private readonly primes: Int32Array
-  private readonly sqrts: Int32Array
-  private readonly logs: Uint8Array
+  // Views of the kernel's static arrays, where its loops read and write them; attach() makes them.
+  private primes!: Int32Array
+  private sqrts!: Int32Array
   private readonly size: number
   private readonly width: number
-  private readonly candidates: Int32Array
-  private readonly hitList: Int32Array
+  private candidates!: Int32Array
+  private hitList!: Int32Array
   /** The first factor-base index sieved. */
   private readonly firstSieved: number
   /** Sieve bytes start at this value, so that a byte at 128 or above has passed the threshold. */
@@ -257,12 +259,12 @@ class Sieve {
   /** Scratch list of the factor-base indices dividing a candidate. */
   private readonly hits: number[] = []
   /** The sieve positions x + M where p divides g(x), two per prime. */
-  private readonly root1: Int32Array
-  private readonly root2: Int32Array
+  private root1!: Int32Array
+  private root2!: Int32Array
   /** The primes of A and the gamma_l of B's terms, where the kernel's qsNewA reads them. */
-  private readonly aPrimes: Int32Array
-  private readonly gammas: Int32Array
-  private readonly aIndexList: Int32Array
+  private aPrimes!: Int32Array
+  private gammas!: Int32Array
+  private aIndexList!: Int32Array
   /** Whether |g(x)| < 2^63 over the sieve for the current polynomial: the kernel then trial-divides it alone. */
   private fits = false
   private random = 0x9e3779b9
@@ -275,18 +277,7 @@ class Sieve {
   ) {
     this.size = fb.primes.length
     this.width = 2 * halfWidth
-    // The primes, logs and roots live in the kernel's static arrays, where its sieve loop reads them.
-    const memory = kernel.memory.buffer
-    this.primes = fb.primes
-    this.logs = fb.logs
-    this.root1 = new Int32Array(memory, kernel.qsRoot1(), this.size)
-    this.root2 = new Int32Array(memory, kernel.qsRoot2(), this.size)
-    this.candidates = new Int32Array(memory, kernel.qsCandidates(), QS_MAX_CANDIDATES)
-    this.hitList = new Int32Array(memory, kernel.qsHits(), QS_MAX_PRIMES)
-    this.sqrts = fb.roots
-    this.aPrimes = new Int32Array(memory, kernel.qsAPrimes(), QS_MAX_A_PRIMES)
-    this.gammas = new Int32Array(memory, kernel.qsGammas(), QS_MAX_A_PRIMES)
-    this.aIndexList = new Int32Array(memory, kernel.qsAIndices(), QS_MAX_A_PRIMES)
+    this.attach()
     let first = 1
     while (first < this.size && (this.primes[first] as number) < SMALL_SIEVE_BOUND) first++
     this.firstSieved = first
@@ -298,6 +289,20 @@ class Sieve {
     const threshold = Math.round(logG - THRESHOLD_LOGS * Math.log2(pMax))
     this.init = 128 - threshold
     this.targetA = Math.sqrt(2 * Number(kn)) / halfWidth
+  }
+
+  /** (Re)makes the views of the kernel's memory: growing it, as solve() may, detaches the old ones. */
+  attach(): void {
+    const memory = kernel.memory.buffer
+    this.primes = new Int32Array(memory, kernel.qsPrimes(), this.size)
+    this.sqrts = new Int32Array(memory, kernel.qsSqrts(), this.size)
+    this.root1 = new Int32Array(memory, kernel.qsRoot1(), this.size)
+    this.root2 = new Int32Array(memory, kernel.qsRoot2(), this.size)
+    this.candidates = new Int32Array(memory, kernel.qsCandidates(), QS_MAX_CANDIDATES)
+    this.hitList = new Int32Array(memory, kernel.qsHits(), QS_MAX_PRIMES)
+    this.aPrimes = new Int32Array(memory, kernel.qsAPrimes(), QS_MAX_A_PRIMES)
+    this.gammas = new Int32Array(memory, kernel.qsGammas(), QS_MAX_A_PRIMES)
+    this.aIndexList = new Int32Array(memory, kernel.qsAIndices(), QS_MAX_A_PRIMES)
   }
 
   /** Moves to the next B of the current A, or to a new A once its 2^(s-1) values are used. */
@@ -553,6 +558,9 @@ class Sieve {
   }
 }
 
+/** Columns the kernel eliminates between two looks at the budget. */
+const ELIMINATION_COLUMNS = 64
+
 /**
  * Gaussian elimination over GF(2) on the relations' exponent vectors (sign, then one bit per prime), with
  * each row's history of combined relations; each zero row is a dependency, tried for a nontrivial gcd.
@@ -564,39 +572,25 @@ function solve(n: bigint, primes: Int32Array, relations: Relation[], budget: Bud
   const rows = relations.length
   const historyWords = (rows + 31) >>> 5
   const stride = rowWords + historyWords
-  const matrix = new Uint32Array(rows * stride)
+  // The matrix lives in the kernel's memory from modulusPtr() on, free while the sieve runs (rho and ECM use it
+  // between calls), with a byte per row after it for the pivots.
+  const base = kernel.modulusPtr()
+  const matrixBytes = rows * stride * 4
+  ensureBytes(base + matrixBytes + rows)
+  const matrix = new Uint32Array(kernel.memory.buffer, base, rows * stride).fill(0)
+  const pivoted = new Uint8Array(kernel.memory.buffer, base + matrixBytes, rows).fill(0)
   relations.forEach((r, row) => {
-    const base = row * stride
-    if (r.neg) matrix[base] = 1
+    const start = row * stride
+    if (r.neg) matrix[start] = 1
     for (const i of r.indices) {
       const c = i + 1
-      matrix[base + (c >>> 5)] = (matrix[base + (c >>> 5)] as number) ^ (1 << (c & 31))
+      matrix[start + (c >>> 5)] = (matrix[start + (c >>> 5)] as number) ^ (1 << (c & 31))
     }
-    matrix[base + rowWords + (row >>> 5)] = 1 << (row & 31)
+    matrix[start + rowWords + (row >>> 5)] = 1 << (row & 31)
   })
-  const pivoted = new Uint8Array(rows)
-  for (let c = 0; c < columns; c++) {
-    if ((c & 63) === 0 && budget.timeIsUp()) return undefined
-    const word = c >>> 5
-    const bit = 1 << (c & 31)
-    let pivot = -1
-    for (let r = 0; r < rows; r++) {
-      if (!pivoted[r] && ((matrix[r * stride + word] as number) & bit) !== 0) {
-        pivot = r
-        break
-      }
-    }
-    if (pivot < 0) continue
-    pivoted[pivot] = 1
-    const pBase = pivot * stride
-    for (let r = pivot + 1; r < rows; r++) {
-      const base = r * stride
-      if (pivoted[r] || ((matrix[base + word] as number) & bit) === 0) continue
-      // Unpivoted rows are already zero in the columns before c.
-      for (let w = word; w < stride; w++) {
-        matrix[base + w] = (matrix[base + w] as number) ^ (matrix[pBase + w] as number)
-      }
-    }
+  for (let c = 0; c < columns; c += ELIMINATION_COLUMNS) {
+    if (budget.timeIsUp()) return undefined
+    kernel.qsEliminate(base, rows, stride, c, Math.min(columns, c + ELIMINATION_COLUMNS), base + matrixBytes)
   }
   for (let r = 0; r < rows; r++) {
     if (pivoted[r]) continue
