@@ -1,7 +1,7 @@
 // The PrimeChecker kernel: everything the TypeScript side calls.
 export { isPrime64, isSquare64 } from './prime64'
 export { gcd64, rho64 } from './rho64'
-export { trialFactor64 } from './trial64'
+export { trialFactor64, trialFactorLimbs, trialLimbsPtr } from './trial64'
 export { addN, copySlot, limbs, modulusPtr, mulN, setModulus, slotPtr } from './montn'
 export { mul28, setModulus28, slot28, sqr28 } from './mont28'
 export { extraStrongLucasN, sprp2N } from './bpswn'

@@ -27,6 +27,8 @@ export interface KernelExports {
   rho64(n: bigint, c: bigint, maxSteps: number): bigint
   pminus1_64(n: bigint, b1: number, b2: number): bigint
   trialFactor64(n: bigint, from: number): number
+  trialLimbsPtr(): number
+  trialFactorLimbs(limbs: number, from: number): number
   setModulus(k: number): void
   modulusPtr(): number
   slotPtr(i: number): number

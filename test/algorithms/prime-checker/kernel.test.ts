@@ -326,5 +326,10 @@ describe('trial division below 2^64 in the kernel', () => {
     }
     const square = 65521n * 65521n * (2n ** 127n - 1n)
     assert.deepEqual(trialDivide(square), referenceTrialDivide(square), '65521^2 (2^127 - 1)')
+    // Five full limbs; and a cofactor that falls below 2^64 midway, where the word version carries on.
+    const allOnes = 2n ** 160n - 1n
+    assert.deepEqual(trialDivide(allOnes), referenceTrialDivide(allOnes), '2^160 - 1')
+    const dropping = 3n * 65519n * 65521n * (2n ** 64n - 59n)
+    assert.deepEqual(trialDivide(dropping), referenceTrialDivide(dropping), '3 65519 65521 (2^64 - 59)')
   })
 })
