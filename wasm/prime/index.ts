@@ -32,3 +32,4 @@ export {
   qsSqrts,
 } from './qs'
 export { pminus1_64 } from './pm1_64'
+export { ecm64 } from './ecm64'

@@ -26,6 +26,7 @@ export interface KernelExports {
   gcd64(a: bigint, b: bigint): bigint
   rho64(n: bigint, c: bigint, maxSteps: number): bigint
   pminus1_64(n: bigint, b1: number, b2: number): bigint
+  ecm64(n: bigint, curves: number, b1: number, b2: number): bigint
   trialFactor64(n: bigint, from: number): number
   trialLimbsPtr(): number
   trialFactorLimbs(limbs: number, from: number): number
