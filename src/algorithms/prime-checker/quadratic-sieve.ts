@@ -497,7 +497,8 @@ class Sieve {
   private relationInKernel(j: number): Relation | undefined {
     const count = kernel.qsRelation(j, this.size, this.width / 2, this.largeBound)
     if (count < 0) return undefined
-    const indices = this.aIndices.concat(Array.from(this.hitList.subarray(0, count)))
+    const indices = this.aIndices.slice()
+    for (let h = 0; h < count; h++) indices.push(this.hitList[h] as number)
     const y = this.a * BigInt(j - this.width / 2) + this.b
     return {
       y: y < 0n ? y + this.n : y,
