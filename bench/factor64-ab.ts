@@ -31,7 +31,8 @@ function median(values: number[]): number {
 }
 
 const digits = process.env.DIGITS === undefined ? undefined : Number(process.env.DIGITS)
-const [lo, hi] = digits === undefined ? [1n << 63n, 1n << 64n] : [10n ** BigInt(digits - 1), 10n ** BigInt(digits)]
+const [lo, hi] =
+  digits === undefined ? [1n << 63n, 1n << 64n] : [10n ** BigInt(digits - 1), 10n ** BigInt(digits)]
 
 const ratios: number[] = []
 for (let seed = 1; seed <= 6; seed++) {
