@@ -3,9 +3,11 @@
 // factor-base primes, so that (A x + B)^2 - kN = A g(x) and each A serves 2^(s-1) values of B switched by a
 // Gray code at the cost of one addition per prime. Relations have one large prime allowed (Lenstra and
 // Manasse's partial relations), pairs sharing it are combined, and Gaussian elimination over GF(2) gives the
-// congruences of squares. The sieve loop and the search for the primes dividing a candidate run in the
-// kernel (wasm/prime/qs.ts), 1.2 to 1.5 times as fast as the same loops here; the roots are kept on doubles
-// in its memory, and BigInt is only for the candidates that pass the sieve and for the final square roots.
+// congruences of squares. Every loop over the factor base runs in the kernel (wasm/prime/qs.ts): the factor
+// base, each polynomial's roots, the sieve, the trial division of candidates (whole while g(x) fits 64 bits,
+// to about 29 digits) and the elimination. Here, V8 spent more CPU time optimising them, on its compiler
+// threads, than a warm 20-digit factorisation takes; what is left here works per polynomial or per relation,
+// with BigInt for A, B, C, y and the final square roots.
 import { bitLength, gcd } from './bigint-math.js'
 import type { Budget } from './budget.js'
 import {
