@@ -131,6 +131,8 @@ function prepareBaby(): void {
  * n < 2^64: a nontrivial divisor, or 0 when every curve failed.
  */
 export function ecm64(n: u64, curves: u32, b1: u32, b2: u32): u64 {
+  // Stage 2 starts at the giant step nearest b1, which must be at least D: so b1 is at least D / 2.
+  if (b1 < D / 2) b1 = D / 2
   setup64(n)
   if (!babyReady) prepareBaby()
   for (let c: u32 = 0; c < curves; c++) {
