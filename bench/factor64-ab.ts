@@ -1,6 +1,7 @@
 // Same-run A/B of factoring balanced 64-bit semiprimes: this checkout's PrimeChecker against another
 // checkout's (its path the first argument, with its own kernel built), in one process, CPU time, three rounds
-// each, interleaved, on 50 semiprimes from each of six seeds. `npx tsx bench/factor64-ab.ts /tmp/old`
+// each, interleaved, on 50 semiprimes from each of six seeds. `npx tsx bench/factor64-ab.ts /tmp/old`;
+// DIGITS=20 takes balanced semiprimes of that many digits instead.
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { primeChecker } from '../src/algorithms/prime-checker/index.js'
@@ -29,10 +30,14 @@ function median(values: number[]): number {
   return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN
 }
 
+const digits = process.env.DIGITS === undefined ? undefined : Number(process.env.DIGITS)
+const [lo, hi] =
+  digits === undefined ? [1n << 63n, 1n << 64n] : [10n ** BigInt(digits - 1), 10n ** BigInt(digits)]
+
 const ratios: number[] = []
 for (let seed = 1; seed <= 6; seed++) {
   const g = generator(seed)
-  const numbers = Array.from({ length: 50 }, () => balancedSemiprime(g, 1n << 63n, 1n << 64n, isPrime))
+  const numbers = Array.from({ length: 50 }, () => balancedSemiprime(g, lo, hi, isPrime))
   time(primeChecker, numbers)
   time(other, numbers)
   const ours: number[] = []

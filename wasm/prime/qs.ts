@@ -1,7 +1,11 @@
-// The quadratic sieve's inner loop (src/algorithms/prime-checker/quadratic-sieve.ts): for each factor-base
-// prime p from `first` on, adds round(log2 p) to the sieve bytes at its two roots and every p after them, then
-// lists the positions whose byte reached 128. The TypeScript side keeps the roots up to date in this module's
-// static arrays and trial-divides the listed positions.
+import { ODD_PRIMES, oddPrime } from './trial64'
+
+// The quadratic sieve's per-prime loops (src/algorithms/prime-checker/quadratic-sieve.ts): the factor base,
+// the roots of each new polynomial, and the sieve itself: for each factor-base prime p from `first` on, adds round(log2 p) to the
+// sieve bytes at its two roots and every p after them, then lists the positions whose byte reached 128. The
+// TypeScript side chooses the polynomials and trial-divides the listed positions. These loops run in the
+// kernel rather than in TypeScript also because V8 spent more CPU time (on its compiler threads) optimising
+// them there than a 20-digit factorisation takes once they are optimised.
 
 export const QS_MAX_WIDTH = 65536
 export const QS_MAX_PRIMES = 2048
@@ -15,6 +19,20 @@ const ROOT2 = memory.data(QS_MAX_PRIMES * 4, 16)
 const LOGS = memory.data(QS_MAX_PRIMES, 16)
 const CANDIDATES = memory.data(QS_MAX_CANDIDATES * 4, 16)
 const HITS = memory.data(QS_MAX_PRIMES * 4, 16)
+/** kN as little-endian 32-bit limbs, for the factor base. */
+export const QS_MAX_KN_LIMBS = 8
+const KN = memory.data(QS_MAX_KN_LIMBS * 4, 16)
+/** The most primes in A. */
+export const QS_MAX_A_PRIMES = 20
+/** A square root of kN mod each prime. */
+const SQRTS = memory.data(QS_MAX_PRIMES * 4, 16)
+/** A's primes and their gamma_l (quadratic-sieve.ts, newA). */
+const A_PRIMES = memory.data(QS_MAX_A_PRIMES * 4, 16)
+const GAMMAS = memory.data(QS_MAX_A_PRIMES * 4, 16)
+/** The factor-base indices of A's primes. */
+const A_INDICES = memory.data(QS_MAX_A_PRIMES * 4, 16)
+/** 2 B_l A^-1 mod p for each term l of B, at (l * QS_MAX_PRIMES + i) * 4. */
+const DELTAS = memory.data(QS_MAX_A_PRIMES * QS_MAX_PRIMES * 4, 16)
 
 export function qsPrimes(): usize {
   return PRIMES
@@ -38,6 +56,248 @@ export function qsCandidates(): usize {
 
 export function qsHits(): usize {
   return HITS
+}
+
+export function qsSqrts(): usize {
+  return SQRTS
+}
+
+export function qsAPrimes(): usize {
+  return A_PRIMES
+}
+
+export function qsGammas(): usize {
+  return GAMMAS
+}
+
+export function qsAIndices(): usize {
+  return A_INDICES
+}
+
+/** The current polynomial g(x) = A x^2 + 2 B x + C, its coefficients mod 2^64, and how many primes A has. */
+let polyA: i64 = 0
+let polyB: i64 = 0
+let polyC: i64 = 0
+let polyS: i32 = 0
+/** The cofactor and sign of the last relation qsRelation found. */
+let cofactor: i32 = 0
+let negative = false
+
+export function qsSetPolynomial(a: i64, b: i64, c: i64, s: i32): void {
+  polyA = a
+  polyB = b
+  polyC = c
+  polyS = s
+}
+
+export function qsCofactor(): i32 {
+  return cofactor
+}
+
+export function qsNegative(): bool {
+  return negative
+}
+
+/**
+ * For a polynomial whose |g(x)| stays below 2^63 over the sieve (so that g(x), computed mod 2^64, is exact):
+ * lists in qsHits() the factor-base indices of g(x) at sieve position j with multiplicity, 0 for each 2, after
+ * those of A, and keeps the cofactor and sign for qsCofactor and qsNegative. Returns how many indices, or -1
+ * when g(x) is 0 or the cofactor exceeds largeBound.
+ */
+export function qsRelation(j: i32, count: i32, half: i32, largeBound: i32): i32 {
+  const x = i64(j - half)
+  let g = (polyA * x + 2 * polyB) * x + polyC
+  negative = g < 0
+  let rest = u64(negative ? -g : g)
+  if (rest == 0) return -1
+  let found: i32 = 0
+  for (let twos = ctz(rest); twos > 0; twos--) {
+    store<i32>(HITS + (usize(found) << 2), 0)
+    found++
+  }
+  rest >>= ctz(rest)
+  for (let i: i32 = 1; i < count; i++) {
+    const at = usize(i) << 2
+    const p = load<i32>(PRIMES + at)
+    const r = j % p
+    if (r != load<i32>(ROOT1 + at) && r != load<i32>(ROOT2 + at)) continue
+    do {
+      rest /= u64(p)
+      store<i32>(HITS + (usize(found) << 2), i)
+      found++
+    } while (rest % u64(p) == 0)
+  }
+  // A's primes divide A g(x) = y^2 - kN once through A; here only further powers in g(x) itself.
+  for (let l: i32 = 0; l < polyS; l++) {
+    const q = u64(load<i32>(A_PRIMES + (usize(l) << 2)))
+    const i = load<i32>(A_INDICES + (usize(l) << 2))
+    while (rest % q == 0) {
+      rest /= q
+      store<i32>(HITS + (usize(found) << 2), i)
+      found++
+    }
+  }
+  if (rest > u64(largeBound)) return -1
+  cofactor = i32(rest)
+  return found
+}
+
+export function qsKn(): usize {
+  return KN
+}
+
+/** b^e mod p for p < 2^16. */
+function powMod(b: u32, e: u32, p: u32): u32 {
+  let result: u32 = 1
+  b %= p
+  for (; e > 0; e >>= 1) {
+    if (e & 1) result = (result * b) % p
+    b = (b * b) % p
+  }
+  return result
+}
+
+/** A square root of the quadratic residue r mod the odd prime p < 2^16 (Tonelli-Shanks), or -1 for a non-residue. */
+function sqrtMod(r: u32, p: u32): i32 {
+  if (powMod(r, (p - 1) >> 1, p) != 1) return -1
+  if ((p & 3) == 3) return i32(powMod(r, (p + 1) >> 2, p))
+  const s = ctz(p - 1)
+  const q = (p - 1) >> s
+  let z: u32 = 2
+  while (powMod(z, (p - 1) >> 1, p) != p - 1) z++
+  let m = s
+  let c = powMod(z, q, p)
+  let t = powMod(r, q, p)
+  let root = powMod(r, (q + 1) >> 1, p)
+  while (t != 1) {
+    let i: u32 = 0
+    for (let t2 = t; t2 != 1; t2 = (t2 * t2) % p) i++
+    let b = c
+    for (let j: u32 = 0; j + i + 1 < m; j++) b = (b * b) % p
+    m = i
+    c = (b * b) % p
+    t = (t * c) % p
+    root = (root * b) % p
+  }
+  return i32(root)
+}
+
+/** N mod p from the `limbs` limbs in qsKn, for an odd prime p: Horner from the top limb, below 2^48 throughout. */
+function residue(limbs: i32, p: u32): u32 {
+  let r: u64 = 0
+  for (let l = limbs - 1; l >= 0; l--) r = ((r << 32) | u64(load<u32>(KN + (usize(l) << 2)))) % u64(p)
+  return u32(r)
+}
+
+/** Lists in qsHits() the Legendre symbols (x / p), -1, 0 or 1, of x in qsKn for the first `count` odd primes. */
+export function qsLegendre(limbs: i32, count: i32): void {
+  for (let i: i32 = 0; i < count; i++) {
+    const p = oddPrime(i)
+    const r = residue(limbs, p)
+    store<i32>(HITS + (usize(i) << 2), r == 0 ? 0 : powMod(r, (p - 1) >> 1, p) == 1 ? 1 : -1)
+  }
+}
+
+/**
+ * The factor base for kN (qsKn, `limbs` limbs): 2, then up to size - 1 odd primes p with kN a square mod p
+ * (including those dividing kN, with root 0), their square roots of kN and round(log2 p). Returns the count.
+ */
+export function qsFactorBase(limbs: i32, size: i32): i32 {
+  store<i32>(PRIMES, 2)
+  store<i32>(SQRTS, 0)
+  store<u8>(LOGS, 1)
+  let count: i32 = 1
+  for (let i: i32 = 0; count < size && i < ODD_PRIMES; i++) {
+    const p = oddPrime(i)
+    const r = residue(limbs, p)
+    const root = r == 0 ? 0 : sqrtMod(r, p)
+    if (root < 0) continue
+    const at = usize(count) << 2
+    store<i32>(PRIMES + at, i32(p))
+    store<i32>(SQRTS + at, root)
+    // round(log2 p): the bit length, less one below sqrt(2) times the power of two.
+    const bits = 31 - i32(clz(p))
+    store<u8>(LOGS + usize(count), u8(u64(p) * u64(p) >= u64(2) << u64(2 * bits) ? bits + 1 : bits))
+    count++
+  }
+  return count
+}
+
+/** a^-1 mod m for 0 < a < m < 2^16 coprime to m, by the extended Euclidean algorithm. */
+function invMod(a: i32, m: i32): i32 {
+  let r0 = a
+  let r1 = m
+  let s0: i32 = 1
+  let s1: i32 = 0
+  while (r1 != 0) {
+    const q = r0 / r1
+    const r2 = r0 - q * r1
+    r0 = r1
+    r1 = r2
+    const s2 = s0 - q * s1
+    s0 = s1
+    s1 = s2
+  }
+  return s0 < 0 ? s0 + m : s0
+}
+
+/**
+ * For a new A = q_0 ... q_(s-1) (qsAPrimes, with the gamma_l of B's terms in qsGammas): every other prime's
+ * roots x + half of g(x) = A x^2 + 2 B x + C with B = sum B_l, B_l = gamma_l A / q_l, and the deltas by which
+ * they move when a B_l changes sign. Primes dividing A (root1 set to -1 by the caller afterwards) are skipped
+ * by the test p mod q = 0 on each q_l, all below 2^16.
+ */
+export function qsNewA(size: i32, s: i32, half: i32): void {
+  for (let i: i32 = 1; i < size; i++) {
+    const at = usize(i) << 2
+    const p = load<i32>(PRIMES + at)
+    let aModP: u32 = 1
+    let inA = false
+    for (let l: i32 = 0; l < s; l++) {
+      const q = load<i32>(A_PRIMES + (usize(l) << 2))
+      if (q == p) inA = true
+      aModP = (aModP * u32(q % p)) % u32(p)
+    }
+    if (inA) continue
+    const aInv = u32(invMod(i32(aModP), p))
+    let bModP: u32 = 0
+    for (let l: i32 = 0; l < s; l++) {
+      // B_l mod p = gamma_l prod_(m != l) q_m mod p: products of two residues stay below 2^32.
+      let bl = u32(load<i32>(GAMMAS + (usize(l) << 2)) % p)
+      for (let m: i32 = 0; m < s; m++) {
+        if (m != l) bl = (bl * u32(load<i32>(A_PRIMES + (usize(m) << 2)) % p)) % u32(p)
+      }
+      bModP += bl
+      store<i32>(DELTAS + ((usize(l) * QS_MAX_PRIMES + usize(i)) << 2), i32((((2 * bl) % u32(p)) * aInv) % u32(p)))
+    }
+    bModP %= u32(p)
+    const t = u32(load<i32>(SQRTS + at))
+    const shift = u32(half % p)
+    store<i32>(ROOT1 + at, i32((((aInv * ((t + u32(p) - bModP) % u32(p))) % u32(p)) + shift) % u32(p)))
+    store<i32>(ROOT2 + at, i32((((aInv * ((2 * u32(p) - t - bModP) % u32(p))) % u32(p)) + shift) % u32(p)))
+  }
+}
+
+/**
+ * Moves every prime's roots from B to B + 2 B_v (plus) or B - 2 B_v: x = A^-1 (+-t - B) moves by -+2 B_v A^-1.
+ * Roots of -1 (primes of A) stay.
+ */
+export function qsNextB(size: i32, v: i32, plus: bool): void {
+  const deltas = DELTAS + ((usize(v) * QS_MAX_PRIMES) << 2)
+  for (let i: i32 = 1; i < size; i++) {
+    const at = usize(i) << 2
+    const r1 = load<i32>(ROOT1 + at)
+    if (r1 < 0) continue
+    const p = load<i32>(PRIMES + at)
+    const d = plus ? p - load<i32>(deltas + at) : load<i32>(deltas + at)
+    // r + d with 0 <= r, d < p: one subtraction brings it back below p.
+    let n1 = r1 + d
+    let n2 = load<i32>(ROOT2 + at) + d
+    if (n1 >= p) n1 -= p
+    if (n2 >= p) n2 -= p
+    store<i32>(ROOT1 + at, n1)
+    store<i32>(ROOT2 + at, n2)
+  }
 }
 
 /**
@@ -84,4 +344,33 @@ export function qsSieve(width: i32, first: i32, count: i32, init: u32): i32 {
     }
   }
   return found
+}
+
+/**
+ * Gaussian elimination over GF(2) on columns from <= c < to of the matrix at `base`: `rows` rows of `stride`
+ * 32-bit words, bit c of a row at word c >> 5, and one byte per row at `pivoted`, set once the row is a
+ * pivot. For each column the first unpivoted row with its bit set becomes the pivot and is added to every
+ * later unpivoted row with the bit set, from the column's word on: those rows are zero before it.
+ */
+export function qsEliminate(base: usize, rows: i32, stride: i32, from: i32, to: i32, pivoted: usize): void {
+  const rowBytes = usize(stride) << 2
+  for (let c = from; c < to; c++) {
+    const word = usize(c >>> 5) << 2
+    const bit = u32(1) << (c & 31)
+    let pivot: i32 = -1
+    for (let r: i32 = 0; r < rows; r++) {
+      if (load<u8>(pivoted + usize(r)) == 0 && (load<u32>(base + usize(r) * rowBytes + word) & bit) != 0) {
+        pivot = r
+        break
+      }
+    }
+    if (pivot < 0) continue
+    store<u8>(pivoted + usize(pivot), 1)
+    const pivotRow = base + usize(pivot) * rowBytes
+    for (let r = pivot + 1; r < rows; r++) {
+      const row = base + usize(r) * rowBytes
+      if (load<u8>(pivoted + usize(r)) != 0 || (load<u32>(row + word) & bit) == 0) continue
+      for (let w = word; w < rowBytes; w += 4) store<u32>(row + w, load<u32>(row + w) ^ load<u32>(pivotRow + w))
+    }
+  }
 }

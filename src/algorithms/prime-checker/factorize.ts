@@ -141,7 +141,7 @@ function powModSmall(base: number, exp: number, p: number): number {
 
 /**
  * A nontrivial divisor of the composite n (no prime factor below 2^16, not a perfect power), or undefined at
- * the deadline: rho alone below 2^64, where it needs at most about 2^16 steps; up to QS_MAX_DIGITS digits, a
+ * the deadline: below 2^64 p - 1, a few small ECM curves and rho (splitRho64); up to QS_MAX_DIGITS digits, a
  * little rho and then the quadratic sieve; above, rho for small factors and then ECM, up to 32768 bits.
  */
 function split(n: bigint, budget: Budget): bigint | undefined {

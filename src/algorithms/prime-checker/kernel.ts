@@ -26,7 +26,10 @@ export interface KernelExports {
   gcd64(a: bigint, b: bigint): bigint
   rho64(n: bigint, c: bigint, maxSteps: number): bigint
   pminus1_64(n: bigint, b1: number, b2: number): bigint
+  ecm64(n: bigint, curves: number, b1: number, b2: number): bigint
   trialFactor64(n: bigint, from: number): number
+  trialLimbsPtr(): number
+  trialFactorLimbs(limbs: number, from: number): number
   setModulus(k: number): void
   modulusPtr(): number
   slotPtr(i: number): number
@@ -55,6 +58,20 @@ export interface KernelExports {
   qsSieve(width: number, first: number, count: number, init: number): number
   qsHits(): number
   qsDividing(j: number, count: number): number
+  qsSqrts(): number
+  qsKn(): number
+  qsLegendre(limbs: number, count: number): void
+  qsFactorBase(limbs: number, size: number): number
+  qsAIndices(): number
+  qsEliminate(base: number, rows: number, stride: number, from: number, to: number, pivoted: number): void
+  qsSetPolynomial(a: bigint, b: bigint, c: bigint, s: number): void
+  qsRelation(j: number, count: number, half: number, largeBound: number): number
+  qsCofactor(): number
+  qsNegative(): number
+  qsAPrimes(): number
+  qsGammas(): number
+  qsNewA(size: number, s: number, half: number): void
+  qsNextB(size: number, v: number, plus: boolean): void
 }
 
 function load(): KernelExports {
@@ -87,6 +104,8 @@ export const MAX_LIMBS = 1024
 export const QS_MAX_WIDTH = 65536
 export const QS_MAX_PRIMES = 2048
 export const QS_MAX_CANDIDATES = 4096
+export const QS_MAX_A_PRIMES = 20
+export const QS_MAX_KN_LIMBS = 8
 
 /** Slots the multi-limb code uses (the highest is ecm.ts's last baby step). */
 const SLOT_COUNT = 130

@@ -3,12 +3,24 @@
 // factor-base primes, so that (A x + B)^2 - kN = A g(x) and each A serves 2^(s-1) values of B switched by a
 // Gray code at the cost of one addition per prime. Relations have one large prime allowed (Lenstra and
 // Manasse's partial relations), pairs sharing it are combined, and Gaussian elimination over GF(2) gives the
-// congruences of squares. The sieve loop and the search for the primes dividing a candidate run in the
-// kernel (wasm/prime/qs.ts), 1.2 to 1.5 times as fast as the same loops here; the roots are kept on doubles
-// in its memory, and BigInt is only for the candidates that pass the sieve and for the final square roots.
+// congruences of squares. Every loop over the factor base runs in the kernel (wasm/prime/qs.ts): the factor
+// base, each polynomial's roots, the sieve, the trial division of candidates (whole while g(x) fits 64 bits,
+// to about 29 digits) and the elimination. Here, V8 spent more CPU time optimising them, on its compiler
+// threads, than a warm 20-digit factorisation takes; what is left here works per polynomial or per relation,
+// with BigInt for A, B, C, y and the final square roots.
 import { bitLength, gcd } from './bigint-math.js'
 import type { Budget } from './budget.js'
-import { kernel, QS_MAX_CANDIDATES, QS_MAX_PRIMES, QS_MAX_WIDTH } from './kernel.js'
+import {
+  ensureBytes,
+  kernel,
+  limbCount,
+  QS_MAX_A_PRIMES,
+  QS_MAX_CANDIDATES,
+  QS_MAX_KN_LIMBS,
+  QS_MAX_PRIMES,
+  QS_MAX_WIDTH,
+  writeLimbs,
+} from './kernel.js'
 import { SMALL_PRIMES } from './small-primes.js'
 
 /** Relations gathered beyond the factor base's size, so that elimination leaves that many dependencies. */
@@ -86,12 +98,14 @@ export function quadraticSieve(n: bigint, budget: Budget): bigint | undefined {
   const fb = factorBase(n, kn, size)
   if (typeof fb === 'bigint') return fb
   const sieve = new Sieve(n, kn, fb, halfWidth)
+  // solve() may grow the kernel's memory, detaching fb's views of it.
+  const basePrimes = fb.primes.slice()
   const relations: Relation[] = []
   const partials = new Map<number, Relation>()
   // Polynomials whose A share primes overlap in a few y, and y and -y give the same relation: a repeated full
   // relation, or a partial met twice and combined with itself, would be a dependency of its own, always trivial.
   const seen = new Set<bigint>()
-  let wanted = fb.primes.length + EXTRA_RELATIONS
+  let wanted = basePrimes.length + EXTRA_RELATIONS
   for (;;) {
     while (relations.length < wanted) {
       if (budget.timeIsUp()) return undefined
@@ -110,9 +124,10 @@ export function quadraticSieve(n: bigint, budget: Budget): bigint | undefined {
         else relations.push(combine(mate, r, n))
       }
     }
-    const found = solve(n, fb.primes, relations, budget)
+    const found = solve(n, basePrimes, relations, budget)
     if (found === undefined) return undefined
     if (found !== 1n) return found
+    sieve.attach()
     // Every dependency gave a trivial split (each does with probability at most 1/2): gather a few more.
     wanted += EXTRA_RELATIONS
   }
@@ -128,22 +143,33 @@ function combine(a: Relation, b: Relation, n: bigint): Relation {
   }
 }
 
-/** The odd primes whose contributions rank the multipliers: past 1000 they change the score by little. */
-const RANKING_PRIMES = SMALL_PRIMES.subarray(1, 168)
+/** How many odd primes (3 to 997) rank the multipliers: past 1000 they change the score by little. */
+const RANKING_COUNT = 167
 
-/** Legendre symbols (k / p) for each multiplier k and ranking prime p, made on the first call. */
-let multiplierSymbols: Int8Array | undefined
+/** Per multiplier k and ranking prime p, (k / p) as -1 or 1, or 0 for p | k; and p's gains: made on first use. */
+interface Ranking {
+  symbols: Int8Array
+  /** 2 log(p) / (p - 1): p | Q(x) for two x in p when (kN / p) = 1. */
+  residueGain: Float64Array
+  /** log(p) / p: p | Q(x) for one x in p when p | k. */
+  divisorGain: Float64Array
+}
 
-function symbols(): Int8Array {
-  if (multiplierSymbols) return multiplierSymbols
-  const table = new Int8Array(MULTIPLIERS.length * RANKING_PRIMES.length)
+let ranking: Ranking | undefined
+
+function rankingTables(): Ranking {
+  if (ranking) return ranking
+  const primes = SMALL_PRIMES.subarray(1, 1 + RANKING_COUNT)
+  const symbols = new Int8Array(MULTIPLIERS.length * RANKING_COUNT)
   MULTIPLIERS.forEach((k, m) => {
-    RANKING_PRIMES.forEach((p, i) => {
-      table[m * RANKING_PRIMES.length + i] = k % p === 0 ? 0 : powMod(k, (p - 1) / 2, p) === 1 ? 1 : -1
+    primes.forEach((p, i) => {
+      symbols[m * RANKING_COUNT + i] = k % p === 0 ? 0 : powMod(k, (p - 1) / 2, p) === 1 ? 1 : -1
     })
   })
-  multiplierSymbols = table
-  return table
+  const residueGain = Float64Array.from(primes, (p) => (2 * Math.log(p)) / (p - 1))
+  const divisorGain = Float64Array.from(primes, (p) => Math.log(p) / p)
+  ranking = { symbols, residueGain, divisorGain }
+  return ranking
 }
 
 /**
@@ -151,30 +177,30 @@ function symbols(): Int8Array {
  * small primes to Q(x) = (Ax + B)^2 - kN, less half the log of k for the larger values.
  */
 function multiplier(n: bigint): number {
-  const table = symbols()
+  const { symbols, residueGain, divisorGain } = rankingTables()
   const n8 = Number(n % 8n)
-  // (kN / p) = (k / p) (N / p): one power per prime for N, the multipliers' symbols from the table.
-  const nSymbols = RANKING_PRIMES.map((p) => {
-    const r = Number(n % BigInt(p))
-    return r === 0 ? 0 : powMod(r, (p - 1) / 2, p) === 1 ? 1 : -1
-  })
+  // (kN / p) = (k / p) (N / p): the kernel gives N's symbols, the table the multipliers'.
+  const limbs = limbCount(n)
+  writeLimbs(kernel.qsKn(), n, limbs)
+  kernel.qsLegendre(limbs, RANKING_COUNT)
+  const nSymbols = new Int32Array(kernel.memory.buffer, kernel.qsHits(), RANKING_COUNT)
   let best = 1
   let bestScore = Number.NEGATIVE_INFINITY
-  MULTIPLIERS.forEach((k, m) => {
+  for (let m = 0; m < MULTIPLIERS.length; m++) {
+    const k = MULTIPLIERS[m] as number
     // kN = 1 (mod 8) makes 8 divide Q(x) for half the x, 5 (mod 8) gives 4, otherwise only 2.
     const kn8 = (k * n8) % 8
     let score = -0.5 * Math.log(k) + (kn8 === 1 ? 2 : kn8 === 5 ? 1 : 0.5) * Math.LN2
-    for (let i = 0; i < RANKING_PRIMES.length; i++) {
-      const p = RANKING_PRIMES[i] as number
-      const symbol = (table[m * RANKING_PRIMES.length + i] as number) * (nSymbols[i] as number)
-      if (k % p === 0) score += Math.log(p) / p
-      else if (symbol === 1) score += (2 * Math.log(p)) / (p - 1)
+    for (let i = 0; i < RANKING_COUNT; i++) {
+      const symbol = symbols[m * RANKING_COUNT + i] as number
+      if (symbol === 0) score += divisorGain[i] as number
+      else if (symbol === nSymbols[i]) score += residueGain[i] as number
     }
     if (score > bestScore) {
       bestScore = score
       best = k
     }
-  })
+  }
   return best
 }
 
@@ -183,41 +209,38 @@ interface FactorBase {
   primes: Int32Array
   /** A square root of kN mod p (0 for 2 and the primes dividing k). */
   roots: Int32Array
-  /** round(log2 p): the sieve's increments. */
-  logs: Uint8Array
 }
 
-/** The factor base of `size` primes for kN, or a prime of it that divides n (outside split()'s inputs). */
+/**
+ * The factor base of up to `size` primes for kN, made by the kernel in its static arrays, where the sieve
+ * reads it; or a prime of it that divides n (outside split()'s inputs).
+ */
 function factorBase(n: bigint, kn: bigint, size: number): FactorBase | bigint {
-  const primes = new Int32Array(size)
-  const roots = new Int32Array(size)
-  const logs = new Uint8Array(size)
-  primes[0] = 2
-  logs[0] = 1
-  let count = 1
-  for (let i = 1; count < size && i < SMALL_PRIMES.length; i++) {
-    const p = SMALL_PRIMES[i] as number
-    const r = Number(kn % BigInt(p))
-    if (r === 0 && n % BigInt(p) === 0n) return BigInt(p)
-    const root = r === 0 ? 0 : sqrtMod(r, p)
-    if (root < 0) continue
-    primes[count] = p
-    roots[count] = root
-    logs[count] = Math.round(Math.log2(p))
-    count++
+  const limbs = limbCount(kn)
+  if (limbs > QS_MAX_KN_LIMBS)
+    throw new RangeError(`quadratic sieve: kN of ${limbs} limbs exceeds ${QS_MAX_KN_LIMBS}`)
+  writeLimbs(kernel.qsKn(), kn, limbs)
+  const count = kernel.qsFactorBase(limbs, size)
+  const memory = kernel.memory.buffer
+  const primes = new Int32Array(memory, kernel.qsPrimes(), count)
+  const roots = new Int32Array(memory, kernel.qsSqrts(), count)
+  // A root of 0 marks p | kN: p divides k, or n itself.
+  for (let i = 1; i < count; i++) {
+    const p = BigInt(primes[i] as number)
+    if (roots[i] === 0 && n % p === 0n) return p
   }
-  return { primes: primes.subarray(0, count), roots: roots.subarray(0, count), logs: logs.subarray(0, count) }
+  return { primes, roots }
 }
 
 /** The sieve over one polynomial at a time, with the polynomial's state and its roots mod each prime. */
 class Sieve {
-  private readonly primes: Int32Array
-  private readonly sqrts: Int32Array
-  private readonly logs: Uint8Array
+  // Views of the kernel's static arrays, where its loops read and write them; attach() makes them.
+  private primes!: Int32Array
+  private sqrts!: Int32Array
   private readonly size: number
   private readonly width: number
-  private readonly candidates: Int32Array
-  private readonly hitList: Int32Array
+  private candidates!: Int32Array
+  private hitList!: Int32Array
   /** The first factor-base index sieved. */
   private readonly firstSieved: number
   /** Sieve bytes start at this value, so that a byte at 128 or above has passed the threshold. */
@@ -233,16 +256,19 @@ class Sieve {
   private c = 0n
   /** Which B of the current A is in use; 2^(s-1) of them. */
   private bIndex = 0
-  private readonly inA: Uint8Array
   /** For each prime q_l of A, the sieve position mod q_l where q_l divides g(x) = 2 B x + C (mod q_l). */
   private aRoots: number[] = []
   /** Scratch list of the factor-base indices dividing a candidate. */
   private readonly hits: number[] = []
   /** The sieve positions x + M where p divides g(x), two per prime. */
-  private readonly root1: Int32Array
-  private readonly root2: Int32Array
-  /** 2 B_l A^-1 mod p for each term l of B, at l * size + i: how the roots move when B_l's sign flips. */
-  private deltas: Int32Array = new Int32Array(0)
+  private root1!: Int32Array
+  private root2!: Int32Array
+  /** The primes of A and the gamma_l of B's terms, where the kernel's qsNewA reads them. */
+  private aPrimes!: Int32Array
+  private gammas!: Int32Array
+  private aIndexList!: Int32Array
+  /** Whether |g(x)| < 2^63 over the sieve for the current polynomial: the kernel then trial-divides it alone. */
+  private fits = false
   private random = 0x9e3779b9
 
   constructor(
@@ -253,18 +279,7 @@ class Sieve {
   ) {
     this.size = fb.primes.length
     this.width = 2 * halfWidth
-    // The primes, logs and roots live in the kernel's static arrays, where its sieve loop reads them.
-    const memory = kernel.memory.buffer
-    this.primes = new Int32Array(memory, kernel.qsPrimes(), this.size)
-    this.primes.set(fb.primes)
-    this.logs = new Uint8Array(memory, kernel.qsLogs(), this.size)
-    this.logs.set(fb.logs)
-    this.root1 = new Int32Array(memory, kernel.qsRoot1(), this.size)
-    this.root2 = new Int32Array(memory, kernel.qsRoot2(), this.size)
-    this.candidates = new Int32Array(memory, kernel.qsCandidates(), QS_MAX_CANDIDATES)
-    this.hitList = new Int32Array(memory, kernel.qsHits(), this.size)
-    this.sqrts = fb.roots
-    this.inA = new Uint8Array(this.size)
+    this.attach()
     let first = 1
     while (first < this.size && (this.primes[first] as number) < SMALL_SIEVE_BOUND) first++
     this.firstSieved = first
@@ -276,6 +291,20 @@ class Sieve {
     const threshold = Math.round(logG - THRESHOLD_LOGS * Math.log2(pMax))
     this.init = 128 - threshold
     this.targetA = Math.sqrt(2 * Number(kn)) / halfWidth
+  }
+
+  /** (Re)makes the views of the kernel's memory: growing it, as solve() may, detaches the old ones. */
+  attach(): void {
+    const memory = kernel.memory.buffer
+    this.primes = new Int32Array(memory, kernel.qsPrimes(), this.size)
+    this.sqrts = new Int32Array(memory, kernel.qsSqrts(), this.size)
+    this.root1 = new Int32Array(memory, kernel.qsRoot1(), this.size)
+    this.root2 = new Int32Array(memory, kernel.qsRoot2(), this.size)
+    this.candidates = new Int32Array(memory, kernel.qsCandidates(), QS_MAX_CANDIDATES)
+    this.hitList = new Int32Array(memory, kernel.qsHits(), QS_MAX_PRIMES)
+    this.aPrimes = new Int32Array(memory, kernel.qsAPrimes(), QS_MAX_A_PRIMES)
+    this.gammas = new Int32Array(memory, kernel.qsGammas(), QS_MAX_A_PRIMES)
+    this.aIndexList = new Int32Array(memory, kernel.qsAIndices(), QS_MAX_A_PRIMES)
   }
 
   /** Moves to the next B of the current A, or to a new A once its 2^(s-1) values are used. */
@@ -294,32 +323,17 @@ class Sieve {
     this.b += plus ? 2n * term : -2n * term
     this.c = (this.b * this.b - this.kn) / this.a
     this.findARoots()
-    const { primes, root1, root2, deltas, size } = this
-    const offset = v * size
-    for (let i = 1; i < size; i++) {
-      const p = primes[i] as number
-      const d = deltas[offset + i] as number
-      // x = A^-1 (+-t - B) moves by -+2 B_v A^-1 when B moves by +-2 B_v.
-      let r1 = (root1[i] as number) + (plus ? -d : d)
-      let r2 = (root2[i] as number) + (plus ? -d : d)
-      if (r1 < 0) r1 += p
-      else if (r1 >= p) r1 -= p
-      if (r2 < 0) r2 += p
-      else if (r2 >= p) r2 -= p
-      root1[i] = r1
-      root2[i] = r2
-    }
+    kernel.qsNextB(this.size, v, plus)
+    this.setPolynomial()
     this.markARoots()
   }
 
   /** A new A = q_1 ... q_s near sqrt(2 kN) / M, its first B, and every prime's roots and deltas. */
   private newA(): void {
     const { primes, size, sqrts } = this
-    this.inA.fill(0)
     const indices = this.chooseA()
     this.aIndices = indices
     this.bIndex = 0
-    for (const j of indices) this.inA[j] = 1
     const qs = indices.map((j) => primes[j] as number)
     let a = 1n
     for (const q of qs) a *= BigInt(q)
@@ -334,30 +348,26 @@ class Sieve {
     this.b = this.bTerms.reduce((x, y) => x + y, 0n)
     this.c = (this.b * this.b - this.kn) / a
     this.findARoots()
-    const s = qs.length
-    this.deltas = new Int32Array(s * size)
-    const half = this.width / 2
-    for (let i = 1; i < size; i++) {
-      if (this.inA[i]) continue
-      const p = primes[i] as number
-      let aModP = 1
-      for (const q of qs) aModP = (aModP * (q % p)) % p
-      const aInv = invMod(aModP, p)
-      let bModP = 0
-      for (let l = 0; l < s; l++) {
-        // B_l = gamma_l prod_(m != l) q_m, reduced mod p on doubles: every factor is below 2^16.
-        let bl = (gammas[l] as number) % p
-        for (let m = 0; m < s; m++) if (m !== l) bl = (bl * ((qs[m] as number) % p)) % p
-        bModP += bl
-        this.deltas[l * size + i] = (((2 * bl) % p) * aInv) % p
-      }
-      bModP %= p
-      const t = sqrts[i] as number
-      const shift = half % p
-      this.root1[i] = (((aInv * ((t - bModP + p) % p)) % p) + shift) % p
-      this.root2[i] = (((aInv * ((2 * p - t - bModP) % p)) % p) + shift) % p
-    }
+    this.aPrimes.set(qs)
+    this.gammas.set(gammas)
+    this.aIndexList.set(indices)
+    this.setPolynomial()
+    kernel.qsNewA(size, qs.length, this.width / 2)
     this.markARoots()
+  }
+
+  /**
+   * Gives the kernel g's coefficients (mod 2^64, as the JS API converts them) and decides whether g(x) fits a
+   * 64-bit word: g is a parabola, largest in size at the ends of the interval or at its vertex, -kN / A.
+   */
+  private setPolynomial(): void {
+    const { a, b, c } = this
+    const m = BigInt(this.width / 2)
+    const limit = 1n << 62n
+    const end = a * m * m + c
+    const fits = (g: bigint) => g < limit && g > -limit
+    this.fits = fits(end + 2n * b * m) && fits(end - 2n * b * m) && this.kn / a < limit
+    if (this.fits) kernel.qsSetPolynomial(a, b, c, this.aIndices.length)
   }
 
   /** A's primes get roots no sieve position mod q equals: relationAt finds them through aRoots instead. */
@@ -391,11 +401,11 @@ class Sieve {
     const logHalfMax = Math.log((primes[size - 1] as number) / 2)
     let s = Math.max(2, Math.round(logTarget / Math.log((primes[size - 1] as number) / 4)))
     while (s > 2 && logTarget / s < logSmallest && logTarget / (s - 1) <= logHalfMax) s--
-    while (logTarget / s > logHalfMax) s++
+    while (logTarget / s > logHalfMax && s < QS_MAX_A_PRIMES) s++
     for (let tries = 1; ; tries++) {
       // Failed draws widen the window; many failures mean the products are running out, and one more prime
       // makes many more of them. Past that, repeats are allowed: unique() drops the relations they repeat.
-      if (tries % 200 === 0 && logTarget / (s + 1) >= logSmallest) s++
+      if (tries % 200 === 0 && s < QS_MAX_A_PRIMES && logTarget / (s + 1) >= logSmallest) s++
       if (tries % 20_000 === 0) this.usedA.clear()
       const q = Math.exp(logTarget / s)
       const spread = 2 + tries / 50
@@ -482,6 +492,25 @@ class Sieve {
 
   /** Trial-divides g(x) at sieve position j by the primes whose roots say they divide it. */
   private relationAt(j: number): Relation | undefined {
+    return this.fits ? this.relationInKernel(j) : this.relationOnBigInts(j)
+  }
+
+  /** relationAt for a g(x) that fits a word: the kernel finds its factors, BigInt is only for y. */
+  private relationInKernel(j: number): Relation | undefined {
+    const count = kernel.qsRelation(j, this.size, this.width / 2, this.largeBound)
+    if (count < 0) return undefined
+    const indices = this.aIndices.slice()
+    for (let h = 0; h < count; h++) indices.push(this.hitList[h] as number)
+    const y = this.a * BigInt(j - this.width / 2) + this.b
+    return {
+      y: y < 0n ? y + this.n : y,
+      neg: kernel.qsNegative() !== 0,
+      indices,
+      large: BigInt(kernel.qsCofactor()),
+    }
+  }
+
+  private relationOnBigInts(j: number): Relation | undefined {
     const { primes, size, hits } = this
     // The kernel lists the primes whose roots say they divide g(x); the BigInt side divides by their products.
     hits.length = 0
@@ -532,6 +561,9 @@ class Sieve {
   }
 }
 
+/** Columns the kernel eliminates between two looks at the budget. */
+const ELIMINATION_COLUMNS = 64
+
 /**
  * Gaussian elimination over GF(2) on the relations' exponent vectors (sign, then one bit per prime), with
  * each row's history of combined relations; each zero row is a dependency, tried for a nontrivial gcd.
@@ -543,39 +575,25 @@ function solve(n: bigint, primes: Int32Array, relations: Relation[], budget: Bud
   const rows = relations.length
   const historyWords = (rows + 31) >>> 5
   const stride = rowWords + historyWords
-  const matrix = new Uint32Array(rows * stride)
+  // The matrix lives in the kernel's memory from modulusPtr() on, free while the sieve runs (rho and ECM use it
+  // between calls), with a byte per row after it for the pivots.
+  const base = kernel.modulusPtr()
+  const matrixBytes = rows * stride * 4
+  ensureBytes(base + matrixBytes + rows)
+  const matrix = new Uint32Array(kernel.memory.buffer, base, rows * stride).fill(0)
+  const pivoted = new Uint8Array(kernel.memory.buffer, base + matrixBytes, rows).fill(0)
   relations.forEach((r, row) => {
-    const base = row * stride
-    if (r.neg) matrix[base] = 1
+    const start = row * stride
+    if (r.neg) matrix[start] = 1
     for (const i of r.indices) {
       const c = i + 1
-      matrix[base + (c >>> 5)] = (matrix[base + (c >>> 5)] as number) ^ (1 << (c & 31))
+      matrix[start + (c >>> 5)] = (matrix[start + (c >>> 5)] as number) ^ (1 << (c & 31))
     }
-    matrix[base + rowWords + (row >>> 5)] = 1 << (row & 31)
+    matrix[start + rowWords + (row >>> 5)] = 1 << (row & 31)
   })
-  const pivoted = new Uint8Array(rows)
-  for (let c = 0; c < columns; c++) {
-    if ((c & 63) === 0 && budget.timeIsUp()) return undefined
-    const word = c >>> 5
-    const bit = 1 << (c & 31)
-    let pivot = -1
-    for (let r = 0; r < rows; r++) {
-      if (!pivoted[r] && ((matrix[r * stride + word] as number) & bit) !== 0) {
-        pivot = r
-        break
-      }
-    }
-    if (pivot < 0) continue
-    pivoted[pivot] = 1
-    const pBase = pivot * stride
-    for (let r = pivot + 1; r < rows; r++) {
-      const base = r * stride
-      if (pivoted[r] || ((matrix[base + word] as number) & bit) === 0) continue
-      // Unpivoted rows are already zero in the columns before c.
-      for (let w = word; w < stride; w++) {
-        matrix[base + w] = (matrix[base + w] as number) ^ (matrix[pBase + w] as number)
-      }
-    }
+  for (let c = 0; c < columns; c += ELIMINATION_COLUMNS) {
+    if (budget.timeIsUp()) return undefined
+    kernel.qsEliminate(base, rows, stride, c, Math.min(columns, c + ELIMINATION_COLUMNS), base + matrixBytes)
   }
   for (let r = 0; r < rows; r++) {
     if (pivoted[r]) continue
@@ -624,35 +642,6 @@ function powMod(base: number, exp: number, p: number): number {
     b = (b * b) % p
   }
   return result
-}
-
-/** A square root of the quadratic residue r mod the odd prime p < 2^16 (Tonelli-Shanks), or -1 for a non-residue. */
-function sqrtMod(r: number, p: number): number {
-  if (powMod(r, (p - 1) / 2, p) !== 1) return -1
-  if (p % 4 === 3) return powMod(r, (p + 1) / 4, p)
-  let q = p - 1
-  let s = 0
-  while (q % 2 === 0) {
-    q /= 2
-    s++
-  }
-  let z = 2
-  while (powMod(z, (p - 1) / 2, p) !== p - 1) z++
-  let m = s
-  let c = powMod(z, q, p)
-  let t = powMod(r, q, p)
-  let root = powMod(r, (q + 1) / 2, p)
-  while (t !== 1) {
-    let i = 0
-    for (let t2 = t; t2 !== 1; t2 = (t2 * t2) % p) i++
-    let b = c
-    for (let j = 0; j < m - i - 1; j++) b = (b * b) % p
-    m = i
-    c = (b * b) % p
-    t = (t * c) % p
-    root = (root * b) % p
-  }
-  return root
 }
 
 /** a^-1 mod m for gcd(a, m) = 1, by the extended Euclidean algorithm on doubles. */

@@ -1,4 +1,4 @@
-import { kernel } from './kernel.js'
+import { kernel, limbCount, writeLimbs } from './kernel.js'
 import { SMALL_PRIMES } from './small-primes.js'
 
 const LIMIT_64 = 1n << 64n
@@ -66,79 +66,49 @@ export function trialDivide(n: bigint): { primes: bigint[]; rest: bigint } {
   return { primes, rest }
 }
 
-/** Limbs of LIMB_BITS bits: a limb times a residue below 2^16 stays below 2^42, and LIMBS of them add exactly. */
-const LIMB_BITS = 26
-const LIMBS = 6
-const LIMIT_LIMBS = 1n << BigInt(LIMB_BITS * LIMBS)
-
-/** 2^(26 k) mod p for every small prime p (at k * count + index), made on the first call. */
-let limbPowers: Float64Array | undefined
-
-function powers(): Float64Array {
-  if (limbPowers) return limbPowers
-  const count = SMALL_PRIMES.length
-  const table = new Float64Array(LIMBS * count)
-  SMALL_PRIMES.forEach((p, i) => {
-    let power = 1
-    for (let k = 0; k < LIMBS; k++) {
-      table[k * count + i] = power
-      power = (power * 2 ** LIMB_BITS) % p
-    }
-  })
-  limbPowers = table
-  return table
-}
-
-function toLimbs(n: bigint): number[] {
-  const limbs: number[] = []
-  for (let x = n; x > 0n; x >>= BigInt(LIMB_BITS)) limbs.push(Number(x & ((1n << BigInt(LIMB_BITS)) - 1n)))
-  return limbs
-}
+/** trialFactorLimbs' limit: numbers of up to TRIAL_LIMBS (wasm/prime/trial64.ts) 32-bit limbs, 2^160. */
+const TRIAL_LIMBS = 5
+const LIMIT_LIMBS = 1n << BigInt(32 * TRIAL_LIMBS)
 
 /**
- * trialDivide from 2^64 to 2^156 (the quadratic sieve's sizes): n mod p as a sum of limbs times 2^(26 k) mod
- * p, one remainder on doubles per prime, where a BigInt remainder per group of primes took 0.33 ms at 20 digits.
+ * trialDivide from 2^64 to 2^160 (the quadratic sieve's sizes) in the kernel, a multiply-add per limb and a
+ * multiply per prime, down to below 2^64, where trialDivide64 goes on. A BigInt remainder per group of primes
+ * took 0.33 ms at 20 digits, and a loop on doubles here about 0.14 ms, deoptimised on every call.
  */
 function trialDivideLimbs(n: bigint): { primes: bigint[]; rest: bigint } {
-  const table = powers()
-  const count = SMALL_PRIMES.length
   const primes: bigint[] = []
   let rest = n
   while ((rest & 1n) === 0n) {
     primes.push(2n)
     rest >>= 1n
   }
-  let limbs = toLimbs(rest)
-  // Exact once rest is small enough for p^2 > rest to matter.
-  let size = Number(rest)
-  for (let i = 1; i < count; i++) {
-    const p = SMALL_PRIMES[i] as number
-    if (p * p > size) break
-    let sum = 0
-    for (let k = 0; k < limbs.length; k++) sum += (limbs[k] as number) * (table[k * count + i] as number)
-    // sum < 2^45: the quotient is correctly rounded and at least 2^-45 relatively away from an integer
-    // unless p divides sum, so this test is exact, and a division costs far less than V8's double remainder.
-    if (!Number.isInteger(sum / p)) continue
+  let from = 3
+  while (rest >= LIMIT_64) {
+    const k = limbCount(rest)
+    writeLimbs(kernel.trialLimbsPtr(), rest, k)
+    const p = kernel.trialFactorLimbs(k, from)
+    if (p === 0) return { primes, rest }
     const prime = BigInt(p)
     while (rest % prime === 0n) {
       primes.push(prime)
       rest /= prime
     }
-    limbs = toLimbs(rest)
-    size = Number(rest)
+    from = p + 2
   }
-  return { primes, rest }
+  return trialDivide64(rest, from, primes)
 }
 
-/** trialDivide below 2^64, where the kernel tests each prime with a multiply instead of a remainder. */
-function trialDivide64(n: bigint): { primes: bigint[]; rest: bigint } {
-  const primes: bigint[] = []
+/**
+ * trialDivide below 2^64, where the kernel tests each prime with a multiply instead of a remainder: the odd
+ * primes from `from` on, after the factors already in `primes`.
+ */
+function trialDivide64(n: bigint, from = 3, primes: bigint[] = []): { primes: bigint[]; rest: bigint } {
   let rest = n
   while ((rest & 1n) === 0n) {
     primes.push(2n)
     rest >>= 1n
   }
-  for (let p = kernel.trialFactor64(rest, 3); p !== 0; p = kernel.trialFactor64(rest, p + 2)) {
+  for (let p = kernel.trialFactor64(rest, from); p !== 0; p = kernel.trialFactor64(rest, p + 2)) {
     const prime = BigInt(p)
     while (rest % prime === 0n) {
       primes.push(prime)

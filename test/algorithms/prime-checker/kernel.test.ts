@@ -156,6 +156,118 @@ function randomPrime(next: () => number, bits: number): bigint {
   return p
 }
 
+describe('ECM below 2^64 in the kernel', () => {
+  test('ecm64 answers 0 or a proper divisor, and splits nearly every balanced 64-bit semiprime', () => {
+    const next = prng(SEED + 8)
+    let split = 0
+    const count = 200
+    for (let i = 0; i < count; i++) {
+      // randomPrime may step past 2^32.
+      let n = randomPrime(next, 32) * randomPrime(next, 32)
+      while (n >= 1n << 64n) n = randomPrime(next, 32) * randomPrime(next, 32)
+      const d = kernel.ecm64(n, 40, 300, 7500)
+      if (d === 0n) continue
+      assert.ok(d > 1n && d < n && n % d === 0n, `ecm64(${n}) = ${d}, seed ${SEED}`)
+      split++
+    }
+    // None of 2400 such numbers needed more than 30 of the 40 curves when the bounds were chosen.
+    assert.ok(split >= count - 4, `ecm64 split ${split} of ${count}, seed ${SEED}`)
+    // Unbalanced, three factors, and sizes from 2^33 to just below 2^64.
+    const cases = [
+      65537n * 65539n,
+      65537n * 65539n * 65543n,
+      randomPrime(next, 17) * randomPrime(next, 47),
+      randomPrime(next, 21) * randomPrime(next, 21) * randomPrime(next, 21),
+      4294967291n * 4294967279n,
+    ]
+    for (const n of cases) {
+      const d = kernel.ecm64(n, 40, 300, 7500)
+      assert.ok(d > 1n && d < n && n % d === 0n, `ecm64(${n}) = ${d}, seed ${SEED}`)
+    }
+  })
+
+  test('the first curve finds p when the order of its group mod p is smooth to the bounds', () => {
+    const next = prng(SEED + 9)
+    const B1 = 50
+    const B2 = 2000
+    // A second factor whose curve order is almost surely not smooth, so that gcds are p, not n.
+    const q = randomPrime(next, 40)
+    let stage1 = 0
+    let stage2 = 0
+    for (let tries = 0; tries < 2000 && (stage1 < 2 || stage2 < 2); tries++) {
+      const p = Number(randomPrime(next, 17))
+      const order = suyamaOrder(p, 6)
+      if (order === undefined) continue
+      const { largest, smooth } = smoothness(order, B1)
+      const n = BigInt(p) * q
+      if (smooth) {
+        assert.equal(kernel.ecm64(n, 1, B1, B1 + 1), BigInt(p), `stage 1 finds ${p} (order ${order}) of ${n}`)
+        stage1++
+      } else if (largest > B1 && largest <= B2 && smoothness(order / largest, B1).smooth) {
+        assert.equal(kernel.ecm64(n, 1, B1, B2), BigInt(p), `stage 2 finds ${p} (order ${order}) of ${n}`)
+        stage2++
+      }
+    }
+    assert.ok(
+      stage1 >= 2 && stage2 >= 2,
+      `found cases: ${stage1} for stage 1, ${stage2} for stage 2, seed ${SEED}`,
+    )
+  })
+})
+
+/**
+ * The order of the group in which ecm64's first curve (Suyama's sigma) computes mod the prime p < 2^20: that
+ * of E: y^2 = x^3 + A x^2 + x when x0^3 + A x0^2 + x0 is a square, else of its twist; counted point by point.
+ * Undefined when sigma's curve is singular or x0 is a 2-torsion point mod p.
+ */
+function suyamaOrder(p: number, sigma: number): number | undefined {
+  const mul = (a: number, b: number) => (a * b) % p
+  const pow = (b: number, e: number) => {
+    let r = 1
+    for (let x = b % p, k = e; k > 0; k = Math.floor(k / 2), x = mul(x, x)) if (k % 2 === 1) r = mul(r, x)
+    return r
+  }
+  const inv = (a: number) => pow(a, p - 2)
+  const u = (sigma * sigma - 5) % p
+  const v = (4 * sigma) % p
+  const u3 = pow(u, 3)
+  const v3 = pow(v, 3)
+  if (u === 0 || v === 0 || v === u) return undefined
+  // A + 2 = (v - u)^3 (3u + v) / (4 u^3 v).
+  const a = (mul(mul(pow((v - u + p) % p, 3), (3 * u + v) % p), inv(mul(4 * u3, v))) - 2 + p) % p
+  if (a === 2 || a === p - 2) return undefined
+  const chi = (t: number) => (t === 0 ? 0 : pow(t, (p - 1) / 2) === 1 ? 1 : -1)
+  const rhs = (x: number) => (mul(mul(x, x), x) + mul(a, mul(x, x)) + x) % p
+  let sum = 0
+  for (let x = 0; x < p; x++) sum += chi(rhs(x))
+  const x0 = mul(u3, inv(v3))
+  const onCurve = chi(rhs(x0))
+  if (onCurve === 0) return undefined
+  return onCurve === 1 ? p + 1 + sum : p + 1 - sum
+}
+
+/** Whether every prime power exactly dividing m is at most b1, and m's largest prime factor. */
+function smoothness(m: number, b1: number): { smooth: boolean; largest: number } {
+  let smooth = true
+  let largest = 1
+  let rest = m
+  for (let d = 2; d * d <= rest; d++) {
+    if (rest % d !== 0) continue
+    let power = 1
+    while (rest % d === 0) {
+      rest /= d
+      power *= d
+    }
+    if (power > b1) smooth = false
+    largest = d
+  }
+  if (rest > 1) {
+    if (rest > b1) smooth = false
+    largest = Math.max(largest, rest)
+  }
+  return { smooth, largest }
+}
+
 describe('multi-limb kernel', () => {
   test('Montgomery products agree with BigInt for moduli of 1 to 40 limbs', () => {
     const next = prng(SEED + 3)
@@ -326,5 +438,10 @@ describe('trial division below 2^64 in the kernel', () => {
     }
     const square = 65521n * 65521n * (2n ** 127n - 1n)
     assert.deepEqual(trialDivide(square), referenceTrialDivide(square), '65521^2 (2^127 - 1)')
+    // Five full limbs; and a cofactor that falls below 2^64 midway, where the word version carries on.
+    const allOnes = 2n ** 160n - 1n
+    assert.deepEqual(trialDivide(allOnes), referenceTrialDivide(allOnes), '2^160 - 1')
+    const dropping = 3n * 65519n * 65521n * (2n ** 64n - 59n)
+    assert.deepEqual(trialDivide(dropping), referenceTrialDivide(dropping), '3 65519 65521 (2^64 - 59)')
   })
 })

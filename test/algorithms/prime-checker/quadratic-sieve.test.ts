@@ -2,8 +2,9 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { Budget } from '../../../src/algorithms/prime-checker/budget.js'
 import { factorize } from '../../../src/algorithms/prime-checker/factorize.js'
+import { ensureBytes, kernel, limbCount, writeLimbs } from '../../../src/algorithms/prime-checker/kernel.js'
 import { quadraticSieve } from '../../../src/algorithms/prime-checker/quadratic-sieve.js'
-import { prng, randomBits, refIsProbablePrime, testSeed } from '../../helpers/reference-math.js'
+import { prng, randomBits, refIsProbablePrime, refModPow, testSeed } from '../../helpers/reference-math.js'
 
 const SEED = testSeed('quadratic-sieve.test.ts')
 const GENEROUS_MS = 120_000
@@ -113,6 +114,105 @@ describe('quadratic sieve', () => {
       const context = `${p} * ${q} gave ${factors.join(' * ')}, seed ${SEED}`
       assert.ok(complete, context)
       assert.deepEqual(factors, p < q ? [p, q] : [q, p], context)
+    }
+  })
+})
+
+describe("quadratic sieve's kernel loops", () => {
+  test('qsFactorBase keeps exactly the odd primes with kN a square, with square roots and rounded logs', () => {
+    const next = prng(SEED + 7)
+    for (let round = 0; round < 20; round++) {
+      const kn = randomBits(next, 64 + (next() % 90)) | 1n
+      const limbs = limbCount(kn)
+      writeLimbs(kernel.qsKn(), kn, limbs)
+      const count = kernel.qsFactorBase(limbs, 300)
+      const memory = kernel.memory.buffer
+      const primes = new Int32Array(memory, kernel.qsPrimes(), count)
+      const roots = new Int32Array(memory, kernel.qsSqrts(), count)
+      const logs = new Uint8Array(memory, kernel.qsLogs(), count)
+      assert.equal(count, 300, `a full factor base for ${kn}, seed ${SEED}`)
+      assert.equal(primes[0], 2, `2 first for ${kn}`)
+      let index = 1
+      for (let p = 3; p <= (primes[count - 1] as number); p += 2) {
+        if (!refIsProbablePrime(BigInt(p), next)) continue
+        const r = kn % BigInt(p)
+        const square = r === 0n || refModPow(r, BigInt((p - 1) / 2), BigInt(p)) === 1n
+        if (!square) continue
+        assert.equal(primes[index], p, `factor base of ${kn} at ${index}, seed ${SEED}`)
+        const root = BigInt(roots[index] as number)
+        assert.equal((root * root) % BigInt(p), r, `root ${root} of ${kn} mod ${p}, seed ${SEED}`)
+        assert.equal(logs[index], Math.round(Math.log2(p)), `log of ${p}`)
+        index++
+      }
+      assert.equal(index, count, `every prime of the factor base of ${kn} checked, seed ${SEED}`)
+    }
+  })
+
+  test('qsLegendre gives the Legendre symbol of N for each of the first odd primes', () => {
+    const next = prng(SEED + 8)
+    const oddPrimes: number[] = []
+    for (let p = 3; oddPrimes.length < 167; p += 2) if (refIsProbablePrime(BigInt(p), next)) oddPrimes.push(p)
+    for (let round = 0; round < 20; round++) {
+      // Some rounds make N a multiple of a few of the primes, for the symbol 0.
+      let n = randomBits(next, 64 + (next() % 90)) | 1n
+      if (round % 4 === 0) n *= 3n * 997n
+      const limbs = limbCount(n)
+      writeLimbs(kernel.qsKn(), n, limbs)
+      kernel.qsLegendre(limbs, oddPrimes.length)
+      const symbols = new Int32Array(kernel.memory.buffer, kernel.qsHits(), oddPrimes.length)
+      oddPrimes.forEach((p, i) => {
+        const r = n % BigInt(p)
+        const expected = r === 0n ? 0 : refModPow(r, BigInt((p - 1) / 2), BigInt(p)) === 1n ? 1 : -1
+        assert.equal(symbols[i], expected, `(${n} / ${p}), seed ${SEED}`)
+      })
+    }
+  })
+
+  test('qsEliminate leaves each unpivoted row as a combination of original rows that sums to zero', () => {
+    const next = prng(SEED + 9)
+    for (const [rows, columns] of [
+      [40, 30],
+      [100, 96],
+      [150, 129],
+    ] as const) {
+      const rowWords = (columns + 31) >>> 5
+      const stride = rowWords + ((rows + 31) >>> 5)
+      const base = kernel.modulusPtr()
+      const matrixBytes = rows * stride * 4
+      ensureBytes(base + matrixBytes + rows)
+      const matrix = new Uint32Array(kernel.memory.buffer, base, rows * stride).fill(0)
+      const pivoted = new Uint8Array(kernel.memory.buffer, base + matrixBytes, rows).fill(0)
+      // Sparse random rows, as relations are, each with its own history bit.
+      const original: number[][] = []
+      for (let r = 0; r < rows; r++) {
+        const bits: number[] = []
+        for (let k = 0; k < 6; k++) bits.push(next() % columns)
+        original.push(bits)
+        for (const c of bits)
+          matrix[r * stride + (c >>> 5)] = (matrix[r * stride + (c >>> 5)] as number) ^ (1 << (c & 31))
+        matrix[r * stride + rowWords + (r >>> 5)] = 1 << (r & 31)
+      }
+      // In two calls, as solve() makes them, split mid-column-range.
+      kernel.qsEliminate(base, rows, stride, 0, 17, base + matrixBytes)
+      kernel.qsEliminate(base, rows, stride, 17, columns, base + matrixBytes)
+      let dependencies = 0
+      for (let r = 0; r < rows; r++) {
+        if (pivoted[r]) continue
+        dependencies++
+        const sum = new Uint8Array(columns)
+        let used = 0
+        for (let o = 0; o < rows; o++) {
+          if (((matrix[r * stride + rowWords + (o >>> 5)] as number) & (1 << (o & 31))) === 0) continue
+          used++
+          for (const c of original[o] as number[]) sum[c] = (sum[c] as number) ^ 1
+        }
+        assert.ok(used > 0, `row ${r} of ${rows} x ${columns} combines no rows`)
+        assert.ok(
+          sum.every((bit) => bit === 0),
+          `row ${r} of ${rows} x ${columns}: its rows do not sum to zero, seed ${SEED}`,
+        )
+      }
+      assert.ok(dependencies >= rows - columns, `${dependencies} dependencies of ${rows} x ${columns}`)
     }
   })
 })
