@@ -2,8 +2,72 @@
 // (Montgomery 1987): stage 1 multiplies a point by every prime power up to B1 with the Montgomery ladder,
 // stage 2 is the standard continuation with baby steps j Q and giant steps m D Q, D = 210, so that each prime
 // m D +- j up to B2 costs two multiplications (Zimmermann-Dodson 2006, section 3). Residues are in the
-// Montgomery form of montn; the caller picks the curve, computes (A + 2) / 4 and takes the gcds.
-import { addN, copyN, mulN, slotPtr, subModN } from './montn'
+// Montgomery form of montn or, for larger moduli, of mont28 (ecmArithmetic); the caller picks the curve,
+// computes (A + 2) / 4 and takes the gcds.
+import { add28, copy28, mul28, PAD, sqr28, sub28 } from './mont28'
+import { addN, copyN, MAX_LIMBS, modulusPtr, mulN, slotPtr, subModN } from './montn'
+
+/** Whether the curve runs on mont28 (set by ecmArithmetic); the branches below are all predictable. */
+let ON28 = false
+let BASE28: usize = 0
+let STRIDE28: usize = 0
+
+/**
+ * Picks the arithmetic of the next curve, whose modulus the caller has set (setModulus or setModulus28, k limbs).
+ * mont28's slots get their own layout, past montn's fixed one, with the zero pad limbs its column sums read;
+ * the caller zeroes them.
+ */
+export function ecmArithmetic(on28: bool, k: i32): void {
+  ON28 = on28
+  BASE28 = (modulusPtr() + usize(2 * MAX_LIMBS + 2) * 4 + 15) & ~15
+  STRIDE28 = (usize(k + PAD) * 4 + 15) & ~15
+}
+
+/** Where slot i of the current arithmetic is. */
+export function ecmSlot(i: i32): usize {
+  return slot(i)
+}
+
+// @ts-ignore: decorator
+@inline
+function slot(i: i32): usize {
+  return ON28 ? BASE28 + usize(i) * STRIDE28 : slotPtr(i)
+}
+
+// @ts-ignore: decorator
+@inline
+function mul(r: usize, a: usize, b: usize): void {
+  if (ON28) mul28(r, a, b)
+  else mulN(r, a, b)
+}
+
+// @ts-ignore: decorator
+@inline
+function sqr(r: usize, a: usize): void {
+  if (ON28) sqr28(r, a)
+  else mulN(r, a, a)
+}
+
+// @ts-ignore: decorator
+@inline
+function add(r: usize, a: usize, b: usize): void {
+  if (ON28) add28(r, a, b)
+  else addN(r, a, b)
+}
+
+// @ts-ignore: decorator
+@inline
+function sub(r: usize, a: usize, b: usize): void {
+  if (ON28) sub28(r, a, b)
+  else subModN(r, a, b)
+}
+
+// @ts-ignore: decorator
+@inline
+function copy(r: usize, a: usize): void {
+  if (ON28) copy28(r, a)
+  else copyN(r, a)
+}
 
 export const SLOT_A24 = 20
 /** The point: stage 1 multiplies it in place, stage 2 starts from it. */
@@ -43,47 +107,47 @@ export const D: u32 = 210
 
 /** (X2:Z2) = 2 (X:Z): 2 multiplications and 2 squarings. Outputs may alias inputs. */
 function xDbl(ox: i32, oz: i32, x: i32, z: i32): void {
-  const s = slotPtr(T1)
-  const d = slotPtr(T2)
-  const t = slotPtr(T3)
-  const u = slotPtr(T4)
-  addN(s, slotPtr(x), slotPtr(z))
-  mulN(s, s, s)
-  subModN(d, slotPtr(x), slotPtr(z))
-  mulN(d, d, d)
-  subModN(t, s, d)
-  mulN(u, slotPtr(SLOT_A24), t)
-  addN(u, u, d)
-  mulN(slotPtr(ox), s, d)
-  mulN(slotPtr(oz), t, u)
+  const s = slot(T1)
+  const d = slot(T2)
+  const t = slot(T3)
+  const u = slot(T4)
+  add(s, slot(x), slot(z))
+  sqr(s, s)
+  sub(d, slot(x), slot(z))
+  sqr(d, d)
+  sub(t, s, d)
+  mul(u, slot(SLOT_A24), t)
+  add(u, u, d)
+  mul(slot(ox), s, d)
+  mul(slot(oz), t, u)
 }
 
 /** (X:Z) of A + B from A, B and their difference (dx:dz), which must not alias the output. */
 function xAdd(ox: i32, oz: i32, ax: i32, az: i32, bx: i32, bz: i32, dx: i32, dz: i32): void {
-  const u = slotPtr(T1)
-  const v = slotPtr(T2)
-  const t = slotPtr(T3)
-  subModN(u, slotPtr(ax), slotPtr(az))
-  addN(t, slotPtr(bx), slotPtr(bz))
-  mulN(u, u, t)
-  addN(v, slotPtr(ax), slotPtr(az))
-  subModN(t, slotPtr(bx), slotPtr(bz))
-  mulN(v, v, t)
-  addN(t, u, v)
-  subModN(u, u, v)
-  mulN(t, t, t)
-  mulN(u, u, u)
-  mulN(slotPtr(ox), slotPtr(dz), t)
-  mulN(slotPtr(oz), slotPtr(dx), u)
+  const u = slot(T1)
+  const v = slot(T2)
+  const t = slot(T3)
+  sub(u, slot(ax), slot(az))
+  add(t, slot(bx), slot(bz))
+  mul(u, u, t)
+  add(v, slot(ax), slot(az))
+  sub(t, slot(bx), slot(bz))
+  mul(v, v, t)
+  add(t, u, v)
+  sub(u, u, v)
+  sqr(t, t)
+  sqr(u, u)
+  mul(slot(ox), slot(dz), t)
+  mul(slot(oz), slot(dx), u)
 }
 
 /** (x:z) = e (x:z) for e >= 1 by the Montgomery ladder, keeping R1 - R0 = the input point. */
 function ladder(e: u32, x: i32, z: i32): void {
   if (e == 1) return
-  copyN(slotPtr(DX), slotPtr(x))
-  copyN(slotPtr(DZ), slotPtr(z))
-  copyN(slotPtr(R0X), slotPtr(x))
-  copyN(slotPtr(R0Z), slotPtr(z))
+  copy(slot(DX), slot(x))
+  copy(slot(DZ), slot(z))
+  copy(slot(R0X), slot(x))
+  copy(slot(R0Z), slot(z))
   xDbl(R1X, R1Z, x, z)
   for (let bit = 30 - i32(clz(e)); bit >= 0; bit--) {
     if ((e >> u32(bit)) & 1) {
@@ -94,8 +158,8 @@ function ladder(e: u32, x: i32, z: i32): void {
       xDbl(R0X, R0Z, R0X, R0Z)
     }
   }
-  copyN(slotPtr(x), slotPtr(R0X))
-  copyN(slotPtr(z), slotPtr(R0Z))
+  copy(slot(x), slot(R0X))
+  copy(slot(z), slot(R0Z))
 }
 
 /**
@@ -116,37 +180,37 @@ export function ecmStage1(primes: usize, count: i32, from: i32, maxMuls: i32): i
 
 /** Baby steps j Q, D Q, and the giant steps G = m0 D Q and H = (m0 + 1) D Q; the product starts at 1. */
 export function ecmStage2Setup(m0: u32, oneSlot: i32): void {
-  copyN(slotPtr(SLOT_ACC), slotPtr(oneSlot))
-  copyN(slotPtr(JX), slotPtr(SLOT_QX))
-  copyN(slotPtr(JZ), slotPtr(SLOT_QZ))
+  copy(slot(SLOT_ACC), slot(oneSlot))
+  copy(slot(JX), slot(SLOT_QX))
+  copy(slot(JZ), slot(SLOT_QZ))
   // (j - 2) Q for j = 1 is -Q, whose x is Q's.
-  copyN(slotPtr(PREVX), slotPtr(SLOT_QX))
-  copyN(slotPtr(PREVZ), slotPtr(SLOT_QZ))
+  copy(slot(PREVX), slot(SLOT_QX))
+  copy(slot(PREVZ), slot(SLOT_QZ))
   xDbl(TWOX, TWOZ, SLOT_QX, SLOT_QZ)
   let index = 0
   for (let j: u32 = 1; j < D / 2; j += 2) {
     if (j % 3 != 0 && j % 5 != 0 && j % 7 != 0) {
       const b = BABY + 3 * index
-      copyN(slotPtr(b), slotPtr(JX))
-      copyN(slotPtr(b + 1), slotPtr(JZ))
-      mulN(slotPtr(b + 2), slotPtr(JX), slotPtr(JZ))
+      copy(slot(b), slot(JX))
+      copy(slot(b + 1), slot(JZ))
+      mul(slot(b + 2), slot(JX), slot(JZ))
       index++
     }
     // (j + 2) Q = j Q + 2 Q, whose difference is (j - 2) Q.
     xAdd(T5, T4, JX, JZ, TWOX, TWOZ, PREVX, PREVZ)
-    copyN(slotPtr(PREVX), slotPtr(JX))
-    copyN(slotPtr(PREVZ), slotPtr(JZ))
-    copyN(slotPtr(JX), slotPtr(T5))
-    copyN(slotPtr(JZ), slotPtr(T4))
+    copy(slot(PREVX), slot(JX))
+    copy(slot(PREVZ), slot(JZ))
+    copy(slot(JX), slot(T5))
+    copy(slot(JZ), slot(T4))
   }
-  copyN(slotPtr(STEPX), slotPtr(SLOT_QX))
-  copyN(slotPtr(STEPZ), slotPtr(SLOT_QZ))
+  copy(slot(STEPX), slot(SLOT_QX))
+  copy(slot(STEPZ), slot(SLOT_QZ))
   ladder(D, STEPX, STEPZ)
-  copyN(slotPtr(GX), slotPtr(SLOT_QX))
-  copyN(slotPtr(GZ), slotPtr(SLOT_QZ))
+  copy(slot(GX), slot(SLOT_QX))
+  copy(slot(GZ), slot(SLOT_QZ))
   ladder(m0 * D, GX, GZ)
-  copyN(slotPtr(HX), slotPtr(SLOT_QX))
-  copyN(slotPtr(HZ), slotPtr(SLOT_QZ))
+  copy(slot(HX), slot(SLOT_QX))
+  copy(slot(HZ), slot(SLOT_QZ))
   ladder((m0 + 1) * D, HX, HZ)
 }
 
@@ -156,36 +220,36 @@ export function ecmStage2Setup(m0: u32, oneSlot: i32): void {
  * maxMuls multiplications; returns the m reached.
  */
 export function ecmStage2(masks: usize, base: u32, from: u32, to: u32, maxMuls: i32): u32 {
-  const acc = slotPtr(SLOT_ACC)
-  const xz = slotPtr(T5)
-  const t = slotPtr(T4)
-  const u = slotPtr(T3)
+  const acc = slot(SLOT_ACC)
+  const xz = slot(T5)
+  const t = slot(T4)
+  const u = slot(T3)
   let spent = 0
   let m = from
   while (m < to && spent < maxMuls) {
     let mask = load<u32>(masks + (usize(m - base) << 2))
     if (mask != 0) {
-      mulN(xz, slotPtr(GX), slotPtr(GZ))
+      mul(xz, slot(GX), slot(GZ))
       spent++
       while (mask != 0) {
         const b = BABY + 3 * i32(ctz(mask))
         mask &= mask - 1
         // (X_G - X_j)(Z_G + Z_j) - X_G Z_G + X_j Z_j = X_G Z_j - X_j Z_G with one multiplication.
-        subModN(t, slotPtr(GX), slotPtr(b))
-        addN(u, slotPtr(GZ), slotPtr(b + 1))
-        mulN(t, t, u)
-        subModN(t, t, xz)
-        addN(t, t, slotPtr(b + 2))
-        mulN(acc, acc, t)
+        sub(t, slot(GX), slot(b))
+        add(u, slot(GZ), slot(b + 1))
+        mul(t, t, u)
+        sub(t, t, xz)
+        add(t, t, slot(b + 2))
+        mul(acc, acc, t)
         spent += 2
       }
     }
     // (m + 2) D Q = (m + 1) D Q + D Q, difference m D Q.
     xAdd(NEWX, NEWZ, HX, HZ, STEPX, STEPZ, GX, GZ)
-    copyN(slotPtr(GX), slotPtr(HX))
-    copyN(slotPtr(GZ), slotPtr(HZ))
-    copyN(slotPtr(HX), slotPtr(NEWX))
-    copyN(slotPtr(HZ), slotPtr(NEWZ))
+    copy(slot(GX), slot(HX))
+    copy(slot(GZ), slot(HZ))
+    copy(slot(HX), slot(NEWX))
+    copy(slot(HZ), slot(NEWZ))
     spent += 6
     m++
   }

@@ -3,7 +3,18 @@
 // 2006) so that small factors come first and larger ones as the budget allows.
 import { gcd } from './bigint-math.js'
 import type { Budget } from './budget.js'
-import { ensureBytes, kernel, readSlot, setModulus, writeSlot } from './kernel.js'
+import {
+  BITS28,
+  ensureBytes,
+  kernel,
+  limbCount,
+  readLimbs,
+  readLimbs28At,
+  setModulus,
+  setModulus28,
+  writeLimbs,
+  writeLimbs28At,
+} from './kernel.js'
 
 // Slot numbers of wasm/prime/ecm.ts.
 const SLOT_ONE = 0
@@ -28,6 +39,16 @@ const SCHEDULE: [number, number][] = [
 
 /** Stage 2 goes to 100 B1, capped so that its prime sieve stays small. */
 const B2_MAX = 20_000_000
+
+type LimbBits = 32 | typeof BITS28
+
+/**
+ * The most 32-bit limbs at which curves run on montn rather than mont28 (512 bits, about 154 digits): curves
+ * do more additions and copies per product than Baillie-PSW, so mont28 pays off a little later. One curve to
+ * B1 = 2000, mont28 / montn CPU time, median of 21 rounds (`npx tsx bench/ecm-ab.ts`): 13 limbs 1.03x,
+ * 14 limbs 0.99x, 15 limbs 1.00x, 16 limbs 0.97x, 17 limbs 0.95x, 18 limbs 0.90x; 32 limbs 0.66x.
+ */
+export const MONTN_MAX_LIMBS = 16
 
 /** Work handed to the kernel per call, in ms: the budget is checked between calls. */
 const SLICE_MS = 10
@@ -90,6 +111,11 @@ function sieve(limit: number): Uint8Array {
 
 /** A nontrivial divisor of the odd composite n (no small factors, not a perfect power), or undefined at the deadline. */
 export function ecm(n: bigint, budget: Budget): bigint | undefined {
+  return ecmKernel(n, budget, limbCount(n) <= MONTN_MAX_LIMBS ? 32 : BITS28)
+}
+
+/** ecm on the given limb size: 32 for montn, 28 for mont28 (exported to test both). */
+export function ecmKernel(n: bigint, budget: Budget, limbBits: LimbBits): bigint | undefined {
   let sigma = 6n
   for (let round = 0; ; round++) {
     // Past the table, the last level goes on with fresh curves.
@@ -97,7 +123,7 @@ export function ecm(n: bigint, budget: Budget): bigint | undefined {
     const lvl = level(b1)
     for (let c = 0; c < curves; c++) {
       sigma++
-      const found = curve(n, sigma, lvl, budget)
+      const found = curve(n, sigma, lvl, budget, limbBits)
       if (found === undefined) return undefined
       if (found !== 1n && found !== n) return found
     }
@@ -105,22 +131,11 @@ export function ecm(n: bigint, budget: Budget): bigint | undefined {
 }
 
 /** One curve: a divisor (1 or n when it fails), or undefined at the deadline. */
-function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget): bigint | undefined {
-  // Suyama: u = s^2 - 5, v = 4 s, x0 = u^3 / v^3, (A + 2) / 4 = (v - u)^3 (3u + v) / (16 u^3 v).
-  const u = (sigma * sigma - 5n) % n
-  const v = (4n * sigma) % n
-  const den = (16n * u ** 3n * v) % n
-  const g = gcd(den, n)
-  if (g !== 1n) return g
-  const a24 = ((v - u + n) ** 3n * (3n * u + v) * modInverse(den, n)) % n
-
-  const k = setModulus(n)
-  const one = (1n << BigInt(32 * k)) % n
-  writeSlot(SLOT_ONE, one)
-  writeSlot(SLOT_A24, (a24 * one) % n)
-  writeSlot(SLOT_QX, (u ** 3n * one) % n)
-  writeSlot(SLOT_QZ, (v ** 3n * one) % n)
-  const base = kernel.slotPtr(SLOT_END)
+function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget, limbBits: LimbBits): bigint | undefined {
+  const start = startCurve(n, sigma, limbBits)
+  if (typeof start === 'bigint') return start
+  const { k, read } = start
+  const base = kernel.ecmSlot(SLOT_END)
   const powers = lvl.primePowers
   ensureBytes(base + 4 * Math.max(powers.length, lvl.masks.length))
 
@@ -133,7 +148,7 @@ function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget): bigint | u
     budget.observe(stage1Muls(powers, i, next), k, performance.now() - start)
     i = next
   }
-  const g1 = gcd(readSlot(SLOT_QZ), n)
+  const g1 = gcd(read(SLOT_QZ), n)
   if (g1 !== 1n) return g1
 
   // Baby steps, D Q and two ladders to m0 D Q.
@@ -148,7 +163,71 @@ function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget): bigint | u
     budget.observe(muls, k, performance.now() - start)
     m = next
   }
-  return gcd(readSlot(SLOT_ACC), n)
+  return gcd(read(SLOT_ACC), n)
+}
+
+interface CurveStart {
+  /** Limbs of the modulus in the chosen arithmetic. */
+  k: number
+  /** A slot's residue (in Montgomery form). */
+  read(slot: number): bigint
+}
+
+/**
+ * Sets the modulus and arithmetic, and writes Suyama's curve for sigma into the kernel's slots; returns a
+ * divisor instead when the parametrisation's denominator shares one with n.
+ */
+function startCurve(n: bigint, sigma: bigint, limbBits: LimbBits): CurveStart | bigint {
+  // Suyama: u = s^2 - 5, v = 4 s, x0 = u^3 / v^3, (A + 2) / 4 = (v - u)^3 (3u + v) / (16 u^3 v).
+  const u = (sigma * sigma - 5n) % n
+  const v = (4n * sigma) % n
+  const den = (16n * u ** 3n * v) % n
+  const g = gcd(den, n)
+  if (g !== 1n) return g
+  const a24 = ((v - u + n) ** 3n * (3n * u + v) * modInverse(den, n)) % n
+
+  const on28 = limbBits === BITS28
+  const k = on28 ? setModulus28(n) : setModulus(n)
+  kernel.ecmArithmetic(on28, k)
+  if (on28) {
+    // mont28's products read pad limbs past k (PAD in mont28.ts), which must be zero.
+    const first = kernel.ecmSlot(0)
+    const end = kernel.ecmSlot(SLOT_END)
+    ensureBytes(end)
+    new Uint8Array(kernel.memory.buffer, first, end - first).fill(0)
+  }
+  const write = on28
+    ? (slot: number, x: bigint) => writeLimbs28At(kernel.ecmSlot(slot), x, k)
+    : (slot: number, x: bigint) => writeLimbs(kernel.ecmSlot(slot), x, k)
+  const read = on28
+    ? (slot: number) => readLimbs28At(kernel.ecmSlot(slot), k)
+    : (slot: number) => readLimbs(kernel.ecmSlot(slot), k)
+  const one = (1n << BigInt(limbBits * k)) % n
+  write(SLOT_ONE, one)
+  write(SLOT_A24, (a24 * one) % n)
+  write(SLOT_QX, (u ** 3n * one) % n)
+  write(SLOT_QZ, (v ** 3n * one) % n)
+  return { k, read }
+}
+
+/**
+ * Suyama's point for sigma multiplied by e in the kernel, as (X, Z) out of Montgomery form, for tests against
+ * a reference; a divisor of n instead if the curve's parametrisation found one.
+ */
+export function ecmMultiply(
+  n: bigint,
+  sigma: bigint,
+  e: number,
+  limbBits: LimbBits,
+): [bigint, bigint] | bigint {
+  const start = startCurve(n, sigma, limbBits)
+  if (typeof start === 'bigint') return start
+  const base = kernel.ecmSlot(SLOT_END)
+  ensureBytes(base + 4)
+  new Uint32Array(kernel.memory.buffer, base, 1)[0] = e
+  kernel.ecmStage1(base, 1, 0, 1)
+  const rInverse = modInverse((1n << BigInt(limbBits * start.k)) % n, n)
+  return [(start.read(SLOT_QX) * rInverse) % n, (start.read(SLOT_QZ) * rInverse) % n]
 }
 
 function stage1Muls(powers: Uint32Array, from: number, to: number): number {

@@ -44,6 +44,8 @@ export interface KernelExports {
   rhoAccumulate(count: number): void
   rhoSave(): void
   rhoReplayStep(): void
+  ecmArithmetic(on28: boolean, k: number): void
+  ecmSlot(i: number): number
   ecmStage1(primes: number, count: number, from: number, maxMuls: number): number
   ecmStage2Setup(m0: number, oneSlot: number): void
   ecmStage2(masks: number, base: number, from: number, to: number, maxMuls: number): number
@@ -146,7 +148,12 @@ export function setModulus28(n: bigint): number {
 
 /** Stores 0 <= x < 2^(28k) in 28-bit slot `slot` as k little-endian limbs. */
 export function writeLimbs28(slot: number, x: bigint, k: number): void {
-  const words = new Uint32Array(kernel.memory.buffer, kernel.slot28(slot), k)
+  writeLimbs28At(kernel.slot28(slot), x, k)
+}
+
+/** Stores 0 <= x < 2^(28k) at ptr as k little-endian 28-bit limbs. */
+export function writeLimbs28At(ptr: number, x: bigint, k: number): void {
+  const words = new Uint32Array(kernel.memory.buffer, ptr, k)
   const hex = x.toString(16)
   for (let i = 0; i < k; i++) {
     const end = hex.length - 7 * i
@@ -155,7 +162,11 @@ export function writeLimbs28(slot: number, x: bigint, k: number): void {
 }
 
 export function readLimbs28(slot: number, k: number): bigint {
-  const words = new Uint32Array(kernel.memory.buffer, kernel.slot28(slot), k)
+  return readLimbs28At(kernel.slot28(slot), k)
+}
+
+export function readLimbs28At(ptr: number, k: number): bigint {
+  const words = new Uint32Array(kernel.memory.buffer, ptr, k)
   let hex = ''
   for (let i = k - 1; i >= 0; i--) hex += (words[i] as number).toString(16).padStart(7, '0')
   return BigInt(`0x${hex}`)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { Budget } from '../../../src/algorithms/prime-checker/budget.js'
-import { ecm } from '../../../src/algorithms/prime-checker/ecm.js'
+import { ecm, ecmKernel, ecmMultiply, MONTN_MAX_LIMBS } from '../../../src/algorithms/prime-checker/ecm.js'
 import { factorize } from '../../../src/algorithms/prime-checker/factorize.js'
 import { prng, randomBits, refIsProbablePrime, testSeed } from '../../helpers/reference-math.js'
 
@@ -20,6 +20,92 @@ function product(factors: bigint[]): bigint {
   return factors.reduce((a, b) => a * b, 1n)
 }
 
+function mod(a: bigint, n: bigint): bigint {
+  return ((a % n) + n) % n
+}
+
+/** x^-1 mod n, throwing when there is none. */
+function inverse(x: bigint, n: bigint): bigint {
+  let [r0, r1] = [mod(x, n), n]
+  let [s0, s1] = [1n, 0n]
+  while (r1 !== 0n) {
+    const q = r0 / r1
+    ;[r0, r1] = [r1, r0 - q * r1]
+    ;[s0, s1] = [s1, s0 - q * s1]
+  }
+  if (r0 !== 1n) throw new Error(`${x} has no inverse mod ${n}`)
+  return mod(s0, n)
+}
+
+/**
+ * x(e P) for Suyama's curve and point of sigma modulo a prime n, independently of the kernel's X:Z formulas:
+ * affine double-and-add with y, on B y^2 = x^3 + A x^2 + x with B chosen so that P = (x0, 1) lies on it.
+ */
+function referenceMultiple(n: bigint, sigma: bigint, e: number): bigint {
+  const u = mod(sigma * sigma - 5n, n)
+  const v = mod(4n * sigma, n)
+  const x0 = mod(u ** 3n * inverse(v ** 3n, n), n)
+  const a = mod((v - u) ** 3n * (3n * u + v) * inverse(4n * u ** 3n * v, n) - 2n, n)
+  const b = mod(x0 ** 3n + a * x0 * x0 + x0, n)
+  type Point = [bigint, bigint] | undefined
+  const add = (p: Point, q: Point): Point => {
+    if (p === undefined) return q
+    if (q === undefined) return p
+    const [x1, y1] = p
+    const [x2, y2] = q
+    if (x1 === x2 && mod(y1 + y2, n) === 0n) return undefined
+    const slope =
+      x1 === x2
+        ? mod((3n * x1 * x1 + 2n * a * x1 + 1n) * inverse(2n * b * y1, n), n)
+        : mod((y2 - y1) * inverse(x2 - x1, n), n)
+    const x3 = mod(b * slope * slope - a - x1 - x2, n)
+    return [x3, mod(slope * (x1 - x3) - y1, n)]
+  }
+  let result: Point
+  let power: Point = [x0, 1n]
+  for (let k = e; k > 0; k = Math.floor(k / 2)) {
+    if (k % 2 === 1) result = add(result, power)
+    power = add(power, power)
+  }
+  if (result === undefined) throw new Error(`${e} P is the identity mod ${n}`)
+  return result[0]
+}
+
+describe('ECM point arithmetic', () => {
+  // Moduli of 1 to 40 32-bit limbs, with both sides of the montn / mont28 crossover, and 28-bit limb counts
+  // at and past whole 8-limb SIMD steps (224, 225, 448 and 449 bits).
+  const sizes = [
+    32,
+    64,
+    96,
+    224,
+    225,
+    448,
+    449,
+    32 * MONTN_MAX_LIMBS - 1,
+    32 * MONTN_MAX_LIMBS,
+    32 * MONTN_MAX_LIMBS + 1,
+  ]
+  sizes.push(32 * MONTN_MAX_LIMBS + 32, 1000, 1280)
+  test('e P on montn and on mont28 agrees with affine BigInt arithmetic', () => {
+    const next = prng(SEED + 10)
+    for (const bits of sizes) {
+      const n = randomPrime(next, bits)
+      const sigma = 6n + BigInt(next() % 1000)
+      for (const e of [2, 3, 5, 6, 7, 1024, 1 + (next() % 65536), 4294967291]) {
+        const expected = referenceMultiple(n, sigma, e)
+        for (const limbBits of [32, 28] as const) {
+          const got = ecmMultiply(n, sigma, e, limbBits)
+          const context = `${e} P, sigma ${sigma}, ${bits}-bit n = ${n}, ${limbBits}-bit limbs, seed ${SEED}`
+          assert.ok(typeof got !== 'bigint', `curve setup found a divisor ${got}: ${context}`)
+          const [x, z] = got
+          assert.equal(mod(x * inverse(z, n), n), expected, context)
+        }
+      }
+    }
+  })
+})
+
 describe('ECM', () => {
   test('finds a factor of 30 to 50 bits in products with a prime of 100 to 400 bits', () => {
     const next = prng(SEED)
@@ -28,6 +114,23 @@ describe('ECM', () => {
       const q = randomPrime(next, 100 + (next() % 301))
       const d = ecm(p * q, new Budget(performance.now() + GENEROUS_MS))
       assert.ok(d === p || d === q, `ecm(${p} * ${q}) = ${d}, seed ${SEED}`)
+    }
+  })
+
+  test('finds 40-bit factors on both arithmetics, at and next to the crossover size', () => {
+    const next = prng(SEED + 11)
+    for (const limbs of [MONTN_MAX_LIMBS - 1, MONTN_MAX_LIMBS, MONTN_MAX_LIMBS + 1, 32]) {
+      const p = randomPrime(next, 40)
+      // q makes n exactly 32 limbs long: 32 (limbs - 1) + 1 to 32 limbs bits.
+      let q = randomPrime(next, 32 * limbs - 40)
+      while (p * q < 1n << BigInt(32 * limbs - 1)) q = randomPrime(next, 32 * limbs - 40)
+      const n = p * q
+      for (const limbBits of [undefined, 32, 28] as const) {
+        const budget = new Budget(performance.now() + GENEROUS_MS)
+        const d = limbBits === undefined ? ecm(n, budget) : ecmKernel(n, budget, limbBits)
+        const context = `${limbs} limbs, ${limbBits ?? 'chosen'}-bit arithmetic: ecm(${p} * ${q}) = ${d}, seed ${SEED}`
+        assert.ok(d === p || d === q, context)
+      }
     }
   })
 
