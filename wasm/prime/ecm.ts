@@ -1,7 +1,9 @@
 // Elliptic curve method (Lenstra 1987) on Montgomery curves B y^2 = x^3 + A x^2 + x in X:Z coordinates
 // (Montgomery 1987): stage 1 multiplies a point by every prime power up to B1 with the Montgomery ladder,
-// stage 2 is the standard continuation with baby steps j Q and giant steps m D Q, D = 210, so that each prime
-// m D +- j up to B2 costs two multiplications (Zimmermann-Dodson 2006, section 3). Residues are in the
+// stage 2 is the standard continuation with baby steps j Q and giant steps m D Q (Zimmermann-Dodson 2006,
+// section 3), both normalised to Z = 1 by Montgomery's simultaneous inversion (1987, section 10.3.1), so that
+// each prime m D +- j up to B2 costs one multiplication by x_(mD) - x_j. The giant steps go in chunks of
+// CHUNK, each with one inversion, which the caller computes (it has BigInt). Residues are in the
 // Montgomery form of montn or, for larger moduli, of mont28 (ecmArithmetic); the caller picks the curve,
 // computes (A + 2) / 4 and takes the gcds.
 import { add28, copy28, mul28, PAD, sqr28, sub28 } from './mont28'
@@ -100,10 +102,25 @@ const TWOZ = 45
 const T5 = 46
 const NEWX = 47
 const NEWZ = 48
-/** Baby steps: X, Z and X Z of j Q for the 24 odd j < 105 prime to 210, three slots each. */
-const BABY = 50
-export const BABY_COUNT: i32 = 24
-export const D: u32 = 210
+/** The caller's inverse of the last prefix product, for ecmNormalize. */
+export const SLOT_INV = 49
+/** Baby steps, at most MAX_BABIES: x (X until normalised), Z, and the prefix products of the Z. */
+const MAX_BABIES = 240
+export const BABY_X = 50
+export const BABY_Z = BABY_X + MAX_BABIES
+export const BABY_PREFIX = BABY_Z + MAX_BABIES
+/** Giant steps of one chunk, laid out as the baby steps. */
+export const CHUNK = 256
+export const GIANT_X = BABY_PREFIX + MAX_BABIES
+export const GIANT_Z = GIANT_X + CHUNK
+export const GIANT_PREFIX = GIANT_Z + CHUNK
+/** The first slot past the kernel's (the caller's SLOT_END). */
+export const ECM_SLOTS = GIANT_PREFIX + CHUNK
+
+/** Stage 2's D (210 or 2310), the odd j < D / 2 reached by the baby steps, and the babies stored. */
+let D: u32 = 210
+let J: u32 = 1
+let BABIES: i32 = 0
 
 /** (X2:Z2) = 2 (X:Z): 2 multiplications and 2 squarings. Outputs may alias inputs. */
 function xDbl(ox: i32, oz: i32, x: i32, z: i32): void {
@@ -178,8 +195,23 @@ export function ecmStage1(primes: usize, count: i32, from: i32, maxMuls: i32): i
   return i
 }
 
-/** Baby steps j Q, D Q, and the giant steps G = m0 D Q and H = (m0 + 1) D Q; the product starts at 1. */
-export function ecmStage2Setup(m0: u32, oneSlot: i32): void {
+function gcdU32(a: u32, b: u32): u32 {
+  while (b != 0) {
+    const t = a % b
+    a = b
+    b = t
+  }
+  return a
+}
+
+/**
+ * Starts stage 2 with D = d: the product is 1 (the Montgomery form in oneSlot), STEP = D Q, G = m0 D Q and
+ * H = (m0 + 1) D Q, and the baby steps from j = 1 (ecmBabySteps).
+ */
+export function ecmStage2Setup(d: u32, m0: u32, oneSlot: i32): void {
+  D = d
+  J = 1
+  BABIES = 0
   copy(slot(SLOT_ACC), slot(oneSlot))
   copy(slot(JX), slot(SLOT_QX))
   copy(slot(JZ), slot(SLOT_QZ))
@@ -187,22 +219,6 @@ export function ecmStage2Setup(m0: u32, oneSlot: i32): void {
   copy(slot(PREVX), slot(SLOT_QX))
   copy(slot(PREVZ), slot(SLOT_QZ))
   xDbl(TWOX, TWOZ, SLOT_QX, SLOT_QZ)
-  let index = 0
-  for (let j: u32 = 1; j < D / 2; j += 2) {
-    if (j % 3 != 0 && j % 5 != 0 && j % 7 != 0) {
-      const b = BABY + 3 * index
-      copy(slot(b), slot(JX))
-      copy(slot(b + 1), slot(JZ))
-      mul(slot(b + 2), slot(JX), slot(JZ))
-      index++
-    }
-    // (j + 2) Q = j Q + 2 Q, whose difference is (j - 2) Q.
-    xAdd(T5, T4, JX, JZ, TWOX, TWOZ, PREVX, PREVZ)
-    copy(slot(PREVX), slot(JX))
-    copy(slot(PREVZ), slot(JZ))
-    copy(slot(JX), slot(T5))
-    copy(slot(JZ), slot(T4))
-  }
   copy(slot(STEPX), slot(SLOT_QX))
   copy(slot(STEPZ), slot(SLOT_QZ))
   ladder(D, STEPX, STEPZ)
@@ -215,43 +231,99 @@ export function ecmStage2Setup(m0: u32, oneSlot: i32): void {
 }
 
 /**
- * For giant steps m in [from, to): multiplies the product by X_G Z_j - X_j Z_G for each baby j whose bit
- * is set in masks[m - base], which vanishes mod p when (m D +- j) Q is the identity mod p. Stops after about
- * maxMuls multiplications; returns the m reached.
+ * Stores j Q for the odd j < D / 2 prime to D, with the prefix products of their Z, until about maxMuls
+ * multiplications are spent; returns the number stored once every j is done, else -1.
  */
-export function ecmStage2(masks: usize, base: u32, from: u32, to: u32, maxMuls: i32): u32 {
-  const acc = slot(SLOT_ACC)
-  const xz = slot(T5)
-  const t = slot(T4)
-  const u = slot(T3)
+export function ecmBabySteps(maxMuls: i32): i32 {
   let spent = 0
-  let m = from
-  while (m < to && spent < maxMuls) {
-    let mask = load<u32>(masks + (usize(m - base) << 2))
-    if (mask != 0) {
-      mul(xz, slot(GX), slot(GZ))
+  while (J < D / 2) {
+    if (spent >= maxMuls) return -1
+    if (gcdU32(J, D) == 1) {
+      storeWithPrefix(BABY_X, BABY_Z, BABY_PREFIX, BABIES, JX, JZ)
+      BABIES++
       spent++
-      while (mask != 0) {
-        const b = BABY + 3 * i32(ctz(mask))
-        mask &= mask - 1
-        // (X_G - X_j)(Z_G + Z_j) - X_G Z_G + X_j Z_j = X_G Z_j - X_j Z_G with one multiplication.
-        sub(t, slot(GX), slot(b))
-        add(u, slot(GZ), slot(b + 1))
-        mul(t, t, u)
-        sub(t, t, xz)
-        add(t, t, slot(b + 2))
-        mul(acc, acc, t)
-        spent += 2
-      }
     }
+    // (j + 2) Q = j Q + 2 Q, whose difference is (j - 2) Q.
+    xAdd(T5, T4, JX, JZ, TWOX, TWOZ, PREVX, PREVZ)
+    copy(slot(PREVX), slot(JX))
+    copy(slot(PREVZ), slot(JZ))
+    copy(slot(JX), slot(T5))
+    copy(slot(JZ), slot(T4))
+    spent += 6
+    J += 2
+  }
+  return BABIES
+}
+
+/** Entry i of a table: (X:Z) from slots (x, z), and the product of the Z of entries 0 to i. */
+function storeWithPrefix(xs: i32, zs: i32, prefix: i32, i: i32, x: i32, z: i32): void {
+  copy(slot(xs + i), slot(x))
+  copy(slot(zs + i), slot(z))
+  if (i == 0) copy(slot(prefix), slot(z))
+  else mul(slot(prefix + i), slot(prefix + i - 1), slot(z))
+}
+
+/**
+ * Stores the giant steps m D Q of a chunk's entries [from, count) with their prefix products, advancing G and H,
+ * until about maxMuls multiplications are spent; returns the entry reached.
+ */
+export function ecmGiantSteps(from: i32, count: i32, maxMuls: i32): i32 {
+  let spent = 0
+  let i = from
+  while (i < count && spent < maxMuls) {
+    storeWithPrefix(GIANT_X, GIANT_Z, GIANT_PREFIX, i, GX, GZ)
     // (m + 2) D Q = (m + 1) D Q + D Q, difference m D Q.
     xAdd(NEWX, NEWZ, HX, HZ, STEPX, STEPZ, GX, GZ)
     copy(slot(GX), slot(HX))
     copy(slot(GZ), slot(HZ))
     copy(slot(HX), slot(NEWX))
     copy(slot(HZ), slot(NEWZ))
-    spent += 6
-    m++
+    spent += 7
+    i++
   }
-  return m
+  return i
+}
+
+/**
+ * x_i = X_i / Z_i for the entries [0, count) of a table, given the inverse of the last prefix product in
+ * SLOT_INV: walking down, that inverse times the prefix below entry i is 1 / Z_i, and times Z_i it becomes
+ * the inverse of that prefix (3 multiplications an entry).
+ */
+export function ecmNormalize(xs: i32, zs: i32, prefix: i32, count: i32): void {
+  const inv = slot(SLOT_INV)
+  const t = slot(T1)
+  for (let i = count - 1; i > 0; i--) {
+    mul(t, inv, slot(prefix + i - 1))
+    mul(slot(xs + i), slot(xs + i), t)
+    mul(inv, inv, slot(zs + i))
+  }
+  mul(slot(xs), slot(xs), inv)
+}
+
+/**
+ * For a chunk's normalised giant steps [from, count): multiplies the product by x_G - x_j for each baby j whose
+ * bit is set in the entry's `words` 32-bit words of masks; it vanishes mod p when (m D +- j) Q is the identity
+ * mod p. Stops after about maxMuls multiplications; returns the entry reached.
+ */
+export function ecmStage2(masks: usize, words: i32, from: i32, count: i32, maxMuls: i32): i32 {
+  const acc = slot(SLOT_ACC)
+  const t = slot(T1)
+  let spent = 0
+  let i = from
+  while (i < count && spent < maxMuls) {
+    const x = slot(GIANT_X + i)
+    for (let w = 0; w < words; w++) {
+      let mask = load<u32>(masks + (usize(i * words + w) << 2))
+      while (mask != 0) {
+        const b = BABY_X + 32 * w + i32(ctz(mask))
+        mask &= mask - 1
+        sub(t, x, slot(b))
+        mul(acc, acc, t)
+        spent++
+      }
+    }
+    spent++
+    i++
+  }
+  return i
 }

@@ -6,6 +6,6 @@ export { addN, copySlot, limbs, modulusPtr, mulN, setModulus, slotPtr } from './
 export { mul28, setModulus28, slot28, sqr28 } from './mont28'
 export { extraStrongLucasN, sprp2N } from './bpswn'
 export { rhoAccumulate, rhoAdvance, rhoReplayStep, rhoSave } from './rhon'
-export { ecmArithmetic, ecmSlot, ecmStage1, ecmStage2, ecmStage2Setup } from './ecm'
+export { ecmArithmetic, ecmBabySteps, ecmGiantSteps, ecmNormalize, ecmSlot, ecmStage1, ecmStage2, ecmStage2Setup } from './ecm'
 export { qsCandidates, qsDividing, qsHits, qsLogs, qsPrimes, qsRoot1, qsRoot2, qsSieve } from './qs'
 export { pminus1_64 } from './pm1_64'

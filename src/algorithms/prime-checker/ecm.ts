@@ -22,9 +22,25 @@ const SLOT_A24 = 20
 const SLOT_QX = 21
 const SLOT_QZ = 22
 const SLOT_ACC = 23
-/** The first slot past the kernel's, where the prime powers and stage 2's masks are copied. */
-const SLOT_END = 130
-const D = 210
+const SLOT_INV = 49
+const BABY_X = 50
+const BABY_Z = BABY_X + 240
+const BABY_PREFIX = BABY_Z + 240
+const CHUNK = 256
+const GIANT_X = BABY_PREFIX + 240
+const GIANT_Z = GIANT_X + CHUNK
+const GIANT_PREFIX = GIANT_Z + CHUNK
+/** The first slot past the kernel's (ECM_SLOTS), where the prime powers and stage 2's masks are copied. */
+const SLOT_END = GIANT_PREFIX + CHUNK
+
+/**
+ * Stage 2's D: 2310 has 240 baby steps against 210's 24, which costs about 3,500 more multiplications per
+ * curve and saves 10 per giant step (an addition, a prefix product and 3 for the inversion), 11 times fewer.
+ * That pays from B2 of about 10^5, and needs B1 >= D / 2 so that giant steps start at m = 1 or later.
+ */
+function stage2D(b1: number): number {
+  return b1 >= 2000 ? 2310 : 210
+}
 
 /** [B1, curves] for factors of about 10, 12, 15, 20, 25, 30 and 35 digits. */
 const SCHEDULE: [number, number][] = [
@@ -57,7 +73,13 @@ interface Level {
   b1: number
   /** The largest power of each prime up to B1. */
   primePowers: Uint32Array
-  /** Giant steps m0 <= m < m1; masks[m - m0] has bit i set when m D +- j_i is a prime in (B1, B2]. */
+  d: number
+  /** 32-bit mask words per giant step: one bit per baby step. */
+  words: number
+  /**
+   * Giant steps m0 <= m < m1; bit i of masks[(m - m0) words + i / 32] is set when m D +- j_i is a prime in
+   * (B1, B2].
+   */
   m0: number
   m1: number
   masks: Uint32Array
@@ -69,7 +91,8 @@ function level(b1: number): Level {
   const cached = levels.get(b1)
   if (cached) return cached
   const b2 = Math.min(100 * b1, B2_MAX)
-  const composite = sieve(b2 + D)
+  const d = stage2D(b1)
+  const composite = sieve(b2 + d)
   const powers: number[] = []
   for (let p = 2; p <= b1; p++) {
     if (composite[p]) continue
@@ -77,26 +100,29 @@ function level(b1: number): Level {
     while (q * p <= b1) q *= p
     powers.push(q)
   }
-  const babies = babySteps()
-  const m0 = Math.max(1, Math.floor(b1 / D))
-  const m1 = Math.floor(b2 / D) + 1
-  const masks = new Uint32Array(m1 - m0)
+  const babies = babySteps(d)
+  const words = Math.ceil(babies.length / 32)
+  const m0 = Math.max(1, Math.floor(b1 / d))
+  const m1 = Math.floor(b2 / d) + 1
+  const masks = new Uint32Array((m1 - m0) * words)
   for (let m = m0; m < m1; m++) {
-    let mask = 0
     babies.forEach((j, i) => {
-      for (const q of [m * D - j, m * D + j]) if (q > b1 && q <= b2 && !composite[q]) mask |= 1 << i
+      for (const q of [m * d - j, m * d + j]) {
+        if (q > b1 && q <= b2 && !composite[q])
+          masks[(m - m0) * words + (i >> 5)] =
+            ((masks[(m - m0) * words + (i >> 5)] as number) | (1 << (i & 31))) >>> 0
+      }
     })
-    masks[m - m0] = mask >>> 0
   }
-  const made = { b1, primePowers: Uint32Array.from(powers), m0, m1, masks }
+  const made = { b1, primePowers: Uint32Array.from(powers), d, words, m0, m1, masks }
   levels.set(b1, made)
   return made
 }
 
-/** The odd j < D / 2 prime to D, in the kernel's order. */
-function babySteps(): number[] {
+/** The odd j < d / 2 prime to d, in the kernel's order. */
+function babySteps(d: number): number[] {
   const js: number[] = []
-  for (let j = 1; j < D / 2; j += 2) if (j % 3 !== 0 && j % 5 !== 0 && j % 7 !== 0) js.push(j)
+  for (let j = 1; j < d / 2; j += 2) if ([3, 5, 7, 11].every((p) => d % p !== 0 || j % p !== 0)) js.push(j)
   return js
 }
 
@@ -130,47 +156,108 @@ export function ecmKernel(n: bigint, budget: Budget, limbBits: LimbBits): bigint
   }
 }
 
+/**
+ * One curve, Suyama's for sigma, with the schedule's stage 1 and 2 for b1 (exported for tests and
+ * bench/ecm-ab.ts): a divisor, 1 or n when it fails, or undefined at the deadline.
+ */
+export function ecmCurve(
+  n: bigint,
+  sigma: bigint,
+  b1: number,
+  limbBits: LimbBits,
+  budget: Budget,
+): bigint | undefined {
+  return curve(n, sigma, level(b1), budget, limbBits)
+}
+
 /** One curve: a divisor (1 or n when it fails), or undefined at the deadline. */
 function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget, limbBits: LimbBits): bigint | undefined {
   const start = startCurve(n, sigma, limbBits)
   if (typeof start === 'bigint') return start
-  const { k, read } = start
+  const { k, read, write } = start
   const base = kernel.ecmSlot(SLOT_END)
   const powers = lvl.primePowers
-  ensureBytes(base + 4 * Math.max(powers.length, lvl.masks.length))
+  ensureBytes(base + 4 * Math.max(powers.length, CHUNK * lvl.words))
+  const memory = (length: number): Uint32Array => new Uint32Array(kernel.memory.buffer, base, length)
 
-  new Uint32Array(kernel.memory.buffer, base, powers.length).set(powers)
-  for (let i = 0; i < powers.length; ) {
-    const muls = budget.mulsIn(SLICE_MS, k)
-    if (!budget.affords(Math.min(muls, 400), k)) return undefined
-    const start = performance.now()
+  memory(powers.length).set(powers)
+  let i = 0
+  const stage1 = sliced(budget, k, (muls) => {
     const next = kernel.ecmStage1(base, powers.length, i, muls)
-    budget.observe(stage1Muls(powers, i, next), k, performance.now() - start)
+    const spent = stage1Muls(powers, i, next)
     i = next
-  }
+    return i < powers.length ? spent : undefined
+  })
+  if (!stage1) return undefined
   const g1 = gcd(read(SLOT_QZ), n)
   if (g1 !== 1n) return g1
 
-  // Baby steps, D Q and two ladders to m0 D Q.
-  if (!budget.affords(200 + 24 * Math.log2(lvl.m1 * D), k)) return undefined
-  kernel.ecmStage2Setup(lvl.m0, SLOT_ONE)
-  new Uint32Array(kernel.memory.buffer, base, lvl.masks.length).set(lvl.masks)
-  for (let m = lvl.m0; m < lvl.m1; ) {
-    const muls = budget.mulsIn(SLICE_MS, k)
-    if (!budget.affords(Math.min(muls, 400), k)) return undefined
-    const start = performance.now()
-    const next = kernel.ecmStage2(base, lvl.m0, m, lvl.m1, muls)
-    budget.observe(muls, k, performance.now() - start)
-    m = next
+  // D Q and two ladders to m0 D Q.
+  if (!budget.affords(200 + 24 * Math.log2(lvl.m1 * lvl.d), k)) return undefined
+  kernel.ecmStage2Setup(lvl.d, lvl.m0, SLOT_ONE)
+  let babies = -1
+  if (!sliced(budget, k, (muls) => ((babies = kernel.ecmBabySteps(muls)) < 0 ? muls : undefined)))
+    return undefined
+  // Montgomery forms are x R: the inverse of P R is R^2 / (P R) in that form.
+  const r2 = (start.one * start.one) % n
+  const normalize = (xs: number, zs: number, prefix: number, count: number): bigint | undefined => {
+    if (!budget.affords(3 * count, k)) return n
+    const product = read(prefix + count - 1)
+    const g = gcd(product, n)
+    if (g !== 1n) return g
+    write(SLOT_INV, (r2 * modInverse(product, n)) % n)
+    kernel.ecmNormalize(xs, zs, prefix, count)
+    return undefined
+  }
+  const gb = normalize(BABY_X, BABY_Z, BABY_PREFIX, babies)
+  if (gb !== undefined) return budget.timeIsUp() ? undefined : gb
+  for (let m = lvl.m0; m < lvl.m1; m += CHUNK) {
+    const count = Math.min(CHUNK, lvl.m1 - m)
+    let e = 0
+    const giants = sliced(budget, k, (muls) => {
+      const next = kernel.ecmGiantSteps(e, count, muls)
+      const spent = 7 * (next - e)
+      e = next
+      return e < count ? spent : undefined
+    })
+    if (!giants) return undefined
+    const gg = normalize(GIANT_X, GIANT_Z, GIANT_PREFIX, count)
+    if (gg !== undefined) return budget.timeIsUp() ? undefined : gg
+    const offset = (m - lvl.m0) * lvl.words
+    memory(count * lvl.words).set(lvl.masks.subarray(offset, offset + count * lvl.words))
+    e = 0
+    const pairs = sliced(budget, k, (muls) => {
+      e = kernel.ecmStage2(base, lvl.words, e, count, muls)
+      return e < count ? muls : undefined
+    })
+    if (!pairs) return undefined
   }
   return gcd(read(SLOT_ACC), n)
+}
+
+/**
+ * Runs kernel work in calls of about SLICE_MS, checking the budget before each: `slice` is given a number of
+ * multiplications and returns those it spent, or undefined once the work is done. False at the deadline.
+ */
+function sliced(budget: Budget, k: number, slice: (muls: number) => number | undefined): boolean {
+  for (;;) {
+    const muls = budget.mulsIn(SLICE_MS, k)
+    if (!budget.affords(Math.min(muls, 400), k)) return false
+    const start = performance.now()
+    const spent = slice(muls)
+    if (spent === undefined) return true
+    budget.observe(spent, k, performance.now() - start)
+  }
 }
 
 interface CurveStart {
   /** Limbs of the modulus in the chosen arithmetic. */
   k: number
+  /** 1 in Montgomery form: R mod n. */
+  one: bigint
   /** A slot's residue (in Montgomery form). */
   read(slot: number): bigint
+  write(slot: number, x: bigint): void
 }
 
 /**
@@ -207,7 +294,7 @@ function startCurve(n: bigint, sigma: bigint, limbBits: LimbBits): CurveStart | 
   write(SLOT_A24, (a24 * one) % n)
   write(SLOT_QX, (u ** 3n * one) % n)
   write(SLOT_QZ, (v ** 3n * one) % n)
-  return { k, read }
+  return { k, one, read, write }
 }
 
 /**

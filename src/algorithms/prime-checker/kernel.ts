@@ -47,8 +47,11 @@ export interface KernelExports {
   ecmArithmetic(on28: boolean, k: number): void
   ecmSlot(i: number): number
   ecmStage1(primes: number, count: number, from: number, maxMuls: number): number
-  ecmStage2Setup(m0: number, oneSlot: number): void
-  ecmStage2(masks: number, base: number, from: number, to: number, maxMuls: number): number
+  ecmStage2Setup(d: number, m0: number, oneSlot: number): void
+  ecmBabySteps(maxMuls: number): number
+  ecmGiantSteps(from: number, count: number, maxMuls: number): number
+  ecmNormalize(xs: number, zs: number, prefix: number, count: number): void
+  ecmStage2(masks: number, words: number, from: number, count: number, maxMuls: number): number
   qsPrimes(): number
   qsRoot1(): number
   qsRoot2(): number
@@ -90,8 +93,8 @@ export const QS_MAX_WIDTH = 65536
 export const QS_MAX_PRIMES = 2048
 export const QS_MAX_CANDIDATES = 4096
 
-/** Slots the multi-limb code uses (the highest is ecm.ts's last baby step). */
-const SLOT_COUNT = 130
+/** Slots the multi-limb code uses (ECM_SLOTS of ecm.ts, whose tables are the most). */
+const SLOT_COUNT = 1538
 
 /** Makes n (odd, at most MAX_LIMBS limbs) the multi-limb modulus; returns its limb count. */
 export function setModulus(n: bigint): number {

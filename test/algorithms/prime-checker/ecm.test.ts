@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { Budget } from '../../../src/algorithms/prime-checker/budget.js'
-import { ecm, ecmKernel, ecmMultiply, MONTN_MAX_LIMBS } from '../../../src/algorithms/prime-checker/ecm.js'
+import {
+  ecm,
+  ecmCurve,
+  ecmKernel,
+  ecmMultiply,
+  MONTN_MAX_LIMBS,
+} from '../../../src/algorithms/prime-checker/ecm.js'
 import { factorize } from '../../../src/algorithms/prime-checker/factorize.js'
 import { prng, randomBits, refIsProbablePrime, testSeed } from '../../helpers/reference-math.js'
 
@@ -37,16 +43,21 @@ function inverse(x: bigint, n: bigint): bigint {
   return mod(s0, n)
 }
 
-/**
- * x(e P) for Suyama's curve and point of sigma modulo a prime n, independently of the kernel's X:Z formulas:
- * affine double-and-add with y, on B y^2 = x^3 + A x^2 + x with B chosen so that P = (x0, 1) lies on it.
- */
-function referenceMultiple(n: bigint, sigma: bigint, e: number): bigint {
+/** Suyama's curve for sigma modulo a prime n: A, and B chosen so that P = (x0, 1) lies on B y^2 = x^3 + A x^2 + x. */
+function suyama(n: bigint, sigma: bigint): { a: bigint; b: bigint; x0: bigint } {
   const u = mod(sigma * sigma - 5n, n)
   const v = mod(4n * sigma, n)
   const x0 = mod(u ** 3n * inverse(v ** 3n, n), n)
   const a = mod((v - u) ** 3n * (3n * u + v) * inverse(4n * u ** 3n * v, n) - 2n, n)
-  const b = mod(x0 ** 3n + a * x0 * x0 + x0, n)
+  return { a, b: mod(x0 ** 3n + a * x0 * x0 + x0, n), x0 }
+}
+
+/**
+ * x(e P) for Suyama's curve and point of sigma modulo a prime n, or undefined for the identity, independently
+ * of the kernel's X:Z formulas: affine double-and-add with y.
+ */
+function referenceMultiple(n: bigint, sigma: bigint, e: number): bigint | undefined {
+  const { a, b, x0 } = suyama(n, sigma)
   type Point = [bigint, bigint] | undefined
   const add = (p: Point, q: Point): Point => {
     if (p === undefined) return q
@@ -67,8 +78,60 @@ function referenceMultiple(n: bigint, sigma: bigint, e: number): bigint {
     if (k % 2 === 1) result = add(result, power)
     power = add(power, power)
   }
-  if (result === undefined) throw new Error(`${e} P is the identity mod ${n}`)
-  return result[0]
+  return result?.[0]
+}
+
+/**
+ * The order of Suyama's point for sigma modulo a prime p < 2^26 (so that products of residues are exact in
+ * doubles): the group order by counting points, #E = p + 1 + (B / p) sum over x of (x^3 + A x^2 + x / p),
+ * then divided by each prime while the reference multiple stays the identity.
+ */
+function pointOrder(p: number, sigma: bigint): number {
+  const { a, b } = suyama(BigInt(p), sigma)
+  const square = new Uint8Array(p)
+  for (let y = 1; y <= (p - 1) / 2; y++) square[(y * y) % p] = 1
+  const chi = (t: number): number => (t === 0 ? 0 : square[t] === 1 ? 1 : -1)
+  const an = Number(a)
+  let sum = 0
+  for (let x = 0; x < p; x++) sum += chi(((((((x + an) % p) * x) % p) + 1) * x) % p)
+  let order = p + 1 + chi(Number(b)) * sum
+  for (const [r] of primeFactors(order)) {
+    while (order % r === 0 && referenceMultiple(BigInt(p), sigma, order / r) === undefined) order /= r
+  }
+  return order
+}
+
+function primeFactors(m: number): [number, number][] {
+  const factors: [number, number][] = []
+  for (let r = 2; r * r <= m; r++) {
+    let e = 0
+    while (m % r === 0) {
+      m /= r
+      e++
+    }
+    if (e > 0) factors.push([r, e])
+  }
+  if (m > 1) factors.push([m, 1])
+  return factors
+}
+
+/**
+ * What one curve with stage 1 to b1 (the largest power of each prime up to b1) and stage 2 to b2 finds for a
+ * point of this order: 'stage 1' when those powers kill it, 'stage 2' when one prime in (b1, b2] is left,
+ * 'none' when a prime above b2 + 2310 is left (past every giant step) and nothing else.
+ */
+function expectedStage(order: number, b1: number, b2: number): 'stage 1' | 'stage 2' | 'none' | 'other' {
+  let left = order
+  for (const [r, e] of primeFactors(order)) {
+    let power = 1
+    for (let i = 0; i < e && power * r <= b1; i++) power *= r
+    left /= power
+  }
+  if (left === 1) return 'stage 1'
+  const rest = primeFactors(left)
+  if (rest.length !== 1 || rest[0]?.[1] !== 1) return 'other'
+  if (left > b1 && left <= b2) return 'stage 2'
+  return left > b2 + 2310 ? 'none' : 'other'
 }
 
 describe('ECM point arithmetic', () => {
@@ -130,6 +193,35 @@ describe('ECM', () => {
         const d = limbBits === undefined ? ecm(n, budget) : ecmKernel(n, budget, limbBits)
         const context = `${limbs} limbs, ${limbBits ?? 'chosen'}-bit arithmetic: ecm(${p} * ${q}) = ${d}, seed ${SEED}`
         assert.ok(d === p || d === q, context)
+      }
+    }
+  })
+
+  test('one curve finds p exactly when the order of its point mod p is B1-smooth but for one prime up to B2', () => {
+    const next = prng(SEED + 12)
+    // Stage 2 with D = 210 (B1 = 150) and with D = 2310 (B1 = 2000), B2 = 100 B1, on both arithmetics.
+    for (const b1 of [150, 2000]) {
+      const seen = { 'stage 1': 0, 'stage 2': 0, none: 0, other: 0 }
+      // An odd start; about 1 prime in 14 near 10^6, and each kind of curve comes every few primes.
+      let p = 1_000_001 + 2 * (next() % 500_000)
+      while (seen['stage 2'] < 3 || (b1 === 150 && seen.none < 1) || seen['stage 1'] < 1) {
+        p += 2
+        assert.ok(p < 3_000_000, `no curves of every kind below p = ${p}: ${JSON.stringify(seen)}, seed ${SEED}`)
+        if (!refIsProbablePrime(BigInt(p), next)) continue
+        const sigma = 6n + BigInt(next() % 10_000)
+        const stage = expectedStage(pointOrder(p, sigma), b1, 100 * b1)
+        if (stage === 'other' || (stage !== 'stage 2' && seen[stage] > 0)) continue
+        seen[stage]++
+        for (const [limbBits, bits] of [
+          [32, 200],
+          [28, 600],
+        ] as const) {
+          const n = BigInt(p) * randomPrime(next, bits)
+          const found = ecmCurve(n, sigma, b1, limbBits, new Budget(performance.now() + GENEROUS_MS))
+          const expected: bigint = stage === 'none' ? 1n : BigInt(p)
+          const context: string = `p = ${p}, sigma ${sigma}, B1 ${b1}: ${stage}, ${limbBits}-bit limbs, seed ${SEED}`
+          assert.equal(found, expected, context)
+        }
       }
     }
   })
