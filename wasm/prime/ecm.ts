@@ -1,5 +1,5 @@
 // Elliptic curve method (Lenstra 1987) on Montgomery curves B y^2 = x^3 + A x^2 + x in X:Z coordinates
-// (Montgomery 1987): stage 1 multiplies a point by every prime power up to B1 with the Montgomery ladder,
+// (Montgomery 1987): stage 1 multiplies a point by every prime power up to B1 with PRAC's Lucas chains,
 // stage 2 is the standard continuation with baby steps j Q and giant steps m D Q (Zimmermann-Dodson 2006,
 // section 3), both normalised to Z = 1 by Montgomery's simultaneous inversion (1987, section 10.3.1), so that
 // each prime m D +- j up to B2 costs one multiplication by x_(mD) - x_j. The giant steps go in chunks of
@@ -179,18 +179,133 @@ function ladder(e: u32, x: i32, z: i32): void {
   copy(slot(z), slot(R0Z))
 }
 
+/** Opcodes of stage 1's programs (src/algorithms/prime-checker/prac.ts writes them). */
+const OP_END: u32 = 0
+const OP_DOUBLE: u32 = 10
+const OP_INIT: u32 = 11
+/** Added to a rule's opcode: swap A and B (d and e) first. */
+const OP_SWAP: u32 = 16
+
+/** Point registers of PRAC, two slots (X, Z) each. */
+const PRAC0 = 24
+const PRAC1 = 26
+const PRAC2 = 28
+const PRAC3 = 34
+const PRAC4 = 36
+
+/** Register o = p + q, given d = p - q (not aliasing o). */
+// @ts-ignore: decorator
+@inline
+function add3(o: i32, p: i32, q: i32, d: i32): void {
+  xAdd(o, o + 1, p, p + 1, q, q + 1, d, d + 1)
+}
+
+// @ts-ignore: decorator
+@inline
+function dbl(o: i32, p: i32): void {
+  xDbl(o, o + 1, p, p + 1)
+}
+
 /**
- * Multiplies Q by the prime powers at primes[from..count) until about maxMuls multiplications are spent;
- * returns the index reached.
+ * Runs the stage 1 program at program[from..length): for each prime, a PRAC chain (Montgomery, "Evaluating
+ * recurrences of form X_(m+n) = f(X_m, X_n, X_(m-n)) via Lucas chains", 1992) that multiplies Q by it.
+ * A chain keeps n Q = d A + e B with C = A - B: OP_INIT sets A = 2Q, B = C = Q, each rule 1 to 9 (numbered as
+ * in prac.ts) shrinks d and e, and OP_END, at d = e = 1, sets Q = A + B. OP_DOUBLE doubles Q (the prime 2).
+ * Stops at the end of a chain once about maxMuls multiplications are spent; returns the position reached.
  */
-export function ecmStage1(primes: usize, count: i32, from: i32, maxMuls: i32): i32 {
+export function ecmStage1(program: usize, length: i32, from: i32, maxMuls: i32): i32 {
+  let a = PRAC0
+  let b = PRAC1
+  let c = PRAC2
+  let s = PRAC3
+  let t = PRAC4
   let spent = 0
   let i = from
-  while (i < count && spent < maxMuls) {
-    const q = load<u32>(primes + (usize(i) << 2))
-    ladder(q, SLOT_QX, SLOT_QZ)
-    spent += 11 * (32 - i32(clz(q)))
+  while (i < length) {
+    let op = u32(load<u8>(program + usize(i)))
     i++
+    if (op >= OP_SWAP) {
+      const x = a
+      a = b
+      b = x
+      op -= OP_SWAP
+    }
+    if (op == OP_END) {
+      add3(SLOT_QX, a, b, c)
+      spent += 6
+    } else if (op == OP_DOUBLE) {
+      dbl(SLOT_QX, SLOT_QX)
+      spent += 5
+    } else if (op == OP_INIT) {
+      dbl(a, SLOT_QX)
+      copy(slot(b), slot(SLOT_QX))
+      copy(slot(b + 1), slot(SLOT_QZ))
+      copy(slot(c), slot(SLOT_QX))
+      copy(slot(c + 1), slot(SLOT_QZ))
+      spent += 5
+    } else if (op == 1) {
+      // A' = 2A + B, B' = A + 2B, C' = C.
+      add3(s, a, b, c)
+      add3(t, s, a, b)
+      add3(b, s, b, a)
+      const x = a
+      a = t
+      t = x
+      spent += 18
+    } else if (op == 2 || op == 4) {
+      // A' = 2A, B' = A + B, C' = C.
+      add3(b, a, b, c)
+      dbl(a, a)
+      spent += 11
+    } else if (op == 3) {
+      // A' = A, B' = A + B, C' = -B (the same x).
+      add3(s, a, b, c)
+      const x = c
+      c = b
+      b = s
+      s = x
+      spent += 6
+    } else if (op == 5) {
+      // A' = 2A, B' = B, C' = A + C.
+      add3(c, a, c, b)
+      dbl(a, a)
+      spent += 11
+    } else if (op == 6) {
+      // A' = 3A, B' = 3A + B, C' = -B.
+      add3(s, a, b, c)
+      dbl(t, a)
+      add3(s, t, s, c)
+      add3(t, t, a, a)
+      const x = a
+      const y = c
+      a = t
+      c = b
+      b = s
+      s = x
+      t = y
+      spent += 23
+    } else if (op == 7 || op == 8) {
+      // Both: A' = 3A. Rule 7: B' = 2A + B, C' = C. Rule 8: B' = A + B, C' = A + C.
+      add3(s, a, b, c)
+      if (op == 7) add3(s, s, a, b)
+      else add3(c, a, c, b)
+      dbl(t, a)
+      add3(t, t, a, a)
+      const x = a
+      const y = b
+      a = t
+      b = s
+      s = x
+      t = y
+      spent += 23
+    } else {
+      // Rule 9: B' = 2B, C' = C - B.
+      add3(c, c, b, a)
+      dbl(b, b)
+      spent += 11
+    }
+    // The registers are locals: stop only between chains.
+    if ((op == OP_END || op == OP_DOUBLE) && spent >= maxMuls) break
   }
   return i
 }

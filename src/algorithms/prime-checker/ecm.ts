@@ -15,6 +15,7 @@ import {
   writeLimbs,
   writeLimbs28At,
 } from './kernel.js'
+import { multiplierProgram, programMuls, stage1Program } from './prac.js'
 
 // Slot numbers of wasm/prime/ecm.ts.
 const SLOT_ONE = 0
@@ -71,8 +72,8 @@ const SLICE_MS = 10
 
 interface Level {
   b1: number
-  /** The largest power of each prime up to B1. */
-  primePowers: Uint32Array
+  /** Stage 1's program (prac.ts): each prime up to B1 as often as its largest power up to B1. */
+  program: Uint8Array
   d: number
   /** 32-bit mask words per giant step: one bit per baby step. */
   words: number
@@ -93,13 +94,8 @@ function level(b1: number): Level {
   const b2 = Math.min(100 * b1, B2_MAX)
   const d = stage2D(b1)
   const composite = sieve(b2 + d)
-  const powers: number[] = []
-  for (let p = 2; p <= b1; p++) {
-    if (composite[p]) continue
-    let q = p
-    while (q * p <= b1) q *= p
-    powers.push(q)
-  }
+  const primes: number[] = []
+  for (let p = 2; p <= b1; p++) if (!composite[p]) primes.push(p)
   const babies = babySteps(d)
   const words = Math.ceil(babies.length / 32)
   const m0 = Math.max(1, Math.floor(b1 / d))
@@ -114,7 +110,7 @@ function level(b1: number): Level {
       }
     })
   }
-  const made = { b1, primePowers: Uint32Array.from(powers), d, words, m0, m1, masks }
+  const made = { b1, program: stage1Program(primes, b1), d, words, m0, m1, masks }
   levels.set(b1, made)
   return made
 }
@@ -176,17 +172,17 @@ function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget, limbBits: L
   if (typeof start === 'bigint') return start
   const { k, read, write } = start
   const base = kernel.ecmSlot(SLOT_END)
-  const powers = lvl.primePowers
-  ensureBytes(base + 4 * Math.max(powers.length, CHUNK * lvl.words))
+  const program = lvl.program
+  ensureBytes(base + Math.max(program.length, 4 * CHUNK * lvl.words))
   const memory = (length: number): Uint32Array => new Uint32Array(kernel.memory.buffer, base, length)
 
-  memory(powers.length).set(powers)
+  new Uint8Array(kernel.memory.buffer, base, program.length).set(program)
   let i = 0
   const stage1 = sliced(budget, k, (muls) => {
-    const next = kernel.ecmStage1(base, powers.length, i, muls)
-    const spent = stage1Muls(powers, i, next)
+    const next = kernel.ecmStage1(base, program.length, i, muls)
+    const spent = programMuls(program, i, next)
     i = next
-    return i < powers.length ? spent : undefined
+    return i < program.length ? spent : undefined
   })
   if (!stage1) return undefined
   const g1 = gcd(read(SLOT_QZ), n)
@@ -196,8 +192,11 @@ function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget, limbBits: L
   if (!budget.affords(200 + 24 * Math.log2(lvl.m1 * lvl.d), k)) return undefined
   kernel.ecmStage2Setup(lvl.d, lvl.m0, SLOT_ONE)
   let babies = -1
-  if (!sliced(budget, k, (muls) => ((babies = kernel.ecmBabySteps(muls)) < 0 ? muls : undefined)))
-    return undefined
+  const babySteps = sliced(budget, k, (muls) => {
+    babies = kernel.ecmBabySteps(muls)
+    return babies < 0 ? muls : undefined
+  })
+  if (!babySteps) return undefined
   // Montgomery forms are x R: the inverse of P R is R^2 / (P R) in that form.
   const r2 = (start.one * start.one) % n
   const normalize = (xs: number, zs: number, prefix: number, count: number): bigint | undefined => {
@@ -299,28 +298,24 @@ function startCurve(n: bigint, sigma: bigint, limbBits: LimbBits): CurveStart | 
 
 /**
  * Suyama's point for sigma multiplied by e in the kernel, as (X, Z) out of Montgomery form, for tests against
- * a reference; a divisor of n instead if the curve's parametrisation found one.
+ * a reference; a divisor of n instead if the curve's parametrisation found one. A stage 1 program (prac.ts)
+ * may stand for e.
  */
 export function ecmMultiply(
   n: bigint,
   sigma: bigint,
-  e: number,
+  e: number | Uint8Array,
   limbBits: LimbBits,
 ): [bigint, bigint] | bigint {
   const start = startCurve(n, sigma, limbBits)
   if (typeof start === 'bigint') return start
   const base = kernel.ecmSlot(SLOT_END)
-  ensureBytes(base + 4)
-  new Uint32Array(kernel.memory.buffer, base, 1)[0] = e
-  kernel.ecmStage1(base, 1, 0, 1)
+  const program = typeof e === 'number' ? multiplierProgram(e) : e
+  ensureBytes(base + program.length)
+  new Uint8Array(kernel.memory.buffer, base, program.length).set(program)
+  kernel.ecmStage1(base, program.length, 0, programMuls(program, 0, program.length))
   const rInverse = modInverse((1n << BigInt(limbBits * start.k)) % n, n)
   return [(start.read(SLOT_QX) * rInverse) % n, (start.read(SLOT_QZ) * rInverse) % n]
-}
-
-function stage1Muls(powers: Uint32Array, from: number, to: number): number {
-  let muls = 0
-  for (let i = from; i < to; i++) muls += 11 * (32 - Math.clz32(powers[i] as number))
-  return muls
 }
 
 /** x^-1 mod n for gcd(x, n) = 1, by the extended Euclidean algorithm. */

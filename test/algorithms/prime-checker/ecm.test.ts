@@ -9,6 +9,7 @@ import {
   MONTN_MAX_LIMBS,
 } from '../../../src/algorithms/prime-checker/ecm.js'
 import { factorize } from '../../../src/algorithms/prime-checker/factorize.js'
+import { chainFrom } from '../../../src/algorithms/prime-checker/prac.js'
 import { prng, randomBits, refIsProbablePrime, testSeed } from '../../helpers/reference-math.js'
 
 const SEED = testSeed('ecm.test.ts')
@@ -169,6 +170,31 @@ describe('ECM point arithmetic', () => {
   })
 })
 
+describe('ECM stage 1 chains', () => {
+  test('PRAC chains from every r for some primes multiply by the prime, with all nine rules used', () => {
+    const next = prng(SEED + 13)
+    const n = randomPrime(next, 600)
+    const sigma = 6n + BigInt(next() % 1000)
+    const used = new Set<number>()
+    for (const p of [3, 5, 7, 11, 13, 101, 257, 1009, 65537]) {
+      const expected = referenceMultiple(n, sigma, p)
+      // Every r of a prime works (gcd(p, r) = 1); rules past 3 come from r far from p / golden ratio.
+      for (let r = Math.floor(p / 2) + 1; r < p; r += Math.max(1, Math.floor(p / 300))) {
+        const ops = chainFrom(p, r)
+        assert.ok(ops !== undefined, `no chain for ${p} from r = ${r}`)
+        for (const op of ops) used.add(op % 16)
+        for (const limbBits of [32, 28] as const) {
+          const got = ecmMultiply(n, sigma, Uint8Array.from(ops), limbBits)
+          const context = `${p} P from r = ${r}, sigma ${sigma}, ${limbBits}-bit limbs, seed ${SEED}`
+          assert.ok(typeof got !== 'bigint', `curve setup found a divisor ${got}: ${context}`)
+          assert.equal(mod(got[0] * inverse(got[1], n), n), expected, context)
+        }
+      }
+    }
+    for (let rule = 1; rule <= 9; rule++) assert.ok(used.has(rule), `rule ${rule} never used`)
+  })
+})
+
 describe('ECM', () => {
   test('finds a factor of 30 to 50 bits in products with a prime of 100 to 400 bits', () => {
     const next = prng(SEED)
@@ -206,7 +232,10 @@ describe('ECM', () => {
       let p = 1_000_001 + 2 * (next() % 500_000)
       while (seen['stage 2'] < 3 || (b1 === 150 && seen.none < 1) || seen['stage 1'] < 1) {
         p += 2
-        assert.ok(p < 3_000_000, `no curves of every kind below p = ${p}: ${JSON.stringify(seen)}, seed ${SEED}`)
+        assert.ok(
+          p < 3_000_000,
+          `no curves of every kind below p = ${p}: ${JSON.stringify(seen)}, seed ${SEED}`,
+        )
         if (!refIsProbablePrime(BigInt(p), next)) continue
         const sigma = 6n + BigInt(next() % 10_000)
         const stage = expectedStage(pointOrder(p, sigma), b1, 100 * b1)
