@@ -1,7 +1,7 @@
 // Elliptic curve method (Lenstra 1987) on Montgomery curves B y^2 = x^3 + A x^2 + x in X:Z coordinates
 // (Montgomery 1987): stage 1 multiplies a point by every prime power up to B1 with PRAC's Lucas chains,
 // stage 2 is the standard continuation with baby steps j Q and giant steps m D Q (Zimmermann-Dodson 2006,
-// section 3), both normalised to Z = 1 by Montgomery's simultaneous inversion (1987, section 10.3.1), so that
+// section 3), both normalised to Z = 1 by Montgomery's simultaneous inversion (1987), so that
 // each prime m D +- j up to B2 costs one multiplication by x_(mD) - x_j. The giant steps go in chunks of
 // CHUNK, each with one inversion, which the caller computes (it has BigInt). Residues are in the
 // Montgomery form of montn or, for larger moduli, of mont28 (ecmArithmetic); the caller picks the curve,
