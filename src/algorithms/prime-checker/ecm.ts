@@ -205,8 +205,14 @@ function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget, limbBits: L
   if (!babySteps) return undefined
   // Montgomery forms are x R: the inverse of P R is R^2 / (P R) in that form.
   const r2 = (start.one * start.one) % n
-  const normalize = (xs: number, zs: number, prefix: number, count: number): bigint | undefined => {
-    if (!budget.affords(3 * count, k)) return n
+  // A divisor when a product of Z shares one with n, 'deadline', or undefined once the table is normalised.
+  const normalize = (
+    xs: number,
+    zs: number,
+    prefix: number,
+    count: number,
+  ): bigint | 'deadline' | undefined => {
+    if (!budget.affords(3 * count, k)) return 'deadline'
     const product = read(prefix + count - 1)
     const g = gcd(product, n)
     if (g !== 1n) return g
@@ -215,7 +221,7 @@ function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget, limbBits: L
     return undefined
   }
   const gb = normalize(BABY_X, BABY_Z, BABY_PREFIX, babies)
-  if (gb !== undefined) return budget.timeIsUp() ? undefined : gb
+  if (gb !== undefined) return gb === 'deadline' ? undefined : gb
   for (let m = lvl.m0; m < lvl.m1; m += CHUNK) {
     const count = Math.min(CHUNK, lvl.m1 - m)
     let e = 0
@@ -227,7 +233,7 @@ function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget, limbBits: L
     })
     if (!giants) return undefined
     const gg = normalize(GIANT_X, GIANT_Z, GIANT_PREFIX, count)
-    if (gg !== undefined) return budget.timeIsUp() ? undefined : gg
+    if (gg !== undefined) return gg === 'deadline' ? undefined : gg
     const offset = (m - lvl.m0) * lvl.words
     memory(count * lvl.words).set(lvl.masks.subarray(offset, offset + count * lvl.words))
     e = 0
