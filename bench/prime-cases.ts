@@ -20,6 +20,13 @@ export function generator(seed: number): Generator {
   }
 }
 
+/** A bench:prime row's generator: seeded by the bench seed and the row's name (see bench/prime.ts). */
+export function rowGenerator(seed: number, name: string): Generator {
+  let hash = 2166136261
+  for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), 16777619) >>> 0
+  return generator((seed ^ hash) >>> 0)
+}
+
 /** The first prime at or after a uniform odd start in [lo, hi), wrapping to lo. */
 export function randomPrime(g: Generator, lo: bigint, hi: bigint, isPrime: IsPrime): bigint {
   let n = g.between(lo, hi) | 1n

@@ -6,7 +6,16 @@ export { addN, copySlot, limbs, modulusPtr, mulN, setModulus, slotPtr } from './
 export { mul28, setModulus28, slot28, sqr28 } from './mont28'
 export { extraStrongLucasN, sprp2N } from './bpswn'
 export { rhoAccumulate, rhoAdvance, rhoReplayStep, rhoSave } from './rhon'
-export { ecmStage1, ecmStage2, ecmStage2Setup } from './ecm'
+export {
+  ecmArithmetic,
+  ecmBabySteps,
+  ecmGiantSteps,
+  ecmNormalize,
+  ecmSlot,
+  ecmStage1,
+  ecmStage2,
+  ecmStage2Setup,
+} from './ecm'
 export {
   qsAIndices,
   qsAPrimes,

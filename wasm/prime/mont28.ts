@@ -15,7 +15,7 @@ const MASK32: u32 = 0xfffffff
 export const MAX_LIMBS28 = 1280
 const SLOTS = 12
 /** Limbs past the k of every slot that are kept zero, so that sums may run in whole 8-limb steps. */
-const PAD = 8
+export const PAD = 8
 /** Three more slots at the end: the m_i of the running multiplication, n and an operand reversed. */
 const BASE = memory.data((SLOTS + 3) * (MAX_LIMBS28 + PAD) * 4, 16)
 const STRIDE: usize = (MAX_LIMBS28 + PAD) * 4

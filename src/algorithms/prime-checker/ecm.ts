@@ -3,7 +3,19 @@
 // 2006) so that small factors come first and larger ones as the budget allows.
 import { gcd } from './bigint-math.js'
 import type { Budget } from './budget.js'
-import { ensureBytes, kernel, readSlot, setModulus, writeSlot } from './kernel.js'
+import {
+  BITS28,
+  ensureBytes,
+  kernel,
+  limbCount,
+  readLimbs,
+  readLimbs28At,
+  setModulus,
+  setModulus28,
+  writeLimbs,
+  writeLimbs28At,
+} from './kernel.js'
+import { multiplierProgram, programMuls, stage1Program } from './prac.js'
 
 // Slot numbers of wasm/prime/ecm.ts.
 const SLOT_ONE = 0
@@ -11,9 +23,25 @@ const SLOT_A24 = 20
 const SLOT_QX = 21
 const SLOT_QZ = 22
 const SLOT_ACC = 23
-/** The first slot past the kernel's, where the prime powers and stage 2's masks are copied. */
-const SLOT_END = 130
-const D = 210
+const SLOT_INV = 49
+const BABY_X = 50
+const BABY_Z = BABY_X + 240
+const BABY_PREFIX = BABY_Z + 240
+const CHUNK = 256
+const GIANT_X = BABY_PREFIX + 240
+const GIANT_Z = GIANT_X + CHUNK
+const GIANT_PREFIX = GIANT_Z + CHUNK
+/** The first slot past the kernel's (ECM_SLOTS), where the prime powers and stage 2's masks are copied. */
+const SLOT_END = GIANT_PREFIX + CHUNK
+
+/**
+ * Stage 2's D: 2310 has 240 baby steps against 210's 24, which costs about 4,000 more multiplications per
+ * curve and saves 10 per giant step (an addition, a prefix product and 3 for the inversion), 11 times fewer.
+ * That pays from B2 of about 10^5, and needs B1 >= D / 2 so that giant steps start at m = 1 or later.
+ */
+function stage2D(b1: number): number {
+  return b1 >= 2000 ? 2310 : 210
+}
 
 /** [B1, curves] for factors of about 10, 12, 15, 20, 25, 30 and 35 digits. */
 const SCHEDULE: [number, number][] = [
@@ -26,17 +54,39 @@ const SCHEDULE: [number, number][] = [
   [1000000, 1800],
 ]
 
-/** Stage 2 goes to 100 B1, capped so that its prime sieve stays small. */
+/**
+ * Stage 2 goes to 100 B1, capped so that its prime sieve stays small. At B1 = 11000 a curve costs 141k
+ * multiplications in stage 1 and 78k, 147k or 214k in stage 2 to 100, 200 or 300 B1 (counted from the
+ * program and masks). Taking the group order to be as smooth as a random integer of p / 12 (Dickman's rho,
+ * one prime allowed in (B1, B2]), a 20-digit p needs about 118, 98 or 88 curves: 26, 28 or 31 million
+ * multiplications per factor, so the longer stage 2 does not pay; nor does B1 = 20000 (26 million).
+ */
 const B2_MAX = 20_000_000
+
+type LimbBits = 32 | typeof BITS28
+
+/**
+ * The most 32-bit limbs at which curves run on montn rather than mont28 (512 bits, about 154 digits): curves
+ * do more additions and copies per product than Baillie-PSW, so mont28 pays off a little later. One curve to
+ * B1 = 2000, mont28 / montn CPU time, median of 21 rounds (`npx tsx bench/ecm-ab.ts`): 13 limbs 1.03x,
+ * 14 limbs 0.99x, 15 limbs 1.00x, 16 limbs 0.97x, 17 limbs 0.95x, 18 limbs 0.90x; 32 limbs 0.66x.
+ */
+export const MONTN_MAX_LIMBS = 16
 
 /** Work handed to the kernel per call, in ms: the budget is checked between calls. */
 const SLICE_MS = 10
 
 interface Level {
   b1: number
-  /** The largest power of each prime up to B1. */
-  primePowers: Uint32Array
-  /** Giant steps m0 <= m < m1; masks[m - m0] has bit i set when m D +- j_i is a prime in (B1, B2]. */
+  /** Stage 1's program (prac.ts): each prime up to B1 as often as its largest power up to B1. */
+  program: Uint8Array
+  d: number
+  /** 32-bit mask words per giant step: one bit per baby step. */
+  words: number
+  /**
+   * Giant steps m0 <= m < m1; bit i of masks[(m - m0) words + i / 32] is set when m D +- j_i is a prime in
+   * (B1, B2].
+   */
   m0: number
   m1: number
   masks: Uint32Array
@@ -48,34 +98,32 @@ function level(b1: number): Level {
   const cached = levels.get(b1)
   if (cached) return cached
   const b2 = Math.min(100 * b1, B2_MAX)
-  const composite = sieve(b2 + D)
-  const powers: number[] = []
-  for (let p = 2; p <= b1; p++) {
-    if (composite[p]) continue
-    let q = p
-    while (q * p <= b1) q *= p
-    powers.push(q)
-  }
-  const babies = babySteps()
-  const m0 = Math.max(1, Math.floor(b1 / D))
-  const m1 = Math.floor(b2 / D) + 1
-  const masks = new Uint32Array(m1 - m0)
+  const d = stage2D(b1)
+  const composite = sieve(b2 + d)
+  const primes: number[] = []
+  for (let p = 2; p <= b1; p++) if (!composite[p]) primes.push(p)
+  const babies = babySteps(d)
+  const words = Math.ceil(babies.length / 32)
+  const m0 = Math.max(1, Math.floor(b1 / d))
+  const m1 = Math.floor(b2 / d) + 1
+  const masks = new Uint32Array((m1 - m0) * words)
   for (let m = m0; m < m1; m++) {
-    let mask = 0
     babies.forEach((j, i) => {
-      for (const q of [m * D - j, m * D + j]) if (q > b1 && q <= b2 && !composite[q]) mask |= 1 << i
+      const w = (m - m0) * words + (i >> 5)
+      for (const q of [m * d - j, m * d + j]) {
+        if (q > b1 && q <= b2 && !composite[q]) masks[w] = (masks[w] as number) | (1 << (i & 31))
+      }
     })
-    masks[m - m0] = mask >>> 0
   }
-  const made = { b1, primePowers: Uint32Array.from(powers), m0, m1, masks }
+  const made = { b1, program: stage1Program(primes, b1), d, words, m0, m1, masks }
   levels.set(b1, made)
   return made
 }
 
-/** The odd j < D / 2 prime to D, in the kernel's order. */
-function babySteps(): number[] {
+/** The odd j < d / 2 prime to d, in the kernel's order. */
+function babySteps(d: number): number[] {
   const js: number[] = []
-  for (let j = 1; j < D / 2; j += 2) if (j % 3 !== 0 && j % 5 !== 0 && j % 7 !== 0) js.push(j)
+  for (let j = 1; j < d / 2; j += 2) if ([3, 5, 7, 11].every((p) => d % p !== 0 || j % p !== 0)) js.push(j)
   return js
 }
 
@@ -90,6 +138,11 @@ function sieve(limit: number): Uint8Array {
 
 /** A nontrivial divisor of the odd composite n (no small factors, not a perfect power), or undefined at the deadline. */
 export function ecm(n: bigint, budget: Budget): bigint | undefined {
+  return ecmKernel(n, budget, limbCount(n) <= MONTN_MAX_LIMBS ? 32 : BITS28)
+}
+
+/** ecm on the given limb size: 32 for montn, 28 for mont28 (exported to test both). */
+export function ecmKernel(n: bigint, budget: Budget, limbBits: LimbBits): bigint | undefined {
   let sigma = 6n
   for (let round = 0; ; round++) {
     // Past the table, the last level goes on with fresh curves.
@@ -97,15 +150,131 @@ export function ecm(n: bigint, budget: Budget): bigint | undefined {
     const lvl = level(b1)
     for (let c = 0; c < curves; c++) {
       sigma++
-      const found = curve(n, sigma, lvl, budget)
+      const found = curve(n, sigma, lvl, budget, limbBits)
       if (found === undefined) return undefined
       if (found !== 1n && found !== n) return found
     }
   }
 }
 
+/**
+ * One curve, Suyama's for sigma, with the schedule's stage 1 and 2 for b1 (exported for tests and
+ * bench/ecm-ab.ts): a divisor, 1 or n when it fails, or undefined at the deadline.
+ */
+export function ecmCurve(
+  n: bigint,
+  sigma: bigint,
+  b1: number,
+  limbBits: LimbBits,
+  budget: Budget,
+): bigint | undefined {
+  return curve(n, sigma, level(b1), budget, limbBits)
+}
+
 /** One curve: a divisor (1 or n when it fails), or undefined at the deadline. */
-function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget): bigint | undefined {
+function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget, limbBits: LimbBits): bigint | undefined {
+  const start = startCurve(n, sigma, limbBits)
+  if (typeof start === 'bigint') return start
+  const { k, read, write } = start
+  const base = kernel.ecmSlot(SLOT_END)
+  const program = lvl.program
+  ensureBytes(base + Math.max(program.length, 4 * CHUNK * lvl.words))
+  const memory = (length: number): Uint32Array => new Uint32Array(kernel.memory.buffer, base, length)
+
+  new Uint8Array(kernel.memory.buffer, base, program.length).set(program)
+  let i = 0
+  const stage1 = sliced(budget, k, (muls) => {
+    const next = kernel.ecmStage1(base, program.length, i, muls)
+    const spent = programMuls(program, i, next)
+    i = next
+    return i < program.length ? spent : undefined
+  })
+  if (!stage1) return undefined
+  const g1 = gcd(read(SLOT_QZ), n)
+  if (g1 !== 1n) return g1
+
+  // D Q and two ladders to m0 D Q.
+  if (!budget.affords(200 + 24 * Math.log2(lvl.m1 * lvl.d), k)) return undefined
+  kernel.ecmStage2Setup(lvl.d, lvl.m0, SLOT_ONE)
+  let babies = -1
+  const babySteps = sliced(budget, k, (muls) => {
+    babies = kernel.ecmBabySteps(muls)
+    return babies < 0 ? muls : undefined
+  })
+  if (!babySteps) return undefined
+  // Montgomery forms are x R: the inverse of P R is R^2 / (P R) in that form.
+  const r2 = (start.one * start.one) % n
+  // A divisor when a product of Z shares one with n, 'deadline', or undefined once the table is normalised.
+  const normalize = (
+    xs: number,
+    zs: number,
+    prefix: number,
+    count: number,
+  ): bigint | 'deadline' | undefined => {
+    if (!budget.affords(3 * count, k)) return 'deadline'
+    const product = read(prefix + count - 1)
+    const g = gcd(product, n)
+    if (g !== 1n) return g
+    write(SLOT_INV, (r2 * modInverse(product, n)) % n)
+    kernel.ecmNormalize(xs, zs, prefix, count)
+    return undefined
+  }
+  const gb = normalize(BABY_X, BABY_Z, BABY_PREFIX, babies)
+  if (gb !== undefined) return gb === 'deadline' ? undefined : gb
+  for (let m = lvl.m0; m < lvl.m1; m += CHUNK) {
+    const count = Math.min(CHUNK, lvl.m1 - m)
+    let e = 0
+    const giants = sliced(budget, k, (muls) => {
+      const next = kernel.ecmGiantSteps(e, count, muls)
+      const spent = 7 * (next - e)
+      e = next
+      return e < count ? spent : undefined
+    })
+    if (!giants) return undefined
+    const gg = normalize(GIANT_X, GIANT_Z, GIANT_PREFIX, count)
+    if (gg !== undefined) return gg === 'deadline' ? undefined : gg
+    const offset = (m - lvl.m0) * lvl.words
+    memory(count * lvl.words).set(lvl.masks.subarray(offset, offset + count * lvl.words))
+    e = 0
+    const pairs = sliced(budget, k, (muls) => {
+      e = kernel.ecmStage2(base, lvl.words, e, count, muls)
+      return e < count ? muls : undefined
+    })
+    if (!pairs) return undefined
+  }
+  return gcd(read(SLOT_ACC), n)
+}
+
+/**
+ * Runs kernel work in calls of about SLICE_MS, checking the budget before each: `slice` is given a number of
+ * multiplications and returns those it spent, or undefined once the work is done. False at the deadline.
+ */
+function sliced(budget: Budget, k: number, slice: (muls: number) => number | undefined): boolean {
+  for (;;) {
+    const muls = budget.mulsIn(SLICE_MS, k)
+    if (!budget.affords(Math.min(muls, 400), k)) return false
+    const start = performance.now()
+    const spent = slice(muls)
+    if (spent === undefined) return true
+    budget.observe(spent, k, performance.now() - start)
+  }
+}
+
+interface CurveStart {
+  /** Limbs of the modulus in the chosen arithmetic. */
+  k: number
+  /** 1 in Montgomery form: R mod n. */
+  one: bigint
+  /** A slot's residue (in Montgomery form). */
+  read(slot: number): bigint
+  write(slot: number, x: bigint): void
+}
+
+/**
+ * Sets the modulus and arithmetic, and writes Suyama's curve for sigma into the kernel's slots; returns a
+ * divisor instead when the parametrisation's denominator shares one with n.
+ */
+function startCurve(n: bigint, sigma: bigint, limbBits: LimbBits): CurveStart | bigint {
   // Suyama: u = s^2 - 5, v = 4 s, x0 = u^3 / v^3, (A + 2) / 4 = (v - u)^3 (3u + v) / (16 u^3 v).
   const u = (sigma * sigma - 5n) % n
   const v = (4n * sigma) % n
@@ -114,47 +283,50 @@ function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget): bigint | u
   if (g !== 1n) return g
   const a24 = ((v - u + n) ** 3n * (3n * u + v) * modInverse(den, n)) % n
 
-  const k = setModulus(n)
-  const one = (1n << BigInt(32 * k)) % n
-  writeSlot(SLOT_ONE, one)
-  writeSlot(SLOT_A24, (a24 * one) % n)
-  writeSlot(SLOT_QX, (u ** 3n * one) % n)
-  writeSlot(SLOT_QZ, (v ** 3n * one) % n)
-  const base = kernel.slotPtr(SLOT_END)
-  const powers = lvl.primePowers
-  ensureBytes(base + 4 * Math.max(powers.length, lvl.masks.length))
-
-  new Uint32Array(kernel.memory.buffer, base, powers.length).set(powers)
-  for (let i = 0; i < powers.length; ) {
-    const muls = budget.mulsIn(SLICE_MS, k)
-    if (!budget.affords(Math.min(muls, 400), k)) return undefined
-    const start = performance.now()
-    const next = kernel.ecmStage1(base, powers.length, i, muls)
-    budget.observe(stage1Muls(powers, i, next), k, performance.now() - start)
-    i = next
+  const on28 = limbBits === BITS28
+  const k = on28 ? setModulus28(n) : setModulus(n)
+  kernel.ecmArithmetic(on28, k)
+  if (on28) {
+    // mont28's products read pad limbs past k (PAD in mont28.ts), which must be zero.
+    const first = kernel.ecmSlot(0)
+    const end = kernel.ecmSlot(SLOT_END)
+    ensureBytes(end)
+    new Uint8Array(kernel.memory.buffer, first, end - first).fill(0)
   }
-  const g1 = gcd(readSlot(SLOT_QZ), n)
-  if (g1 !== 1n) return g1
-
-  // Baby steps, D Q and two ladders to m0 D Q.
-  if (!budget.affords(200 + 24 * Math.log2(lvl.m1 * D), k)) return undefined
-  kernel.ecmStage2Setup(lvl.m0, SLOT_ONE)
-  new Uint32Array(kernel.memory.buffer, base, lvl.masks.length).set(lvl.masks)
-  for (let m = lvl.m0; m < lvl.m1; ) {
-    const muls = budget.mulsIn(SLICE_MS, k)
-    if (!budget.affords(Math.min(muls, 400), k)) return undefined
-    const start = performance.now()
-    const next = kernel.ecmStage2(base, lvl.m0, m, lvl.m1, muls)
-    budget.observe(muls, k, performance.now() - start)
-    m = next
-  }
-  return gcd(readSlot(SLOT_ACC), n)
+  const write = on28
+    ? (slot: number, x: bigint) => writeLimbs28At(kernel.ecmSlot(slot), x, k)
+    : (slot: number, x: bigint) => writeLimbs(kernel.ecmSlot(slot), x, k)
+  const read = on28
+    ? (slot: number) => readLimbs28At(kernel.ecmSlot(slot), k)
+    : (slot: number) => readLimbs(kernel.ecmSlot(slot), k)
+  const one = (1n << BigInt(limbBits * k)) % n
+  write(SLOT_ONE, one)
+  write(SLOT_A24, (a24 * one) % n)
+  write(SLOT_QX, (u ** 3n * one) % n)
+  write(SLOT_QZ, (v ** 3n * one) % n)
+  return { k, one, read, write }
 }
 
-function stage1Muls(powers: Uint32Array, from: number, to: number): number {
-  let muls = 0
-  for (let i = from; i < to; i++) muls += 11 * (32 - Math.clz32(powers[i] as number))
-  return muls
+/**
+ * Suyama's point for sigma multiplied by e in the kernel, as (X, Z) out of Montgomery form, for tests against
+ * a reference; a divisor of n instead if the curve's parametrisation found one. A stage 1 program (prac.ts)
+ * may stand for e.
+ */
+export function ecmMultiply(
+  n: bigint,
+  sigma: bigint,
+  e: number | Uint8Array,
+  limbBits: LimbBits,
+): [bigint, bigint] | bigint {
+  const start = startCurve(n, sigma, limbBits)
+  if (typeof start === 'bigint') return start
+  const base = kernel.ecmSlot(SLOT_END)
+  const program = typeof e === 'number' ? multiplierProgram(e) : e
+  ensureBytes(base + program.length)
+  new Uint8Array(kernel.memory.buffer, base, program.length).set(program)
+  kernel.ecmStage1(base, program.length, 0, programMuls(program, 0, program.length))
+  const rInverse = modInverse((1n << BigInt(limbBits * start.k)) % n, n)
+  return [(start.read(SLOT_QX) * rInverse) % n, (start.read(SLOT_QZ) * rInverse) % n]
 }
 
 /** x^-1 mod n for gcd(x, n) = 1, by the extended Euclidean algorithm. */

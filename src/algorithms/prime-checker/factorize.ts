@@ -153,7 +153,8 @@ function split(n: bigint, budget: Budget): bigint | undefined {
       (digits >= QS_ECM_FROM_DIGITS ? ecm(n, budget.within(qsExpectedMs(digits) / 5)) : undefined)
     return found ?? (budget.timeIsUp() ? undefined : quadraticSieve(n, budget))
   }
-  // Rho and ECM run on montn's residues of at most MAX_LIMBS 32-bit limbs. A larger part (ALGOSERVE_MAX_DIGITS
+  // Rho runs on montn's residues of at most MAX_LIMBS 32-bit limbs, ECM on montn's or (from 17 limbs) on
+  // mont28's, whose MAX_LIMBS28 hold as many bits. A larger part (ALGOSERVE_MAX_DIGITS
   // raised past about 9,800 digits) is left unsplit: BigInt rho at that size would find little within a budget.
   if (limbCount(n) > MAX_LIMBS) return undefined
   return rhoBig(n, RHO_STEPS, budget) ?? (budget.timeIsUp() ? undefined : ecm(n, budget))

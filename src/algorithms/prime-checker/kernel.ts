@@ -47,9 +47,14 @@ export interface KernelExports {
   rhoAccumulate(count: number): void
   rhoSave(): void
   rhoReplayStep(): void
+  ecmArithmetic(on28: boolean, k: number): void
+  ecmSlot(i: number): number
   ecmStage1(primes: number, count: number, from: number, maxMuls: number): number
-  ecmStage2Setup(m0: number, oneSlot: number): void
-  ecmStage2(masks: number, base: number, from: number, to: number, maxMuls: number): number
+  ecmStage2Setup(d: number, m0: number, oneSlot: number): void
+  ecmBabySteps(maxMuls: number): number
+  ecmGiantSteps(from: number, count: number, maxMuls: number): number
+  ecmNormalize(xs: number, zs: number, prefix: number, count: number): void
+  ecmStage2(masks: number, words: number, from: number, count: number, maxMuls: number): number
   qsPrimes(): number
   qsRoot1(): number
   qsRoot2(): number
@@ -107,8 +112,8 @@ export const QS_MAX_CANDIDATES = 4096
 export const QS_MAX_A_PRIMES = 20
 export const QS_MAX_KN_LIMBS = 8
 
-/** Slots the multi-limb code uses (the highest is ecm.ts's last baby step). */
-const SLOT_COUNT = 130
+/** Slots the multi-limb code uses (ECM_SLOTS of ecm.ts, whose tables are the most). */
+const SLOT_COUNT = 1538
 
 /** Makes n (odd, at most MAX_LIMBS limbs) the multi-limb modulus; returns its limb count. */
 export function setModulus(n: bigint): number {
@@ -165,7 +170,12 @@ export function setModulus28(n: bigint): number {
 
 /** Stores 0 <= x < 2^(28k) in 28-bit slot `slot` as k little-endian limbs. */
 export function writeLimbs28(slot: number, x: bigint, k: number): void {
-  const words = new Uint32Array(kernel.memory.buffer, kernel.slot28(slot), k)
+  writeLimbs28At(kernel.slot28(slot), x, k)
+}
+
+/** Stores 0 <= x < 2^(28k) at ptr as k little-endian 28-bit limbs. */
+export function writeLimbs28At(ptr: number, x: bigint, k: number): void {
+  const words = new Uint32Array(kernel.memory.buffer, ptr, k)
   const hex = x.toString(16)
   for (let i = 0; i < k; i++) {
     const end = hex.length - 7 * i
@@ -174,7 +184,11 @@ export function writeLimbs28(slot: number, x: bigint, k: number): void {
 }
 
 export function readLimbs28(slot: number, k: number): bigint {
-  const words = new Uint32Array(kernel.memory.buffer, kernel.slot28(slot), k)
+  return readLimbs28At(kernel.slot28(slot), k)
+}
+
+export function readLimbs28At(ptr: number, k: number): bigint {
+  const words = new Uint32Array(kernel.memory.buffer, ptr, k)
   let hex = ''
   for (let i = k - 1; i >= 0; i--) hex += (words[i] as number).toString(16).padStart(7, '0')
   return BigInt(`0x${hex}`)
