@@ -1,12 +1,6 @@
 // Builds the Fastify app from a config and its dependencies. It never listens: main.ts does, and tests
 // listen on port 0.
-import Fastify, {
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  type FastifyServerOptions,
-  LogController,
-} from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Algorithm } from './algorithms/algorithm.js'
 import { algorithms as registry } from './algorithms/registry.js'
 import type { Config } from './config.js'
@@ -16,6 +10,7 @@ import { endpointObserver, observeRequests, requestId } from './http-observer.js
 import type { JobStore } from './jobs/store.js'
 import { registerBodyParsers } from './json-body.js'
 import { type Metrics, UNMATCHED_ENDPOINT } from './metrics.js'
+import { AccessLog, lazyRequestLogger } from './request-log.js'
 import { docsRoutes, registerOpenApi } from './routes/docs.js'
 import { healthRoutes } from './routes/health.js'
 import { invokeRoutes } from './routes/invoke.js'
@@ -45,6 +40,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     logger: deps.logger ?? { level: config.logLevel },
     genReqId: requestId,
     logController: new AccessLog(),
+    childLoggerFactory: lazyRequestLogger,
     bodyLimit: config.maxBodyBytes,
     // During a shutdown, requests on open connections are still answered in our own shapes.
     return503OnClosing: false,
@@ -85,24 +81,4 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   await app.register(metricsRoutes, { metrics: deps.metrics })
   await app.register(docsRoutes)
   return app
-}
-
-/** One log line per request, when it is answered, carrying the request id. */
-class AccessLog extends LogController {
-  constructor() {
-    super({ requestIdLogLabel: 'request_id' })
-  }
-
-  override incomingRequest(): void {}
-
-  override requestCompleted(
-    _error: Error | null | undefined,
-    request: FastifyRequest,
-    reply: FastifyReply,
-  ): void {
-    request.log.info(
-      { method: request.method, url: request.url, status: reply.statusCode, duration_ms: reply.elapsedTime },
-      'request completed',
-    )
-  }
 }
