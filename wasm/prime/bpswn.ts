@@ -4,8 +4,9 @@
 // per-column work only pays off on longer columns. The caller
 // computes the few constants that need a division (R mod n and small multiples of it) and the exponents, and
 // leaves them in slots of the chosen arithmetic; the exponent is always plain 28-bit limbs in mont28's slot.
-import { add28, copy28, equal28, isZero28, mul28, slot28, sqr28, sub28 } from './mont28'
-import { addN, copyN, equalN, isZeroN, mulN, slotPtr, subModN } from './montn'
+import { slot28 } from './mont28'
+import { slotPtr } from './montn'
+import { add, copy, equal, isZero, mul, onMont28, sqr, sub, useMont28 } from './montsel'
 
 export const SLOT_ONE = 1
 export const SLOT_MINUS_ONE = 2
@@ -24,65 +25,15 @@ function exponentBit(e: usize, bit: i32): bool {
   return ((load<u32>(e + (usize(bit / 28) << 2)) >> u32(bit % 28)) & 1) != 0
 }
 
-/** Whether this test runs on montn (set by the exported entry points); the branches below are all predictable. */
-let N32 = false
-
 // @ts-ignore: decorator
 @inline
 function slot(i: i32): usize {
-  return N32 ? slotPtr(i) : slot28(i)
-}
-
-// @ts-ignore: decorator
-@inline
-function mul(r: usize, a: usize, b: usize): void {
-  if (N32) mulN(r, a, b)
-  else mul28(r, a, b)
-}
-
-// @ts-ignore: decorator
-@inline
-function sqr(r: usize, a: usize): void {
-  if (N32) mulN(r, a, a)
-  else sqr28(r, a)
-}
-
-// @ts-ignore: decorator
-@inline
-function add(r: usize, a: usize, b: usize): void {
-  if (N32) addN(r, a, b)
-  else add28(r, a, b)
-}
-
-// @ts-ignore: decorator
-@inline
-function sub(r: usize, a: usize, b: usize): void {
-  if (N32) subModN(r, a, b)
-  else sub28(r, a, b)
-}
-
-// @ts-ignore: decorator
-@inline
-function copy(r: usize, a: usize): void {
-  if (N32) copyN(r, a)
-  else copy28(r, a)
-}
-
-// @ts-ignore: decorator
-@inline
-function equal(a: usize, b: usize): bool {
-  return N32 ? equalN(a, b) : equal28(a, b)
-}
-
-// @ts-ignore: decorator
-@inline
-function isZero(a: usize): bool {
-  return N32 ? isZeroN(a) : isZero28(a)
+  return onMont28() ? slot28(i) : slotPtr(i)
 }
 
 /** With n - 1 = d 2^s and d in the exponent slot: 2^d = 1, or 2^(d 2^r) = -1 for some r < s. */
 export function sprp2N(dBits: i32, s: i32, on32: bool): bool {
-  N32 = on32
+  useMont28(!on32)
   const one = slot(SLOT_ONE)
   const minusOne = slot(SLOT_MINUS_ONE)
   const x = slot(SLOT_X)
@@ -108,7 +59,7 @@ export function sprp2N(dBits: i32, s: i32, on32: bool): bool {
  * U_m = 0 exactly when 2 V_m+1 = P V_m.
  */
 export function extraStrongLucasN(mBits: i32, s: i32, on32: bool): bool {
-  N32 = on32
+  useMont28(!on32)
   const two = slot(SLOT_TWO)
   const minusTwo = slot(SLOT_MINUS_TWO)
   const p = slot(SLOT_P)

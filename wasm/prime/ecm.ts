@@ -6,11 +6,10 @@
 // CHUNK, each with one inversion, which the caller computes (it has BigInt). Residues are in the
 // Montgomery form of montn or, for larger moduli, of mont28 (ecmArithmetic); the caller picks the curve,
 // computes (A + 2) / 4 and takes the gcds.
-import { add28, copy28, mul28, PAD, sqr28, sub28 } from './mont28'
-import { addN, copyN, MAX_LIMBS, modulusPtr, mulN, slotPtr, subModN } from './montn'
+import { PAD } from './mont28'
+import { MAX_LIMBS, modulusPtr, slotPtr } from './montn'
+import { add, copy, mul, onMont28, sqr, sub, useMont28 } from './montsel'
 
-/** Whether the curve runs on mont28 (set by ecmArithmetic); the branches below are all predictable. */
-let ON28 = false
 let BASE28: usize = 0
 let STRIDE28: usize = 0
 
@@ -20,7 +19,7 @@ let STRIDE28: usize = 0
  * the caller zeroes them.
  */
 export function ecmArithmetic(on28: bool, k: i32): void {
-  ON28 = on28
+  useMont28(on28)
   BASE28 = (modulusPtr() + usize(2 * MAX_LIMBS + 2) * 4 + 15) & ~15
   STRIDE28 = (usize(k + PAD) * 4 + 15) & ~15
 }
@@ -33,42 +32,7 @@ export function ecmSlot(i: i32): usize {
 // @ts-ignore: decorator
 @inline
 function slot(i: i32): usize {
-  return ON28 ? BASE28 + usize(i) * STRIDE28 : slotPtr(i)
-}
-
-// @ts-ignore: decorator
-@inline
-function mul(r: usize, a: usize, b: usize): void {
-  if (ON28) mul28(r, a, b)
-  else mulN(r, a, b)
-}
-
-// @ts-ignore: decorator
-@inline
-function sqr(r: usize, a: usize): void {
-  if (ON28) sqr28(r, a)
-  else mulN(r, a, a)
-}
-
-// @ts-ignore: decorator
-@inline
-function add(r: usize, a: usize, b: usize): void {
-  if (ON28) add28(r, a, b)
-  else addN(r, a, b)
-}
-
-// @ts-ignore: decorator
-@inline
-function sub(r: usize, a: usize, b: usize): void {
-  if (ON28) sub28(r, a, b)
-  else subModN(r, a, b)
-}
-
-// @ts-ignore: decorator
-@inline
-function copy(r: usize, a: usize): void {
-  if (ON28) copy28(r, a)
-  else copyN(r, a)
+  return onMont28() ? BASE28 + usize(i) * STRIDE28 : slotPtr(i)
 }
 
 export const SLOT_A24 = 20
