@@ -7,7 +7,7 @@
 import pino from 'pino'
 
 export interface LogDestination {
-  /** pino's stream interface: one serialised line. */
+  /** pino's stream interface: whole serialised lines, one or (handed to the sink) several. */
   write(line: string): void
   /** Writes out every line taken so far before returning; for the last lines before an exit. */
   flushSync(): void
@@ -21,12 +21,12 @@ export interface BatchedLinesOptions {
 }
 
 export class BatchedLines implements LogDestination {
-  readonly #sink: { write(text: string): unknown; flushSync(): void }
+  readonly #sink: LogDestination
   readonly #batchChars: number
   #lines: string[] = []
   #chars = 0
 
-  constructor(sink: { write(text: string): unknown; flushSync(): void }, options: BatchedLinesOptions = {}) {
+  constructor(sink: LogDestination, options: BatchedLinesOptions = {}) {
     this.#sink = sink
     this.#batchChars = options.batchChars ?? 4096
     setInterval(() => this.#handOver(), options.flushMs ?? 250).unref()
