@@ -7,7 +7,7 @@
 // and a handful of curves usually suffice, where rho needs about 2^17.
 import { add64, mul64, ONE, setup64, sqr64, sub64, toMont64 } from './mont64'
 import { gcd64 } from './rho64'
-import { ODD_PRIMES, oddPrime } from './trial64'
+import { largestPower, ODD_PRIMES, oddPrime } from './trial64'
 
 /** The giant step: 2^2 3 5, with the baby steps j < D / 2 coprime to it. */
 const D: u32 = 60
@@ -168,9 +168,7 @@ function curve(n: u64, sigma: u64, b1: u32, b2: u32): u64 {
   for (; i < ODD_PRIMES; i++) {
     const p = oddPrime(i)
     if (p > b1) break
-    let q = u64(p)
-    while (q * u64(p) <= u64(b1)) q *= u64(p)
-    ladder(q)
+    ladder(largestPower(p, b1))
     px = rx
     pz = rz
   }

@@ -4,7 +4,7 @@
 // percent of rho's expected steps, so either factor's luck saves the whole rho run.
 import { add64, mul64, ONE, setup64, sqr64, sub64 } from './mont64'
 import { gcd64 } from './rho64'
-import { ODD_PRIMES, oddPrime } from './trial64'
+import { largestPower, ODD_PRIMES, oddPrime } from './trial64'
 
 /** x^e in Montgomery form, left to right. */
 function pow64(x: u64, e: u64): u64 {
@@ -33,9 +33,7 @@ export function pminus1_64(n: u64, b1: u32, b2: u32): u64 {
   for (; i < ODD_PRIMES; i++) {
     const p = oddPrime(i)
     if (p > b1) break
-    let q = u64(p)
-    while (q * u64(p) <= u64(b1)) q *= u64(p)
-    x = pow64(x, q)
+    x = pow64(x, largestPower(p, b1))
   }
   let g = gcd64(sub64(x, ONE), n)
   if (g != 1) return g == n ? 0 : g

@@ -48,6 +48,15 @@ export function oddPrime(i: i32): u32 {
   return load<u32>(PRIMES + (usize(i) << 2))
 }
 
+/** The largest power of the prime p that is at most bound (p <= bound): stage 1's exponent for p. */
+// @ts-ignore: decorator
+@inline
+export function largestPower(p: u32, bound: u32): u64 {
+  let q = u64(p)
+  while (q * u64(p) <= u64(bound)) q *= u64(p)
+  return q
+}
+
 /** The smallest odd prime p >= from (below 2^16) that divides n with p^2 <= n, or 0 when there is none. */
 export function trialFactor64(n: u64, from: u32): u32 {
   if (!ready) prepare()
