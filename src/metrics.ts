@@ -1,6 +1,8 @@
 // The nine metrics of the interface, plus the runtime's default process metrics, in a registry of their
-// own so that each app (and each test) counts separately.
+// own so that each app (and each test) counts separately. The four counted on every request are
+// label-bound series (metric-series.ts); the rest are prom-client's own.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { LabelledCounter, LabelledHistogram } from './metric-series.js'
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 
@@ -30,13 +32,13 @@ export function createMetrics() {
   const registers = [registry]
   return {
     registry,
-    httpRequests: new Counter({
+    httpRequests: new LabelledCounter({
       name: 'http_requests_total',
       help: 'HTTP requests.',
       labelNames: ['method', 'endpoint', 'status'] as const,
       registers,
     }),
-    httpDuration: new Histogram({
+    httpDuration: new LabelledHistogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP request latency in seconds.',
       labelNames: ['method', 'endpoint'] as const,
@@ -48,13 +50,13 @@ export function createMetrics() {
       help: 'HTTP requests in progress.',
       registers,
     }),
-    algorithmExecutions: new Counter({
+    algorithmExecutions: new LabelledCounter({
       name: 'algorithm_executions_total',
       help: 'Algorithm executions, by outcome (success or error).',
       labelNames: ['algorithm', 'status'] as const,
       registers,
     }),
-    algorithmDuration: new Histogram({
+    algorithmDuration: new LabelledHistogram({
       name: 'algorithm_execution_duration_seconds',
       help: 'Algorithm execution latency in seconds.',
       labelNames: ['algorithm'] as const,

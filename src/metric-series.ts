@@ -1,0 +1,173 @@
+// Counters and histograms for the metrics counted on every request, whose label values are bound once.
+// prom-client's labelled children hash and check their label values again on every inc() and observe(), and
+// each call allocates; these keep plain numbers per series. They hand prom-client's Registry the values its
+// own Counter and Histogram would, so /metrics reads the same byte for byte (test/metric-series.test.ts).
+import type { Metric, Registry } from 'prom-client'
+
+type LabelValues<L extends string> = Readonly<Record<L, string | number>>
+
+export interface SeriesOptions<L extends string> {
+  name: string
+  help: string
+  labelNames: readonly L[]
+  registers: readonly Registry[]
+}
+
+/** What prom-client's Registry reads of a metric: one entry per line of the exposition text. */
+interface ExportedValue {
+  value: number
+  labels: Record<string, string | number>
+  sharedLabels?: Record<string, string | number>
+  metricName?: string
+}
+
+interface Exported {
+  name: string
+  help: string
+  type: 'counter' | 'histogram'
+  aggregator: 'sum'
+  values: ExportedValue[]
+}
+
+abstract class LabelledMetric<L extends string, S extends { readonly labels: LabelValues<L> }> {
+  readonly name: string
+  readonly help: string
+  readonly aggregator = 'sum'
+  abstract readonly type: Exported['type']
+  readonly #labelNames: readonly L[]
+  protected readonly series = new Map<string, S>()
+
+  constructor(options: SeriesOptions<L>) {
+    this.name = options.name
+    this.help = options.help
+    this.#labelNames = options.labelNames
+    // The Registry reads metrics by duck typing: name, help, type, aggregator, get(), reset().
+    for (const registry of options.registers) registry.registerMetric(this as unknown as Metric)
+  }
+
+  /** Resets every series to zero; series handed out by labels() go on counting. */
+  abstract reset(): void
+
+  abstract getForPromString(): Exported
+
+  protected seriesFor(labels: LabelValues<L>, make: (labels: LabelValues<L>) => S): S {
+    const names = Object.keys(labels)
+    if (names.length !== this.#labelNames.length || this.#labelNames.some((name) => !(name in labels))) {
+      throw new Error(`${this.name} takes the labels ${this.#labelNames.join(', ')}; got ${names.join(', ')}`)
+    }
+    const key = JSON.stringify(this.#labelNames.map((name) => labels[name]))
+    let series = this.series.get(key)
+    if (series === undefined) {
+      series = make({ ...labels })
+      this.series.set(key, series)
+    }
+    return series
+  }
+
+  get(): Exported {
+    const exported = this.getForPromString()
+    return {
+      ...exported,
+      values: exported.values.map(({ sharedLabels, labels, ...value }) => ({
+        ...value,
+        labels: { ...labels, ...sharedLabels },
+      })),
+    }
+  }
+}
+
+class CounterSeries<L extends string> {
+  value = 0
+  constructor(readonly labels: LabelValues<L>) {}
+
+  inc(): void {
+    this.value++
+  }
+}
+
+export class LabelledCounter<L extends string> extends LabelledMetric<L, CounterSeries<L>> {
+  readonly type = 'counter'
+
+  /** The series for these label values, made on first use; keep it and call inc() on it. */
+  labels(labels: LabelValues<L>): { inc(): void } {
+    return this.seriesFor(labels, (bound) => new CounterSeries(bound))
+  }
+
+  reset(): void {
+    for (const series of this.series.values()) series.value = 0
+  }
+
+  getForPromString(): Exported {
+    const values = [...this.series.values()].map(({ labels, value }) => ({ labels, value }))
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values }
+  }
+}
+
+class HistogramSeries<L extends string> {
+  /** Observations per bucket, not cumulative; the last one counts those above every bound. */
+  readonly counts: number[]
+  sum = 0
+  count = 0
+
+  constructor(
+    readonly labels: LabelValues<L>,
+    readonly bounds: readonly number[],
+  ) {
+    this.counts = new Array<number>(bounds.length + 1).fill(0)
+  }
+
+  observe(value: number): void {
+    // A metric never fails the request it measures; our own timings are always finite.
+    if (!Number.isFinite(value)) return
+    const { bounds } = this
+    let bucket = 0
+    while (bucket < bounds.length && value > (bounds[bucket] as number)) bucket++
+    this.counts[bucket] = (this.counts[bucket] as number) + 1
+    this.sum += value
+    this.count++
+  }
+
+  reset(): void {
+    this.counts.fill(0)
+    this.sum = 0
+    this.count = 0
+  }
+}
+
+export class LabelledHistogram<L extends string> extends LabelledMetric<L, HistogramSeries<L>> {
+  readonly type = 'histogram'
+  readonly #bounds: readonly number[]
+
+  constructor(options: SeriesOptions<L> & { buckets: readonly number[] }) {
+    super(options)
+    this.#bounds = [...options.buckets].sort((a, b) => a - b)
+  }
+
+  /** The series for these label values, made on first use; keep it and call observe() on it. */
+  labels(labels: LabelValues<L>): { observe(value: number): void } {
+    return this.seriesFor(labels, (bound) => new HistogramSeries(bound, this.#bounds))
+  }
+
+  reset(): void {
+    for (const series of this.series.values()) series.reset()
+  }
+
+  getForPromString(): Exported {
+    const bucket = `${this.name}_bucket`
+    const values: ExportedValue[] = []
+    for (const series of this.series.values()) {
+      const sharedLabels = series.labels
+      let cumulative = 0
+      this.#bounds.forEach((le, i) => {
+        cumulative += series.counts[i] as number
+        values.push({ labels: { le }, sharedLabels, value: cumulative, metricName: bucket })
+      })
+      values.push(
+        { labels: { le: '+Inf' }, sharedLabels, value: series.count, metricName: bucket },
+        { labels: {}, sharedLabels, value: series.sum, metricName: `${this.name}_sum` },
+        { labels: {}, sharedLabels, value: series.count, metricName: `${this.name}_count` },
+      )
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values }
+  }
+}
