@@ -1,8 +1,9 @@
-// The nine metrics of the interface, plus the runtime's default process metrics, in a registry of their
+// The nine metrics of the interface, plus the runtime's process metrics (process-metrics.ts), in a registry of their
 // own so that each app (and each test) counts separately. The four counted on every request are
 // label-bound series (metric-series.ts); the rest are prom-client's own.
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { LabelledCounter, LabelledHistogram } from './metric-series.js'
+import { registerProcessMetrics } from './process-metrics.js'
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 
@@ -19,16 +20,7 @@ const ALGORITHM_BUCKETS = [
 
 export function createMetrics() {
   const registry = new Registry()
-  collectDefaultMetrics({ register: registry })
-  // These three gauges end in _total, which `promtool check metrics` rejects; their per-type
-  // twins without the suffix (nodejs_active_handles, ...) stay.
-  for (const name of [
-    'nodejs_active_handles_total',
-    'nodejs_active_requests_total',
-    'nodejs_active_resources_total',
-  ]) {
-    registry.removeSingleMetric(name)
-  }
+  registerProcessMetrics(registry)
   const registers = [registry]
   return {
     registry,

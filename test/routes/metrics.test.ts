@@ -46,7 +46,29 @@ test('exports the nine metrics of the interface with their types', async () => {
   for (const [name, type] of Object.entries(types)) {
     assert.match(text, new RegExp(`^# TYPE ${name} ${type}$`, 'm'), name)
   }
-  assert.match(text, /^process_resident_memory_bytes /m, 'default process metrics are there too')
+})
+
+test("exports the runtime's process metrics, but no GC histogram and no _total gauges", async () => {
+  const text = await scrape()
+  // One series from each of prom-client's collectors that process-metrics.ts calls.
+  for (const name of [
+    'process_cpu_seconds_total',
+    'process_start_time_seconds',
+    'process_resident_memory_bytes',
+    'process_open_fds',
+    'process_max_fds',
+    'nodejs_eventloop_lag_p99_seconds',
+    'nodejs_active_resources',
+    'nodejs_active_handles',
+    'nodejs_active_requests',
+    'nodejs_heap_size_used_bytes',
+    'nodejs_heap_space_size_used_bytes',
+    'nodejs_version_info',
+  ]) {
+    assert.match(text, new RegExp(`^# TYPE ${name} `, 'm'), name)
+  }
+  assert.doesNotMatch(text, /nodejs_gc_duration_seconds/)
+  assert.doesNotMatch(text, /^# TYPE nodejs_active_\w+_total /m)
 })
 
 test('counts HTTP requests by method, route template and numeric status', async () => {
