@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Same-run A/B of service builds and settings on the small-prime POST /invoke load: each variant is a git
+# revision started with its own node and service flags; wrk runs alternate between the variants and the bare
+# node:http server (bench/bare-server.mjs), and the script reports each one's median req/s, its ratio to
+# the bare server, and its median CPU time per request (user + system of the whole process, from /proc).
+#
+# Usage: bash bench/invoke-ab.sh 'NAME|REV|NODE_FLAGS|SERVICE_FLAGS' ...   (DURATION=5s CONNECTIONS=32 ROUNDS=7)
+#   e.g. bash bench/invoke-ab.sh 'before|HEAD~2||' 'now|HEAD||' 'now-warn|HEAD||--log-level warn'
+# NODE_FLAGS default to npm start's (--max-semi-space-size=1); SERVICE_FLAGS to `--log-level info`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v wrk >/dev/null || { echo "bench/invoke-ab.sh needs wrk (apt-get install wrk)" >&2; exit 1; }
+[ $# -gt 0 ] || { sed -n '2,9p' "$0" >&2; exit 2; }
+DURATION=${DURATION:-5s}
+CONNECTIONS=${CONNECTIONS:-32}
+ROUNDS=${ROUNDS:-7}
+repo=$(pwd)
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for tree in "$work"/tree-*; do [ -d "$tree" ] && git -C "$repo" worktree remove --force "$tree"; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+wait_ready() {
+  for _ in $(seq 1 500); do curl -sf -o /dev/null "$1" && return 0; sleep 0.01; done
+  echo "no answer from $1" >&2
+  exit 1
+}
+
+names=(bare)
+ports=(18200)
+server_pids=()
+port=18200
+for spec in "$@"; do
+  IFS='|' read -r name rev node_flags service_flags <<<"$spec"
+  commit=$(git rev-parse --verify "$rev^{commit}")
+  tree="$work/tree-$commit"
+  if [ ! -d "$tree" ]; then
+    git worktree add --quiet --detach "$tree" "$commit"
+    ln -s "$repo/node_modules" "$tree/node_modules"
+    (cd "$tree" && npm run build --silent >/dev/null)
+  fi
+  port=$((port + 1))
+  # shellcheck disable=SC2086 # the flags are word lists
+  node ${node_flags:---max-semi-space-size=1} "$tree/dist/main.js" serve --port "$port" \
+    --data-dir "$work/data-$port" ${service_flags:---log-level info} >"$work/service-$port.log" 2>&1 &
+  pids+=($!)
+  server_pids+=($!)
+  names+=("$name")
+  ports+=("$port")
+  wait_ready "http://127.0.0.1:$port/readyz"
+done
+answer=$(curl -sf -H 'content-type: application/json' -d '{"number": 97}' "http://127.0.0.1:${ports[1]}/invoke")
+node bench/bare-server.mjs "${ports[0]}" "$answer" &
+pids+=($!)
+server_pids=($! "${server_pids[@]}")
+sleep 1
+
+cat >"$work/post.lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '{"number": 97}'
+LUA
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+ticks_per_second=$(getconf CLK_TCK)
+count=${#names[@]}
+
+for ((i = 0; i < count; i++)); do
+  wrk -t1 -c"$CONNECTIONS" -d3s -s "$work/post.lua" "http://127.0.0.1:${ports[$i]}/invoke" >/dev/null
+done
+for _ in $(seq 1 "$ROUNDS"); do
+  for ((i = 0; i < count; i++)); do
+    before=$(cpu_ticks "${server_pids[$i]}")
+    wrk -t1 -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" "http://127.0.0.1:${ports[$i]}/invoke" >"$work/wrk.out"
+    after=$(cpu_ticks "${server_pids[$i]}")
+    awk -v ticks=$((after - before)) -v hz="$ticks_per_second" '
+      /requests in/ { n = $1 }
+      /Requests\/sec:/ { rps = $2 }
+      END { printf "%s %.1f\n", rps, ticks / hz * 1e6 / n }' "$work/wrk.out" >>"$work/$i.rounds"
+  done
+done
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+bare_rps=$(cut -d' ' -f1 "$work/0.rounds" | median)
+echo "## Small-prime POST /invoke A/B: $CONNECTIONS connections, $DURATION per run, median of $ROUNDS rounds"
+echo
+echo "| variant | req/s | of bare | CPU µs per request | CPU µs per request, each round |"
+echo "|---|---|---|---|---|"
+for ((i = 0; i < count; i++)); do
+  rps=$(cut -d' ' -f1 "$work/$i.rounds" | median)
+  echo "| ${names[$i]} | $rps | $(awk -v s="$rps" -v b="$bare_rps" 'BEGIN { printf "%.0f%%", 100 * s / b }') |" \
+    "$(cut -d' ' -f2 "$work/$i.rounds" | median) | $(cut -d' ' -f2 "$work/$i.rounds" | tr '\n' ' ')|"
+done
