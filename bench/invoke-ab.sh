@@ -2,7 +2,7 @@
 # Same-run A/B of service builds and settings on the small-prime POST /invoke load: each variant is a git
 # revision started with its own node and service flags; wrk runs alternate between the variants and the bare
 # node:http server (bench/bare-server.mjs), and the script reports each one's median req/s, its ratio to
-# the bare server, and its median CPU time per request (user + system of the whole process, from /proc).
+# the bare server, median p99, and median CPU time per request (user + system of the whole process, from /proc).
 #
 # Usage: bash bench/invoke-ab.sh 'NAME|REV|NODE_FLAGS|SERVICE_FLAGS' ...   (DURATION=5s CONNECTIONS=32 ROUNDS=7)
 #   e.g. bash bench/invoke-ab.sh 'before|HEAD~2||' 'now|HEAD||' 'now-warn|HEAD||--log-level warn'
@@ -60,38 +60,9 @@ pids+=($!)
 server_pids=($! "${server_pids[@]}")
 sleep 1
 
-cat >"$work/post.lua" <<'LUA'
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.body = '{"number": 97}'
-LUA
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-ticks_per_second=$(getconf CLK_TCK)
-count=${#names[@]}
-
-for ((i = 0; i < count; i++)); do
-  wrk -t1 -c"$CONNECTIONS" -d3s -s "$work/post.lua" "http://127.0.0.1:${ports[$i]}/invoke" >/dev/null
-done
-for _ in $(seq 1 "$ROUNDS"); do
-  for ((i = 0; i < count; i++)); do
-    before=$(cpu_ticks "${server_pids[$i]}")
-    wrk -t1 -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" "http://127.0.0.1:${ports[$i]}/invoke" >"$work/wrk.out"
-    after=$(cpu_ticks "${server_pids[$i]}")
-    awk -v ticks=$((after - before)) -v hz="$ticks_per_second" '
-      /requests in/ { n = $1 }
-      /Requests\/sec:/ { rps = $2 }
-      END { printf "%s %.1f\n", rps, ticks / hz * 1e6 / n }' "$work/wrk.out" >>"$work/$i.rounds"
-  done
-done
-
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-bare_rps=$(cut -d' ' -f1 "$work/0.rounds" | median)
+# shellcheck source=bench/alternating-rounds.sh
+. bench/alternating-rounds.sh
+alternating_rounds
 echo "## Small-prime POST /invoke A/B: $CONNECTIONS connections, $DURATION per run, median of $ROUNDS rounds"
 echo
-echo "| variant | req/s | of bare | CPU µs per request | CPU µs per request, each round |"
-echo "|---|---|---|---|---|"
-for ((i = 0; i < count; i++)); do
-  rps=$(cut -d' ' -f1 "$work/$i.rounds" | median)
-  echo "| ${names[$i]} | $rps | $(awk -v s="$rps" -v b="$bare_rps" 'BEGIN { printf "%.0f%%", 100 * s / b }') |" \
-    "$(cut -d' ' -f2 "$work/$i.rounds" | median) | $(cut -d' ' -f2 "$work/$i.rounds" | tr '\n' ' ')|"
-done
+rounds_table

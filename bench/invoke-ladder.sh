@@ -44,38 +44,9 @@ pids+=("$bare_pid" "$fastify_pid" "$logging_pid" "$minimum_pid")
 server_pids=("$bare_pid" "$fastify_pid" "$logging_pid" "$minimum_pid" "$service_pid")
 sleep 1
 
-cat >"$work/post.lua" <<'LUA'
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.body = '{"number": 97}'
-LUA
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-ticks_per_second=$(getconf CLK_TCK)
-
-# Warm-up: every server gets the JIT's attention before it is measured.
-for i in 0 1 2 3 4; do wrk -t1 -c"$CONNECTIONS" -d3s -s "$work/post.lua" "http://127.0.0.1:${ports[$i]}/invoke" >/dev/null; done
-for _ in $(seq 1 "$ROUNDS"); do
-  for i in 0 1 2 3 4; do
-    before=$(cpu_ticks "${server_pids[$i]}")
-    wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency -s "$work/post.lua" "http://127.0.0.1:${ports[$i]}/invoke" >"$work/wrk.out"
-    after=$(cpu_ticks "${server_pids[$i]}")
-    awk -v ticks=$((after - before)) -v hz="$ticks_per_second" '
-      /requests in/ { n = $1 }
-      /Requests\/sec:/ { rps = $2 }
-      /^ +99%/ { v = $2; unit = v; sub(/[0-9.]+/, "", unit); sub(/[a-z]+$/, "", v)
-                 p99 = (unit == "us") ? v / 1000 : (unit == "s") ? v * 1000 : v }
-      END { printf "%s %.3f %.1f\n", rps, p99, ticks / hz * 1e6 / n }' "$work/wrk.out" >>"$work/$i.rounds"
-  done
-done
-
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-bare_rps=$(cut -d' ' -f1 "$work/0.rounds" | median)
+# shellcheck source=bench/alternating-rounds.sh
+. bench/alternating-rounds.sh
+alternating_rounds
 echo "## Small-prime POST /invoke ladder: $CONNECTIONS connections, $DURATION per run, median of $ROUNDS rounds"
 echo
-echo "| server | req/s | of bare | p99 ms | CPU µs per request |"
-echo "|---|---|---|---|---|"
-for i in 0 1 2 3 4; do
-  rps=$(cut -d' ' -f1 "$work/$i.rounds" | median)
-  echo "| ${names[$i]} | $rps | $(awk -v s="$rps" -v b="$bare_rps" 'BEGIN { printf "%.0f%%", 100 * s / b }') |" \
-    "$(cut -d' ' -f2 "$work/$i.rounds" | median) | $(cut -d' ' -f3 "$work/$i.rounds" | median) |"
-done
+rounds_table
