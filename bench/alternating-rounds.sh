@@ -1,8 +1,6 @@
-# Sourced by bench/invoke-ladder.sh and bench/invoke-ab.sh: the small-prime POST /invoke load in alternating
-# wrk rounds against several servers, and the table of their medians. The caller sets CONNECTIONS, DURATION,
-# ROUNDS, work (a scratch folder) and the arrays names, ports and server_pids, the bare server first.
-
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+# Sourced by bench/invoke-ladder.sh and bench/invoke-ab.sh after bench/wrk-common.sh: the small-prime POST
+# /invoke load in alternating wrk rounds against several servers, and the table of their medians. The caller
+# sets CONNECTIONS, DURATION, ROUNDS and the arrays names, ports and server_pids, the bare server first.
 
 # Appends "<req/s> <p99 ms> <CPU µs per request>" to $work/<i>.rounds for each server, round by round.
 alternating_rounds() {
@@ -23,12 +21,8 @@ LUA
       before=$(awk '{ print $14 + $15 }' "/proc/${server_pids[$i]}/stat")
       wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency -s "$work/post.lua" "http://127.0.0.1:${ports[$i]}/invoke" >"$work/wrk.out"
       after=$(awk '{ print $14 + $15 }' "/proc/${server_pids[$i]}/stat")
-      awk -v ticks=$((after - before)) -v hz="$ticks_per_second" '
-        /requests in/ { n = $1 }
-        /Requests\/sec:/ { rps = $2 }
-        /^ +99%/ { v = $2; unit = v; sub(/[0-9.]+/, "", unit); sub(/[a-z]+$/, "", v)
-                   p99 = (unit == "us") ? v / 1000 : (unit == "s") ? v * 1000 : v }
-        END { printf "%s %.3f %.1f\n", rps, p99, ticks / hz * 1e6 / n }' "$work/wrk.out" >>"$work/$i.rounds"
+      wrk_summary "$work/wrk.out" | awk -v ticks=$((after - before)) -v hz="$ticks_per_second" \
+        '{ printf "%s %s %.1f\n", $1, $2, ticks / hz * 1e6 / $3 }' >>"$work/$i.rounds"
     done
   done
 }

@@ -10,25 +10,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-command -v wrk >/dev/null || { echo "bench/invoke-ab.sh needs wrk (apt-get install wrk)" >&2; exit 1; }
 [ $# -gt 0 ] || { sed -n '2,9p' "$0" >&2; exit 2; }
 DURATION=${DURATION:-5s}
 CONNECTIONS=${CONNECTIONS:-32}
 ROUNDS=${ROUNDS:-7}
 repo=$(pwd)
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+# shellcheck source=bench/wrk-common.sh
+. bench/wrk-common.sh
+on_exit() {
   for tree in "$work"/tree-*; do [ -d "$tree" ] && git -C "$repo" worktree remove --force "$tree"; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-wait_ready() {
-  for _ in $(seq 1 500); do curl -sf -o /dev/null "$1" && return 0; sleep 0.01; done
-  echo "no answer from $1" >&2
-  exit 1
 }
 
 names=(bare)
@@ -52,7 +42,7 @@ for spec in "$@"; do
   server_pids+=($!)
   names+=("$name")
   ports+=("$port")
-  wait_ready "http://127.0.0.1:$port/readyz"
+  wait_ready "http://127.0.0.1:$port/readyz" "$work/service-$port.log"
 done
 answer=$(curl -sf -H 'content-type: application/json' -d '{"number": 97}' "http://127.0.0.1:${ports[1]}/invoke")
 node bench/bare-server.mjs "${ports[0]}" "$answer" &

@@ -11,17 +11,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-command -v wrk >/dev/null || { echo "bench/invoke-ladder.sh needs wrk (apt-get install wrk)" >&2; exit 1; }
 DURATION=${DURATION:-5s}
 CONNECTIONS=${CONNECTIONS:-32}
 ROUNDS=${ROUNDS:-5}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=bench/wrk-common.sh
+. bench/wrk-common.sh
 
 npm run build --silent
 
@@ -30,7 +24,7 @@ ports=(18091 18092 18093 18095 18094)
 node --max-semi-space-size=1 dist/main.js serve --port 18094 --data-dir "$work/data" --log-level info >"$work/service.log" 2>&1 &
 pids+=($!)
 service_pid=$!
-for _ in $(seq 1 500); do curl -sf -o /dev/null http://127.0.0.1:18094/readyz && break; sleep 0.01; done
+wait_ready http://127.0.0.1:18094/readyz "$work/service.log"
 answer=$(curl -sf -H 'content-type: application/json' -d '{"number": 97}' http://127.0.0.1:18094/invoke)
 node bench/bare-server.mjs 18091 "$answer" &
 bare_pid=$!

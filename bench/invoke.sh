@@ -6,31 +6,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-command -v wrk >/dev/null || { echo "bench/invoke.sh needs wrk (apt-get install wrk)" >&2; exit 1; }
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-32}
 ROUNDS=${ROUNDS:-3}
 LOG_LEVEL=${LOG_LEVEL:-info}
 SERVICE_PORT=${SERVICE_PORT:-18080}
 BARE_PORT=${BARE_PORT:-18081}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=bench/wrk-common.sh
+. bench/wrk-common.sh
 
 npm run build --silent
-
-wait_ready() {
-  for _ in $(seq 1 500); do
-    curl -sf -o /dev/null "$1" && return 0
-    sleep 0.01
-  done
-  echo "no answer from $1" >&2
-  exit 1
-}
 
 start_ms=$(date +%s%3N)
 node --max-semi-space-size=1 dist/main.js serve --port "$SERVICE_PORT" --data-dir "$work/data" --log-level "$LOG_LEVEL" >"$work/service.log" 2>&1 &
@@ -57,14 +42,8 @@ LUA
     cat "$work/wrk.out" >&2
     exit 1
   fi
-  awk '
-    /Requests\/sec:/ { rps = $2 }
-    /^ +99%/ { v = $2; unit = v; sub(/[0-9.]+/, "", unit); sub(/[a-z]+$/, "", v)
-               ms = (unit == "us") ? v / 1000 : (unit == "s") ? v * 1000 : v; p99 = ms }
-    END { printf "%s %.3f\n", rps, p99 }' "$work/wrk.out"
+  wrk_summary "$work/wrk.out" | cut -d' ' -f1,2
 }
-
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 echo "## POST /invoke, $CONNECTIONS connections, $DURATION per run, median of $ROUNDS rounds (log level $LOG_LEVEL)"
 echo

@@ -8,7 +8,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-command -v wrk >/dev/null || { echo "bench/jobs.sh needs wrk (apt-get install wrk)" >&2; exit 1; }
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-16}
 ROUNDS=${ROUNDS:-3}
@@ -17,13 +16,12 @@ LOG_LEVEL=${LOG_LEVEL:-info}
 PORT=${PORT:-18090}
 # nextprime(10^599) by PARI/GP: a 600-digit prime.
 PRIME_600="1$(printf '0%.0s' $(seq 1 595))2161"
-work=$(mktemp -d)
+# shellcheck source=bench/wrk-common.sh
+. bench/wrk-common.sh
 service_pid=
-cleanup() {
-  [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null || true
-  rm -rf "$work"
+on_exit() {
+  if [ -n "$service_pid" ]; then kill "$service_pid" 2>/dev/null || true; fi
 }
-trap cleanup EXIT
 
 npm run build --silent
 
@@ -31,13 +29,7 @@ start_service() {
   rm -rf "$work/data"
   node --max-semi-space-size=1 dist/main.js serve --port "$PORT" --data-dir "$work/data" --log-level "$LOG_LEVEL" >"$work/service.log" 2>&1 &
   service_pid=$!
-  for _ in $(seq 1 500); do
-    curl -sf -o /dev/null "http://127.0.0.1:$PORT/readyz" && return 0
-    sleep 0.01
-  done
-  echo "the service did not start" >&2
-  cat "$work/service.log" >&2
-  exit 1
+  wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
 }
 
 stop_service() {
