@@ -11,6 +11,7 @@ import { ecmCurve } from '../src/algorithms/prime-checker/ecm.js'
 import type * as KernelModule from '../src/algorithms/prime-checker/kernel.js'
 import { isPrime } from '../src/algorithms/prime-checker/primality.js'
 import { generator } from './prime-cases.js'
+import { median } from './stats.js'
 
 const otherPath = process.argv[2]
 if (otherPath === undefined) throw new Error('usage: tsx bench/ecm-ab.ts <other checkout> [B1] [limbs...]')
@@ -80,14 +81,6 @@ function curveMs(mode: Mode, n: bigint, lvl: ReturnType<typeof level>): number {
   kernel.ecmStage2(end, lvl.m0, lvl.m0, lvl.m1, 2 ** 30)
   const used = process.cpuUsage(start)
   return (used.user + used.system) / 1000
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
 }
 
 const g = generator(20261121)

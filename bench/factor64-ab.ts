@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url'
 import { primeChecker } from '../src/algorithms/prime-checker/index.js'
 import { isPrime } from '../src/algorithms/prime-checker/primality.js'
 import { balancedSemiprime, generator } from './prime-cases.js'
+import { median } from './stats.js'
 
 const otherPath = process.argv[2]
 if (otherPath === undefined) throw new Error('usage: tsx bench/factor64-ab.ts <other checkout>')
@@ -24,10 +25,6 @@ function time(checker: typeof primeChecker, numbers: bigint[]): number {
   }
   const used = process.cpuUsage(start)
   return (used.user + used.system) / 1000 / numbers.length
-}
-
-function median(values: number[]): number {
-  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN
 }
 
 const digits = process.env.DIGITS === undefined ? undefined : Number(process.env.DIGITS)

@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url'
 import { isPrime } from '../src/algorithms/prime-checker/primality.js'
 import { gp } from './pari.js'
 import { generator, randomPrimeDigits } from './prime-cases.js'
+import { median } from './stats.js'
 
 const other = process.argv[2]
 if (!other) throw new Error('usage: tsx bench/prime-ab.ts <other checkout> [digits,...]')
@@ -35,11 +36,6 @@ function timePari(numbers: bigint[]): number {
     `v=[${numbers.join(',')}];t=getabstime();for(i=1,#v,ispseudoprime(v[i]));print(getabstime()-t)`,
   )
   return Number(ms) / numbers.length
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[sorted.length >> 1] as number
 }
 
 const g = generator(20261121)

@@ -18,6 +18,7 @@ import {
   randomPrimeDigits,
   rowGenerator as seededRowGenerator,
 } from './prime-cases.js'
+import { median } from './stats.js'
 
 const SEED = Number(process.env.BENCH_SEED ?? 20261121)
 const ROUNDS = Number(process.env.ROUNDS ?? 5)
@@ -122,14 +123,6 @@ function checkWithPari(c: Case): void {
   if (!check || c.name.includes('280-digit')) return
   const bad = gp(`${gpVector(c.numbers)}${check};print("ok")`).filter((line) => line.startsWith('bad'))
   if (bad.length > 0) throw new Error(`${c.name}: PARI disagrees with the generator at ${bad.join(', ')}`)
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
 }
 
 /** Median over rounds of the mean ms per input. */

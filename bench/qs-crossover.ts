@@ -8,16 +8,12 @@ import { isPrime } from '../src/algorithms/prime-checker/primality.js'
 import { quadraticSieve } from '../src/algorithms/prime-checker/quadratic-sieve.js'
 import { rhoBig } from '../src/algorithms/prime-checker/rho.js'
 import { balancedSemiprime, generator } from './prime-cases.js'
+import { median } from './stats.js'
 
 const SEED = Number(process.env.BENCH_SEED ?? 20261121)
 const COUNT = Number(process.env.COUNT ?? 5)
 const CAP_MS = Number(process.env.CAP_MS ?? 8000)
 const sizes = process.argv.slice(2).map(Number)
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[sorted.length >> 1] as number
-}
 
 /** The ms that run() takes, or infinity when it finds no divisor; a divisor it finds is checked. */
 function time(run: () => bigint | undefined, n: bigint): number {
