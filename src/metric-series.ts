@@ -29,7 +29,10 @@ interface Exported {
   values: ExportedValue[]
 }
 
-abstract class LabelledMetric<L extends string, S extends { readonly labels: LabelValues<L> }> {
+abstract class LabelledMetric<
+  L extends string,
+  S extends { readonly labels: LabelValues<L>; reset(): void },
+> {
   readonly name: string
   readonly help: string
   readonly aggregator = 'sum'
@@ -46,7 +49,9 @@ abstract class LabelledMetric<L extends string, S extends { readonly labels: Lab
   }
 
   /** Resets every series to zero; series handed out by labels() go on counting. */
-  abstract reset(): void
+  reset(): void {
+    for (const series of this.series.values()) series.reset()
+  }
 
   abstract getForPromString(): Exported
 
@@ -83,6 +88,10 @@ class CounterSeries<L extends string> {
   inc(): void {
     this.value++
   }
+
+  reset(): void {
+    this.value = 0
+  }
 }
 
 export class LabelledCounter<L extends string> extends LabelledMetric<L, CounterSeries<L>> {
@@ -91,10 +100,6 @@ export class LabelledCounter<L extends string> extends LabelledMetric<L, Counter
   /** The series for these label values, made on first use; keep it and call inc() on it. */
   labels(labels: LabelValues<L>): { inc(): void } {
     return this.seriesFor(labels, (bound) => new CounterSeries(bound))
-  }
-
-  reset(): void {
-    for (const series of this.series.values()) series.value = 0
   }
 
   getForPromString(): Exported {
@@ -146,10 +151,6 @@ export class LabelledHistogram<L extends string> extends LabelledMetric<L, Histo
   /** The series for these label values, made on first use; keep it and call observe() on it. */
   labels(labels: LabelValues<L>): { observe(value: number): void } {
     return this.seriesFor(labels, (bound) => new HistogramSeries(bound, this.#bounds))
-  }
-
-  reset(): void {
-    for (const series of this.series.values()) series.reset()
   }
 
   getForPromString(): Exported {
