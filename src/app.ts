@@ -2,22 +2,22 @@
 // listen on port 0.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Algorithm } from './algorithms/algorithm.js'
-import { algorithms as registry } from './algorithms/registry.js'
+import { registry } from './algorithms/registry.js'
 import type { Config } from './config.js'
-import { frameworkErrorHandler, registerErrorHandlers } from './error-handler.js'
-import type { Executor } from './executor.js'
-import { endpointObserver, observeRequests, requestId } from './http-observer.js'
+import type { Executor } from './execution/executor.js'
+import { frameworkErrorHandler, registerErrorHandlers } from './http/error-handler.js'
+import { endpointObserver, observeRequests, requestId } from './http/http-observer.js'
+import { registerBodyParsers } from './http/json-body.js'
+import { AccessLog, lazyRequestLogger } from './http/request-log.js'
+import { sharedSchemas } from './http/schemas.js'
+import { validatorCompiler } from './http/validation.js'
 import type { JobStore } from './jobs/store.js'
-import { registerBodyParsers } from './json-body.js'
-import { type Metrics, UNMATCHED_ENDPOINT } from './metrics.js'
-import { AccessLog, lazyRequestLogger } from './request-log.js'
+import { type Metrics, UNMATCHED_ENDPOINT } from './metrics/metrics.js'
 import { docsRoutes, registerOpenApi } from './routes/docs.js'
 import { healthRoutes } from './routes/health.js'
 import { invokeRoutes } from './routes/invoke.js'
-import { jobRoutes } from './routes/jobs.js'
+import { jobsRoutes } from './routes/jobs.js'
 import { metricsRoutes } from './routes/metrics.js'
-import { sharedSchemas } from './schemas.js'
-import { validatorCompiler } from './validation.js'
 
 export interface AppDependencies {
   executor: Executor
@@ -66,7 +66,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     maxDigits: config.maxDigits,
     factorBudgetMs: config.invokeFactorBudgetMs,
   })
-  await app.register(jobRoutes, {
+  await app.register(jobsRoutes, {
     algorithms,
     store: deps.store,
     metrics: deps.metrics,

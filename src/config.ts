@@ -1,5 +1,6 @@
 // Settings: each one an ALGOSERVE_* environment variable and a matching flag (the flag wins), read once
 // and validated at start. A bad value stops the process with a message naming the setting.
+import { ConfigError } from './errors.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
@@ -29,10 +30,6 @@ interface Setting<K extends keyof Config> {
   default: Config[K]
   description: string
   parse: (raw: string) => Config[K]
-}
-
-export class ConfigError extends Error {
-  override name = 'ConfigError'
 }
 
 const integer =

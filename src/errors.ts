@@ -1,24 +1,33 @@
+// Every error the service defines, in one file: each class takes its `name` from itself and carries a
+// stable `code`, which every log line about it shows. Two kinds share that base: contract errors, which
+// `http/error-handler.ts` (the one place) turns into the contract's bodies, and internal faults, which
+// never reach a client as they are.
 import { isLosslessNumber } from 'lossless-json'
 
-// The service's errors: a small set of classes with stable codes. `error-handler.ts` is the one place
-// that turns them into the contract's bodies; nothing else formats an error for a client.
+export abstract class CodedError extends Error {
+  abstract readonly code: string
+
+  constructor(message?: string, options?: ErrorOptions) {
+    super(message, options)
+    this.name = new.target.name
+  }
+}
 
 export type ErrorDetails = Record<string, unknown> | null
 
-export abstract class AlgoserveError extends Error {
-  abstract readonly code: string
+/** An error a client sees, with its status and the `error` code of the contract's body. */
+export abstract class ContractError extends CodedError {
   abstract readonly statusCode: number
   readonly details: ErrorDetails
 
   constructor(message: string, details: ErrorDetails = null, options?: ErrorOptions) {
     super(message, options)
-    this.name = new.target.name
     this.details = details
   }
 }
 
 /** 400: the input passed the schema but breaks a rule of the service. */
-export class ValidationError extends AlgoserveError {
+export class ValidationError extends ContractError {
   readonly code = 'VALIDATION_ERROR'
   readonly statusCode = 400
 
@@ -27,7 +36,7 @@ export class ValidationError extends AlgoserveError {
   }
 }
 
-export class AlgorithmNotFoundError extends AlgoserveError {
+export class AlgorithmNotFoundError extends ContractError {
   readonly code = 'ALGORITHM_NOT_FOUND'
   readonly statusCode = 404
 
@@ -36,7 +45,7 @@ export class AlgorithmNotFoundError extends AlgoserveError {
   }
 }
 
-export class JobNotFoundError extends AlgoserveError {
+export class JobNotFoundError extends ContractError {
   readonly code = 'JOB_NOT_FOUND'
   readonly statusCode = 404
 
@@ -45,7 +54,7 @@ export class JobNotFoundError extends AlgoserveError {
   }
 }
 
-export class PayloadTooLargeError extends AlgoserveError {
+export class PayloadTooLargeError extends ContractError {
   readonly code = 'PAYLOAD_TOO_LARGE'
   readonly statusCode = 413
 
@@ -55,7 +64,7 @@ export class PayloadTooLargeError extends AlgoserveError {
 }
 
 /** 500: the algorithm itself failed while running. The cause is logged, never sent. */
-export class AlgorithmError extends AlgoserveError {
+export class AlgorithmError extends ContractError {
   readonly code = 'ALGORITHM_ERROR'
   readonly statusCode = 500
 
@@ -64,7 +73,7 @@ export class AlgorithmError extends AlgoserveError {
   }
 }
 
-export class InternalError extends AlgoserveError {
+export class InternalError extends ContractError {
   readonly code = 'INTERNAL_ERROR'
   readonly statusCode = 500
 
@@ -76,7 +85,7 @@ export class InternalError extends AlgoserveError {
 /** 500: the worker thread running a call died (not the algorithm's fault; a job's run is lost). */
 export class WorkerLostError extends InternalError {}
 
-export class ServiceUnavailableError extends AlgoserveError {
+export class ServiceUnavailableError extends ContractError {
   readonly code = 'SERVICE_UNAVAILABLE'
   readonly statusCode = 503
   readonly retryAfterSeconds: number
@@ -96,14 +105,14 @@ export interface SchemaProblem {
   ctx?: Record<string, unknown>
 }
 
-/** 422: the request failed the schema. */
-export class RequestValidationError extends Error {
+/** 422: the request failed the schema; its body is FastAPI's list of problems, not the service's shape. */
+export class RequestValidationError extends CodedError {
+  readonly code = 'REQUEST_VALIDATION_FAILED'
   readonly statusCode = 422
   readonly problems: SchemaProblem[]
 
   constructor(problems: SchemaProblem[]) {
     super(problems.map((p) => `${p.loc.join('.')}: ${p.msg}`).join('; '))
-    this.name = 'RequestValidationError'
     this.problems = problems
   }
 }
@@ -111,7 +120,7 @@ export class RequestValidationError extends Error {
 const MAX_SHOWN_CHARS = 64
 
 /** Long values are shortened for error details, e.g. "1234567890…(5000 digits)". */
-export function shortenValue(value: unknown): unknown {
+function shortenValue(value: unknown): unknown {
   if (isLosslessNumber(value)) return value.value.length > MAX_SHOWN_CHARS ? shortenValue(value.value) : value
   if (typeof value !== 'string' || value.length <= MAX_SHOWN_CHARS) return value
   const unit = /^-?[0-9]+$/.test(value) ? 'digits' : 'characters'
@@ -132,3 +141,40 @@ export const PROBLEM_MESSAGES = {
 } as const
 
 export type ProblemType = keyof typeof PROBLEM_MESSAGES | 'string_pattern_mismatch'
+
+/** A fault inside the service: logged with its code, answered (if at all) as another error. */
+export abstract class InternalFault extends CodedError {}
+
+/** The job store cannot be reached or written: the routes answer 503 SERVICE_UNAVAILABLE. */
+export class StoreUnavailableError extends InternalFault {
+  readonly code = 'STORE_UNAVAILABLE'
+}
+
+/** More jobs wait than the configured maximum: POST /jobs answers 503 with Retry-After. */
+export class StoreFullError extends InternalFault {
+  readonly code = 'STORE_FULL'
+}
+
+/** The new job's id is taken already (48 random bits: rare, but possible); the route draws again. */
+export class DuplicateJobIdError extends InternalFault {
+  readonly code = 'DUPLICATE_JOB_ID'
+}
+
+/** The reason work in flight is aborted at the end of a shutdown's grace period: it is given back. */
+export class ShutdownAbort extends InternalFault {
+  readonly code = 'SHUTDOWN_ABORT'
+}
+
+/** A webhook's host resolved to an address the address rule refuses. */
+export class WebhookAddressRefusedError extends InternalFault {
+  readonly code = 'WEBHOOK_ADDRESS_REFUSED'
+
+  constructor(host: string, address: string) {
+    super(`${host} resolves to ${address}, which is not a public address`)
+  }
+}
+
+/** A setting or argument is invalid: the process stops with this message, naming the setting. */
+export class ConfigError extends InternalFault {
+  readonly code = 'CONFIG_INVALID'
+}

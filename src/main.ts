@@ -5,8 +5,9 @@
 // Run with a 1 MB young generation (the flag above, and in `npm start`): V8's default of 16 MB per
 // semi-space held about 10 MB more at idle, which put the service over its 100 MB, and about 35 MB
 // more under load, for about 11% more /invoke throughput (BENCHMARKS.md). Only the command line sets it.
-import { ConfigError, loadConfig, settingsHelp } from './config.js'
-import { stdoutDestination } from './log-destination.js'
+import { loadConfig, settingsHelp } from './config.js'
+import { ConfigError } from './errors.js'
+import { stdoutDestination } from './logging/log-destination.js'
 import { createService } from './service.js'
 
 const USAGE = `Usage: algoserve serve [--flag value ...]

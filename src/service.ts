@@ -3,17 +3,17 @@
 // it; tests start the same thing on port 0.
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Algorithm } from './algorithms/algorithm.js'
-import { algorithms as registry } from './algorithms/registry.js'
+import { registry } from './algorithms/registry.js'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
-import { Executor } from './executor.js'
-import { webhookDelivery } from './jobs/job-view.js'
+import { Executor } from './execution/executor.js'
 import { JobRunner } from './jobs/runner.js'
 import { SqliteJobStore } from './jobs/sqlite-store.js'
 import type { JobStore } from './jobs/store.js'
 import { JobSweeper } from './jobs/sweeper.js'
-import { createMetrics, type Metrics } from './metrics.js'
+import { createMetrics, type Metrics } from './metrics/metrics.js'
 import { WebhookDispatcher } from './webhooks/dispatcher.js'
+import { webhookDelivery } from './webhooks/payload.js'
 import { type Resolver, WebhookSender } from './webhooks/sender.js'
 
 const USER_AGENT = 'algoserve/1.0.0'
@@ -30,8 +30,6 @@ export interface Service {
   metrics: Metrics
   executor: Executor
   store: JobStore
-  runner: JobRunner
-  dispatcher: WebhookDispatcher
   sweeper: JobSweeper
   /** True from the moment a shutdown begins. */
   readonly shuttingDown: boolean
@@ -104,8 +102,6 @@ export async function createService(config: Config, options: ServiceOptions = {}
     metrics,
     executor,
     store,
-    runner,
-    dispatcher,
     sweeper,
     get shuttingDown() {
       return shuttingDown

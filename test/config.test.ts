@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
-import { ConfigError, defaultConfig, flagName, loadConfig } from '../src/config.js'
+import { defaultConfig, flagName, loadConfig, SETTINGS } from '../src/config.js'
+import { ConfigError } from '../src/errors.js'
 
-test('defaults match the README', () => {
+test('the defaults are these values', () => {
   assert.deepEqual(loadConfig([], {}), {
     host: '127.0.0.1',
     port: 8000,
@@ -22,6 +24,20 @@ test('defaults match the README', () => {
     webhookAllowPrivate: false,
   })
   assert.deepEqual(loadConfig([], {}), defaultConfig())
+})
+
+test("the README's settings table lists every setting with its flag and default, and nothing else", () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  const rows = [...readme.matchAll(/^\| `(ALGOSERVE_[A-Z_]+)` \| `(--[a-z-]+)` \| `?([^|`]*?)`? \|/gm)]
+  const documented = new Map(rows.map(([, env, flag, value]) => [env, { flag, value }]))
+  for (const s of SETTINGS) {
+    assert.deepEqual(
+      documented.get(s.env),
+      { flag: flagName(s.env), value: String(s.default ?? 'none') },
+      `README row of ${s.env}`,
+    )
+  }
+  assert.deepEqual([...documented.keys()].sort(), SETTINGS.map((s) => s.env).sort())
 })
 
 test('environment variables set values, and flags win over them', () => {

@@ -4,6 +4,8 @@ import { rmSync } from 'node:fs'
 import { test } from 'node:test'
 import { tempDataDir } from './helpers/app.js'
 import { listening, start } from './helpers/child.js'
+import { RSA_100 } from './helpers/numbers.js'
+import { sleep } from './helpers/time.js'
 
 test('a bad setting stops the process with a message naming it', async () => {
   const child = start(['serve'], { ALGOSERVE_MAX_DIGITS: 'many' })
@@ -40,9 +42,9 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const inFlight = fetch(`${url}/invoke`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: '{"number": 1522605027922533360535618378132637429718068114961380688657908494580122963258952897654000350692006139}',
+      body: `{"number": ${RSA_100}}`,
     })
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await sleep(300)
     child.process.kill(signal)
     const response = await inFlight
     assert.equal(response.status, 200)

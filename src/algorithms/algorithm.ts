@@ -1,5 +1,7 @@
 // What an algorithm provides. A second algorithm is one new folder implementing this, added to
-// `registry.ts`; the routes, the pool and (later) the job runner need no change.
+// `registry.ts`; the pool and the job runner need no change. `POST /invoke` is bound to PrimeChecker
+// by the contract, and the response schemas name PrimeChecker's result (`http/schemas.ts`), so an
+// algorithm with its own result shape adds its schema there too.
 
 export interface ParamLimits {
   /** The most decimal digits an integer parameter may have. */

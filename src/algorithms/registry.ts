@@ -1,6 +1,6 @@
 import type { Algorithm } from './algorithm.js'
 import { primeChecker } from './prime-checker/index.js'
 
-export const algorithms: ReadonlyMap<string, Algorithm> = new Map<string, Algorithm>([
+export const registry: ReadonlyMap<string, Algorithm> = new Map<string, Algorithm>([
   [primeChecker.name, primeChecker as Algorithm],
 ])

@@ -1,6 +1,6 @@
-// How a stored job is shown: the body of GET /jobs/{job_id}, and the webhook payload.
+// How a stored job is shown: the body of GET /jobs/{job_id}, its id and its timestamps.
 import { randomBytes } from 'node:crypto'
-import type { JobRecord, NewDelivery } from './store.js'
+import type { JobRecord } from './store.js'
 
 /** ISO 8601 in UTC with an explicit +00:00 offset and milliseconds (decisions.md, Jobs). */
 export function isoTime(ms: number): string {
@@ -12,8 +12,10 @@ export function newJobId(): string {
   return randomBytes(6).toString('hex')
 }
 
-const text = (value: string | null) => JSON.stringify(value)
-const time = (ms: number | null) => (ms === null ? 'null' : JSON.stringify(isoTime(ms)))
+/** A string as a JSON member's value. */
+export const jsonText = (value: string | null): string => JSON.stringify(value)
+/** A time as a JSON member's value: its ISO text, or null. */
+export const jsonTime = (ms: number | null): string => (ms === null ? 'null' : JSON.stringify(isoTime(ms)))
 
 /**
  * The body of GET /jobs/{job_id} as JSON text, every member present and null where empty. Result and
@@ -22,22 +24,9 @@ const time = (ms: number | null) => (ms === null ? 'null' : JSON.stringify(isoTi
  */
 export function jobStatusJson(job: JobRecord): string {
   return (
-    `{"job_id":${text(job.id)},"status":${text(job.status)},"algorithm":${text(job.algorithm)},` +
-    `"created_at":${time(job.createdAt)},"started_at":${time(job.startedAt)},` +
-    `"completed_at":${time(job.completedAt)},"result":${job.result ?? 'null'},"error":${text(job.error)},` +
+    `{"job_id":${jsonText(job.id)},"status":${jsonText(job.status)},"algorithm":${jsonText(job.algorithm)},` +
+    `"created_at":${jsonTime(job.createdAt)},"started_at":${jsonTime(job.startedAt)},` +
+    `"completed_at":${jsonTime(job.completedAt)},"result":${job.result ?? 'null'},"error":${jsonText(job.error)},` +
     `"metadata":${job.metadata ?? 'null'}}`
   )
-}
-
-/**
- * The webhook delivery of a job that just ended (decisions.md, Webhooks). The body is built from the
- * stored JSON text as is, so big integers reach the receiver exactly.
- */
-export function webhookDelivery(job: JobRecord): NewDelivery | null {
-  if (job.webhook === null || job.completedAt === null) return null
-  const payload =
-    `{"job_id":${text(job.id)},"status":${text(job.status)},"algorithm":${text(job.algorithm)},` +
-    `"result":${job.result ?? 'null'},"error":${text(job.error)},"metadata":${job.metadata ?? 'null'},` +
-    `"completed_at":${time(job.completedAt)}}`
-  return { id: `msg_${randomBytes(12).toString('hex')}`, jobId: job.id, url: job.webhook, payload }
 }

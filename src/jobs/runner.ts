@@ -4,11 +4,11 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { parse, stringify } from 'lossless-json'
 import type { Algorithm } from '../algorithms/algorithm.js'
-import { AlgorithmError, AlgoserveError } from '../errors.js'
-import type { Executor } from '../executor.js'
-import type { Metrics } from '../metrics.js'
-import { type Batch, ShutdownAbort, WorkLoop } from '../work-loop.js'
+import { AlgorithmError, ContractError, ShutdownAbort } from '../errors.js'
+import type { Executor } from '../execution/executor.js'
+import type { Metrics } from '../metrics/metrics.js'
 import type { JobOutcome, JobRecord, JobStore } from './store.js'
+import { type Batch, WorkLoop } from './work-loop.js'
 
 export interface RunnerOptions {
   store: JobStore
@@ -110,7 +110,7 @@ export class JobRunner extends WorkLoop<JobRecord> {
     try {
       params = algorithm.parseParams(parse(job.params) as Record<string, unknown>, { maxDigits }, 'params.')
     } catch (error) {
-      if (error instanceof AlgoserveError) return { status: 'failed', error: error.message }
+      if (error instanceof ContractError) return { status: 'failed', error: error.message }
       throw error
     }
     // Cheap runs happen inline in microseconds: no timer for them.

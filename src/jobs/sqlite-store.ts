@@ -69,7 +69,6 @@ export interface SqliteStoreOptions {
   ttlMs: number
   maxPending: number
   makeDelivery: DeliveryFactory
-  now?: () => number
 }
 
 interface JobRow {
@@ -200,7 +199,7 @@ export class SqliteJobStore implements JobStore {
       db.pragma('synchronous = NORMAL')
       migrate(db)
       const store = new SqliteJobStore(db, options)
-      store.#recover((options.now ?? Date.now)())
+      store.#recover(Date.now())
       return store
     } catch (error) {
       db.close()

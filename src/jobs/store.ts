@@ -80,20 +80,8 @@ export type DeliveryOutcome =
   /** The attempt was cut short by a shutdown: the delivery waits again, the attempt not counted. */
   | { kind: 'released' }
 
-/** The store cannot be reached or written: the routes answer 503 SERVICE_UNAVAILABLE. */
-export class StoreUnavailableError extends Error {
-  override name = 'StoreUnavailableError'
-}
-
-/** The new job's id is taken already (48 random bits: rare, but possible). */
-export class DuplicateJobIdError extends Error {
-  override name = 'DuplicateJobIdError'
-}
-
-/** More jobs wait than the configured maximum: POST /jobs answers 503 with Retry-After. */
-export class StoreFullError extends Error {
-  override name = 'StoreFullError'
-}
+// The contract of `JobStore` names these; they live with every other error class.
+export { DuplicateJobIdError, StoreFullError, StoreUnavailableError } from '../errors.js'
 
 /** After this many lost runs a job fails instead of running again (decisions.md, Jobs). */
 export const MAX_LOST_RUNS = 3

@@ -1,6 +1,6 @@
 // GET /healthz (the process answers) and GET /readyz (every check holds and no shutdown has begun).
 import type { FastifyInstance } from 'fastify'
-import { described, HealthResponse, ReadinessResponse } from '../schemas.js'
+import { described, HealthResponse, ReadinessResponse } from '../http/schemas.js'
 
 export interface HealthRouteOptions {
   /** Named readiness checks; each answers whether its part can serve. */

@@ -3,8 +3,14 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Algorithm } from '../algorithms/algorithm.js'
-import type { Executor } from '../executor.js'
-import { described, ErrorResponse, HTTPValidationError, InvokeRequest, InvokeResponse } from '../schemas.js'
+import type { Executor } from '../execution/executor.js'
+import {
+  described,
+  ErrorResponse,
+  HTTPValidationError,
+  InvokeRequest,
+  InvokeResponse,
+} from '../http/schemas.js'
 
 export interface InvokeRouteOptions {
   algorithm: Algorithm

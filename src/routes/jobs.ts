@@ -4,9 +4,6 @@ import type { FastifyInstance } from 'fastify'
 import { stringify } from 'lossless-json'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { AlgorithmNotFoundError, JobNotFoundError, ServiceUnavailableError } from '../errors.js'
-import { isoTime, jobStatusJson, newJobId } from '../jobs/job-view.js'
-import { DuplicateJobIdError, type JobStore, StoreFullError, StoreUnavailableError } from '../jobs/store.js'
-import type { Metrics } from '../metrics.js'
 import {
   described,
   HTTPValidationError,
@@ -16,7 +13,10 @@ import {
   type JobRequestBody,
   JobStatusResponse,
   WrappedErrorResponse,
-} from '../schemas.js'
+} from '../http/schemas.js'
+import { isoTime, jobStatusJson, newJobId } from '../jobs/job-view.js'
+import { DuplicateJobIdError, type JobStore, StoreFullError, StoreUnavailableError } from '../jobs/store.js'
+import type { Metrics } from '../metrics/metrics.js'
 import { checkWebhookUrl } from '../webhooks/address-policy.js'
 
 export interface JobRouteOptions {
@@ -29,15 +29,14 @@ export interface JobRouteOptions {
 }
 
 /** Seconds a client is asked to wait after a 503. */
-const RETRY_AFTER_SECONDS = 5
 
 /** The store's troubles as the contract's 503; anything else stays what it is. */
 function unavailable(error: unknown): unknown {
   if (error instanceof StoreFullError) {
-    return new ServiceUnavailableError('Too many jobs are waiting; try again later.', RETRY_AFTER_SECONDS)
+    return new ServiceUnavailableError('Too many jobs are waiting; try again later.')
   }
   if (error instanceof StoreUnavailableError) {
-    return new ServiceUnavailableError('The job store is unavailable; try again later.', RETRY_AFTER_SECONDS)
+    return new ServiceUnavailableError('The job store is unavailable; try again later.')
   }
   return error
 }
@@ -45,7 +44,7 @@ function unavailable(error: unknown): unknown {
 const wrappedError = (description: string) => described(WrappedErrorResponse, description)
 const validationFailed = described(HTTPValidationError, 'The request failed the schema.')
 
-export async function jobRoutes(app: FastifyInstance, options: JobRouteOptions): Promise<void> {
+export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions): Promise<void> {
   const { algorithms, store, metrics, maxDigits } = options
 
   app.post(

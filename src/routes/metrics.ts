@@ -1,8 +1,12 @@
 // GET /metrics: the Prometheus text exposition of this process.
 import type { FastifyInstance } from 'fastify'
-import { METRICS_CONTENT_TYPE, type Metrics } from '../metrics.js'
+import { METRICS_CONTENT_TYPE, type Metrics } from '../metrics/metrics.js'
 
-export async function metricsRoutes(app: FastifyInstance, options: { metrics: Metrics }): Promise<void> {
+export interface MetricsRouteOptions {
+  metrics: Metrics
+}
+
+export async function metricsRoutes(app: FastifyInstance, options: MetricsRouteOptions): Promise<void> {
   app.get(
     '/metrics',
     {

@@ -3,8 +3,8 @@
 // wait, or given up (decisions.md, Webhooks).
 import type { FastifyBaseLogger } from 'fastify'
 import type { Delivery, DeliveryOutcome, JobStore } from '../jobs/store.js'
-import type { Metrics } from '../metrics.js'
-import { type Batch, WorkLoop } from '../work-loop.js'
+import { type Batch, WorkLoop } from '../jobs/work-loop.js'
+import type { Metrics } from '../metrics/metrics.js'
 import type { WebhookSender } from './sender.js'
 
 /** The contract's waits before the 1st, 2nd and 3rd retry. */

@@ -6,6 +6,7 @@ import type { LookupAddress, LookupOptions } from 'node:dns'
 import { lookup as dnsLookup } from 'node:dns'
 import type { Socket } from 'node:net'
 import type { Agent } from 'undici'
+import { WebhookAddressRefusedError } from '../errors.js'
 import { isPublicAddress } from './address-policy.js'
 import { signWebhook } from './signature.js'
 
@@ -41,16 +42,6 @@ export type AttemptResult =
   | { kind: 'refused'; error: string }
   | { kind: 'aborted' }
 
-const ADDRESS_REFUSED = 'ALGOSERVE_WEBHOOK_ADDRESS_REFUSED'
-
-class AddressRefusedError extends Error {
-  readonly code = ADDRESS_REFUSED
-
-  constructor(host: string, address: string) {
-    super(`${host} resolves to ${address}, which is not a public address`)
-  }
-}
-
 // Answers to webhooks are not used; a little is read so the connection can be kept.
 const MAX_ANSWER_BYTES = 64 * 1024
 
@@ -84,7 +75,8 @@ export class WebhookSender {
         resolve(hostname).then(
           (addresses) => {
             const refused = allowPrivate ? undefined : addresses.find((a) => !isPublicAddress(a.address))
-            if (refused !== undefined) return callback(new AddressRefusedError(hostname, refused.address))
+            if (refused !== undefined)
+              return callback(new WebhookAddressRefusedError(hostname, refused.address))
             if (addresses.length === 0) return callback(new Error(`${hostname} has no address`))
             if (lookupOptions.all) return callback(null, addresses)
             const [first] = addresses as [LookupAddress]
@@ -101,7 +93,7 @@ export class WebhookSender {
           const address = (socket as Socket).remoteAddress ?? ''
           if (!allowPrivate && !isPublicAddress(address)) {
             socket.destroy()
-            return callback(new AddressRefusedError(connectOptions.hostname, address), null)
+            return callback(new WebhookAddressRefusedError(connectOptions.hostname, address), null)
           }
           callback(null, socket)
         }),
@@ -152,9 +144,9 @@ export class WebhookSender {
 
 type LookupCallback = (error: Error | null, address?: string | LookupAddress[], family?: number) => void
 
-function findRefusal(error: unknown): AddressRefusedError | undefined {
+function findRefusal(error: unknown): WebhookAddressRefusedError | undefined {
   for (let e = error; e instanceof Error; e = e.cause) {
-    if ((e as { code?: string }).code === ADDRESS_REFUSED) return e as AddressRefusedError
+    if (e instanceof WebhookAddressRefusedError) return e
   }
   return undefined
 }

@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
+import { until } from './time.js'
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 
@@ -29,12 +30,11 @@ export function start(args: string[], env: Record<string, string> = {}): Child {
 
 /** The URL the child listens on, once it does; kills it and fails if it does not start. */
 export async function listening(child: Child): Promise<string> {
-  for (let i = 0; i < 300; i++) {
-    const match = /Server listening at (http:\/\/127\.0\.0\.1:[0-9]+)/.exec(child.output())
-    if (match?.[1]) return match[1]
-    if (child.process.exitCode !== null) break
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+  const address = () => /Server listening at (http:\/\/127\.0\.0\.1:[0-9]+)/.exec(child.output())?.[1]
+  // A child that exits or stays silent is reported below with its output, not as a bare timeout.
+  await until(() => address() !== undefined || child.process.exitCode !== null, 15_000).catch(() => {})
+  const url = address()
+  if (url !== undefined) return url
   child.process.kill('SIGKILL')
   throw new Error(`the service did not start:\n${child.output()}`)
 }

@@ -1,5 +1,6 @@
 // Polling a job over HTTP until it reaches a state, as a client would.
 import type { JobState } from '../../src/jobs/store.js'
+import { until } from './time.js'
 
 export interface JobBody {
   job_id: string
@@ -36,17 +37,11 @@ export async function waitForJob(
   done: (job: JobBody) => boolean = (job) => job.status === 'completed' || job.status === 'failed',
   timeoutMs = 20_000,
 ): Promise<JobBody> {
-  const deadline = Date.now() + timeoutMs
   let last: unknown
-  while (Date.now() < deadline) {
+  const seen = async () => {
     const response = await fetch(`${url}/jobs/${id}`)
     last = await response.json()
-    if (response.status === 200 && done(last as JobBody)) return last as JobBody
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    return response.status === 200 && done(last as JobBody) && (last as JobBody)
   }
-  throw new Error(`job ${id} did not get there within ${timeoutMs} ms; last seen: ${JSON.stringify(last)}`)
+  return until(seen, timeoutMs, () => `job ${id} got there; last seen: ${JSON.stringify(last)}`)
 }
-
-/** RSA-100: no factor is found within any budget used in tests, so its run lasts the whole budget. */
-export const RSA_100 =
-  '1522605027922533360535618378132637429718068114961380688657908494580122963258952897654000350692006139'

@@ -5,8 +5,10 @@ import { rmSync } from 'node:fs'
 import { after, before, test } from 'node:test'
 import { tempDataDir } from '../helpers/app.js'
 import { listening, start } from '../helpers/child.js'
-import { createJob, type JobBody, RSA_100 } from '../helpers/jobs.js'
+import { createJob, type JobBody } from '../helpers/jobs.js'
+import { RSA_100 } from '../helpers/numbers.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
+import { sleep, until } from '../helpers/time.js'
 
 let receiver: Receiver
 before(async () => {
@@ -41,14 +43,12 @@ async function readJobs(url: string, ids: string[]): Promise<Map<string, JobBody
 }
 
 async function untilAll(url: string, ids: string[], done: (job: JobBody) => boolean, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const jobs = await readJobs(url, ids)
-    if ([...jobs.values()].every(done)) return jobs
-    if (Date.now() > deadline)
-      throw new Error(`not every job got there: ${JSON.stringify([...jobs.values()])}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
+  let jobs = new Map<string, JobBody>()
+  const all = async () => {
+    jobs = await readJobs(url, ids)
+    return [...jobs.values()].every(done) && jobs
   }
+  return until(all, timeoutMs, () => `every job got there: ${JSON.stringify([...jobs.values()])}`, 100)
 }
 
 const finished = (job: JobBody) => job.status === 'completed' || job.status === 'failed'
@@ -112,7 +112,7 @@ test('SIGKILL while jobs run: after a restart every job completes exactly once, 
 
   // Every job's webhook arrived; one sent again after the kill carries the same webhook-id.
   await receiver.waitFor(ids.length, 30_000)
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  await sleep(300)
   const byJob = new Map<string, Set<string>>()
   for (const delivery of receiver.received) {
     const payload = JSON.parse(delivery.body) as JobBody

@@ -5,9 +5,9 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, test } from 'node:test'
 import Database from 'better-sqlite3'
-import { webhookDelivery } from '../../src/jobs/job-view.js'
 import { DATABASE_FILE, SqliteJobStore } from '../../src/jobs/sqlite-store.js'
 import { StoreFullError, StoreUnavailableError } from '../../src/jobs/store.js'
+import { webhookDelivery } from '../../src/webhooks/payload.js'
 import { tempDataDir } from '../helpers/app.js'
 
 const dirs: string[] = []

@@ -3,6 +3,8 @@ import http from 'node:http'
 import { after, before, describe, test } from 'node:test'
 import { postRaw, startApp, type TestApp } from '../helpers/app.js'
 import { parseExact } from '../helpers/json.js'
+import { RSA_100 } from '../helpers/numbers.js'
+import { sleep } from '../helpers/time.js'
 
 let server: TestApp
 let url: string
@@ -124,14 +126,12 @@ describe('POST /invoke 200', () => {
   })
 
   test('reports an incomplete factorisation when the budget runs out', async () => {
-    const rsa100 =
-      '1522605027922533360535618378132637429718068114961380688657908494580122963258952897654000350692006139'
-    const r = await result(rsa100)
+    const r = await result(RSA_100)
     assert.equal(r.is_prime, false)
     assert.equal(r.factorization_complete, false)
     assert.equal(
       r.factors.reduce((a, b) => a * b, 1n),
-      BigInt(rsa100),
+      BigInt(RSA_100),
     )
   })
 
@@ -407,7 +407,7 @@ describe('isolation', () => {
       await response.arrayBuffer()
       if (!heavyDone) latencies.push(performance.now() - start)
       assert.equal(response.status, 200)
-      await new Promise((resolve) => setTimeout(resolve, 20))
+      await sleep(20)
     }
     const response = await heavy
     assert.equal(response.status, 200)
@@ -442,11 +442,11 @@ describe('client disconnects', () => {
       body: `{"number": ${rsa129}}`,
       signal: controller.signal,
     })
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    await sleep(200)
     controller.abort()
     await assert.rejects(heavy)
     // Past the 2 s factorisation budget, a run that was not stopped would have been counted.
-    await new Promise((resolve) => setTimeout(resolve, 2500))
+    await sleep(2500)
     assert.equal(await metric(), before)
   })
 })

@@ -3,8 +3,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { postRaw, startApp, type TestApp } from '../helpers/app.js'
-import { createJob, RSA_100, waitForJob } from '../helpers/jobs.js'
+import { createJob, waitForJob } from '../helpers/jobs.js'
 import { parseExact } from '../helpers/json.js'
+import { RSA_100 } from '../helpers/numbers.js'
+import { sleep } from '../helpers/time.js'
 
 let server: TestApp
 before(async () => {
@@ -269,7 +271,7 @@ describe('jobs at their limits', () => {
       const created = await createJob(brief.url, { algorithm: 'PrimeChecker', params: { number: 7 } })
       const id = created.json.job_id as string
       await waitForJob(brief.url, id)
-      await new Promise((resolve) => setTimeout(resolve, 1100))
+      await sleep(1100)
       const response = await fetch(`${brief.url}/jobs/${id}`)
       assert.equal(response.status, 404)
       assertWrapped(await response.json(), 'JOB_NOT_FOUND', response.headers.get('x-request-id'))

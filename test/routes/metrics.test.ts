@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process'
 import { after, before, test } from 'node:test'
 import { postRaw, startApp, type TestApp } from '../helpers/app.js'
 import { createJob, waitForJob } from '../helpers/jobs.js'
+import { sleep } from '../helpers/time.js'
 
 let server: TestApp
 before(async () => {
@@ -124,7 +125,7 @@ test('a request abandoned by its client leaves the in-progress gauge', async () 
   assert.ok((await pending) instanceof Error, 'the client gave up')
   let after: number | undefined
   for (let i = 0; i < 100 && after !== 1; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 10))
+    await sleep(10)
     after = sample(await scrape(), 'http_requests_in_progress')
   }
   assert.equal(after, 1, 'only the scrape is left')

@@ -6,8 +6,10 @@ import type { LookupAddress } from 'node:dns'
 import { after, before, describe, test } from 'node:test'
 import type { Service } from '../../src/service.js'
 import { startApp, type TestApp } from '../helpers/app.js'
-import { createJob, RSA_100, waitForJob } from '../helpers/jobs.js'
+import { createJob, waitForJob } from '../helpers/jobs.js'
+import { RSA_100 } from '../helpers/numbers.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
+import { sleep, until } from '../helpers/time.js'
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
 const SHORT = { retryWaitsMs: [50, 50, 50], timeoutMs: 500 }
@@ -23,14 +25,6 @@ async function deliveries(service: Service): Promise<Deliveries> {
   const metric = await service.metrics.webhookDeliveries.get()
   for (const { labels, value } of metric.values) counts[labels.status as keyof Deliveries] = value
   return counts
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
 }
 
 /** Verifies a Standard Webhooks signature as a receiver would, independently of the sender's code. */
@@ -144,7 +138,7 @@ describe('on a short schedule', () => {
     await createJob(server.url, { algorithm: 'PrimeChecker', params: { number: 7 }, webhook: receiver.url })
     await receiver.waitFor(1)
     await until(async () => (await deliveries(server.service)).failed > before.failed, 5000)
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await sleep(300)
     assert.equal(receiver.received.length, 1)
     assert.equal((await deliveries(server.service)).retry, before.retry)
   })
@@ -254,7 +248,7 @@ describe('address rules', () => {
       })
       assert.equal(created.status, 202, 'names are accepted at creation')
       await until(async () => (await deliveries(server.service)).failed > before.failed, 5000)
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      await sleep(300)
       const now = await deliveries(server.service)
       assert.equal(now.retry, before.retry, 'no retries')
       assert.equal(now.failed - before.failed, 1)

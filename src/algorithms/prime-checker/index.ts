@@ -1,6 +1,7 @@
 // PrimeChecker: is an integer prime, and what are its prime factors (decisions.md, The prime result).
-import { integerParam } from '../../integer-input.js'
+
 import type { Algorithm, ParamLimits, RunOptions } from '../algorithm.js'
+import { integerParam } from '../integer-input.js'
 import { abs } from './bigint-math.js'
 import { factorize } from './factorize.js'
 import { isPrime, type PrimalityMethod, primalityMethod } from './primality.js'

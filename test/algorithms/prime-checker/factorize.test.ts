@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { type Factorization, factorize } from '../../../src/algorithms/prime-checker/factorize.js'
 import { isBailliePSW } from '../../../src/algorithms/prime-checker/primality.js'
+import { RSA_100 } from '../../helpers/numbers.js'
 import { prng, randomBits, refIsProbablePrime, testSeed } from '../../helpers/reference-math.js'
 
 // Vectors from shared/data/prime-vectors.md (sections 1, 2, 4 and 6) and shared/data/arnault.txt.
@@ -55,10 +56,7 @@ const ARNAULT_P1 =
 
 /** Numbers whose smallest prime factor is far beyond what rho and ECM find in a short deadline. */
 const HARD: [string, bigint][] = [
-  [
-    'RSA-100',
-    1522605027922533360535618378132637429718068114961380688657908494580122963258952897654000350692006139n,
-  ],
+  ['RSA-100', BigInt(RSA_100)],
   [
     'RSA-129',
     114381625757888867669235779976146612010218296721242362562561842935706935245733897830597123563958705058989075147599290026879543541n,

@@ -2,7 +2,7 @@
 // with no Content-Type is read as JSON, and any other Content-Type reaches the validator as NotJsonBody.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { parse } from 'lossless-json'
-import { RequestValidationError } from './errors.js'
+import { RequestValidationError } from '../errors.js'
 import { NotJsonBody } from './validation.js'
 
 const JSON_MEDIA_TYPE = /^application\/(?:[a-z0-9.!#$&^_-]+\+)?json$/i

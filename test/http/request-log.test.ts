@@ -2,8 +2,9 @@
 // gets one access line, and the stack of a failure is in the log, never in the body.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import type { Algorithm } from '../src/algorithms/algorithm.js'
-import { postRaw, startApp, type TestApp } from './helpers/app.js'
+import type { Algorithm } from '../../src/algorithms/algorithm.js'
+import { postRaw, startApp, type TestApp } from '../helpers/app.js'
+import { until } from '../helpers/time.js'
 
 const SECRET = 'internal detail for the log only'
 
@@ -41,13 +42,7 @@ after(() => server.close())
 /** The log lines of one request, once its access line (written after the answer is sent) is there. */
 async function linesOf(requestId: string): Promise<LogLine[]> {
   const mine = () => lines.filter((line) => line.request_id === requestId)
-  for (
-    let waited = 0;
-    !mine().some((line) => line.msg === 'request completed') && waited < 5000;
-    waited += 10
-  ) {
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
+  await until(() => mine().some((line) => line.msg === 'request completed'), 5000, 'the access line', 10)
   return mine()
 }
 

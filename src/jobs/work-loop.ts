@@ -2,6 +2,7 @@
 // when woken (or every `pollMs`), handle each item without waiting for it, and at a shutdown stop
 // taking, give the items in flight a grace period, then abort them.
 import type { FastifyBaseLogger } from 'fastify'
+import { ShutdownAbort } from '../errors.js'
 
 export interface Batch<T> {
   items: T[]
@@ -82,6 +83,3 @@ export abstract class WorkLoop<T extends { id: string }> {
     this.#timer.unref()
   }
 }
-
-/** The reason an item in flight is aborted at the end of a shutdown's grace period. */
-export class ShutdownAbort extends Error {}

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
-import { type Metrics, UNMATCHED_ENDPOINT } from './metrics.js'
+import { type Metrics, UNMATCHED_ENDPOINT } from '../metrics/metrics.js'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 

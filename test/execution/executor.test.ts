@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { primeChecker } from '../src/algorithms/prime-checker/index.js'
-import { AlgorithmError } from '../src/errors.js'
-import { Executor } from '../src/executor.js'
-import { createMetrics } from '../src/metrics.js'
+import { primeChecker } from '../../src/algorithms/prime-checker/index.js'
+import { AlgorithmError } from '../../src/errors.js'
+import { Executor } from '../../src/execution/executor.js'
+import { createMetrics } from '../../src/metrics/metrics.js'
 
 const RSA_129 =
   114381625757888867669235779976146612010218296721242362562561842935706935245733897830597123563958705058989075147599290026879543541n

@@ -1,6 +1,7 @@
 // The piscina worker: runs one algorithm call off the thread that serves HTTP.
-import { type TimedRun, timedRun } from '../timed-run.js'
-import { algorithms } from './registry.js'
+
+import { registry } from '../algorithms/registry.js'
+import { type TimedRun, timedRun } from './timed-run.js'
 
 export interface WorkerTask {
   algorithm: string
@@ -16,7 +17,7 @@ export type WorkerOutcome = TimedRun | { failure: string }
 
 export default function runTask({ algorithm, params, budgetMs }: WorkerTask): WorkerOutcome {
   try {
-    const found = algorithms.get(algorithm)
+    const found = registry.get(algorithm)
     if (found === undefined) throw new Error(`Unknown algorithm '${algorithm}'`)
     return timedRun(found, params, { budgetMs })
   } catch (error) {

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import pino from 'pino'
-import { BatchedLines } from '../src/log-destination.js'
+import { BatchedLines } from '../../src/logging/log-destination.js'
+import { until } from '../helpers/time.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'algoserve-log-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
@@ -39,9 +40,7 @@ test('a full batch is handed over at once', () => {
 test('a quiet logger still gets its lines out after flushMs', async () => {
   const { lines, read } = destination({ batchChars: 1000, flushMs: 20 })
   lines.write('alone\n')
-  for (let waited = 0; read() === '' && waited < 5000; waited += 10) {
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
+  await until(() => read() !== '', 5000, 'a line was written', 10)
   assert.equal(read(), 'alone\n', 'the periodic hand-over wrote the line')
 })
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { LosslessNumber } from 'lossless-json'
-import { ValidationError } from '../src/errors.js'
-import { digitCount, integerParam, readIntegerInput, toBigInt } from '../src/integer-input.js'
+import { digitCount, integerParam, readIntegerInput, toBigInt } from '../../src/algorithms/integer-input.js'
+import { ValidationError } from '../../src/errors.js'
 
 const literal = (text: string) => new LosslessNumber(text)
 

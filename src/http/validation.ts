@@ -2,8 +2,8 @@
 // does (decisions.md, Errors). It understands the subset of JSON Schema the request schemas use.
 import type { TSchema } from '@sinclair/typebox'
 import type { FastifySchemaCompiler } from 'fastify'
-import { PROBLEM_MESSAGES, type ProblemType, RequestValidationError, type SchemaProblem } from './errors.js'
-import { readIntegerInput } from './integer-input.js'
+import { readIntegerInput } from '../algorithms/integer-input.js'
+import { PROBLEM_MESSAGES, type ProblemType, RequestValidationError, type SchemaProblem } from '../errors.js'
 
 /** A body that arrived with a Content-Type that is not JSON; the validator reports it. */
 export class NotJsonBody {

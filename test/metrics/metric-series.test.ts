@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { Counter, Histogram, Registry } from 'prom-client'
-import { LabelledCounter, LabelledHistogram } from '../src/metric-series.js'
+import { LabelledCounter, LabelledHistogram } from '../../src/metrics/metric-series.js'
 
 const BUCKETS = [0.001, 0.01, 0.1, 1]
 

@@ -2,7 +2,7 @@
 // parser), or a string of decimal digits. The text is read without converting it, so its size is known
 // before any BigInt is made: a megabyte of digits costs a scan, not a quadratic conversion.
 import { isLosslessNumber } from 'lossless-json'
-import { PROBLEM_MESSAGES, ValidationError } from './errors.js'
+import { PROBLEM_MESSAGES, ValidationError } from '../errors.js'
 
 export type IntegerProblem = 'int_type' | 'int_parsing' | 'int_from_float'
 

@@ -4,13 +4,13 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { stringify } from 'lossless-json'
 import {
-  AlgoserveError,
+  ContractError,
   InternalError,
   PayloadTooLargeError,
   RequestValidationError,
   ServiceUnavailableError,
   ValidationError,
-} from './errors.js'
+} from '../errors.js'
 import { RouteTable } from './route-table.js'
 
 declare module 'fastify' {
@@ -59,8 +59,8 @@ function sendJson(reply: FastifyReply, statusCode: number, body: unknown): Fasti
 }
 
 /** Any error as one of the service's: framework client errors keep their meaning, the rest are internal. */
-function toServiceError(error: FastifyError | Error, maxBodyBytes: number): AlgoserveError {
-  if (error instanceof AlgoserveError) return error
+function toServiceError(error: FastifyError | Error, maxBodyBytes: number): ContractError {
+  if (error instanceof ContractError) return error
   const { code, statusCode } = error as FastifyError
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new PayloadTooLargeError(maxBodyBytes)
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {

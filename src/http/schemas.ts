@@ -158,7 +158,8 @@ export const WrappedErrorResponse = Type.Object(
   { $id: 'WrappedErrorResponse', description: 'The error body of /jobs and /jobs/{job_id}.' },
 )
 
-export const ValidationError = Type.Object(
+/** One 422 problem; its `$id` is the contract's name, the TypeScript name differs from the 400 error class. */
+export const ValidationProblem = Type.Object(
   {
     loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
     msg: Type.String(),
@@ -170,7 +171,7 @@ export const ValidationError = Type.Object(
 )
 
 export const HTTPValidationError = Type.Object(
-  { detail: Type.Array(Type.Ref(ValidationError)) },
+  { detail: Type.Array(Type.Ref(ValidationProblem)) },
   { $id: 'HTTPValidationError' },
 )
 
@@ -206,7 +207,7 @@ export const sharedSchemas: TSchema[] = [
   JobStatusResponse,
   ErrorResponse,
   WrappedErrorResponse,
-  ValidationError,
+  ValidationProblem,
   HTTPValidationError,
   HealthResponse,
   ReadinessResponse,

@@ -1,4 +1,4 @@
-import type { Algorithm, RunOptions } from './algorithms/algorithm.js'
+import type { Algorithm, RunOptions } from '../algorithms/algorithm.js'
 
 export interface TimedRun {
   result: unknown

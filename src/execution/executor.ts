@@ -6,15 +6,15 @@
 // already going, and a stream of /invoke calls never keeps jobs from their share of the threads.
 import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'
-import type { Algorithm } from './algorithms/algorithm.js'
-import type { WorkerOutcome, WorkerTask } from './algorithms/worker.js'
-import { AlgorithmError, WorkerLostError } from './errors.js'
-import type { Metrics } from './metrics.js'
+import type { Algorithm } from '../algorithms/algorithm.js'
+import { AlgorithmError, WorkerLostError } from '../errors.js'
+import type { Metrics } from '../metrics/metrics.js'
+import type { WorkerOutcome, WorkerTask } from './pool-worker.js'
 import { type TimedRun, timedRun } from './timed-run.js'
 
 // Under tsx (tests, `npm run dev`) the sources are .ts; the build runs .js.
 const WORKER_FILE = new URL(
-  `./algorithms/worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
+  `./pool-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
   import.meta.url,
 )
 
