@@ -64,6 +64,7 @@ const JOBS = 'jobs'
 const WEBHOOKS = 'webhooks'
 const PENDING_STATES = ['waiting', 'prioritized', 'delayed'] as const
 const CLEAN_BATCH = 1000
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'])
 
 /** Reconnect soon after an outage (BullMQ's default waits up to 20 s between tries). */
 const retryStrategy = (times: number): number => Math.min(250 * times, 2000)
@@ -296,7 +297,11 @@ export class RedisBackend implements JobBackend {
         maxStalledCount: MAX_LOST_RUNS,
       },
     )
-    worker.on('error', (error) => this.#log.warn({ err: error, queue }, 'redis worker error'))
+    worker.on('error', (error) => {
+      // While Redis is away every retry fails to connect: that is the readiness check's to tell.
+      const level = CONNECTION_ERRORS.has((error as { code?: string }).code ?? '') ? 'debug' : 'warn'
+      this.#log[level]({ err: error, queue }, 'redis worker error')
+    })
     this.#workers.push(worker as Worker)
     return worker
   }

@@ -43,7 +43,10 @@ export async function freePort(): Promise<number> {
   return port
 }
 
-/** Sends one inline command and resolves with the first line of the answer. */
+/**
+ * Sends one inline command (arguments without spaces) and resolves with the answer's text: a status,
+ * an error, an integer or a bulk string as is, an array's elements one a line.
+ */
 export async function redisCommand(port: number, command: string): Promise<string> {
   const socket = createConnection({ port, host: '127.0.0.1' })
   socket.setEncoding('utf8')
@@ -51,14 +54,40 @@ export async function redisCommand(port: number, command: string): Promise<strin
     await once(socket, 'connect')
     socket.write(`${command}\r\n`)
     let answer = ''
-    while (!answer.includes('\r\n')) {
+    for (;;) {
+      const parsed = parseReply(answer)
+      if (parsed !== undefined) return parsed
       const [chunk] = await once(socket, 'data')
       answer += chunk
     }
-    return answer
   } finally {
     socket.destroy()
   }
+}
+
+/** A complete RESP2 reply of one level (an array of bulk strings at most), or undefined while incomplete. */
+function parseReply(text: string): string | undefined {
+  const lines = text.split('\r\n')
+  const bulk = (at: number): [string, number] | undefined => {
+    const head = lines[at]
+    if (head === undefined || at + 1 >= lines.length) return undefined
+    if (head === '$-1') return ['', at + 1]
+    return at + 2 < lines.length ? [lines[at + 1] as string, at + 2] : undefined
+  }
+  const [first = ''] = lines
+  if (lines.length < 2) return undefined
+  if (first[0] === '+' || first[0] === '-') return first
+  if (first[0] === ':') return first.slice(1)
+  if (first[0] === '$') return bulk(0)?.[0]
+  const values: string[] = []
+  let at = 1
+  for (let i = 0; i < Number(first.slice(1)); i++) {
+    const entry = bulk(at)
+    if (entry === undefined) return undefined
+    values.push(entry[0])
+    at = entry[1]
+  }
+  return values.join('\n')
 }
 
 export interface RedisServer {
