@@ -93,6 +93,23 @@ describe('distributed mode', { skip: skipWithoutRedis }, () => {
     await redis.close()
   })
 
+  test('a Redis that evicts keys is refused at start, naming maxmemory-policy; AOF off is warned about', {
+    timeout: 120_000,
+  }, async (t) => {
+    const evicting = await startRedis(['--maxmemory-policy', 'allkeys-lru'])
+    t.after(() => evicting.close())
+    const refused = start(['worker', '--worker-port', '0', '--redis-url', evicting.url])
+    assert.equal(await refused.exit, 1)
+    assert.match(refused.output(), /maxmemory-policy allkeys-lru/)
+    assert.match(refused.output(), /noeviction/)
+    const noAof = await startRedis(['--appendonly', 'no'])
+    t.after(() => noAof.close())
+    const warned = start(['serve', '--port', '0', '--redis-url', noAof.url])
+    t.after(() => warned.process.kill('SIGKILL'))
+    await listening(warned)
+    assert.match(warned.output(), /AOF off \(appendonly no\)/)
+  })
+
   test('a worker SIGKILLed mid-job three times: taken over each time, then failed as lost 3 times, webhook sent', {
     timeout: 180_000,
   }, async (t) => {
