@@ -86,7 +86,6 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
 export async function buildWorkerApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
   const app = await baseApp(config, deps)
   await registerStatusRoutes(app, deps)
-  await app.register(docsRoutes)
   return app
 }
 

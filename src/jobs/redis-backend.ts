@@ -64,6 +64,8 @@ const JOBS = 'jobs'
 const WEBHOOKS = 'webhooks'
 const PENDING_STATES = ['waiting', 'prioritized', 'delayed'] as const
 const CLEAN_BATCH = 1000
+/** How long a stop waits, after the grace period, for work to be given back before closing anyway. */
+const FORCE_CLOSE_AFTER_MS = 5000
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'])
 
 /** Reconnect soon after an outage (BullMQ's default waits up to 20 s between tries). */
@@ -452,7 +454,10 @@ export class RedisBackend implements JobBackend {
   }
 }
 
-/** A BullMQ Worker as a Consumer: at a stop, work in flight gets the grace period, then is given back. */
+/**
+ * A BullMQ Worker as a Consumer: at a stop, work in flight gets the grace period, then is aborted and
+ * given back. A close still waiting after that (Redis away) is forced: the job then stalls and runs again.
+ */
 function bullConsumer(worker: Worker, shutdown: AbortController): Consumer {
   let stopping = false
   return {
@@ -461,11 +466,13 @@ function bullConsumer(worker: Worker, shutdown: AbortController): Consumer {
     },
     async stop(graceMs: number) {
       stopping = true
-      const timer = setTimeout(() => shutdown.abort(new ShutdownAbort('shutting down')), graceMs)
+      const giveBack = setTimeout(() => shutdown.abort(new ShutdownAbort('shutting down')), graceMs)
+      const force = setTimeout(() => void worker.close(true), graceMs + FORCE_CLOSE_AFTER_MS)
       try {
         await worker.close()
       } finally {
-        clearTimeout(timer)
+        clearTimeout(giveBack)
+        clearTimeout(force)
       }
     },
   }

@@ -20,7 +20,6 @@ export function forEachBackend(suite: (backend: BackendUnderTest) => void): void
     before(async () => {
       redis = await startRedis()
     })
-    after(() => redis?.close())
     suite({
       name: 'redis',
       start: (overrides = {}, options = {}) =>
@@ -29,5 +28,7 @@ export function forEachBackend(suite: (backend: BackendUnderTest) => void): void
           options,
         ),
     })
+    // Registered after the suite's own hooks, so its apps close while Redis is still there.
+    after(() => redis?.close())
   })
 }
