@@ -1,5 +1,6 @@
 // PrimeChecker: is an integer prime, and what are its prime factors (decisions.md, The prime result).
 
+import { VERSION } from '../../version.js'
 import type { Algorithm, ParamLimits, RunOptions } from '../algorithm.js'
 import { integerParam } from '../integer-input.js'
 import { abs } from './bigint-math.js'
@@ -23,7 +24,7 @@ const SMALL = BigInt(SMALL_LIMIT)
 
 export const primeChecker: Algorithm<PrimeParams, PrimeResult> = {
   name: 'PrimeChecker',
-  version: '1.0.0',
+  version: VERSION,
 
   parseParams(raw: Record<string, unknown>, limits: ParamLimits, fieldPrefix: string): PrimeParams {
     return { number: integerParam(raw.number, `${fieldPrefix}number`, limits.maxDigits) }
