@@ -8,8 +8,10 @@
 //
 // Memory is a static block of numbered slots, apart from montn's, so rho and ECM keep their state.
 
-const MASK: u64 = 0xfffffff
-const MASK32: u32 = 0xfffffff
+/** Bits per limb. */
+export const BITS28 = 28
+const MASK: u64 = (u64(1) << BITS28) - 1
+const MASK32: u32 = (u32(1) << BITS28) - 1
 
 /** The most limbs: 35840 bits, beyond the service's largest inputs. */
 export const MAX_LIMBS28 = 1280
@@ -81,7 +83,7 @@ function limb(p: usize, i: i32): u64 {
 @inline
 function fold(sum: u64): void {
   LO += sum & MASK
-  HI += sum >> 28
+  HI += sum >> BITS28
 }
 
 // @ts-ignore: decorator
@@ -188,7 +190,7 @@ function endColumn(r: usize, i: i32, carry: u64): u64 {
   } else {
     store<u32>(r + (usize(i - K) << 2), u32(v & MASK))
   }
-  return (v >> 28) + HI
+  return (v >> BITS28) + HI
 }
 
 /**
@@ -309,7 +311,7 @@ function absDiff(d: usize, x: usize, y: usize, h: i32, l: i32): bool {
     const qi = i < l || less ? i64(load<u32>(q + off)) : 0
     const v = pi - qi + borrow
     store<u32>(d + off, u32(v) & MASK32)
-    borrow = v >> 28
+    borrow = v >> BITS28
   }
   return less
 }
@@ -328,7 +330,7 @@ function addMiddle(r: usize, n: i32, h: i32, l: i32, dm: usize, negative: bool, 
     let v = i64(load<u32>(r + off)) + carry + (negative ? d : -d)
     if (i < 2 * l) v += i64(load<u32>(z2 + off))
     store<u32>(mid + off, u32(v) & MASK32)
-    carry = v >> 28
+    carry = v >> BITS28
   }
   store<u32>(mid + (usize(2 * h) << 2), u32(carry))
   const rh = r + (usize(h) << 2)
@@ -337,7 +339,7 @@ function addMiddle(r: usize, n: i32, h: i32, l: i32, dm: usize, negative: bool, 
     const off = usize(i) << 2
     const s = load<u32>(rh + off) + (i <= 2 * h ? load<u32>(mid + off) : 0) + c
     store<u32>(rh + off, s & MASK32)
-    c = s >> 28
+    c = s >> BITS28
     if (i > 2 * h && c == 0) break
   }
 }
@@ -357,7 +359,7 @@ function mulColumns(r: usize, a: usize, b: usize, n: i32): void {
     let s = carry + lanes(v)
     for (; t < count; t++) s += prod(x, y, usize(t) << 2)
     store<u32>(r + (usize(i) << 2), u32(s & MASK))
-    carry = s >> 28
+    carry = s >> BITS28
   }
   store<u32>(r + (usize(2 * n - 1) << 2), u32(carry))
 }
@@ -367,7 +369,7 @@ function mulColumns(r: usize, a: usize, b: usize, n: i32): void {
 @inline
 function finish(r: usize, carry: u64): void {
   store<u32>(r + (usize(K - 1) << 2), u32(carry & MASK))
-  if (carry >> 28 != 0 || !lessThanN(r)) subN(r, r, NPTR)
+  if (carry >> BITS28 != 0 || !lessThanN(r)) subN(r, r, NPTR)
 }
 
 function lessThanN(x: usize): bool {
@@ -386,7 +388,7 @@ function subN(r: usize, x: usize, y: usize): i64 {
     const off = usize(i) << 2
     const d = i64(load<u32>(x + off)) - i64(load<u32>(y + off)) + borrow
     store<u32>(r + off, u32(d) & MASK32)
-    borrow = d >> 28
+    borrow = d >> BITS28
   }
   return borrow
 }
@@ -398,7 +400,7 @@ export function add28(r: usize, a: usize, b: usize): void {
     const off = usize(i) << 2
     const s = load<u32>(a + off) + load<u32>(b + off) + carry
     store<u32>(r + off, s & MASK32)
-    carry = s >> 28
+    carry = s >> BITS28
   }
   if (carry != 0 || !lessThanN(r)) subN(r, r, NPTR)
 }
@@ -411,7 +413,7 @@ export function sub28(r: usize, a: usize, b: usize): void {
     const off = usize(i) << 2
     const s = load<u32>(r + off) + load<u32>(NPTR + off) + carry
     store<u32>(r + off, s & MASK32)
-    carry = s >> 28
+    carry = s >> BITS28
   }
 }
 

@@ -1,11 +1,11 @@
 import { bitLength, iroot } from './bigint-math.js'
 import { Budget } from './budget.js'
 import { ecm } from './ecm.js'
-import { limbCount, MAX_LIMBS } from './kernel.js'
+import { LIMIT_64, limbCount, MAX_LIMBS } from './kernel.js'
 import { isPrime } from './primality.js'
 import { quadraticSieve } from './quadratic-sieve.js'
 import { rhoBig, splitRho64 } from './rho.js'
-import { factorSmall, isPrimeSmall, SMALL_LIMIT } from './small.js'
+import { factorSmall, isPrimeSmall, LIMIT_32 } from './small.js'
 import { trialDivide } from './trial-division.js'
 
 export interface Factorization {
@@ -57,13 +57,10 @@ function qsExpectedMs(digits: number): number {
   return 7 * 3.3 ** ((digits - 30) / 5)
 }
 
-const LIMIT_32 = BigInt(SMALL_LIMIT)
-const LIMIT_64 = 1n << 64n
-
 /** Prime factorisation of n >= 2 with multiplicity; see Factorization for the order when incomplete. */
 export function factorize(n: bigint, opts: FactorizeOptions): Factorization {
   if (n < 2n) throw new RangeError('factorize: n must be at least 2')
-  if (n < BigInt(SMALL_LIMIT)) return { factors: factorSmall(Number(n)).map(BigInt), complete: true }
+  if (n < LIMIT_32) return { factors: factorSmall(Number(n)).map(BigInt), complete: true }
 
   const budget = new Budget(opts.deadline, opts.signal)
   const { primes, rest } = trialDivide(n)

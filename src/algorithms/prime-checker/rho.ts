@@ -3,7 +3,16 @@
 // its multi-limb residues above, with the gcds and Brent's schedule here.
 import { gcd } from './bigint-math.js'
 import type { Budget } from './budget.js'
-import { kernel, readSlot, setModulus, writeSlot } from './kernel.js'
+import {
+  kernel,
+  RHON_SLOT_C,
+  RHON_SLOT_Q,
+  RHON_SLOT_X,
+  RHON_SLOT_Y,
+  readSlot,
+  setModulus,
+  writeSlot,
+} from './kernel.js'
 
 /**
  * Steps per kernel call below 2^64, about 30 ms and 40 times the expected count for two 32-bit factors; the
@@ -43,13 +52,6 @@ export function splitRho64(n: bigint, budget: Budget): bigint | undefined {
   }
 }
 
-// Slot numbers of wasm/prime/rhon.ts.
-const SLOT_ONE = 0
-const SLOT_C = 10
-const SLOT_X = 11
-const SLOT_Y = 12
-const SLOT_Q = 13
-
 /** Steps between two gcds. */
 const BATCH = 256
 
@@ -62,14 +64,13 @@ export function rhoBig(n: bigint, maxSteps: number, budget: Budget): bigint | un
   for (let c = 1n; steps < maxSteps; c++) {
     const k = setModulus(n)
     const one = (1n << BigInt(32 * k)) % n
-    writeSlot(SLOT_ONE, one)
-    writeSlot(SLOT_C, (c * one) % n)
-    writeSlot(SLOT_Y, (2n * one) % n)
-    writeSlot(SLOT_Q, one)
+    writeSlot(RHON_SLOT_C, (c * one) % n)
+    writeSlot(RHON_SLOT_Y, (2n * one) % n)
+    writeSlot(RHON_SLOT_Q, one)
     let g = 1n
     for (let r = 1; g === 1n; r *= 2) {
       if (steps >= maxSteps) return undefined
-      kernel.copySlot(SLOT_X, SLOT_Y)
+      kernel.copySlot(RHON_SLOT_X, RHON_SLOT_Y)
       for (let done = 0; done < r; done += BATCH) {
         if (!budget.affords(4 * BATCH, k)) return undefined
         kernel.rhoAdvance(Math.min(BATCH, r - done))
@@ -78,7 +79,7 @@ export function rhoBig(n: bigint, maxSteps: number, budget: Budget): bigint | un
         if (!budget.affords(4 * BATCH, k)) return undefined
         kernel.rhoSave()
         kernel.rhoAccumulate(Math.min(BATCH, r - done))
-        g = gcd(readSlot(SLOT_Q), n)
+        g = gcd(readSlot(RHON_SLOT_Q), n)
       }
       steps += 2 * r
     }
@@ -92,7 +93,7 @@ export function rhoBig(n: bigint, maxSteps: number, budget: Budget): bigint | un
 function replay(n: bigint): bigint {
   for (;;) {
     kernel.rhoReplayStep()
-    const g = gcd(readSlot(SLOT_Q), n)
+    const g = gcd(readSlot(RHON_SLOT_Q), n)
     if (g !== 1n) return g
   }
 }

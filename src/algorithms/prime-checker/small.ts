@@ -3,6 +3,8 @@ import { SMALL_PRIMES } from './small-primes.js'
 
 /** Below this bound every number is settled by trial division: it has a prime factor below 2^16 or is prime. */
 export const SMALL_LIMIT = 2 ** 32
+/** SMALL_LIMIT as a BigInt. */
+export const LIMIT_32 = BigInt(SMALL_LIMIT)
 
 /**
  * Up to here trial division runs on Numbers; above, in the kernel (wasm/prime/trial64.ts), where a

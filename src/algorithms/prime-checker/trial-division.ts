@@ -1,7 +1,5 @@
-import { kernel, limbCount, writeLimbs } from './kernel.js'
+import { kernel, LIMIT_64, limbCount, TRIAL_LIMBS, writeLimbs } from './kernel.js'
 import { SMALL_PRIMES } from './small-primes.js'
-
-const LIMIT_64 = 1n << 64n
 
 /**
  * The small primes in groups whose product is below 2^53: one BigInt remainder by a group's product, then
@@ -66,8 +64,7 @@ export function trialDivide(n: bigint): { primes: bigint[]; rest: bigint } {
   return { primes, rest }
 }
 
-/** trialFactorLimbs' limit: numbers of up to TRIAL_LIMBS (wasm/prime/trial64.ts) 32-bit limbs, 2^160. */
-const TRIAL_LIMBS = 5
+/** trialFactorLimbs' limit: numbers of up to TRIAL_LIMBS 32-bit limbs, 2^160. */
 const LIMIT_LIMBS = 1n << BigInt(32 * TRIAL_LIMBS)
 
 /**
