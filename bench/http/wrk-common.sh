@@ -2,7 +2,7 @@
 # repository's root: checks for wrk, makes the scratch folder $work, and on exit kills every process listed in
 # the array pids, runs the script's own on_exit function if it has one, and removes $work.
 
-command -v wrk >/dev/null || { echo "bench/$(basename "$0") needs wrk (apt-get install wrk)" >&2; exit 1; }
+command -v wrk >/dev/null || { echo "bench/http/$(basename "$0") needs wrk (apt-get install wrk)" >&2; exit 1; }
 work=$(mktemp -d)
 pids=()
 cleanup() {

@@ -1,16 +1,16 @@
 // Same-run A/B of factoring balanced 64-bit semiprimes: this checkout's PrimeChecker against another
 // checkout's (its path the first argument, with its own kernel built), in one process, CPU time, three rounds
-// each, interleaved, on 50 semiprimes from each of six seeds. `npx tsx bench/factor64-ab.ts /tmp/old`;
+// each, interleaved, on 50 semiprimes from each of six seeds. `npx tsx bench/prime/factor64-ab.ts /tmp/old`;
 // DIGITS=20 takes balanced semiprimes of that many digits instead.
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { primeChecker } from '../src/algorithms/prime-checker/index.js'
-import { isPrime } from '../src/algorithms/prime-checker/primality.js'
+import { primeChecker } from '../../src/algorithms/prime-checker/index.js'
+import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
 import { balancedSemiprime, generator } from './prime-cases.js'
 import { median } from './stats.js'
 
 const otherPath = process.argv[2]
-if (otherPath === undefined) throw new Error('usage: tsx bench/factor64-ab.ts <other checkout>')
+if (otherPath === undefined) throw new Error('usage: tsx bench/prime/factor64-ab.ts <other checkout>')
 const otherModule = pathToFileURL(resolve(otherPath, 'src/algorithms/prime-checker/index.ts')).href
 const other = ((await import(otherModule)) as { primeChecker: typeof primeChecker }).primeChecker
 

@@ -1,14 +1,14 @@
-// Where a fresh process's factor-row time goes, round by round: the rows of `tsx bench/prime.ts semiprimes`
-// (64-bit, then 20-digit) with bench/prime.ts's inputs, untimed pass and rounds, printing per round the CPU
-// ms per input of the whole process (process.cpuUsage, as bench/prime.ts counts) and of its main thread
+// Where a fresh process's factor-row time goes, round by round: the rows of `tsx bench/prime/prime.ts semiprimes`
+// (64-bit, then 20-digit) with bench/prime/prime.ts's inputs, untimed pass and rounds, printing per round the CPU
+// ms per input of the whole process (process.cpuUsage, as bench/prime/prime.ts counts) and of its main thread
 // alone (Linux /proc/self/task/<pid>/schedstat); the difference ran on V8's other threads (its optimising
-// compiler, concurrent GC). `npx tsx bench/warmup.ts [checkout]` times another checkout's PrimeChecker (its
+// compiler, concurrent GC). `npx tsx bench/prime/warmup.ts [checkout]` times another checkout's PrimeChecker (its
 // kernel built) instead of this one's.
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import type { primeChecker as PrimeChecker } from '../src/algorithms/prime-checker/index.js'
-import { isPrime } from '../src/algorithms/prime-checker/primality.js'
+import type { primeChecker as PrimeChecker } from '../../src/algorithms/prime-checker/index.js'
+import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
 import { balancedSemiprime, generator } from './prime-cases.js'
 
 const SEED = Number(process.env.BENCH_SEED ?? 20261121)
@@ -17,7 +17,7 @@ const { primeChecker } = (await import(
   pathToFileURL(resolve(root, 'src/algorithms/prime-checker/index.ts')).href
 )) as { primeChecker: typeof PrimeChecker }
 
-/** bench/prime.ts's generator for a row. */
+/** bench/prime/prime.ts's generator for a row. */
 function rowGenerator(name: string) {
   let hash = 2166136261
   for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), 16777619) >>> 0

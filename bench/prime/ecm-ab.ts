@@ -1,20 +1,21 @@
 // Same-run A/B of one ECM curve (stage 1 to B1, stage 2 to 100 B1) between this checkout (ecmCurve) and the
 // kernel of another checkout from before ecmCurve (commit 980e6cf: its path the first argument, its kernel
-// built), in one process, CPU time, interleaved rounds: `npx tsx bench/ecm-ab.ts /tmp/old [B1] [sizes...]`.
+// built), in one process, CPU time, interleaved rounds: `npx tsx bench/prime/ecm-ab.ts /tmp/old [B1] [sizes...]`.
 // A size is 32-bit limbs of a random prime modulus, or digits with a d ("300d"); this checkout runs each size
 // on montn ("32") and on mont28 ("28"). The old side is timed from its kernel calls, without the BigInt curve
 // set-up that the new side's time includes (a fraction of a millisecond at 300 digits).
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { Budget } from '../src/algorithms/prime-checker/budget.js'
-import { ecmCurve } from '../src/algorithms/prime-checker/ecm.js'
-import type * as KernelModule from '../src/algorithms/prime-checker/kernel.js'
-import { isPrime } from '../src/algorithms/prime-checker/primality.js'
+import { Budget } from '../../src/algorithms/prime-checker/budget.js'
+import { ecmCurve } from '../../src/algorithms/prime-checker/ecm.js'
+import type * as KernelModule from '../../src/algorithms/prime-checker/kernel.js'
+import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
 import { generator } from './prime-cases.js'
 import { median } from './stats.js'
 
 const otherPath = process.argv[2]
-if (otherPath === undefined) throw new Error('usage: tsx bench/ecm-ab.ts <other checkout> [B1] [limbs...]')
+if (otherPath === undefined)
+  throw new Error('usage: tsx bench/prime/ecm-ab.ts <other checkout> [B1] [limbs...]')
 const other = (await import(
   pathToFileURL(resolve(otherPath, 'src/algorithms/prime-checker/kernel.ts')).href
 )) as typeof KernelModule

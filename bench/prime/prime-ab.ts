@@ -2,16 +2,16 @@
 // first argument, with its own kernel built), and PARI/GP's ispseudoprime, interleaved round by round so that
 // a busy machine slows all three alike; all three are CPU times. Each checkout's kernel.ts loads the wasm
 // built next to it, so both engines live in this one process.
-// `npx tsx bench/prime-ab.ts /tmp/old [digits,...]`; ROUNDS (default 7).
+// `npx tsx bench/prime/prime-ab.ts /tmp/old [digits,...]`; ROUNDS (default 7).
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { isPrime } from '../src/algorithms/prime-checker/primality.js'
+import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
 import { gp } from './pari.js'
 import { generator, randomPrimeDigits } from './prime-cases.js'
 import { median } from './stats.js'
 
 const other = process.argv[2]
-if (!other) throw new Error('usage: tsx bench/prime-ab.ts <other checkout> [digits,...]')
+if (!other) throw new Error('usage: tsx bench/prime/prime-ab.ts <other checkout> [digits,...]')
 const digitsList = (process.argv[3] ?? '100,300,1000,3000').split(',').map(Number)
 const ROUNDS = Number(process.env.ROUNDS ?? 7)
 /** Inputs per size: about the same total time per size. */
