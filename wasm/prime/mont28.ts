@@ -30,19 +30,18 @@ const REVPTR = NREVPTR + STRIDE
 const STEPS2 = 15
 
 /**
- * Below this many limbs the two sums per column of sqr28 cost more than the products they save: in SIMD, mul28
- * as a square measured 0.84x sqr28's time at 50 limbs, 0.96x at 90, 1.05x at 110 and 1.10x at 140.
+ * Below this many limbs the two sums per column of sqr28 cost more than the products they save (mul28 as a
+ * square against sqr28: BENCHMARKS.md, History, run of 2026-11-21 19:10 UTC).
  */
 const SQR_MIN_LIMBS = 80
 
 /**
- * From this many limbs mul28 forms the full product by Karatsuba, then reduces it by columns. With SIMD column
- * sums, Karatsuba to 100-limb base cases against columns measured 1.09x the time at 200 limbs, 1.16x at 356,
- * 1.02x at 420, 0.89x at 450, 0.86x at 1280. sqr28 keeps its columns: the reduction alone costs about what
- * its halved products do.
+ * From this many limbs mul28 forms the full product by Karatsuba, then reduces it by columns: with SIMD
+ * column sums, the crossover against columns (BENCHMARKS.md, History, run of 2026-11-21 19:10 UTC). sqr28
+ * keeps its columns: the reduction alone costs about what its halved products do.
  */
 const KARATSUBA_MIN_LIMBS = 450
-/** Karatsuba halves operands to this many limbs or fewer (800 limbs: 0.89x columns' time; 48: 1.03x). */
+/** Karatsuba halves operands to this many limbs or fewer (base cases measured as for KARATSUBA_MIN_LIMBS). */
 const KARATSUBA_BASE_LIMBS = 100
 /** Karatsuba scratch: 4 ceil(n/2) words per level of n limbs, then 2 ceil(n/2) + 1 at the last; under 5 k. */
 const SCRATCH = memory.data(5 * (MAX_LIMBS28 + PAD) * 4, 16)
@@ -109,8 +108,8 @@ function lanes(s: v128): u64 {
 
 /**
  * Adds sum over t < count of x[t] y[t] + u[t] v[t] to HI, LO; y and v are stored reversed so that all four
- * walk up, eight limbs a step in SIMD (against four a step: 0.93x the time of sqr28, 0.97x of mul28 at 356
- * limbs). The count is rounded up to whole steps: every limb a step reads past a column pairs with a zero pad
+ * walk up, eight limbs a step in SIMD (faster than four a step: BENCHMARKS.md, History, "Figures moved out of
+ * code comments"). The count is rounded up to whole steps: every limb a step reads past a column pairs with a zero pad
  * limb, of y or v below column k and of x or u from column k on.
  */
 // @ts-ignore: decorator

@@ -21,10 +21,8 @@ import {
 
 /**
  * The most 32-bit limbs (576 bits, about 173 digits) at which the test runs on montn: its operand scanning has
- * less work per product than mont28's column sums on short columns. Measured with isBailliePSWKernel on random
- * primes, same run, montn / mont28 per test, once mont28's column sums were SIMD: 12 limbs 0.41 / 0.49 ms,
- * 16 limbs 1.18 / 1.33 ms and 1.82 / 1.70 ms (two runs), 18 limbs 2.12 / 2.25 ms, 20 limbs 3.21 / 2.65 ms,
- * 22 limbs 3.04 / 2.72 ms, 32 limbs 8.52 / 6.59 ms.
+ * less work per product than mont28's column sums on short columns, measured with isBailliePSWKernel
+ * (BENCHMARKS.md, History, run of 2026-11-21 19:10 UTC, and "Figures moved out of code comments").
  */
 const BPSW_MONTN_MAX_LIMBS = 18
 

@@ -65,9 +65,8 @@ const B2_MAX = 20_000_000
 
 /**
  * The most 32-bit limbs at which curves run on montn rather than mont28 (512 bits, about 154 digits): curves
- * do more additions and copies per product than Baillie-PSW, so mont28 pays off a little later. One curve to
- * B1 = 2000, mont28 / montn CPU time, median of 21 rounds (`npx tsx bench/prime/ecm-ab.ts`): 13 limbs 1.03x,
- * 14 limbs 0.99x, 15 limbs 1.00x, 16 limbs 0.97x, 17 limbs 0.95x, 18 limbs 0.90x; 32 limbs 0.66x.
+ * do more additions and copies per product than Baillie-PSW, so mont28 pays off a little later
+ * (`bench/prime/ecm-ab.ts`; BENCHMARKS.md, History, runs of 2026-11-21 20:43 to 22:04 UTC).
  */
 export const ECM_MONTN_MAX_LIMBS = 16
 

@@ -15,24 +15,23 @@ import {
 } from './kernel.js'
 
 /**
- * Steps per kernel call below 2^64, about 30 ms and 40 times the expected count for two 32-bit factors; the
- * budget is checked between calls.
+ * Steps per kernel call below 2^64, 40 times the expected count for two 32-bit factors; the budget is checked
+ * between calls.
  */
 const STEPS_64 = 1 << 22
 
 /**
- * Bounds of the p - 1 run before rho below 2^64 (wasm/prime/pm1_64.ts), about 0.1 ms. On balanced 64-bit
- * semiprimes it took the mean time to 0.64 to 0.65 of rho alone, against 0.74 with B1 = 1000 and 0.67
- * with 10000, and 0.73 with B2 = 30000 (same-process A/B, 300 semiprimes, BENCHMARKS.md). B2 is the end of
- * the kernel's prime table.
+ * Bounds of the p - 1 run before rho below 2^64 (wasm/prime/pm1_64.ts), chosen by a same-process A/B on
+ * balanced 64-bit semiprimes against other B1 and B2 (BENCHMARKS.md, History, run of 2026-11-21 20:09 UTC).
+ * B2 is the end of the kernel's prime table.
  */
 const PM1_B1 = 4000
 const PM1_B2 = 65535
 
 /**
- * ECM's curves and bounds below 2^64 (wasm/prime/ecm64.ts), after p - 1 and before rho. On 300 balanced 64-bit
- * semiprimes B1 = 200 to 400 with B2 = 20 to 25 B1 took 320 to 370 us a number against rho's 1300 (same
- * process; 50 and 85 were slower and missed more); none needed more than 30 curves, and rho backs up the 40.
+ * ECM's curves and bounds below 2^64 (wasm/prime/ecm64.ts), after p - 1 and before rho, chosen on balanced
+ * 64-bit semiprimes against rho alone and smaller B1 (BENCHMARKS.md, History, "Figures moved out of code
+ * comments"); none needed more than 30 curves, and rho backs up the 40.
  */
 const ECM_CURVES = 40
 const ECM_B1 = 300

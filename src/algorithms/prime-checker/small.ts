@@ -8,8 +8,8 @@ export const LIMIT_32 = BigInt(SMALL_LIMIT)
 
 /**
  * Up to here trial division runs on Numbers; above, in the kernel (wasm/prime/trial64.ts), where a
- * prime costs a multiply and a compare instead of a floating-point remainder: near 2^32 that is about
- * 13 against 240 us (4294967291, in one loaded run).
+ * prime costs a multiply and a compare instead of a floating-point remainder (BENCHMARKS.md, History,
+ * "Figures moved out of code comments").
  */
 const NUMBER_LIMIT = 2 ** 16
 
