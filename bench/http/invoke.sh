@@ -57,7 +57,7 @@ for case in "small prime:97" "64-bit prime:18446744073709551557" "100-digit prim
   node bench/http/bare-server.mjs "$BARE_PORT" "$answer" &
   bare_pid=$!
   pids+=("$bare_pid")
-  sleep 0.3
+  wait_listening "$BARE_PORT"
   : >"$work/service.rounds"
   : >"$work/bare.rounds"
   for _ in $(seq 1 "$ROUNDS"); do

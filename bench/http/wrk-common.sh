@@ -21,6 +21,14 @@ wait_ready() {
   exit 1
 }
 
+# Waits up to 5 s for a server to accept connections on PORT (for servers that answer only POSTs).
+wait_listening() {
+  local port=$1
+  for _ in $(seq 1 500); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0; sleep 0.01; done
+  echo "nothing listening on port $port" >&2
+  exit 1
+}
+
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 # Prints "<requests per second> <p99 in ms> <requests>" from the output of `wrk --latency`.
