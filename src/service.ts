@@ -12,11 +12,12 @@ import { SqliteJobStore } from './jobs/sqlite-store.js'
 import type { JobStore } from './jobs/store.js'
 import { JobSweeper } from './jobs/sweeper.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
+import { VERSION } from './version.js'
 import { WebhookDispatcher } from './webhooks/dispatcher.js'
 import { webhookDelivery } from './webhooks/payload.js'
 import { type Resolver, WebhookSender } from './webhooks/sender.js'
 
-const USER_AGENT = 'algoserve/1.0.0'
+const USER_AGENT = `algoserve/${VERSION}`
 
 export interface ServiceOptions {
   logger?: FastifyServerOptions['logger']

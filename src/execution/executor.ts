@@ -44,7 +44,7 @@ export class Executor {
   readonly #algorithmMetrics = new Map<string, AlgorithmMetrics>()
   #closed = false
   // Runs wait here, first in first out within each lane, until a thread is free. Piscina's own queue
-  // is not FIFO for abortable tasks: under load some waited seconds behind later ones (bench/invoke.sh,
+  // is not FIFO for abortable tasks: under load some waited seconds behind later ones (bench/http/invoke.sh,
   // 100-digit primes).
   readonly #waiting: Record<Lane, (() => void)[]> = { invoke: [], job: [] }
   #lastServed: Lane = 'job'

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
+import { VERSION } from '../version.js'
 
 const require = createRequire(import.meta.url)
 const REDOC_BUNDLE = require.resolve('redoc/bundles/redoc.standalone.js')
@@ -24,7 +25,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       openapi: '3.1.0',
       info: {
         title: 'Algoserve',
-        version: '1.0.0',
+        version: VERSION,
         description: DESCRIPTION,
         license: { name: 'MIT', identifier: 'MIT' },
       },

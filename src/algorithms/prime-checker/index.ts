@@ -1,11 +1,12 @@
 // PrimeChecker: is an integer prime, and what are its prime factors (decisions.md, The prime result).
 
+import { VERSION } from '../../version.js'
 import type { Algorithm, ParamLimits, RunOptions } from '../algorithm.js'
 import { integerParam } from '../integer-input.js'
 import { abs } from './bigint-math.js'
 import { factorize } from './factorize.js'
 import { isPrime, type PrimalityMethod, primalityMethod } from './primality.js'
-import { SMALL_LIMIT } from './small.js'
+import { LIMIT_32 } from './small.js'
 
 export interface PrimeParams {
   number: bigint
@@ -19,11 +20,9 @@ export interface PrimeResult {
   algorithm: PrimalityMethod
 }
 
-const SMALL = BigInt(SMALL_LIMIT)
-
 export const primeChecker: Algorithm<PrimeParams, PrimeResult> = {
   name: 'PrimeChecker',
-  version: '1.0.0',
+  version: VERSION,
 
   parseParams(raw: Record<string, unknown>, limits: ParamLimits, fieldPrefix: string): PrimeParams {
     return { number: integerParam(raw.number, `${fieldPrefix}number`, limits.maxDigits) }
@@ -31,7 +30,7 @@ export const primeChecker: Algorithm<PrimeParams, PrimeResult> = {
 
   // Below 2^32 both the test and the factorisation are trial division by primes under 2^16.
   isCheap({ number }: PrimeParams): boolean {
-    return number > -SMALL && number < SMALL
+    return number > -LIMIT_32 && number < LIMIT_32
   },
 
   run({ number }: PrimeParams, { budgetMs, signal }: RunOptions): PrimeResult {

@@ -1,30 +1,26 @@
 // Same-run A/B of factoring balanced 64-bit semiprimes: this checkout's PrimeChecker against another
 // checkout's (its path the first argument, with its own kernel built), in one process, CPU time, three rounds
-// each, interleaved, on 50 semiprimes from each of six seeds. `npx tsx bench/factor64-ab.ts /tmp/old`;
+// each, interleaved, on 50 semiprimes from each of six seeds. `npx tsx bench/prime/factor64-ab.ts /tmp/old`;
 // DIGITS=20 takes balanced semiprimes of that many digits instead.
-import { resolve } from 'node:path'
-import { pathToFileURL } from 'node:url'
-import { primeChecker } from '../src/algorithms/prime-checker/index.js'
-import { isPrime } from '../src/algorithms/prime-checker/primality.js'
+import { primeChecker } from '../../src/algorithms/prime-checker/index.js'
+import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
+import { checkoutArgument, cpuMs, primeCheckerOf } from './other-checkout.js'
 import { balancedSemiprime, generator } from './prime-cases.js'
 import { median } from './stats.js'
 
-const otherPath = process.argv[2]
-if (otherPath === undefined) throw new Error('usage: tsx bench/factor64-ab.ts <other checkout>')
-const otherModule = pathToFileURL(resolve(otherPath, 'src/algorithms/prime-checker/index.ts')).href
-const other = ((await import(otherModule)) as { primeChecker: typeof primeChecker }).primeChecker
+const other = await primeCheckerOf(checkoutArgument('tsx bench/prime/factor64-ab.ts <other checkout>'))
 
 /** Mean CPU ms per number for one pass, checking that each splits into its two primes. */
 function time(checker: typeof primeChecker, numbers: bigint[]): number {
-  const start = process.cpuUsage()
-  for (const n of numbers) {
-    const params = checker.parseParams({ number: n.toString() }, { maxDigits: 4300 }, '')
-    const { factors } = checker.run(params, { budgetMs: 600_000 }) as { factors: bigint[] }
-    if (factors.length !== 2 || (factors[0] ?? 0n) * (factors[1] ?? 0n) !== n)
-      throw new Error(`${n} misfactored`)
-  }
-  const used = process.cpuUsage(start)
-  return (used.user + used.system) / 1000 / numbers.length
+  const ms = cpuMs(() => {
+    for (const n of numbers) {
+      const params = checker.parseParams({ number: n.toString() }, { maxDigits: 4300 }, '')
+      const { factors } = checker.run(params, { budgetMs: 600_000 }) as { factors: bigint[] }
+      if (factors.length !== 2 || (factors[0] ?? 0n) * (factors[1] ?? 0n) !== n)
+        throw new Error(`${n} misfactored`)
+    }
+  })
+  return ms / numbers.length
 }
 
 const digits = process.env.DIGITS === undefined ? undefined : Number(process.env.DIGITS)

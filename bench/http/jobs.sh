@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Jobs end to end: POST /jobs to completed, on the embedded store. Small primes are posted by wrk for
 # DURATION with CONNECTIONS connections (closed loop: as fast as the service takes them); 600-digit
-# primes are posted COUNT at a time by bench/job-stats.mjs. Each job's created_at and completed_at
+# primes are posted COUNT at a time by bench/http/job-stats.mjs. Each job's created_at and completed_at
 # give the creation-to-completion time; jobs per second is jobs / (last completion - first creation).
 # Baseline in the same run: POST /invoke with the same number, same connections and duration.
-# Usage: bash bench/jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=3 COUNT=200 LOG_LEVEL=info)
+# Usage: bash bench/http/jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=3 COUNT=200 LOG_LEVEL=info)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-16}
@@ -16,8 +16,8 @@ LOG_LEVEL=${LOG_LEVEL:-info}
 PORT=${PORT:-18090}
 # nextprime(10^599) by PARI/GP: a 600-digit prime.
 PRIME_600="1$(printf '0%.0s' $(seq 1 595))2161"
-# shellcheck source=bench/wrk-common.sh
-. bench/wrk-common.sh
+# shellcheck source=bench/http/wrk-common.sh
+. bench/http/wrk-common.sh
 service_pid=
 on_exit() {
   if [ -n "$service_pid" ]; then kill "$service_pid" 2>/dev/null || true; fi
@@ -71,7 +71,7 @@ for round in $(seq 1 "$ROUNDS"); do
   mkdir -p "$ids"
   IDS_DIR="$ids" wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   posted=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
-  stats=$(node bench/job-stats.mjs "http://127.0.0.1:$PORT" "$ids")
+  stats=$(node bench/http/job-stats.mjs "http://127.0.0.1:$PORT" "$ids")
   wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s "$work/invoke.lua" "http://127.0.0.1:$PORT/invoke" >"$work/wrk.out"
   invoked=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
   echo "round $round: POST /jobs $posted req/s; $stats; baseline POST /invoke $invoked req/s"
@@ -81,6 +81,6 @@ done
 echo "## 600-digit primes: $COUNT jobs posted by 16 clients, $ROUNDS rounds"
 for round in $(seq 1 "$ROUNDS"); do
   start_service
-  echo "round $round: $(node bench/job-stats.mjs "http://127.0.0.1:$PORT" "$work/ids-600-$round.txt" --post "$COUNT" --number "$PRIME_600")"
+  echo "round $round: $(node bench/http/job-stats.mjs "http://127.0.0.1:$PORT" "$work/ids-600-$round.txt" --post "$COUNT" --number "$PRIME_600")"
   stop_service
 done

@@ -1,28 +1,16 @@
-// Where a fresh process's factor-row time goes, round by round: the rows of `tsx bench/prime.ts semiprimes`
-// (64-bit, then 20-digit) with bench/prime.ts's inputs, untimed pass and rounds, printing per round the CPU
-// ms per input of the whole process (process.cpuUsage, as bench/prime.ts counts) and of its main thread
+// Where a fresh process's factor-row time goes, round by round: the rows of `tsx bench/prime/prime.ts semiprimes`
+// (64-bit, then 20-digit) with bench/prime/prime.ts's inputs, untimed pass and rounds, printing per round the CPU
+// ms per input of the whole process (process.cpuUsage, as bench/prime/prime.ts counts) and of its main thread
 // alone (Linux /proc/self/task/<pid>/schedstat); the difference ran on V8's other threads (its optimising
-// compiler, concurrent GC). `npx tsx bench/warmup.ts [checkout]` times another checkout's PrimeChecker (its
+// compiler, concurrent GC). `npx tsx bench/prime/warmup.ts [checkout]` times another checkout's PrimeChecker (its
 // kernel built) instead of this one's.
 import { readFileSync } from 'node:fs'
-import { resolve } from 'node:path'
-import { pathToFileURL } from 'node:url'
-import type { primeChecker as PrimeChecker } from '../src/algorithms/prime-checker/index.js'
-import { isPrime } from '../src/algorithms/prime-checker/primality.js'
-import { balancedSemiprime, generator } from './prime-cases.js'
+import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
+import { primeCheckerOf } from './other-checkout.js'
+import { balancedSemiprime, rowGenerator } from './prime-cases.js'
 
 const SEED = Number(process.env.BENCH_SEED ?? 20261121)
-const root = resolve(process.argv[2] ?? '.')
-const { primeChecker } = (await import(
-  pathToFileURL(resolve(root, 'src/algorithms/prime-checker/index.ts')).href
-)) as { primeChecker: typeof PrimeChecker }
-
-/** bench/prime.ts's generator for a row. */
-function rowGenerator(name: string) {
-  let hash = 2166136261
-  for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), 16777619) >>> 0
-  return generator((SEED ^ hash) >>> 0)
-}
+const primeChecker = await primeCheckerOf(process.argv[2] ?? '.')
 
 function mainThreadMs(): number {
   return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6
@@ -50,13 +38,13 @@ function row(name: string, numbers: bigint[], rounds: number): void {
   console.log(`${name}: process ${all.join(' ')} | main thread ${main.join(' ')} (ms per input per round)`)
 }
 
-const g64 = rowGenerator('factor, balanced 64-bit semiprimes')
+const g64 = rowGenerator(SEED, 'factor, balanced 64-bit semiprimes')
 row(
   '64-bit',
   Array.from({ length: 50 }, () => balancedSemiprime(g64, 1n << 63n, 1n << 64n, isPrime)),
   5,
 )
-const g20 = rowGenerator('factor, balanced 20-digit semiprimes')
+const g20 = rowGenerator(SEED, 'factor, balanced 20-digit semiprimes')
 const lo = 10n ** 19n
 row(
   '20-digit',

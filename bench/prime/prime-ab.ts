@@ -1,34 +1,33 @@
 // Same-run A/B of Baillie-PSW on big primes: this checkout's engine against another checkout's (its path the
 // first argument, with its own kernel built), and PARI/GP's ispseudoprime, interleaved round by round so that
-// a busy machine slows all three alike; all three are CPU times. Each checkout's kernel.ts loads the wasm
-// built next to it, so both engines live in this one process.
-// `npx tsx bench/prime-ab.ts /tmp/old [digits,...]`; ROUNDS (default 7).
-import { resolve } from 'node:path'
-import { pathToFileURL } from 'node:url'
-import { isPrime } from '../src/algorithms/prime-checker/primality.js'
+// a busy machine slows all three alike; all three are CPU times (other-checkout.ts).
+// `npx tsx bench/prime/prime-ab.ts /tmp/old [digits,...]`; ROUNDS (default 7).
+import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
+import { checkoutArgument, cpuMs, importFrom } from './other-checkout.js'
 import { gp } from './pari.js'
 import { generator, randomPrimeDigits } from './prime-cases.js'
 import { median } from './stats.js'
 
-const other = process.argv[2]
-if (!other) throw new Error('usage: tsx bench/prime-ab.ts <other checkout> [digits,...]')
+const other = checkoutArgument('tsx bench/prime/prime-ab.ts <other checkout> [digits,...]')
 const digitsList = (process.argv[3] ?? '100,300,1000,3000').split(',').map(Number)
 const ROUNDS = Number(process.env.ROUNDS ?? 7)
 /** Inputs per size: about the same total time per size. */
 const COUNT: Record<number, number> = { 100: 100, 300: 20, 1000: 3, 3000: 1 }
 
-const otherModule = pathToFileURL(resolve(other, 'src/algorithms/prime-checker/primality.ts')).href
-const { isPrime: otherIsPrime } = (await import(otherModule)) as { isPrime: (n: bigint) => boolean }
+const { isPrime: otherIsPrime } = await importFrom<{ isPrime: (n: bigint) => boolean }>(
+  other,
+  'src/algorithms/prime-checker/primality.ts',
+)
 
 /**
  * Mean CPU ms per input over one pass: PARI's getabstime counts CPU time too (a gp `system("sleep 1")` adds 0
  * to it), so time lost to other processes on a shared machine counts on neither side.
  */
 function timeOurs(test: (n: bigint) => boolean, numbers: bigint[]): number {
-  const start = process.cpuUsage()
-  for (const n of numbers) if (!test(n)) throw new Error(`${n} should be prime`)
-  const used = process.cpuUsage(start)
-  return (used.user + used.system) / 1000 / numbers.length
+  const ms = cpuMs(() => {
+    for (const n of numbers) if (!test(n)) throw new Error(`${n} should be prime`)
+  })
+  return ms / numbers.length
 }
 
 function timePari(numbers: bigint[]): number {

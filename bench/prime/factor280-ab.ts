@@ -1,32 +1,30 @@
 // The 280-digit row of bench:prime (a 20-digit prime times a 280-digit prime, built as that row builds it) for
 // each BENCH_SEED given, timed once each: this checkout's PrimeChecker, another checkout's (its path the first
 // argument, its kernel built) in the same process, and PARI/GP's factor, all CPU time.
-// `npx tsx bench/factor280-ab.ts /tmp/old 20261121 1 2 3 4`. Both engines run the same curves in the same
+// `npx tsx bench/prime/factor280-ab.ts /tmp/old 20261121 1 2 3 4`. Both engines run the same curves in the same
 // order, so their ratio is the cost per curve; against PARI each number is mostly the luck of the curves.
-import { resolve } from 'node:path'
-import { pathToFileURL } from 'node:url'
-import { primeChecker } from '../src/algorithms/prime-checker/index.js'
-import { isPrime } from '../src/algorithms/prime-checker/primality.js'
+import { primeChecker } from '../../src/algorithms/prime-checker/index.js'
+import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
+import { checkoutArgument, cpuMs, primeCheckerOf } from './other-checkout.js'
 import { gp } from './pari.js'
 import { randomPrime, randomPrimeDigits, rowGenerator } from './prime-cases.js'
 
-const [otherPath, ...seeds] = process.argv.slice(2)
-if (otherPath === undefined || seeds.length === 0) {
-  throw new Error('usage: tsx bench/factor280-ab.ts <other checkout> <BENCH_SEED>...')
-}
-const otherModule = pathToFileURL(resolve(otherPath, 'src/algorithms/prime-checker/index.ts')).href
-const other = ((await import(otherModule)) as { primeChecker: typeof primeChecker }).primeChecker
+const USAGE = 'tsx bench/prime/factor280-ab.ts <other checkout> <BENCH_SEED>...'
+const other = await primeCheckerOf(checkoutArgument(USAGE))
+const seeds = process.argv.slice(3)
+if (seeds.length === 0) throw new Error(`usage: ${USAGE}`)
 const ROW = 'factor, a 20-digit prime times a 280-digit prime'
 
 /** CPU seconds of one full run, checking the factorisation. */
 function seconds(checker: typeof primeChecker, n: bigint): number {
-  const start = process.cpuUsage()
-  const result = checker.run({ number: n }, { budgetMs: 600_000 })
-  const used = process.cpuUsage(start)
-  if (!result.factorization_complete || result.factors.reduce((a, b) => a * b, 1n) !== n) {
+  let result: ReturnType<typeof checker.run> | undefined
+  const ms = cpuMs(() => {
+    result = checker.run({ number: n }, { budgetMs: 600_000 })
+  })
+  if (!result?.factorization_complete || result.factors.reduce((a, b) => a * b, 1n) !== n) {
     throw new Error(`incomplete factorisation of ${n}`)
   }
-  return (used.user + used.system) / 1e6
+  return ms / 1000
 }
 
 console.log(

@@ -2,7 +2,7 @@
 # repository's root: checks for wrk, makes the scratch folder $work, and on exit kills every process listed in
 # the array pids, runs the script's own on_exit function if it has one, and removes $work.
 
-command -v wrk >/dev/null || { echo "bench/$(basename "$0") needs wrk (apt-get install wrk)" >&2; exit 1; }
+command -v wrk >/dev/null || { echo "bench/http/$(basename "$0") needs wrk (apt-get install wrk)" >&2; exit 1; }
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -18,6 +18,14 @@ wait_ready() {
   for _ in $(seq 1 500); do curl -sf -o /dev/null "$url" && return 0; sleep 0.01; done
   echo "no answer from $url" >&2
   if [ -n "$log" ]; then cat "$log" >&2; fi
+  exit 1
+}
+
+# Waits up to 5 s for a server to accept connections on PORT (for servers that answer only POSTs).
+wait_listening() {
+  local port=$1
+  for _ in $(seq 1 500); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0; sleep 0.01; done
+  echo "nothing listening on port $port" >&2
   exit 1
 }
 

@@ -1,6 +1,6 @@
-// Seeded, reproducible inputs for bench/prime.ts: a seed gives the same numbers on every machine. Primality is
-// the caller's predicate (the engine, for speed); bench/prime.ts has PARI/GP confirm every number it uses.
-import { prng, randomBits } from '../test/helpers/reference-math.js'
+// Seeded, reproducible inputs for bench/prime/prime.ts: a seed gives the same numbers on every machine. Primality is
+// the caller's predicate (the engine, for speed); bench/prime/prime.ts has PARI/GP confirm every number it uses.
+import { prng, randomBits } from '../../test/helpers/reference-math.js'
 
 export type IsPrime = (n: bigint) => boolean
 
@@ -20,7 +20,7 @@ export function generator(seed: number): Generator {
   }
 }
 
-/** A bench:prime row's generator: seeded by the bench seed and the row's name (see bench/prime.ts). */
+/** A bench:prime row's generator: seeded by the bench seed and the row's name (see bench/prime/prime.ts). */
 export function rowGenerator(seed: number, name: string): Generator {
   let hash = 2166136261
   for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), 16777619) >>> 0

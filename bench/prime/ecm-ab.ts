@@ -1,28 +1,26 @@
 // Same-run A/B of one ECM curve (stage 1 to B1, stage 2 to 100 B1) between this checkout (ecmCurve) and the
 // kernel of another checkout from before ecmCurve (commit 980e6cf: its path the first argument, its kernel
-// built), in one process, CPU time, interleaved rounds: `npx tsx bench/ecm-ab.ts /tmp/old [B1] [sizes...]`.
+// built), in one process, CPU time, interleaved rounds: `npx tsx bench/prime/ecm-ab.ts /tmp/old [B1] [sizes...]`.
 // A size is 32-bit limbs of a random prime modulus, or digits with a d ("300d"); this checkout runs each size
 // on montn ("32") and on mont28 ("28"). The old side is timed from its kernel calls, without the BigInt curve
 // set-up that the new side's time includes (a fraction of a millisecond at 300 digits).
-import { resolve } from 'node:path'
-import { pathToFileURL } from 'node:url'
-import { Budget } from '../src/algorithms/prime-checker/budget.js'
-import { ecmCurve } from '../src/algorithms/prime-checker/ecm.js'
-import type * as KernelModule from '../src/algorithms/prime-checker/kernel.js'
-import { isPrime } from '../src/algorithms/prime-checker/primality.js'
+import { Budget } from '../../src/algorithms/prime-checker/budget.js'
+import { ecmCurve } from '../../src/algorithms/prime-checker/ecm.js'
+import type * as KernelModule from '../../src/algorithms/prime-checker/kernel.js'
+import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
+import { checkoutArgument, cpuMs, importFrom } from './other-checkout.js'
 import { generator } from './prime-cases.js'
 import { median } from './stats.js'
 
-const otherPath = process.argv[2]
-if (otherPath === undefined) throw new Error('usage: tsx bench/ecm-ab.ts <other checkout> [B1] [limbs...]')
-const other = (await import(
-  pathToFileURL(resolve(otherPath, 'src/algorithms/prime-checker/kernel.ts')).href
-)) as typeof KernelModule
+const other = await importFrom<typeof KernelModule>(
+  checkoutArgument('tsx bench/prime/ecm-ab.ts <other checkout> [B1] [limbs...]'),
+  'src/algorithms/prime-checker/kernel.ts',
+)
 const B1 = Number(process.argv[3] ?? 11000)
 const SIZES = process.argv.slice(4)
 const ROUNDS = Number(process.env.ROUNDS ?? 5)
 const D = 210
-// Slots of wasm/prime/ecm.ts (the same in both checkouts).
+// Slots of the old checkout's wasm/prime/ecm.ts, which exports none.
 const [SLOT_ONE, SLOT_A24, SLOT_QX, SLOT_QZ, SLOT_END] = [0, 20, 21, 22, 130]
 
 /** Stage 1's prime powers and stage 2's masks as the old ecm.ts built them. */
@@ -58,29 +56,25 @@ type Mode = 'old' | '32' | '28'
 /** CPU ms of one curve; the old checkout's is driven through its kernel with a fixed point and (A + 2) / 4. */
 function curveMs(mode: Mode, n: bigint, lvl: ReturnType<typeof level>): number {
   if (mode !== 'old') {
-    const start = process.cpuUsage()
-    ecmCurve(n, 7n, B1, mode === '28' ? 28 : 32, new Budget(Number.POSITIVE_INFINITY))
-    const used = process.cpuUsage(start)
-    return (used.user + used.system) / 1000
+    return cpuMs(() => ecmCurve(n, 7n, B1, mode === '28' ? 28 : 32, new Budget(Number.POSITIVE_INFINITY)))
   }
   const { kernel } = other
   const k = other.setModulus(n)
   const end = kernel.slotPtr(SLOT_END)
   other.ensureBytes(end + 4 * Math.max(lvl.powers.length, lvl.masks.length))
   const write = (i: number, x: bigint): void => other.writeLimbs(kernel.slotPtr(i), x, k)
-  const start = process.cpuUsage()
-  const one = (1n << BigInt(32 * k)) % n
-  write(SLOT_ONE, one)
-  write(SLOT_A24, (12345n * one) % n)
-  write(SLOT_QX, (678n * one) % n)
-  write(SLOT_QZ, (9n * one) % n)
-  new Uint32Array(kernel.memory.buffer, end, lvl.powers.length).set(lvl.powers)
-  kernel.ecmStage1(end, lvl.powers.length, 0, 2 ** 30)
-  ;(kernel.ecmStage2Setup as unknown as (m0: number, one: number) => void)(lvl.m0, SLOT_ONE)
-  new Uint32Array(kernel.memory.buffer, end, lvl.masks.length).set(lvl.masks)
-  kernel.ecmStage2(end, lvl.m0, lvl.m0, lvl.m1, 2 ** 30)
-  const used = process.cpuUsage(start)
-  return (used.user + used.system) / 1000
+  return cpuMs(() => {
+    const one = (1n << BigInt(32 * k)) % n
+    write(SLOT_ONE, one)
+    write(SLOT_A24, (12345n * one) % n)
+    write(SLOT_QX, (678n * one) % n)
+    write(SLOT_QZ, (9n * one) % n)
+    new Uint32Array(kernel.memory.buffer, end, lvl.powers.length).set(lvl.powers)
+    kernel.ecmStage1(end, lvl.powers.length, 0, 2 ** 30)
+    ;(kernel.ecmStage2Setup as unknown as (m0: number, one: number) => void)(lvl.m0, SLOT_ONE)
+    new Uint32Array(kernel.memory.buffer, end, lvl.masks.length).set(lvl.masks)
+    kernel.ecmStage2(end, lvl.m0, lvl.m0, lvl.m1, 2 ** 30)
+  })
 }
 
 const g = generator(20261121)

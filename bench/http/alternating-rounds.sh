@@ -1,6 +1,7 @@
-# Sourced by bench/invoke-ladder.sh and bench/invoke-ab.sh after bench/wrk-common.sh: the small-prime POST
-# /invoke load in alternating wrk rounds against several servers, and the table of their medians. The caller
-# sets CONNECTIONS, DURATION, ROUNDS and the arrays names, ports and server_pids, the bare server first.
+# Sourced by bench/http/invoke-ladder.sh and bench/http/invoke-ab.sh after bench/http/wrk-common.sh: the
+# small-prime POST /invoke load in alternating wrk rounds against several servers, and the table of their
+# medians. The caller sets CONNECTIONS, DURATION, ROUNDS and the arrays names, ports and server_pids, the bare
+# server first.
 
 # Appends "<req/s> <p99 ms> <CPU µs per request>" to $work/<i>.rounds for each server, round by round.
 alternating_rounds() {

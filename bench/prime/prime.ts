@@ -6,8 +6,8 @@
 // it): on a shared machine, time lost to other processes counts on neither side (ours used to be wall time).
 // PARI confirms every generated number (primality, or two prime factors) before timing.
 import { spawnSync } from 'node:child_process'
-import { primeChecker } from '../src/algorithms/prime-checker/index.js'
-import { isPrime } from '../src/algorithms/prime-checker/primality.js'
+import { primeChecker } from '../../src/algorithms/prime-checker/index.js'
+import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
 import { gp } from './pari.js'
 import {
   balancedSemiprime,
@@ -170,7 +170,7 @@ function format(ms: number): string {
 console.log(`bench:prime seed ${SEED}, ${ROUNDS} rounds, Node ${process.version}`)
 if (!hasGp) console.log('gp (PARI/GP) is not installed: PARI columns skipped (apt-get install pari-gp)')
 else console.log(`PARI/GP ${gp('print(version())')[0]}`)
-// Optional filter arguments keep only the rows whose names contain one of them, e.g. `tsx bench/prime.ts 30-digit`.
+// Optional filter arguments keep only the rows whose names contain one of them, e.g. `tsx bench/prime/prime.ts 30-digit`.
 const filters = process.argv.slice(2)
 const all = cases().filter((c) => filters.length === 0 || filters.some((f) => c.name.includes(f)))
 console.log('| case | inputs | ours | PARI | ours / PARI | target |')

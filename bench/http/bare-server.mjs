@@ -1,4 +1,4 @@
-// The baseline for bench/invoke.sh: a bare node:http server that reads the body, runs JSON.parse on it,
+// The baseline for bench/http/invoke.sh: a bare node:http server that reads the body, runs JSON.parse on it,
 // and answers a fixed JSON text (the service's own answer for the same case, so the sizes match).
 import http from 'node:http'
 

@@ -1,7 +1,7 @@
 // Reads jobs back over HTTP and reports throughput and creation-to-completion times from their own
 // timestamps. With `--post N --number X` it first creates N jobs itself (for slow jobs, where wrk's
 // open loop would only build a backlog).
-// Usage: node bench/job-stats.mjs <base url> <ids file or dir> [--post N --number X --concurrency C]
+// Usage: node bench/http/job-stats.mjs <base url> <ids file or dir> [--post N --number X --concurrency C]
 import { appendFileSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 
