@@ -42,9 +42,10 @@ test('the generated client type-checks under strict settings', async () => {
 })
 
 test('the generated client calls every operation of the document', async () => {
-  const client = (await import(
-    join(WORK, 'client.ts')
-  )) as typeof import('../fixtures/typed-client/client.js')
+  // Typed here by hand: the fixture only compiles beside its generated schema.
+  const client = (await import(join(WORK, 'client.ts'))) as {
+    callEveryOperation(baseUrl: string): Promise<Record<string, number>>
+  }
   const statuses = await client.callEveryOperation(server.url)
   const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
     paths: Record<string, Record<string, { operationId: string }>>
