@@ -267,7 +267,7 @@ const PRIME_97 = {
   factorization_complete: true,
   algorithm: 'trial_division',
 }
-const METADATA = { algorithm: 'PrimeChecker', version: '1.0.0', elapsed_time: 0.000012 }
+const METADATA = { algorithm: 'PrimeChecker', version: VERSION, elapsed_time: 0.000012 }
 const TOO_LARGE = 'The request body is larger than the limit of 1048576 bytes.'
 const UNAVAILABLE = 'The job store is unavailable; try again later.'
 
