@@ -16,6 +16,30 @@ const DESCRIPTION = `Algorithms over HTTP. PrimeChecker tests an integer of any 
 * Every response carries \`x-request-id\`.
 * Jobs that name a \`webhook\` are reported to it when they end: see the \`jobFinished\` webhook.`
 
+// The values the examples share.
+const REQUEST_ID = 'b1946ac9-2ad7-4a5f-9c67-3d2f0c3e4f10'
+const JOB_ID = '3e3682166bbe'
+const flat = (error: string, message: string, details: Record<string, unknown> | null = null) => ({
+  error,
+  message,
+  details,
+  request_id: REQUEST_ID,
+})
+const wrapped = (error: string, message: string, details: Record<string, unknown> | null = null) => ({
+  detail: flat(error, message, details),
+})
+const problem = (type: string, loc: (string | number)[], msg: string, input: unknown) => ({
+  detail: [{ type, loc, msg, input }],
+})
+const PRIME_97 = {
+  number: 97,
+  is_prime: true,
+  factors: [],
+  factorization_complete: true,
+  algorithm: 'trial_division',
+}
+const METADATA = { algorithm: 'PrimeChecker', version: VERSION, elapsed_time: 0.000012 }
+
 export const TAGS = [
   { name: 'algorithms', description: 'Synchronous algorithm calls.' },
   { name: 'jobs', description: 'Asynchronous jobs, read by id, reported to a webhook when they end.' },
@@ -81,7 +105,7 @@ const JOB_FINISHED = {
       '* Delivery never changes the job, and pending deliveries survive a restart of the service.',
     ].join('\n'),
     parameters: [
-      { name: 'webhook-id', ...header('Id of this delivery, the same on every retry.', 'msg_3e3682166bbe') },
+      { name: 'webhook-id', ...header('Id of this delivery, the same on every retry.', `msg_${JOB_ID}`) },
       { name: 'webhook-timestamp', ...header('Unix time of this attempt, in seconds.', '1795272943') },
       {
         name: 'webhook-signature',
@@ -99,18 +123,12 @@ const JOB_FINISHED = {
         'application/json': {
           schema: { $ref: '#/components/schemas/WebhookPayload' },
           example: {
-            job_id: '3e3682166bbe',
+            job_id: JOB_ID,
             status: 'completed',
             algorithm: 'PrimeChecker',
-            result: {
-              number: 97,
-              is_prime: true,
-              factors: [],
-              factorization_complete: true,
-              algorithm: 'trial_division',
-            },
+            result: PRIME_97,
             error: null,
-            metadata: { algorithm: 'PrimeChecker', version: VERSION, elapsed_time: 0.000012 },
+            metadata: METADATA,
             completed_at: '2026-11-21T16:15:09.141+00:00',
           },
         },
@@ -246,28 +264,6 @@ const rateLimited = (path: string, limit: { rateLimit: number; rateLimitWindowMs
     ),
   )
 
-const REQUEST_ID = 'b1946ac9-2ad7-4a5f-9c67-3d2f0c3e4f10'
-const JOB_ID = '3e3682166bbe'
-const flat = (error: string, message: string, details: Record<string, unknown> | null = null) => ({
-  error,
-  message,
-  details,
-  request_id: REQUEST_ID,
-})
-const wrapped = (error: string, message: string, details: Record<string, unknown> | null = null) => ({
-  detail: flat(error, message, details),
-})
-const problem = (type: string, loc: (string | number)[], msg: string, input: unknown) => ({
-  detail: [{ type, loc, msg, input }],
-})
-const PRIME_97 = {
-  number: 97,
-  is_prime: true,
-  factors: [],
-  factorization_complete: true,
-  algorithm: 'trial_division',
-}
-const METADATA = { algorithm: 'PrimeChecker', version: VERSION, elapsed_time: 0.000012 }
 const TOO_LARGE = 'The request body is larger than the limit of 1048576 bytes.'
 const UNAVAILABLE = 'The job store is unavailable; try again later.'
 

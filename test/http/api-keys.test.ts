@@ -7,23 +7,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { startApp, type TestApp } from '../helpers/app.js'
+import { invoke97, startApp, type TestApp } from '../helpers/app.js'
 
 const KEY = 'ak_live_5f0c3b9e2d71'
 const FILE_KEY = 'ak_from_the_file_8812'
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
-const invoke = (url: string, headers: Record<string, string> = {}) =>
-  fetch(`${url}/invoke`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: '{"number": 97}',
-  })
-
 test('by default no endpoint asks for a key, and the document declares no security', async () => {
   const server = await startApp()
   try {
-    assert.equal((await invoke(server.url)).status, 200)
+    assert.equal((await invoke97(server.url)).status, 200)
     assert.equal((await fetch(`${server.url}/metrics`)).status, 200)
     const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as Record<string, unknown>
     assert.ok(!JSON.stringify(document).includes('"security"'))
@@ -47,8 +40,8 @@ describe('with API keys set', () => {
   })
 
   test('the API answers a key from the setting or the file', async () => {
-    assert.equal((await invoke(server.url, { authorization: `Bearer ${KEY}` })).status, 200)
-    assert.equal((await invoke(server.url, { authorization: `bearer  ${FILE_KEY}` })).status, 200)
+    assert.equal((await invoke97(server.url, { authorization: `Bearer ${KEY}` })).status, 200)
+    assert.equal((await invoke97(server.url, { authorization: `bearer  ${FILE_KEY}` })).status, 200)
     const job = await fetch(`${server.url}/jobs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
@@ -71,7 +64,7 @@ describe('with API keys set', () => {
       [{ authorization: KEY }, 'Bearer realm="algoserve", error="invalid_token"'],
     ]
     for (const [headers, challenge] of cases) {
-      const response = await invoke(server.url, { ...headers, 'x-request-id': 'auth-test-1' })
+      const response = await invoke97(server.url, { ...headers, 'x-request-id': 'auth-test-1' })
       assert.equal(response.status, 401, JSON.stringify(headers))
       assert.equal(response.headers.get('www-authenticate'), challenge)
       const body = (await response.json()) as Record<string, unknown>

@@ -4,21 +4,14 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { test } from 'node:test'
-import { startApp } from '../helpers/app.js'
+import { invoke97, startApp } from '../helpers/app.js'
 import { sleep } from '../helpers/time.js'
-
-const invoke = (url: string, headers: Record<string, string> = {}) =>
-  fetch(`${url}/invoke`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: '{"number": 97}',
-  })
 
 test('off by default: many requests, no 429', async () => {
   const server = await startApp()
   try {
     const statuses = await Promise.all(
-      Array.from({ length: 50 }, () => invoke(server.url).then((r) => r.status)),
+      Array.from({ length: 50 }, () => invoke97(server.url).then((r) => r.status)),
     )
     assert.deepEqual(new Set(statuses), new Set([200]))
   } finally {
@@ -29,8 +22,8 @@ test('off by default: many requests, no 429', async () => {
 test('over the limit: 429 with Retry-After, flat on /invoke, wrapped on /jobs; operations exempt', async () => {
   const server = await startApp({ rateLimit: 3, rateLimitWindowMs: 60_000 })
   try {
-    for (let i = 0; i < 3; i++) assert.equal((await invoke(server.url)).status, 200)
-    const limited = await invoke(server.url, { 'x-request-id': 'limited-1' })
+    for (let i = 0; i < 3; i++) assert.equal((await invoke97(server.url)).status, 200)
+    const limited = await invoke97(server.url, { 'x-request-id': 'limited-1' })
     assert.equal(limited.status, 429)
     const retryAfter = Number(limited.headers.get('retry-after'))
     assert.ok(retryAfter >= 1 && retryAfter <= 60, String(retryAfter))
@@ -57,7 +50,7 @@ test('with API keys, each key is its own client', async () => {
   const hashes = keys.map((key) => createHash('sha256').update(key).digest('hex'))
   const server = await startApp({ apiKeys: hashes, rateLimit: 2, rateLimitWindowMs: 60_000 })
   try {
-    const as = (key: string) => invoke(server.url, { authorization: `Bearer ${key}` }).then((r) => r.status)
+    const as = (key: string) => invoke97(server.url, { authorization: `Bearer ${key}` }).then((r) => r.status)
     assert.deepEqual(
       [await as('key-one-aaaaaaaa'), await as('key-one-aaaaaaaa'), await as('key-one-aaaaaaaa')],
       [200, 200, 429],
@@ -71,12 +64,12 @@ test('with API keys, each key is its own client', async () => {
 test('the window passes and the client may call again', async () => {
   const server = await startApp({ rateLimit: 1, rateLimitWindowMs: 1000 })
   try {
-    assert.equal((await invoke(server.url)).status, 200)
-    const limited = await invoke(server.url)
+    assert.equal((await invoke97(server.url)).status, 200)
+    const limited = await invoke97(server.url)
     assert.equal(limited.status, 429)
     assert.equal(limited.headers.get('retry-after'), '1')
     await sleep(1100)
-    assert.equal((await invoke(server.url)).status, 200)
+    assert.equal((await invoke97(server.url)).status, 200)
   } finally {
     await server.close()
   }

@@ -132,8 +132,16 @@ describe('the documentation in a browser, by host name over plain HTTP', {
     assert.ok(result.curl.includes(BIG), result.curl)
     assert.match(result.body, new RegExp(`"number": ${BIG},`))
     assert.ok(!result.body.includes('18446744073709552000'), result.body)
-    await operation.locator('.live-responses-table').scrollIntoViewIfNeeded()
-    await screenshot(page, 'swagger-ui-big-integer.png', t)
+    // From the request (curl) to the live response: where the digits show.
+    const top = await operation.locator('.curl-command').boundingBox()
+    const bottom = await operation.locator('.live-responses-table').boundingBox()
+    assert.ok(top && bottom)
+    const path = join(screenshots, 'swagger-ui-big-integer.png')
+    const height = bottom.y + bottom.height - top.y
+    // Bounding boxes are relative to the viewport, a full-page clip to the page.
+    const scrolled = await page.evaluate(() => (globalThis as unknown as { scrollY: number }).scrollY)
+    await page.screenshot({ path, fullPage: true, clip: { x: 0, y: top.y + scrolled, width: 1280, height } })
+    t.diagnostic(`screenshot: ${path}`)
     assert.deepEqual(watch.problems, [])
     await page.close()
   })
