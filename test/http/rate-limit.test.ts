@@ -74,3 +74,17 @@ test('the window passes and the client may call again', async () => {
     await server.close()
   }
 })
+
+test('behind a trusted proxy each X-Forwarded-For client is its own; otherwise they are one', async () => {
+  for (const trustProxy of [true, false]) {
+    const server = await startApp({ rateLimit: 1, rateLimitWindowMs: 60_000, trustProxy })
+    try {
+      const from = (address: string) =>
+        invoke97(server.url, { 'x-forwarded-for': address }).then((r) => r.status)
+      const statuses = [await from('203.0.113.7'), await from('198.51.100.9')]
+      assert.deepEqual(statuses, trustProxy ? [200, 200] : [200, 429], `trustProxy ${trustProxy}`)
+    } finally {
+      await server.close()
+    }
+  }
+})
