@@ -5,9 +5,12 @@ import type { Algorithm } from './algorithms/algorithm.js'
 import { registry } from './algorithms/registry.js'
 import type { Config } from './config.js'
 import type { Executor } from './execution/executor.js'
+import { acceptedKeyHashes, protectedPaths, requireApiKeys } from './http/api-keys.js'
+import { registerCors } from './http/cors.js'
 import { frameworkErrorHandler, registerErrorHandlers } from './http/error-handler.js'
 import { endpointObserver, observeRequests, requestId } from './http/http-observer.js'
 import { registerBodyParsers } from './http/json-body.js'
+import { registerRateLimit } from './http/rate-limit.js'
 import { AccessLog, lazyRequestLogger } from './http/request-log.js'
 import { sharedSchemas } from './http/schemas.js'
 import { validatorCompiler } from './http/validation.js'
@@ -44,6 +47,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     bodyLimit: config.maxBodyBytes,
     // During a shutdown, requests on open connections are still answered in our own shapes.
     return503OnClosing: false,
+    trustProxy: config.trustProxy,
     frameworkErrors: (error, request, reply) => {
       frameworkErrorHandler(error, request, reply)
       countRefused(request, reply)
@@ -55,7 +59,17 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   registerBodyParsers(app)
   registerErrorHandlers(app, config.maxBodyBytes)
   observeRequests(app, deps.metrics, deps.isShuttingDown)
-  await registerOpenApi(app)
+  // Opt-in, in this order: CORS answers preflights, then the key is checked, then the client is counted.
+  const apiKeys = acceptedKeyHashes(config)
+  const isProtected = protectedPaths(config)
+  if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
+  if (apiKeys.length > 0) requireApiKeys(app, apiKeys, isProtected)
+  if (config.rateLimit > 0) await registerRateLimit(app, config)
+  await registerOpenApi(app, {
+    apiKeys: apiKeys.length > 0,
+    isProtected,
+    rateLimit: config.rateLimit > 0 ? config : null,
+  })
 
   const algorithms = deps.algorithms ?? registry
   const primeChecker = algorithms.get('PrimeChecker')

@@ -96,6 +96,40 @@ export class ServiceUnavailableError extends ContractError {
   }
 }
 
+/** 401: the API needs a key (opt-in, ALGOSERVE_API_KEYS); never says which part of a key was wrong. */
+export class UnauthorizedError extends ContractError {
+  readonly code = 'UNAUTHORIZED'
+  readonly statusCode = 401
+  readonly headers: Record<string, string>
+
+  constructor(keyGiven: boolean) {
+    super(
+      keyGiven ? 'The API key is not accepted.' : 'An API key is required: send Authorization: Bearer <key>.',
+    )
+    // RFC 6750: a request with no credentials gets the bare challenge, a bad one names the error.
+    this.headers = {
+      'www-authenticate': keyGiven
+        ? 'Bearer realm="algoserve", error="invalid_token"'
+        : 'Bearer realm="algoserve"',
+    }
+  }
+}
+
+/** 429: this client sent more requests than ALGOSERVE_RATE_LIMIT allows in a window. */
+export class RateLimitedError extends ContractError {
+  readonly code = 'RATE_LIMITED'
+  readonly statusCode = 429
+  readonly headers: Record<string, string>
+
+  constructor(limit: number, windowMs: number, retryAfterSeconds: number) {
+    super(`Too many requests: at most ${limit} per ${windowMs / 1000} s; try again later.`, {
+      limit,
+      window_seconds: windowMs / 1000,
+    })
+    this.headers = { 'retry-after': String(retryAfterSeconds) }
+  }
+}
+
 /** One entry of a 422 body, in the shape of FastAPI with pydantic v2. */
 export interface SchemaProblem {
   type: string

@@ -5,7 +5,7 @@
 // Run with a 1 MB young generation (the flag above, and in `npm start`): V8's default of 16 MB per
 // semi-space held about 10 MB more at idle, which put the service over its 100 MB, and about 35 MB
 // more under load, for about 11% more /invoke throughput (BENCHMARKS.md). Only the command line sets it.
-import { loadConfig, settingsHelp } from './config.js'
+import { loadConfig, settingsHelp, unknownSettings } from './config.js'
 import { ConfigError } from './errors.js'
 import { stdoutDestination } from './logging/log-destination.js'
 import { createService } from './service.js'
@@ -23,6 +23,8 @@ async function serve(args: string[]): Promise<void> {
   const logStream = stdoutDestination()
   const service = await createService(config, { logger: { level: config.logLevel, stream: logStream } })
   const { app } = service
+  // A mistyped name (ALGOSERVE_PROT) would otherwise be ignored without a word.
+  for (const warning of unknownSettings(process.env)) app.log.warn(warning)
 
   const shutdown = async (signal: string) => {
     if (service.shuttingDown) return

@@ -35,6 +35,7 @@ export function registerErrorHandlers(app: FastifyInstance, maxBodyBytes: number
     else if (known.statusCode === 500) request.log.error({ err: error }, 'request failed')
     else request.log.info({ err: { code: known.code, message: known.message } }, 'request rejected')
     if (known instanceof ServiceUnavailableError) reply.header('retry-after', String(known.retryAfterSeconds))
+    if ('headers' in known) reply.headers(known.headers as Record<string, string>)
     const body = {
       error: known.code,
       message: known.message,

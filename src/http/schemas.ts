@@ -146,7 +146,7 @@ export const JobIdParams = Type.Object({
 
 export const ErrorResponse = Type.Object(
   {
-    error: Type.String({ description: 'Stable error code.', examples: ['VALIDATION_ERROR'] }),
+    error: Type.String({ description: 'Stable error code.' }),
     message: Type.String(),
     details: Nullable(Type.Object({}, { additionalProperties: true })),
     request_id: Nullable(Type.String()),

@@ -30,14 +30,11 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
       config: { errorShape: 'flat' },
       schema: {
         summary: 'Synchronous algorithm call (PrimeChecker)',
+        operationId: 'invoke',
+        tags: ['algorithms'],
         description:
           `Tests one integer for primality and factors it. The factorisation stops after ${factorBudgetMs} ms ` +
           '(ALGOSERVE_INVOKE_FACTOR_BUDGET_MS) with factorization_complete false; is_prime is always decided.',
-        headers: Type.Object({
-          'x-request-id': Type.Optional(
-            Type.String({ description: '1 to 128 characters of [A-Za-z0-9._:-]; otherwise a UUID is made.' }),
-          ),
-        }),
         body: Type.Ref(InvokeRequest),
         response: {
           200: described(InvokeResponse, 'The result, with metadata.'),

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { after, before, test } from 'node:test'
 import { postRaw, startApp, type TestApp } from '../helpers/app.js'
 import { createJob, waitForJob } from '../helpers/jobs.js'
@@ -70,6 +71,13 @@ test("exports the runtime's process metrics, but no GC histogram and no _total g
   }
   assert.doesNotMatch(text, /nodejs_gc_duration_seconds/)
   assert.doesNotMatch(text, /^# TYPE nodejs_active_\w+_total /m)
+})
+
+test('algoserve_build_info names the service version and the Node.js version', async () => {
+  const text = await scrape()
+  assert.match(text, /^# TYPE algoserve_build_info gauge$/m)
+  const version = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version
+  assert.equal(sample(text, 'algoserve_build_info', { version, node_version: process.version }), 1)
 })
 
 test('counts HTTP requests by method, route template and numeric status', async () => {
