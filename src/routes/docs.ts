@@ -15,7 +15,8 @@ const DESCRIPTION = `Algorithms over HTTP. PrimeChecker tests an integer of any 
 * The primality method depends on |number|: trial division below 2^32, deterministic Miller-Rabin below 2^64,
   Baillie-PSW above.
 * Error bodies: flat on /invoke, wrapped under \`detail\` on /jobs; 422 bodies follow FastAPI with pydantic v2.
-* Every response carries \`x-request-id\`.`
+* Every response carries \`x-request-id\`.
+* Runs on the maintained Node.js lines: 22, 24 and 26 (and still on 20, past its end of life in April 2026).`
 
 /** Registers @fastify/swagger; must come before the routes it documents. */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
