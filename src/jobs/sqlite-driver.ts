@@ -2,8 +2,8 @@
 // nothing to compile at install. Node 20 has no node:sqlite and Node 22's still warns that it is
 // experimental, so there the store uses better-sqlite3 (a native addon, an optional dependency compiled
 // at install). better-sqlite3 12 must never load on Node 24: its objects are `node::ObjectWrap`s, whose
-// destructor in Node 24.19+ headers removes an environment cleanup hook, and Node 24's runtime aborts
-// (`Assertion failed: (env) != nullptr`) when a statement is garbage-collected outside a JS context.
+// destructor in Node 24.19+ headers removes an environment cleanup hook, and Node 24's runtime can abort
+// there (`Assertion failed: (env) != nullptr`) when V8 garbage-collects a statement.
 // Both bindings write the same SQLite file format; the store's SQL is the same on both.
 import { createRequire } from 'node:module'
 import type * as NodeSqlite from 'node:sqlite'
