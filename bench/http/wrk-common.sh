@@ -2,6 +2,11 @@
 # repository's root: checks for wrk, makes the scratch folder $work, and on exit kills every process listed in
 # the array pids, runs the script's own on_exit function if it has one, and removes $work.
 
+# NODE=<path to a node binary> runs the script's servers and clients on that Node instead of PATH's.
+# Call the script with bash, not npm run: npm sets NODE to its own node for the scripts it runs.
+if [ -n "${NODE:-}" ]; then PATH="$(dirname "$NODE"):$PATH"; fi
+echo "bench/http/$(basename "$0") on Node $(node --version)" >&2
+
 command -v wrk >/dev/null || { echo "bench/http/$(basename "$0") needs wrk (apt-get install wrk)" >&2; exit 1; }
 work=$(mktemp -d)
 pids=()

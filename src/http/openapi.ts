@@ -14,7 +14,8 @@ const DESCRIPTION = `Algorithms over HTTP. PrimeChecker tests an integer of any 
   Baillie-PSW above.
 * Error bodies: flat on /invoke, wrapped under \`detail\` on /jobs; 422 bodies follow FastAPI with pydantic v2.
 * Every response carries \`x-request-id\`.
-* Jobs that name a \`webhook\` are reported to it when they end: see the \`jobFinished\` webhook.`
+* Jobs that name a \`webhook\` are reported to it when they end: see the \`jobFinished\` webhook.
+* Runs on the maintained Node.js lines: 22, 24 and 26 (and still on 20, past its end of life in April 2026).`
 
 // The values the examples share.
 const REQUEST_ID = 'b1946ac9-2ad7-4a5f-9c67-3d2f0c3e4f10'
