@@ -2,14 +2,14 @@
 // machine slows every driver alike: create N jobs, claim them (16 per claim, as the runner does), finish
 // each, read each. Prints each driver's median µs per operation (CPU time of this process) and its ratio
 // to the first driver's. The drivers are those this Node can use, or DRIVERS=node:sqlite,better-sqlite3.
-// `node --import tsx bench/store-drivers.ts`; JOBS (default 2000), ROUNDS (default 7).
+// `node --import tsx bench/store/drivers.ts`; JOBS (default 2000), ROUNDS (default 7).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { webhookDelivery } from '../src/jobs/job-view.js'
-import { type DriverName, usableDrivers } from '../src/jobs/sqlite-driver.js'
-import { SqliteJobStore } from '../src/jobs/sqlite-store.js'
-import { median } from './stats.js'
+import { type DriverName, usableDrivers } from '../../src/jobs/sqlite-driver.js'
+import { SqliteJobStore } from '../../src/jobs/sqlite-store.js'
+import { webhookDelivery } from '../../src/webhooks/payload.js'
+import { median } from '../prime/stats.js'
 
 const JOBS = Number(process.env.JOBS ?? 2000)
 const ROUNDS = Number(process.env.ROUNDS ?? 7)
