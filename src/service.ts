@@ -52,7 +52,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
     maxPending: config.maxPendingJobs,
     makeDelivery: webhookDelivery,
   })
-  const executor = new Executor({ threads: config.workerThreads }, metrics)
+  const executor = new Executor(
+    { threads: config.workerThreads, invokeQueueTimeoutMs: config.invokeQueueTimeoutMs },
+    metrics,
+  )
   let shuttingDown = false
   let app: FastifyInstance
   try {
