@@ -10,7 +10,7 @@ import type { Algorithm } from '../algorithms/algorithm.js'
 import { AlgorithmError, ServiceUnavailableError, WorkerLostError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { WorkerOutcome, WorkerTask } from './pool-worker.js'
-import { type TimedRun, timedRun } from './timed-run.js'
+import { type TimedRun, timedRun, timedRunIfCheap } from './timed-run.js'
 
 // Under tsx (tests, `npm run dev`) the sources are .ts; the build runs .js.
 const WORKER_FILE = new URL(
@@ -87,8 +87,11 @@ export class Executor {
   ): Promise<TimedRun> {
     let run: TimedRun
     try {
-      if (algorithm.isCheap(params)) {
-        run = timedRun(algorithm, params, { budgetMs, signal })
+      const inline = algorithm.isCheap(params)
+        ? timedRun(algorithm, params, { budgetMs, signal })
+        : timedRunIfCheap(algorithm, params, { budgetMs, signal })
+      if (inline !== undefined) {
+        run = inline
       } else {
         await this.#acquireThread(lane, signal).catch((error: unknown) => {
           // Not the algorithm's failure: no run took place.

@@ -57,3 +57,18 @@ test('the 503 is in the OpenAPI document of /invoke', async () => {
   }
   assert.ok(document.paths['/invoke']?.post.responses['503'])
 })
+
+test('below 2^64, what is cheap is answered on the event loop while every thread is busy', async () => {
+  const busy = postRaw(`${server.url}/invoke`, `{"number": ${RSA_100}}`)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  // 2^64 - 59 is prime, and 2^64 - 1 splits by trial division but for 65537 * 6700417 (rho's work).
+  const prime = await postRaw(`${server.url}/invoke`, '{"number": 18446744073709551557}')
+  assert.equal(prime.status, 200, prime.text)
+  assert.match(prime.text, /"is_prime":true/)
+  const smallFactors = await postRaw(`${server.url}/invoke`, `{"number": ${65521n * 4294967291n}}`)
+  assert.equal(smallFactors.status, 200, smallFactors.text)
+  assert.match(smallFactors.text, /"factors":\[65521,4294967291\]/)
+  const balanced = await postRaw(`${server.url}/invoke`, `{"number": ${4294967279n * 4294967291n}}`)
+  assert.equal(balanced.status, 503, 'a balanced semiprime waits for a thread')
+  assert.equal((await busy).status, 200)
+})
