@@ -154,12 +154,15 @@ function place(frame: Frame, value: unknown): void {
   }
 }
 
+const SPACE = /[ \n\r\t]*/y
+
 function skipSpace(text: string, i: number): number {
-  for (;;) {
-    const code = text.charCodeAt(i)
-    if (code !== 0x20 && code !== 0x0a && code !== 0x0d && code !== 0x09) return i
-    i++
-  }
+  // Mostly no space or one: looked at directly; a run of it is left to the regular expression.
+  const code = text.charCodeAt(i)
+  if (code !== 0x20 && code !== 0x0a && code !== 0x0d && code !== 0x09) return i
+  SPACE.lastIndex = i + 1
+  SPACE.test(text)
+  return SPACE.lastIndex
 }
 
 // The characters that end a run of plain string content; the engine's regular expression finds the
