@@ -22,6 +22,14 @@ test('the defaults are these values', () => {
     maxPendingJobs: 10_000,
     webhookSecret: null,
     webhookAllowPrivate: false,
+    maxJsonDepth: 32,
+    maxJsonValues: 10_000,
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    keepAliveTimeoutMs: 5_000,
+    maxBufferedBodyBytes: 67_108_864,
+    invokeQueueTimeoutMs: 2_000,
+    drainDelayMs: 5_000,
   })
   assert.deepEqual(loadConfig([], {}), defaultConfig())
 })
