@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { Worker } from 'node:worker_threads'
 import { parse, stringify } from 'lossless-json'
+import { primeChecker } from '../../src/algorithms/prime-checker/index.js'
 import { defaultConfig } from '../../src/config.js'
 import { createService } from '../../src/service.js'
 
@@ -236,6 +237,30 @@ console.log(
 console.log(
   `| under the 4 loops | ${loaded.length} | ${percentile(loaded, 0.5).toFixed(2)} | ${percentile(loaded, 0.99).toFixed(2)} | ${Math.max(...loaded).toFixed(2)} | ${counts.reduce((a, b) => a + b, 0)} |`,
 )
+
+// The 64-bit fast path's own time on the event loop: the attempt runIfCheap makes before a balanced
+// semiprime goes to the pool, against a prime it answers.
+console.log()
+console.log('## The 64-bit inline attempt (runIfCheap), 2000 calls each')
+console.log()
+console.log('| number | answered inline | median µs | p99 µs |')
+console.log('|---|---|---|---|')
+for (const [name, number] of [
+  ['2^64-59 (prime)', 2n ** 64n - 59n],
+  ['4294967279 * 4294967291 (balanced semiprime)', 4294967279n * 4294967291n],
+  ['2^64-1 (65537 * 6700417 left)', 2n ** 64n - 1n],
+] as const) {
+  const times: number[] = []
+  let answered = false
+  for (let i = 0; i < 2000; i++) {
+    const started = performance.now()
+    answered = primeChecker.runIfCheap?.({ number }, { budgetMs: 0 }) !== undefined
+    times.push((performance.now() - started) * 1000)
+  }
+  console.log(
+    `| ${name} | ${answered} | ${median(times).toFixed(1)} | ${percentile(times, 0.99).toFixed(1)} |`,
+  )
+}
 
 one.kill()
 await service.shutdown(0)
