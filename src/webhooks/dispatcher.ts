@@ -60,7 +60,11 @@ export class WebhookDispatcher extends WorkLoop<Delivery> {
           items.push(delivery)
         } else {
           // Later, so that the deliveries due behind it (to other receivers) are taken first.
-          await this.#o.store.settleDelivery(delivery.id, { kind: 'released', nextAt: now + this.#deferMs }, now)
+          await this.#o.store.settleDelivery(
+            delivery.id,
+            { kind: 'released', nextAt: now + this.#deferMs },
+            now,
+          )
         }
       }
       const more = free > 0 && claimed.length === free
