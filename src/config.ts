@@ -35,6 +35,14 @@ export interface Config {
   rateLimit: number
   rateLimitWindowMs: number
   trustProxy: boolean
+  maxJsonDepth: number
+  maxJsonValues: number
+  headersTimeoutMs: number
+  requestTimeoutMs: number
+  keepAliveTimeoutMs: number
+  maxBufferedBodyBytes: number
+  invokeQueueTimeoutMs: number
+  drainDelayMs: number
 }
 
 interface Setting<K extends keyof Config> {
@@ -315,6 +323,63 @@ export const SETTINGS = [
     parse: boolean,
     description:
       'Take the client address from X-Forwarded-For (behind a trusted proxy), for rate limits and logs.',
+  }),
+  setting({
+    key: 'maxJsonDepth',
+    env: 'ALGOSERVE_MAX_JSON_DEPTH',
+    default: 32,
+    parse: integer(1, 1000),
+    description: 'Most nesting levels of arrays and objects in a request body; deeper is 422 json_invalid.',
+  }),
+  setting({
+    key: 'maxJsonValues',
+    env: 'ALGOSERVE_MAX_JSON_VALUES',
+    default: 10_000,
+    parse: integer(1, 10_000_000),
+    description: 'Most JSON values in a request body; more is 422 json_invalid, refused as soon as counted.',
+  }),
+  setting({
+    key: 'headersTimeoutMs',
+    env: 'ALGOSERVE_HEADERS_TIMEOUT_MS',
+    default: 10_000,
+    parse: integer(100, 3_600_000),
+    description: 'Time a client has to send the request headers, in ms; then 408 and the connection closes.',
+  }),
+  setting({
+    key: 'requestTimeoutMs',
+    env: 'ALGOSERVE_REQUEST_TIMEOUT_MS',
+    default: 30_000,
+    parse: integer(100, 3_600_000),
+    description: 'Time a client has to send the whole request, body included, in ms; then 408 and close.',
+  }),
+  setting({
+    key: 'keepAliveTimeoutMs',
+    env: 'ALGOSERVE_KEEP_ALIVE_TIMEOUT_MS',
+    default: 5_000,
+    parse: integer(1, 3_600_000),
+    description: 'How long an idle keep-alive connection stays open between requests, in ms.',
+  }),
+  setting({
+    key: 'maxBufferedBodyBytes',
+    env: 'ALGOSERVE_MAX_BUFFERED_BODY_BYTES',
+    default: 64 * 1_048_576,
+    parse: integer(1024, 68_719_476_736),
+    description: 'Most request-body bytes held at once over all requests; beyond it 503 with Retry-After.',
+  }),
+  setting({
+    key: 'invokeQueueTimeoutMs',
+    env: 'ALGOSERVE_INVOKE_QUEUE_TIMEOUT_MS',
+    default: 2_000,
+    parse: integer(0, 3_600_000),
+    description: 'Longest wait of POST /invoke for a worker thread, in ms; then 503 with Retry-After.',
+  }),
+  setting({
+    key: 'drainDelayMs',
+    env: 'ALGOSERVE_DRAIN_DELAY_MS',
+    default: 5_000,
+    parse: integer(0, 3_600_000),
+    description:
+      'On SIGTERM, how long the listener stays open with /readyz at 503 before it closes, in ms (SIGINT: none).',
   }),
 ]
 

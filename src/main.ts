@@ -28,17 +28,21 @@ async function serve(args: string[]): Promise<void> {
 
   const shutdown = async (signal: string) => {
     if (service.shuttingDown) return
+    // An orchestrator sends SIGTERM and then stops routing to the instance: the listener stays open
+    // for the drain delay. SIGINT comes from a terminal, where nobody routes: stop at once.
+    const drainDelayMs = signal === 'SIGINT' ? 0 : config.drainDelayMs
     app.log.info(
-      { signal, graceMs: config.shutdownGraceMs },
-      'shutting down: readiness is now 503; finishing requests, running jobs and webhook attempts',
+      { signal, drainDelayMs, graceMs: config.shutdownGraceMs },
+      'shutting down: readiness is now 503; draining, then finishing requests, running jobs and webhook attempts',
     )
-    await service.shutdown(config.shutdownGraceMs)
+    await service.shutdown(config.shutdownGraceMs, drainDelayMs)
     app.log.info('shutdown complete')
     logStream.flushSync()
     process.exit(0)
   }
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
   process.once('SIGINT', () => void shutdown('SIGINT'))
+  watchNpmParent(() => void shutdown('SIGTERM'))
 
   try {
     await app.listen({ host: config.host, port: config.port })
@@ -56,6 +60,22 @@ async function serve(args: string[]): Promise<void> {
     },
     'ready',
   )
+}
+
+/**
+ * Under `npm start`, npm is the parent and dies of a SIGTERM without passing it on, which left the
+ * server running, orphaned. Its parent's exit is taken as that SIGTERM. Started any other way (a
+ * container, a service manager, `nohup`), the server does not care who its parent is.
+ */
+function watchNpmParent(onOrphaned: () => void): void {
+  if (process.env.npm_lifecycle_event === undefined) return
+  const parent = process.ppid
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return
+    clearInterval(timer)
+    onOrphaned()
+  }, 250)
+  timer.unref()
 }
 
 async function main(argv: string[]): Promise<void> {

@@ -1,6 +1,7 @@
 // Wires the parts of one serving process together: the worker pool, the job store, the job runner,
 // the webhook dispatcher and the HTTP app; and takes them down in order at a shutdown. main.ts runs
 // it; tests start the same thing on port 0.
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Algorithm } from './algorithms/algorithm.js'
 import { registry } from './algorithms/registry.js'
@@ -37,10 +38,13 @@ export interface Service {
   /** Starts running jobs and sending webhooks (listening is the caller's). */
   start(): void
   /**
-   * Readiness turns 503 and no new work is taken; HTTP requests in flight are answered, running jobs
-   * and webhook attempts get `graceMs` and otherwise go back to the store; then everything is closed.
+   * Readiness turns 503 at once. For `drainDelayMs` the listener stays open, so that a load balancer
+   * sees the 503 and stops sending before connections are refused; meanwhile every answer carries
+   * `Connection: close` and idle keep-alive connections close at their timeout. Then no new work is taken; HTTP
+   * requests in flight are answered, running jobs and webhook attempts get `graceMs` and otherwise go
+   * back to the store; then everything is closed.
    */
-  shutdown(graceMs: number): Promise<void>
+  shutdown(graceMs: number, drainDelayMs?: number): Promise<void>
 }
 
 export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
@@ -52,7 +56,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
     maxPending: config.maxPendingJobs,
     makeDelivery: webhookDelivery,
   })
-  const executor = new Executor({ threads: config.workerThreads }, metrics)
+  const executor = new Executor(
+    { threads: config.workerThreads, invokeQueueTimeoutMs: config.invokeQueueTimeoutMs },
+    metrics,
+  )
   let shuttingDown = false
   let app: FastifyInstance
   try {
@@ -111,9 +118,13 @@ export async function createService(config: Config, options: ServiceOptions = {}
       runner.start()
       dispatcher.start()
     },
-    async shutdown(graceMs: number) {
+    async shutdown(graceMs: number, drainDelayMs = 0) {
       if (shuttingDown) return
       shuttingDown = true
+      // Not closed now: a kept-alive connection idle at this instant may be carrying the client's next
+      // request already, which would be reset. Each answer from now on says Connection: close, and a
+      // connection left idle closes at its keep-alive timeout, which clients are told of.
+      if (drainDelayMs > 0) await sleep(drainDelayMs)
       sweeper.stop()
       const grace = setTimeout(() => app.server.closeAllConnections(), graceMs)
       // A connection whose request was in flight is idle only once it is answered; close those too.

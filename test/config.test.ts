@@ -39,6 +39,14 @@ test('the defaults are these values', () => {
     rateLimit: 0,
     rateLimitWindowMs: 60_000,
     trustProxy: false,
+    maxJsonDepth: 32,
+    maxJsonValues: 10_000,
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    keepAliveTimeoutMs: 5_000,
+    maxBufferedBodyBytes: 67_108_864,
+    invokeQueueTimeoutMs: 2_000,
+    drainDelayMs: 5_000,
   })
   assert.deepEqual(loadConfig([], {}), defaultConfig())
 })

@@ -348,7 +348,8 @@ export class SqliteJobStore implements JobStore {
         settled.error = outcome.error
         break
       case 'released':
-        // Cut short by a shutdown: due again now, and the attempt does not count.
+        // Cut short by a shutdown, or not made: due again (now by default), and the attempt does not count.
+        settled.nextAt = outcome.nextAt ?? now
         settled.uncount = 1
         break
     }

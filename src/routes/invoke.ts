@@ -42,6 +42,10 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
           413: errorResponse('PAYLOAD_TOO_LARGE: the body is larger than ALGOSERVE_MAX_BODY_BYTES.'),
           422: described(HTTPValidationError, 'The body failed the schema.'),
           500: errorResponse('ALGORITHM_ERROR or INTERNAL_ERROR.'),
+          503: errorResponse(
+            'SERVICE_UNAVAILABLE: no worker thread was free within ALGOSERVE_INVOKE_QUEUE_TIMEOUT_MS, or too ' +
+              'many request bodies are in transit; the Retry-After header says when to try again.',
+          ),
         },
       },
     },

@@ -138,7 +138,15 @@ test('SIGTERM: a job still running after the grace period goes back to pending a
 }, async (t) => {
   const dataDir = tempDataDir()
   t.after(() => rmSync(dataDir, { recursive: true, force: true }))
-  const first = serve(dataDir, ['--job-concurrency', '1', '--shutdown-grace-ms', '300'])
+  // No drain delay: this test times the grace period alone.
+  const first = serve(dataDir, [
+    '--job-concurrency',
+    '1',
+    '--shutdown-grace-ms',
+    '300',
+    '--drain-delay-ms',
+    '0',
+  ])
   const url = await listening(first)
   const long = (await createJob(url, { algorithm: 'PrimeChecker', params: { number: RSA_100 } })).json
     .job_id as string

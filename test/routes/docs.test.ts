@@ -80,7 +80,7 @@ describe('GET /openapi.json', () => {
 
   test('has every path, method and status code of the interface, and not the documentation routes', () => {
     const expected: Record<string, Record<string, string[]>> = {
-      '/invoke': { post: ['200', '400', '413', '422', '500'] },
+      '/invoke': { post: ['200', '400', '413', '422', '500', '503'] },
       '/jobs': { post: ['202', '400', '404', '413', '422', '503'] },
       '/jobs/{job_id}': { get: ['200', '404', '422', '503'] },
       '/healthz': { get: ['200'] },

@@ -86,7 +86,7 @@ test('counts HTTP requests by method, route template and numeric status', async 
   await fetch(`${server.url}/jobs/0123456789ab`)
   await fetch(`${server.url}/no/such/path`)
   // Refused by Fastify before routing: no hook runs for it.
-  assert.equal((await fetch(`${server.url}/%zz`)).status, 400)
+  assert.equal((await fetch(`${server.url}/jobs/%zz`)).status, 422)
   const text = await scrape()
   assert.equal(sample(text, 'http_requests_total', { method: 'POST', endpoint: '/invoke', status: '200' }), 1)
   assert.equal(sample(text, 'http_requests_total', { method: 'POST', endpoint: '/invoke', status: '422' }), 1)
@@ -95,7 +95,7 @@ test('counts HTTP requests by method, route template and numeric status', async 
     1,
   )
   assert.equal(sample(text, 'http_requests_total', { method: 'GET', endpoint: 'none', status: '404' }), 1)
-  assert.equal(sample(text, 'http_requests_total', { method: 'GET', endpoint: 'none', status: '400' }), 1)
+  assert.equal(sample(text, 'http_requests_total', { method: 'GET', endpoint: 'none', status: '422' }), 1)
   assert.doesNotMatch(text, /0123456789ab/, 'never a concrete id in a label')
   assert.equal(
     sample(text, 'http_request_duration_seconds_count', { method: 'POST', endpoint: '/invoke' }),

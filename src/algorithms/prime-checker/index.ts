@@ -5,8 +5,10 @@ import type { Algorithm, ParamLimits, RunOptions } from '../algorithm.js'
 import { integerParam } from '../integer-input.js'
 import { abs } from './bigint-math.js'
 import { factorize } from './factorize.js'
+import { LIMIT_64 } from './kernel.js'
 import { isPrime, type PrimalityMethod, primalityMethod } from './primality.js'
 import { LIMIT_32 } from './small.js'
+import { trialDivide } from './trial-division.js'
 
 export interface PrimeParams {
   number: bigint
@@ -33,6 +35,24 @@ export const primeChecker: Algorithm<PrimeParams, PrimeResult> = {
     return number > -LIMIT_32 && number < LIMIT_32
   },
 
+  // Below 2^64 the kernel's primality test and its trial division by the primes below 2^16 take
+  // microseconds. What they leave is 1, or a prime, or a composite whose factors all exceed 2^16 (a
+  // balanced semiprime, say): only that one needs rho, which goes to a worker thread.
+  runIfCheap({ number }: PrimeParams): PrimeResult | undefined {
+    const magnitude = abs(number)
+    if (magnitude >= LIMIT_64) return undefined
+    const algorithm = primalityMethod(number)
+    if (isPrime(number))
+      return { number, is_prime: true, factors: [], factorization_complete: true, algorithm }
+    if (magnitude < 2n) return this.run({ number }, { budgetMs: 0 })
+    const { primes, rest } = trialDivide(magnitude)
+    // Every factor of rest exceeds 2^16, so below 2^32 it is prime.
+    if (rest !== 1n && rest >= LIMIT_32 && !isPrime(rest)) return undefined
+    const factors = rest === 1n ? primes : [...primes, rest]
+    if (number < 0n) factors.unshift(-1n)
+    return { number, is_prime: false, factors, factorization_complete: true, algorithm }
+  },
+
   run({ number }: PrimeParams, { budgetMs, signal }: RunOptions): PrimeResult {
     const deadline = performance.now() + budgetMs
     const algorithm = primalityMethod(number)
@@ -41,7 +61,8 @@ export const primeChecker: Algorithm<PrimeParams, PrimeResult> = {
     let factors: bigint[] = []
     let complete = true
     if (!prime && magnitude > 1n) {
-      const factorization = factorize(magnitude, { deadline, signal, composite: true })
+      // Only a positive number that is not prime is known to be composite: -p is not prime, p is.
+      const factorization = factorize(magnitude, { deadline, signal, composite: number > 0n })
       factors = factorization.factors
       complete = factorization.complete
     }
