@@ -5,9 +5,14 @@ import type { Algorithm } from './algorithms/algorithm.js'
 import { registry } from './algorithms/registry.js'
 import type { Config } from './config.js'
 import type { Executor } from './execution/executor.js'
-import { frameworkErrorHandler, registerErrorHandlers } from './http/error-handler.js'
+import { acceptedKeyHashes, protectedPaths, requireApiKeys } from './http/api-keys.js'
+import { limitBufferedBodies } from './http/body-budget.js'
+import { clientErrorHandler, expectationFailed } from './http/client-errors.js'
+import { registerCors } from './http/cors.js'
+import { type FrameworkErrorHandler, registerErrorHandlers } from './http/error-handler.js'
 import { endpointObserver, observeRequests, requestId } from './http/http-observer.js'
 import { registerBodyParsers } from './http/json-body.js'
+import { registerRateLimit } from './http/rate-limit.js'
 import { AccessLog, lazyRequestLogger } from './http/request-log.js'
 import { sharedSchemas } from './http/schemas.js'
 import { validatorCompiler } from './http/validation.js'
@@ -36,7 +41,8 @@ export interface AppDependencies {
 async function baseApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
   // Requests refused before routing (a malformed URL) pass no hooks, so they are counted here.
   const countRefused = endpointObserver(deps.metrics, UNMATCHED_ENDPOINT)
-  const app = Fastify({
+  let refuse: FrameworkErrorHandler | undefined
+  const app: FastifyInstance = Fastify({
     logger: deps.logger ?? { level: config.logLevel },
     genReqId: requestId,
     logController: new AccessLog(),
@@ -44,18 +50,41 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<FastifyIn
     bodyLimit: config.maxBodyBytes,
     // During a shutdown, requests on open connections are still answered in our own shapes.
     return503OnClosing: false,
+    trustProxy: config.trustProxy,
     frameworkErrors: (error, request, reply) => {
-      frameworkErrorHandler(error, request, reply)
+      refuse?.(error, request, reply)
       countRefused(request, reply)
     },
+    clientErrorHandler: clientErrorHandler(() => app.log),
+    // Slow or stalled clients are cut (node:http checks these every second, as set below).
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: Math.min(config.headersTimeoutMs, config.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
+    },
+    // A path parameter of any length reaches its route, which judges it by its schema.
+    routerOptions: { maxParamLength: 65_536 },
   })
+  app.server.on('checkExpectation', expectationFailed)
 
   app.setValidatorCompiler(validatorCompiler(sharedSchemas))
   for (const schema of sharedSchemas) app.addSchema(schema)
-  registerBodyParsers(app)
-  registerErrorHandlers(app, config.maxBodyBytes)
+  limitBufferedBodies(app, config.maxBufferedBodyBytes)
+  registerBodyParsers(app, { maxDepth: config.maxJsonDepth, maxValues: config.maxJsonValues })
+  refuse = registerErrorHandlers(app, config.maxBodyBytes)
   observeRequests(app, deps.metrics, deps.isShuttingDown)
-  await registerOpenApi(app)
+  // Opt-in, in this order: CORS answers preflights, then the key is checked, then the client is counted.
+  const apiKeys = acceptedKeyHashes(config)
+  const isProtected = protectedPaths(config)
+  if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
+  if (apiKeys.length > 0) requireApiKeys(app, apiKeys, isProtected)
+  if (config.rateLimit > 0) await registerRateLimit(app, config)
+  await registerOpenApi(app, {
+    apiKeys: apiKeys.length > 0,
+    isProtected,
+    rateLimit: config.rateLimit > 0 ? config : null,
+  })
   return app
 }
 

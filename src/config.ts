@@ -1,5 +1,6 @@
 // Settings: each one an ALGOSERVE_* environment variable and a matching flag (the flag wins), read once
 // and validated at start. A bad value stops the process with a message naming the setting.
+import { readFileSync } from 'node:fs'
 import { ConfigError } from './errors.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -28,6 +29,26 @@ export interface Config {
   workerPort: number
   runJobs: boolean
   jobLockMs: number
+  /** SHA-256 hashes (hex) of the accepted API keys; none means no authentication (the default). */
+  apiKeys: string[]
+  /** A file of such hashes, one a line; read at start. */
+  apiKeysFile: string | null
+  apiKeysForMetrics: boolean
+  apiKeysForDocs: boolean
+  /** Origins allowed by CORS (`*` for any); none turns CORS off. */
+  corsOrigins: string[]
+  /** Requests per client per window on the API routes; 0 turns rate limiting off. */
+  rateLimit: number
+  rateLimitWindowMs: number
+  trustProxy: boolean
+  maxJsonDepth: number
+  maxJsonValues: number
+  headersTimeoutMs: number
+  requestTimeoutMs: number
+  keepAliveTimeoutMs: number
+  maxBufferedBodyBytes: number
+  invokeQueueTimeoutMs: number
+  drainDelayMs: number
 }
 
 interface Setting<K extends keyof Config> {
@@ -36,6 +57,8 @@ interface Setting<K extends keyof Config> {
   default: Config[K]
   description: string
   parse: (raw: string) => Config[K]
+  /** Its value never appears in a message (a bad one is described, not repeated). */
+  secret?: boolean
 }
 
 const integer =
@@ -106,6 +129,54 @@ const keyPrefix = (raw: string): string => {
   }
   return value
 }
+
+const list = (raw: string): string[] =>
+  raw
+    .split(/[,\s]+/)
+    .map((item) => item.trim())
+    .filter((item) => item !== '')
+
+const KEY_HASH = /^(?:sha256:)?([0-9a-fA-F]{64})$/
+
+/** API key hashes: `sha256:<64 hex>` or the bare 64 hex digits of SHA-256 of a key. */
+export const keyHashes = (raw: string): string[] =>
+  list(raw.replace(/#[^\n]*/g, '')).map((item, i) => {
+    const hash = KEY_HASH.exec(item)?.[1]
+    if (hash === undefined) {
+      throw new Error(
+        `entry ${i + 1} is not a SHA-256 hash (sha256: and 64 hex digits; printf %s "$KEY" | sha256sum)`,
+      )
+    }
+    return hash.toLowerCase()
+  })
+
+const keyFile = (raw: string): string | null => {
+  const path = raw.trim()
+  if (path === '') return null
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new Error(`cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
+  }
+  if (keyHashes(text).length === 0) throw new Error('holds no key hash')
+  return path
+}
+
+const origins = (raw: string): string[] =>
+  list(raw).map((origin) => {
+    if (origin === '*') return origin
+    let url: URL
+    try {
+      url = new URL(origin)
+    } catch {
+      throw new Error(`'${origin}' is not an origin such as https://app.example.com`)
+    }
+    if (url.origin !== origin.replace(/\/$/, '')) {
+      throw new Error(`'${origin}' is not an origin (scheme, host and port only)`)
+    }
+    return url.origin
+  })
 
 function setting<K extends keyof Config>(s: Setting<K>): Setting<K> {
   return s
@@ -215,6 +286,7 @@ export const SETTINGS = [
     env: 'ALGOSERVE_WEBHOOK_SECRET',
     default: null,
     parse: webhookSecret,
+    secret: true,
     description: 'Standard Webhooks signing secret (whsec_ + base64); empty sends no webhook-signature.',
   }),
   setting({
@@ -261,6 +333,124 @@ export const SETTINGS = [
     description:
       "With a Redis URL: a running job's lock, in ms; a dead worker's job runs again within about twice this. Same on every process.",
   }),
+  setting({
+    key: 'apiKeys',
+    env: 'ALGOSERVE_API_KEYS',
+    default: [],
+    parse: keyHashes,
+    secret: true,
+    description:
+      'SHA-256 hashes of accepted API keys (sha256:<hex>, comma-separated); when set, the API needs Authorization: Bearer <key>.',
+  }),
+  setting({
+    key: 'apiKeysFile',
+    env: 'ALGOSERVE_API_KEYS_FILE',
+    default: null,
+    parse: keyFile,
+    description: 'A file of API key hashes, one a line (# comments); adds to ALGOSERVE_API_KEYS.',
+  }),
+  setting({
+    key: 'apiKeysForMetrics',
+    env: 'ALGOSERVE_API_KEYS_METRICS',
+    default: false,
+    parse: boolean,
+    description: 'With API keys set, /metrics needs a key too.',
+  }),
+  setting({
+    key: 'apiKeysForDocs',
+    env: 'ALGOSERVE_API_KEYS_DOCS',
+    default: false,
+    parse: boolean,
+    description: 'With API keys set, /docs, /redoc and /openapi.json need a key too.',
+  }),
+  setting({
+    key: 'corsOrigins',
+    env: 'ALGOSERVE_CORS_ORIGINS',
+    default: [],
+    parse: origins,
+    description:
+      'Origins allowed to call the API from a browser (comma-separated, or *); none turns CORS off.',
+  }),
+  setting({
+    key: 'rateLimit',
+    env: 'ALGOSERVE_RATE_LIMIT',
+    default: 0,
+    parse: integer(0, 100_000_000),
+    description:
+      'Requests per client per window on /invoke and /jobs; beyond it 429 with Retry-After. 0: off.',
+  }),
+  setting({
+    key: 'rateLimitWindowMs',
+    env: 'ALGOSERVE_RATE_LIMIT_WINDOW_MS',
+    default: 60_000,
+    parse: integer(1000, 86_400_000),
+    description: 'The rate limit window, in ms.',
+  }),
+  setting({
+    key: 'trustProxy',
+    env: 'ALGOSERVE_TRUST_PROXY',
+    default: false,
+    parse: boolean,
+    description:
+      'Take the client address from X-Forwarded-For (behind a trusted proxy), for rate limits and logs.',
+  }),
+  setting({
+    key: 'maxJsonDepth',
+    env: 'ALGOSERVE_MAX_JSON_DEPTH',
+    default: 32,
+    parse: integer(1, 1000),
+    description: 'Most nesting levels of arrays and objects in a request body; deeper is 422 json_invalid.',
+  }),
+  setting({
+    key: 'maxJsonValues',
+    env: 'ALGOSERVE_MAX_JSON_VALUES',
+    default: 10_000,
+    parse: integer(1, 10_000_000),
+    description: 'Most JSON values in a request body; more is 422 json_invalid, refused as soon as counted.',
+  }),
+  setting({
+    key: 'headersTimeoutMs',
+    env: 'ALGOSERVE_HEADERS_TIMEOUT_MS',
+    default: 10_000,
+    parse: integer(100, 3_600_000),
+    description: 'Time a client has to send the request headers, in ms; then 408 and the connection closes.',
+  }),
+  setting({
+    key: 'requestTimeoutMs',
+    env: 'ALGOSERVE_REQUEST_TIMEOUT_MS',
+    default: 30_000,
+    parse: integer(100, 3_600_000),
+    description: 'Time a client has to send the whole request, body included, in ms; then 408 and close.',
+  }),
+  setting({
+    key: 'keepAliveTimeoutMs',
+    env: 'ALGOSERVE_KEEP_ALIVE_TIMEOUT_MS',
+    default: 5_000,
+    parse: integer(1, 3_600_000),
+    description: 'How long an idle keep-alive connection stays open between requests, in ms.',
+  }),
+  setting({
+    key: 'maxBufferedBodyBytes',
+    env: 'ALGOSERVE_MAX_BUFFERED_BODY_BYTES',
+    default: 64 * 1_048_576,
+    parse: integer(1024, 68_719_476_736),
+    description: 'Most request-body bytes held at once over all requests; beyond it 503 with Retry-After.',
+  }),
+  setting({
+    key: 'invokeQueueTimeoutMs',
+    env: 'ALGOSERVE_INVOKE_QUEUE_TIMEOUT_MS',
+    default: 2_000,
+    parse: integer(0, 3_600_000),
+    description: 'Longest wait of POST /invoke for a worker thread, in ms; then 503 with Retry-After.',
+  }),
+  setting({
+    key: 'drainDelayMs',
+    env: 'ALGOSERVE_DRAIN_DELAY_MS',
+    default: 5_000,
+    parse: integer(0, 3_600_000),
+    description:
+      'On SIGTERM, how long the listener stays open with /readyz at 503 before it closes, in ms (SIGINT: none).',
+  }),
 ]
 
 /** `ALGOSERVE_MAX_BODY_BYTES` → `--max-body-bytes`. */
@@ -299,15 +489,53 @@ export function loadConfig(args: readonly string[], env: Record<string, string |
       config[s.key] = s.parse(raw)
     } catch (error) {
       const source = flags.has(s.env) ? `${flagName(s.env)} (${s.env})` : s.env
-      throw new ConfigError(`Invalid ${source}=${JSON.stringify(raw)}: ${(error as Error).message}.`)
+      const shown = s.secret ? '' : `=${JSON.stringify(raw)}`
+      throw new ConfigError(`Invalid ${source}${shown}: ${(error as Error).message}.`)
     }
   }
   return config as unknown as Config
 }
 
+/**
+ * Warnings for environment variables that look like settings but are none (ALGOSERVE_PROT), each naming
+ * the closest setting. Names only: a value may be a secret.
+ */
+export function unknownSettings(env: Record<string, string | undefined>): string[] {
+  const names = SETTINGS.map((s) => s.env)
+  return Object.keys(env)
+    .filter((name) => name.startsWith('ALGOSERVE_') && !names.includes(name))
+    .sort()
+    .map((name) => {
+      const closest = names.reduce((best, candidate) =>
+        editDistance(name, candidate) < editDistance(name, best) ? candidate : best,
+      )
+      return `${name} is not a setting and is ignored; did you mean ${closest}?`
+    })
+}
+
+/** Levenshtein distance, for the nearest setting name. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1)
+      current.push(Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, substitution))
+    }
+    previous = current
+  }
+  return previous[b.length] as number
+}
+
 export function settingsHelp(): string {
   return SETTINGS.map(
     (s) =>
-      `  ${flagName(s.env).padEnd(32)} ${s.env.padEnd(36)} ${s.description} (default: ${s.default ?? 'none'})`,
+      `  ${flagName(s.env).padEnd(32)} ${s.env.padEnd(36)} ${s.description} (default: ${shownDefault(s.default)})`,
   ).join('\n')
+}
+
+/** A default as --help and the README show it. */
+export function shownDefault(value: unknown): string {
+  if (Array.isArray(value)) return value.length > 0 ? value.join(',') : 'none'
+  return String(value ?? 'none')
 }

@@ -41,7 +41,7 @@ export class AlgorithmNotFoundError extends ContractError {
   readonly statusCode = 404
 
   constructor(name: string, available: readonly string[]) {
-    super(`Algorithm '${name}' is not known.`, { available_algorithms: [...available] })
+    super(`Algorithm '${shortenText(name)}' is not known.`, { available_algorithms: [...available] })
   }
 }
 
@@ -96,6 +96,40 @@ export class ServiceUnavailableError extends ContractError {
   }
 }
 
+/** 401: the API needs a key (opt-in, ALGOSERVE_API_KEYS); never says which part of a key was wrong. */
+export class UnauthorizedError extends ContractError {
+  readonly code = 'UNAUTHORIZED'
+  readonly statusCode = 401
+  readonly headers: Record<string, string>
+
+  constructor(keyGiven: boolean) {
+    super(
+      keyGiven ? 'The API key is not accepted.' : 'An API key is required: send Authorization: Bearer <key>.',
+    )
+    // RFC 6750: a request with no credentials gets the bare challenge, a bad one names the error.
+    this.headers = {
+      'www-authenticate': keyGiven
+        ? 'Bearer realm="algoserve", error="invalid_token"'
+        : 'Bearer realm="algoserve"',
+    }
+  }
+}
+
+/** 429: this client sent more requests than ALGOSERVE_RATE_LIMIT allows in a window. */
+export class RateLimitedError extends ContractError {
+  readonly code = 'RATE_LIMITED'
+  readonly statusCode = 429
+  readonly headers: Record<string, string>
+
+  constructor(limit: number, windowMs: number, retryAfterSeconds: number) {
+    super(`Too many requests: at most ${limit} per ${windowMs / 1000} s; try again later.`, {
+      limit,
+      window_seconds: windowMs / 1000,
+    })
+    this.headers = { 'retry-after': String(retryAfterSeconds) }
+  }
+}
+
 /** One entry of a 422 body, in the shape of FastAPI with pydantic v2. */
 export interface SchemaProblem {
   type: string
@@ -118,11 +152,41 @@ export class RequestValidationError extends CodedError {
 }
 
 const MAX_SHOWN_CHARS = 64
+const MAX_SHOWN_ITEMS = 8
+const MAX_SHOWN_DEPTH = 4
 
-/** Long values are shortened for error details, e.g. "1234567890…(5000 digits)". */
-function shortenValue(value: unknown): unknown {
+/**
+ * A client's value as error bodies echo it, bounded in size whatever was sent: small values exactly;
+ * a long string or number as "1234567890…(5000 digits)", an array or object by its first members and
+ * a count of the rest, and nesting below a few levels by a count alone.
+ */
+export function shortenValue(value: unknown, depth = 0): unknown {
   if (isLosslessNumber(value)) return value.value.length > MAX_SHOWN_CHARS ? shortenValue(value.value) : value
-  if (typeof value !== 'string' || value.length <= MAX_SHOWN_CHARS) return value
+  if (typeof value === 'string') return value.length > MAX_SHOWN_CHARS ? shortenText(value) : value
+  if (typeof value !== 'object' || value === null) return value
+  if (Array.isArray(value)) {
+    if (depth >= MAX_SHOWN_DEPTH) return `…(an array of ${value.length} items)`
+    const shown = value.slice(0, MAX_SHOWN_ITEMS).map((item) => shortenValue(item, depth + 1))
+    if (value.length > MAX_SHOWN_ITEMS) shown.push(`…(${value.length - MAX_SHOWN_ITEMS} more items)`)
+    return shown
+  }
+  const keys = Object.keys(value)
+  if (depth >= MAX_SHOWN_DEPTH) return `…(an object of ${keys.length} members)`
+  const shown: Record<string, unknown> = {}
+  for (const key of keys.slice(0, MAX_SHOWN_ITEMS)) {
+    Object.defineProperty(shown, shortenText(key), {
+      value: shortenValue((value as Record<string, unknown>)[key], depth + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
+  }
+  if (keys.length > MAX_SHOWN_ITEMS) shown['…'] = `(${keys.length - MAX_SHOWN_ITEMS} more members)`
+  return shown
+}
+
+function shortenText(value: string): string {
+  if (value.length <= MAX_SHOWN_CHARS) return value
   const unit = /^-?[0-9]+$/.test(value) ? 'digits' : 'characters'
   const count = unit === 'digits' ? value.replace('-', '').length : value.length
   return `${value.slice(0, 10)}…(${count} ${unit})`

@@ -6,7 +6,7 @@
 // Run with a 1 MB young generation (the flag above, and in `npm start`): V8's default of 16 MB per
 // semi-space held about 10 MB more at idle, which put the service over its 100 MB, and about 35 MB
 // more under load, for about 11% more /invoke throughput (BENCHMARKS.md). Only the command line sets it.
-import { loadConfig, settingsHelp } from './config.js'
+import { loadConfig, settingsHelp, unknownSettings } from './config.js'
 import { ConfigError } from './errors.js'
 import { stdoutDestination } from './logging/log-destination.js'
 import { createService, type Role } from './service.js'
@@ -31,20 +31,26 @@ async function run(role: Role, args: string[]): Promise<void> {
     logger: { level: config.logLevel, stream: logStream },
   })
   const { app } = service
+  // A mistyped name (ALGOSERVE_PROT) would otherwise be ignored without a word.
+  for (const warning of unknownSettings(process.env)) app.log.warn(warning)
 
   const shutdown = async (signal: string) => {
     if (service.shuttingDown) return
+    // An orchestrator sends SIGTERM and then stops routing to the instance: the listener stays open
+    // for the drain delay. SIGINT comes from a terminal, where nobody routes: stop at once.
+    const drainDelayMs = signal === 'SIGINT' ? 0 : config.drainDelayMs
     app.log.info(
-      { signal, graceMs: config.shutdownGraceMs },
-      'shutting down: readiness is now 503; finishing requests, running jobs and webhook attempts',
+      { signal, drainDelayMs, graceMs: config.shutdownGraceMs },
+      'shutting down: readiness is now 503; draining, then finishing requests, running jobs and webhook attempts',
     )
-    await service.shutdown(config.shutdownGraceMs)
+    await service.shutdown(config.shutdownGraceMs, drainDelayMs)
     app.log.info('shutdown complete')
     logStream.flushSync()
     process.exit(0)
   }
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
   process.once('SIGINT', () => void shutdown('SIGINT'))
+  watchNpmParent(() => void shutdown('SIGTERM'))
 
   try {
     await app.listen({ host: config.host, port: role === 'worker' ? config.workerPort : config.port })
@@ -66,6 +72,22 @@ async function run(role: Role, args: string[]): Promise<void> {
     },
     'ready',
   )
+}
+
+/**
+ * Under `npm start`, npm is the parent and dies of a SIGTERM without passing it on, which left the
+ * server running, orphaned. Its parent's exit is taken as that SIGTERM. Started any other way (a
+ * container, a service manager, `nohup`), the server does not care who its parent is.
+ */
+function watchNpmParent(onOrphaned: () => void): void {
+  if (process.env.npm_lifecycle_event === undefined) return
+  const parent = process.ppid
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return
+    clearInterval(timer)
+    onOrphaned()
+  }, 250)
+  timer.unref()
 }
 
 async function main(argv: string[]): Promise<void> {

@@ -3,6 +3,7 @@
 // in order at a shutdown. `serve` is the API (and, embedded or with ALGOSERVE_RUN_JOBS, runs jobs too);
 // `worker` only runs jobs and webhooks from Redis, with a small app of its own (/healthz, /readyz,
 // /metrics). main.ts runs it; tests start the same thing on port 0.
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Algorithm } from './algorithms/algorithm.js'
 import { registry } from './algorithms/registry.js'
@@ -15,10 +16,11 @@ import { EmbeddedBackend } from './jobs/embedded-backend.js'
 import { createRunJob } from './jobs/execute.js'
 import { JobSweeper } from './jobs/sweeper.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
+import { VERSION } from './version.js'
 import { RETRY_WAITS_MS } from './webhooks/policy.js'
 import { type Resolver, WebhookSender } from './webhooks/sender.js'
 
-const USER_AGENT = 'algoserve/1.0.0'
+const USER_AGENT = `algoserve/${VERSION}`
 const MAX_DELIVERIES_IN_FLIGHT = 256
 
 export type Role = 'serve' | 'worker'
@@ -45,10 +47,13 @@ export interface Service {
   /** Starts running jobs and sending webhooks, when this process does (listening is the caller's). */
   start(): void
   /**
-   * Readiness turns 503 and no new work is taken; HTTP requests in flight are answered, running jobs
-   * and webhook attempts get `graceMs` and otherwise go back to the backend; then everything is closed.
+   * Readiness turns 503 at once. For `drainDelayMs` the listener stays open, so that a load balancer
+   * sees the 503 and stops sending before connections are refused; meanwhile every answer carries
+   * `Connection: close` and idle keep-alive connections close at their timeout. Then no new work is
+   * taken; HTTP requests in flight are answered, running jobs and webhook attempts get `graceMs` and
+   * otherwise go back to the backend; then everything is closed.
    */
-  shutdown(graceMs: number): Promise<void>
+  shutdown(graceMs: number, drainDelayMs?: number): Promise<void>
 }
 
 async function openBackend(
@@ -88,7 +93,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const runsJobs = role === 'worker' || config.redisUrl === null || config.runJobs
   const algorithms = options.algorithms ?? registry
   const metrics = createMetrics()
-  const executor = new Executor({ threads: config.workerThreads }, metrics)
+  const executor = new Executor(
+    { threads: config.workerThreads, invokeQueueTimeoutMs: config.invokeQueueTimeoutMs },
+    metrics,
+  )
   let shuttingDown = false
   let backend: JobBackend | undefined
   let app: FastifyInstance
@@ -157,9 +165,13 @@ export async function createService(config: Config, options: ServiceOptions = {}
         }),
       )
     },
-    async shutdown(graceMs: number) {
+    async shutdown(graceMs: number, drainDelayMs = 0) {
       if (shuttingDown) return
       shuttingDown = true
+      // Not closed now: a kept-alive connection idle at this instant may be carrying the client's next
+      // request already, which would be reset. Each answer from now on says Connection: close, and a
+      // connection left idle closes at its keep-alive timeout, which clients are told of.
+      if (drainDelayMs > 0) await sleep(drainDelayMs)
       sweeper.stop()
       const grace = setTimeout(() => app.server.closeAllConnections(), graceMs)
       // A connection whose request was in flight is idle only once it is answered; close those too.

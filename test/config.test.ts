@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test } from 'node:test'
-import { defaultConfig, flagName, loadConfig, SETTINGS } from '../src/config.js'
+import {
+  defaultConfig,
+  flagName,
+  loadConfig,
+  SETTINGS,
+  shownDefault,
+  unknownSettings,
+} from '../src/config.js'
 import { ConfigError } from '../src/errors.js'
 
 test('the defaults are these values', () => {
@@ -27,6 +36,22 @@ test('the defaults are these values', () => {
     workerPort: 8001,
     runJobs: false,
     jobLockMs: 30_000,
+    apiKeys: [],
+    apiKeysFile: null,
+    apiKeysForMetrics: false,
+    apiKeysForDocs: false,
+    corsOrigins: [],
+    rateLimit: 0,
+    rateLimitWindowMs: 60_000,
+    trustProxy: false,
+    maxJsonDepth: 32,
+    maxJsonValues: 10_000,
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    keepAliveTimeoutMs: 5_000,
+    maxBufferedBodyBytes: 67_108_864,
+    invokeQueueTimeoutMs: 2_000,
+    drainDelayMs: 5_000,
   })
   assert.deepEqual(loadConfig([], {}), defaultConfig())
 })
@@ -38,7 +63,7 @@ test("the README's settings table lists every setting with its flag and default,
   for (const s of SETTINGS) {
     assert.deepEqual(
       documented.get(s.env),
-      { flag: flagName(s.env), value: String(s.default ?? 'none') },
+      { flag: flagName(s.env), value: shownDefault(s.default) },
       `README row of ${s.env}`,
     )
   }
@@ -113,4 +138,85 @@ test('distributed-mode settings: a redis:// or rediss:// URL, a prefix without c
   }
   assert.throws(() => loadConfig([], { ALGOSERVE_REDIS_PREFIX: 'a:b' }), /ALGOSERVE_REDIS_PREFIX/)
   assert.throws(() => loadConfig(['--job-lock-ms', '999'], {}), /--job-lock-ms \(ALGOSERVE_JOB_LOCK_MS\)/)
+})
+
+const HASH = 'a'.repeat(64)
+
+test('API keys: hashes from the setting and a file; anything else is refused without repeating it', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'algoserve-keys-'))
+  try {
+    const file = join(dir, 'keys')
+    writeFileSync(file, `# the deploy key\nsha256:${'B'.repeat(64)}\n\n${'c'.repeat(64)}\n`)
+    const config = loadConfig(['--api-keys-file', file], {
+      ALGOSERVE_API_KEYS: `sha256:${HASH}, ${'d'.repeat(64)}`,
+    })
+    assert.deepEqual(config.apiKeys, [HASH, 'd'.repeat(64)])
+    assert.equal(config.apiKeysFile, file)
+    for (const bad of ['my-plain-key-123', `sha256:${'a'.repeat(63)}`]) {
+      assert.throws(
+        () => loadConfig([], { ALGOSERVE_API_KEYS: bad }),
+        (error: Error) => {
+          assert.match(error.message, /ALGOSERVE_API_KEYS: entry 1 is not a SHA-256 hash/)
+          assert.ok(!error.message.includes(bad), 'the value is not repeated')
+          return true
+        },
+      )
+    }
+    writeFileSync(file, '# nothing yet\n')
+    assert.throws(
+      () => loadConfig([], { ALGOSERVE_API_KEYS_FILE: file }),
+      /ALGOSERVE_API_KEYS_FILE.*no key hash/,
+    )
+    assert.throws(
+      () => loadConfig([], { ALGOSERVE_API_KEYS_FILE: join(dir, 'absent') }),
+      /ALGOSERVE_API_KEYS_FILE.*cannot be read \(ENOENT\)/,
+    )
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('a malformed webhook secret is refused without printing it', () => {
+  const secret = 'whsec_c2VjcmV0LXNob3J0'
+  assert.throws(
+    () => loadConfig([], { ALGOSERVE_WEBHOOK_SECRET: secret }),
+    (error: Error) => {
+      assert.match(error.message, /^Invalid ALGOSERVE_WEBHOOK_SECRET: must hold 24 to 64 bytes/)
+      assert.ok(!error.message.includes('c2VjcmV0'), error.message)
+      return true
+    },
+  )
+})
+
+test('CORS origins, rate limits and the proxy setting', () => {
+  const config = loadConfig(['--rate-limit', '5', '--trust-proxy', 'yes'], {
+    ALGOSERVE_CORS_ORIGINS: 'https://app.example.com, http://localhost:3000/',
+    ALGOSERVE_RATE_LIMIT_WINDOW_MS: '2000',
+  })
+  assert.deepEqual(config.corsOrigins, ['https://app.example.com', 'http://localhost:3000'])
+  assert.equal(config.rateLimit, 5)
+  assert.equal(config.rateLimitWindowMs, 2000)
+  assert.equal(config.trustProxy, true)
+  assert.deepEqual(loadConfig([], { ALGOSERVE_CORS_ORIGINS: '*' }).corsOrigins, ['*'])
+  for (const bad of ['app.example.com', 'https://app.example.com/path']) {
+    assert.throws(
+      () => loadConfig([], { ALGOSERVE_CORS_ORIGINS: bad }),
+      /ALGOSERVE_CORS_ORIGINS.*not an origin/,
+    )
+  }
+  assert.throws(
+    () => loadConfig([], { ALGOSERVE_RATE_LIMIT_WINDOW_MS: '10' }),
+    /ALGOSERVE_RATE_LIMIT_WINDOW_MS/,
+  )
+})
+
+test('variables that look like settings but are none are named with the closest setting', () => {
+  assert.deepEqual(
+    unknownSettings({ ALGOSERVE_PROT: '9000', ALGOSERVE_PORT: '1', PATH: '/bin', ALGOSERVE_API_KEY: 'x' }),
+    [
+      'ALGOSERVE_API_KEY is not a setting and is ignored; did you mean ALGOSERVE_API_KEYS?',
+      'ALGOSERVE_PROT is not a setting and is ignored; did you mean ALGOSERVE_PORT?',
+    ],
+  )
+  assert.deepEqual(unknownSettings({ ALGOSERVE_PORT: '1' }), [])
 })

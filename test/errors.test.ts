@@ -14,6 +14,8 @@ const instances: errors.CodedError[] = [
   new errors.InternalError(new Error('boom')),
   new errors.WorkerLostError(new Error('boom')),
   new errors.ServiceUnavailableError('later'),
+  new errors.UnauthorizedError(false),
+  new errors.RateLimitedError(10, 60_000, 5),
   new errors.RequestValidationError([]),
   new errors.StoreUnavailableError('down'),
   new errors.StoreFullError('full'),

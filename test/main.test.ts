@@ -1,5 +1,6 @@
 // The command line as operators run it: a child process, its exit codes and its graceful shutdown.
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import { rmSync } from 'node:fs'
 import { test } from 'node:test'
 import { tempDataDir } from './helpers/app.js'
@@ -62,3 +63,54 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     await assert.rejects(fetch(`${url}/healthz`), 'the port is closed after the shutdown')
   })
 }
+
+test('a variable that looks like a setting but is none gets a warning naming the closest one', async (t) => {
+  const dataDir = tempDataDir()
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }))
+  const child = start(['serve', '--data-dir', dataDir, '--port', '0'], { ALGOSERVE_PROT: '9000' })
+  const url = await listening(child)
+  assert.equal((await fetch(`${url}/healthz`)).status, 200)
+  child.process.kill('SIGTERM')
+  assert.equal(await child.exit, 0)
+  const warning = child
+    .output()
+    .split('\n')
+    .filter((line) => line.includes('ALGOSERVE_PROT'))
+    .map((line) => JSON.parse(line) as { level: number; msg: string })
+  assert.deepEqual(warning, [
+    {
+      ...warning[0],
+      level: 40,
+      msg: 'ALGOSERVE_PROT is not a setting and is ignored; did you mean ALGOSERVE_PORT?',
+    },
+  ])
+})
+
+test('secrets appear in no log line and no error message', async (t) => {
+  const secret = `whsec_${Buffer.alloc(8, 1).toString('base64')}`
+  const refused = start(['serve'], { ALGOSERVE_WEBHOOK_SECRET: secret })
+  assert.equal(await refused.exit, 2)
+  assert.match(refused.output(), /ALGOSERVE_WEBHOOK_SECRET/)
+  assert.ok(!refused.output().includes(secret.slice(6)), refused.output())
+
+  const dataDir = tempDataDir()
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }))
+  const key = 'k3y-that-must-never-be-logged'
+  const hash = createHash('sha256').update(key).digest('hex')
+  const child = start(['serve', '--data-dir', dataDir, '--port', '0', '--log-level', 'trace'], {
+    ALGOSERVE_API_KEYS: `sha256:${hash}`,
+  })
+  const url = await listening(child)
+  for (const authorization of [`Bearer ${key}`, `Bearer ${key}x`, key]) {
+    await fetch(`${url}/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization },
+      body: '{"number": 97}',
+    })
+  }
+  child.process.kill('SIGTERM')
+  assert.equal(await child.exit, 0)
+  assert.match(child.output(), /request completed/)
+  assert.ok(!child.output().includes(key), 'the key is not logged')
+  assert.ok(!child.output().includes(hash), 'nor its hash')
+})

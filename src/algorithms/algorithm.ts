@@ -26,5 +26,11 @@ export interface Algorithm<Params = unknown, Result = unknown> {
   parseParams(raw: Record<string, unknown>, limits: ParamLimits, fieldPrefix: string): Params
   /** True when the run is cheap enough (microseconds) to do on the thread that serves HTTP. */
   isCheap(params: Params): boolean
+  /**
+   * For params that isCheap cannot judge from their size alone: the result when it is found in
+   * microseconds (a bounded amount of work, whatever the params), otherwise undefined and the run
+   * goes to a worker thread.
+   */
+  runIfCheap?(params: Params, options: RunOptions): Result | undefined
   run(params: Params, options: RunOptions): Result
 }

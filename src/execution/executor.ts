@@ -7,10 +7,10 @@
 import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'
 import type { Algorithm } from '../algorithms/algorithm.js'
-import { AlgorithmError, WorkerLostError } from '../errors.js'
+import { AlgorithmError, ServiceUnavailableError, WorkerLostError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { WorkerOutcome, WorkerTask } from './pool-worker.js'
-import { type TimedRun, timedRun } from './timed-run.js'
+import { type TimedRun, timedRun, timedRunIfCheap } from './timed-run.js'
 
 // Under tsx (tests, `npm run dev`) the sources are .ts; the build runs .js.
 const WORKER_FILE = new URL(
@@ -21,6 +21,8 @@ const WORKER_FILE = new URL(
 export interface ExecutorOptions {
   /** Worker threads; 0 means one per available core but one, which stays with the event loop. */
   threads: number
+  /** Longest wait of an /invoke run for a thread, in ms; then ServiceUnavailableError. Default: none. */
+  invokeQueueTimeoutMs?: number
 }
 
 /** Who asks for the run: a synchronous /invoke call or a background job. */
@@ -44,15 +46,17 @@ export class Executor {
   readonly #algorithmMetrics = new Map<string, AlgorithmMetrics>()
   #closed = false
   // Runs wait here, first in first out within each lane, until a thread is free. Piscina's own queue
-  // is not FIFO for abortable tasks: under load some waited seconds behind later ones (bench/invoke.sh,
+  // is not FIFO for abortable tasks: under load some waited seconds behind later ones (bench/http/invoke.sh,
   // 100-digit primes).
   readonly #waiting: Record<Lane, (() => void)[]> = { invoke: [], job: [] }
   #lastServed: Lane = 'job'
   #busy = 0
+  readonly #invokeQueueTimeoutMs: number
 
   constructor(options: ExecutorOptions, metrics: Metrics) {
     const threads = options.threads > 0 ? options.threads : Math.max(1, availableParallelism() - 1)
     this.#metrics = metrics
+    this.#invokeQueueTimeoutMs = options.invokeQueueTimeoutMs ?? Number.POSITIVE_INFINITY
     this.#pool = new Piscina({
       filename: WORKER_FILE.href,
       minThreads: threads,
@@ -72,7 +76,8 @@ export class Executor {
 
   /**
    * Runs one call. Rejects with the signal's reason when aborted, AlgorithmError when the algorithm
-   * failed, and WorkerLostError when the worker thread running it died.
+   * failed, WorkerLostError when the worker thread running it died, and ServiceUnavailableError when
+   * an /invoke call waited for a thread longer than its bound.
    */
   async run(
     algorithm: Algorithm,
@@ -82,10 +87,16 @@ export class Executor {
   ): Promise<TimedRun> {
     let run: TimedRun
     try {
-      if (algorithm.isCheap(params)) {
-        run = timedRun(algorithm, params, { budgetMs, signal })
+      const inline = algorithm.isCheap(params)
+        ? timedRun(algorithm, params, { budgetMs, signal })
+        : timedRunIfCheap(algorithm, params, { budgetMs, signal })
+      if (inline !== undefined) {
+        run = inline
       } else {
-        await this.#acquireThread(lane, signal)
+        await this.#acquireThread(lane, signal).catch((error: unknown) => {
+          // Not the algorithm's failure: no run took place.
+          throw error instanceof ServiceUnavailableError ? new NotRun(error) : error
+        })
         let outcome: WorkerOutcome
         try {
           const task: WorkerTask = { algorithm: algorithm.name, params, budgetMs }
@@ -101,6 +112,7 @@ export class Executor {
       }
     } catch (error) {
       if (signal?.aborted) throw signal.reason
+      if (error instanceof NotRun) throw error.reason
       this.#metricsOf(algorithm).errors.inc()
       if (error instanceof WorkerLostError) throw error
       throw new AlgorithmError(algorithm.name, error)
@@ -133,19 +145,31 @@ export class Executor {
       return
     }
     const line = this.#waiting[lane]
+    const bound = lane === 'invoke' ? this.#invokeQueueTimeoutMs : Number.POSITIVE_INFINITY
+    if (bound === 0) throw this.#noThread()
     await new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
+      const leave = (reason: unknown) => {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', onAbort)
         line.splice(line.indexOf(start), 1)
-        reject(signal?.reason)
+        reject(reason)
       }
+      const onAbort = () => leave(signal?.reason)
       const start = () => {
+        clearTimeout(timer)
         signal?.removeEventListener('abort', onAbort)
         this.#busy++
         resolve()
       }
+      const timer = Number.isFinite(bound) ? setTimeout(() => leave(this.#noThread()), bound) : undefined
       signal?.addEventListener('abort', onAbort, { once: true })
       line.push(start)
     })
+  }
+
+  #noThread(): ServiceUnavailableError {
+    const seconds = Math.max(1, Math.ceil(this.#invokeQueueTimeoutMs / 1000))
+    return new ServiceUnavailableError('Every worker thread is busy; try again later.', seconds)
   }
 
   #releaseThread(): void {
@@ -162,4 +186,9 @@ export class Executor {
     this.#closed = true
     await this.#pool.close()
   }
+}
+
+/** Carries an error that came before any run, past the accounting of failed runs. */
+class NotRun {
+  constructor(readonly reason: unknown) {}
 }

@@ -12,3 +12,15 @@ export function timedRun(algorithm: Algorithm, params: unknown, options: RunOpti
   const result = algorithm.run(params, options)
   return { result, elapsedSeconds: (performance.now() - start) / 1000 }
 }
+
+/** The algorithm's run when it finds it cheap (runIfCheap), measured; otherwise undefined. */
+export function timedRunIfCheap(
+  algorithm: Algorithm,
+  params: unknown,
+  options: RunOptions,
+): TimedRun | undefined {
+  if (algorithm.runIfCheap === undefined) return undefined
+  const start = performance.now()
+  const result = algorithm.runIfCheap(params, options)
+  return result === undefined ? undefined : { result, elapsedSeconds: (performance.now() - start) / 1000 }
+}

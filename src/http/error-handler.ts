@@ -8,10 +8,13 @@ import {
   InternalError,
   PayloadTooLargeError,
   RequestValidationError,
+  type SchemaProblem,
   ServiceUnavailableError,
+  shortenValue,
   ValidationError,
 } from '../errors.js'
 import { RouteTable } from './route-table.js'
+import { JobIdParams } from './schemas.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -23,7 +26,14 @@ declare module 'fastify' {
 /** Error bodies may echo client input, so they are written by the lossless serializer. */
 const serializeJson = (payload: unknown): string => stringify(payload) ?? 'null'
 
-export function registerErrorHandlers(app: FastifyInstance, maxBodyBytes: number): void {
+/** Handles an error Fastify raised before routing; registerErrorHandlers makes it. */
+export type FrameworkErrorHandler = (
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) => void
+
+export function registerErrorHandlers(app: FastifyInstance, maxBodyBytes: number): FrameworkErrorHandler {
   const routes = new RouteTable(app)
 
   app.setErrorHandler((error: FastifyError | Error, request, reply) => {
@@ -35,6 +45,7 @@ export function registerErrorHandlers(app: FastifyInstance, maxBodyBytes: number
     else if (known.statusCode === 500) request.log.error({ err: error }, 'request failed')
     else request.log.info({ err: { code: known.code, message: known.message } }, 'request rejected')
     if (known instanceof ServiceUnavailableError) reply.header('retry-after', String(known.retryAfterSeconds))
+    if ('headers' in known) reply.headers(known.headers as Record<string, string>)
     const body = {
       error: known.code,
       message: known.message,
@@ -52,6 +63,7 @@ export function registerErrorHandlers(app: FastifyInstance, maxBodyBytes: number
     }
     return sendJson(reply, 404, { detail: 'Not Found' })
   })
+  return (error, request, reply) => frameworkError(routes, error, request, reply)
 }
 
 function sendJson(reply: FastifyReply, statusCode: number, body: unknown): FastifyReply {
@@ -71,18 +83,48 @@ function toServiceError(error: FastifyError | Error, maxBodyBytes: number): Cont
   return new InternalError(error)
 }
 
-/** Errors Fastify raises before routing (a malformed URL), answered in the same shapes. */
-export function frameworkErrorHandler(
+/** The patterns of path parameters, for the ones Fastify could not even decode. */
+const PATH_PATTERNS: Record<string, string> = { job_id: JobIdParams.properties.job_id.pattern as string }
+
+/**
+ * Errors Fastify raises before routing (a path it cannot percent-decode), answered as the route would
+ * have: a 422 on the parameter for the route's method, a 405 for another, a 404 elsewhere.
+ */
+function frameworkError(
+  routes: RouteTable,
   error: FastifyError,
   request: FastifyRequest,
   reply: FastifyReply,
 ): void {
   request.log.info({ err: { code: error.code, message: error.message } }, 'request rejected')
   // These replies skip the request hooks, which set the header on every other one.
-  sendJson(reply.header('x-request-id', request.id), 400, {
-    error: 'VALIDATION_ERROR',
-    message: error.message,
-    details: { field: 'url', value: request.url },
-    request_id: request.id,
-  })
+  reply.header('x-request-id', request.id)
+  const allowed = routes.allowedMethods(request.url)
+  if (allowed.length === 0) {
+    sendJson(reply, 404, { detail: 'Not Found' })
+  } else if (!allowed.includes(request.method)) {
+    sendJson(reply.header('allow', allowed.join(', ')), 405, { detail: 'Method Not Allowed' })
+  } else {
+    const parameters = Object.entries(routes.parametersOf(request.url, request.method))
+    if (parameters.length === 0) {
+      sendJson(reply, 400, {
+        error: 'VALIDATION_ERROR',
+        message: 'The request URL is malformed.',
+        details: { field: 'url', value: shortenValue(request.url) },
+        request_id: request.id,
+      })
+      return
+    }
+    const problems: SchemaProblem[] = parameters.map(([name, raw]) => {
+      const pattern = PATH_PATTERNS[name]
+      return {
+        type: 'string_pattern_mismatch',
+        loc: ['path', name],
+        msg: `String should match pattern '${pattern}'`,
+        input: shortenValue(raw),
+        ctx: { pattern },
+      }
+    })
+    sendJson(reply, 422, { detail: problems })
+  }
 }

@@ -29,6 +29,20 @@ export class RouteTable {
     for (const method of methods) route.methods.add(method)
   }
 
+  /** The raw (undecoded) path parameters of the route that takes this method at this path. */
+  parametersOf(url: string, method: string): Record<string, string> {
+    const path = pathOf(url)
+    const route = this.#routes.find((r) => r.methods.has(method) && r.pattern.test(path))
+    if (route === undefined) return {}
+    const names = route.url.split('/')
+    const parts = path.split('/')
+    const parameters: Record<string, string> = {}
+    names.forEach((name, i) => {
+      if (name.startsWith(':')) parameters[name.slice(1)] = parts[i] ?? ''
+    })
+    return parameters
+  }
+
   /** Every method some route takes at this path, sorted. */
   allowedMethods(url: string): string[] {
     const path = pathOf(url)

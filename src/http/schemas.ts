@@ -2,6 +2,7 @@
 // response serialisation (fast-json-stringify) and the OpenAPI document, where its $id is the
 // component name of interface.md.
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { VERSION } from '../version.js'
 
 /**
  * An integer of any size as a client may send it. The validator reads it with `readIntegerInput`
@@ -65,7 +66,7 @@ export const PrimeResult = Type.Object(
 export const Metadata = Type.Object(
   {
     algorithm: Type.String({ examples: ['PrimeChecker'] }),
-    version: Type.String({ examples: ['1.0.0'] }),
+    version: Type.String({ examples: [VERSION] }),
     elapsed_time: Type.Number({ description: "The algorithm's own run time, in seconds." }),
   },
   {
@@ -145,7 +146,7 @@ export const JobIdParams = Type.Object({
 
 export const ErrorResponse = Type.Object(
   {
-    error: Type.String({ description: 'Stable error code.', examples: ['VALIDATION_ERROR'] }),
+    error: Type.String({ description: 'Stable error code.' }),
     message: Type.String(),
     details: Nullable(Type.Object({}, { additionalProperties: true })),
     request_id: Nullable(Type.String()),

@@ -2,8 +2,15 @@
 // does (decisions.md, Errors). It understands the subset of JSON Schema the request schemas use.
 import type { TSchema } from '@sinclair/typebox'
 import type { FastifySchemaCompiler } from 'fastify'
+import { isLosslessNumber } from 'lossless-json'
 import { readIntegerInput } from '../algorithms/integer-input.js'
-import { PROBLEM_MESSAGES, type ProblemType, RequestValidationError, type SchemaProblem } from '../errors.js'
+import {
+  PROBLEM_MESSAGES,
+  type ProblemType,
+  RequestValidationError,
+  type SchemaProblem,
+  shortenValue,
+} from '../errors.js'
 
 /** A body that arrived with a Content-Type that is not JSON; the validator reports it. */
 export class NotJsonBody {
@@ -74,7 +81,8 @@ function check(
   }
   switch (schema.type) {
     case 'object': {
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      // A number literal is an object here (the lossless parser keeps its text), but not a JSON one.
+      if (typeof value !== 'object' || value === null || Array.isArray(value) || isLosslessNumber(value)) {
         // pydantic names a model "attributes" and a free-form mapping a "dictionary".
         const declared = Object.keys(schema.properties ?? {}).length > 0
         problems.push(problem(declared ? 'model_attributes_type' : 'dict_type', loc, value))
@@ -120,5 +128,6 @@ function compiled(pattern: string): RegExp {
 
 function problem(type: ProblemType, loc: (string | number)[], input: unknown): SchemaProblem {
   const msg = type in PROBLEM_MESSAGES ? PROBLEM_MESSAGES[type as keyof typeof PROBLEM_MESSAGES] : type
-  return { type, loc, msg, input }
+  // pydantic echoes the whole input; here its size is bounded, whatever the client sent.
+  return { type, loc, msg, input: shortenValue(input) }
 }

@@ -4,7 +4,15 @@
 // job found `running` at start was run by a process that died: its run is counted as lost.
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
+import {
+  type Connection,
+  type DriverName,
+  inTransaction,
+  openConnection,
+  SQLITE_BUSY,
+  SQLITE_CONSTRAINT_UNIQUE,
+  sqliteCode,
+} from './sqlite-driver.js'
 import {
   type ClaimLimits,
   type Delivery,
@@ -69,6 +77,8 @@ export interface SqliteStoreOptions {
   ttlMs: number
   maxPending: number
   makeDelivery: DeliveryFactory
+  /** The SQLite binding; by default the runtime's own where it has one (see sqlite-driver.ts). */
+  driver?: DriverName
 }
 
 interface JobRow {
@@ -101,7 +111,7 @@ const JOB_COLUMNS =
   'runs, lost_runs'
 
 export class SqliteJobStore implements JobStore {
-  readonly #db: Database.Database
+  readonly #db: Connection
   readonly #ttlMs: number
   readonly #maxPending: number
   readonly #makeDelivery: DeliveryFactory
@@ -110,7 +120,7 @@ export class SqliteJobStore implements JobStore {
   #pending: number
   readonly #sql
 
-  private constructor(db: Database.Database, options: SqliteStoreOptions) {
+  private constructor(db: Connection, options: SqliteStoreOptions) {
     this.#db = db
     this.#ttlMs = options.ttlMs
     this.#maxPending = options.maxPending
@@ -186,18 +196,21 @@ export class SqliteJobStore implements JobStore {
   /** Opens (creating or migrating) the store in `dataDir`, and recovers what a dead process left. */
   static open(options: SqliteStoreOptions): SqliteJobStore {
     mkdirSync(options.dataDir, { recursive: true })
-    const db = new Database(join(options.dataDir, DATABASE_FILE), { timeout: 2000 })
+    const db = openConnection(join(options.dataDir, DATABASE_FILE), {
+      timeoutMs: 2000,
+      driver: options.driver,
+    })
     try {
       // Exclusive locking: one process per data directory. A second one fails here, saying why.
       try {
-        db.pragma('locking_mode = EXCLUSIVE')
-        db.pragma('journal_mode = WAL')
+        db.exec('PRAGMA locking_mode = EXCLUSIVE')
+        db.exec('PRAGMA journal_mode = WAL')
         db.exec('BEGIN EXCLUSIVE; COMMIT')
       } catch (error) {
-        if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error
+        if (sqliteCode(error) !== SQLITE_BUSY) throw error
         throw new Error(`The job store in ${options.dataDir} is in use by another process.`)
       }
-      db.pragma('synchronous = NORMAL')
+      db.exec('PRAGMA synchronous = NORMAL')
       migrate(db)
       const store = new SqliteJobStore(db, options)
       store.#recover(Date.now())
@@ -214,10 +227,10 @@ export class SqliteJobStore implements JobStore {
         throw new StoreFullError(`${this.#pending} jobs are waiting, the most allowed.`)
       }
       try {
-        this.#sql.insert.run({ ...job, cheap: job.cheap ? 1 : 0 })
+        const { id, algorithm, params, webhook, createdAt } = job
+        this.#sql.insert.run({ id, algorithm, params, webhook, cheap: job.cheap ? 1 : 0, createdAt })
       } catch (error) {
-        if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE')
-          throw new DuplicateJobIdError(job.id)
+        if (sqliteCode(error) === SQLITE_CONSTRAINT_UNIQUE) throw new DuplicateJobIdError(job.id)
         throw error
       }
       this.#pending++
@@ -236,7 +249,7 @@ export class SqliteJobStore implements JobStore {
   async claim(limits: ClaimLimits, now: number): Promise<JobRecord[]> {
     if (limits.jobs <= 0 || this.#pending === 0) return []
     return this.#guard(() =>
-      this.#db.transaction(() => {
+      inTransaction(this.#db, () => {
         const claimed: JobRecord[] = []
         let heavy = 0
         for (const { seq, cheap } of this.#sql.nextPending.all(limits.jobs) as {
@@ -248,23 +261,29 @@ export class SqliteJobStore implements JobStore {
         }
         this.#pending -= claimed.length
         return claimed
-      })(),
+      }),
     )
   }
 
   async finish(end: JobEnd): Promise<boolean> {
     return this.#guard(() =>
-      this.#db.transaction(() => {
-        const { outcome } = end
+      inTransaction(this.#db, () => {
+        const { id, run, completedAt, outcome } = end
         const row = (
           outcome.status === 'completed'
-            ? this.#sql.complete.get({ ...end, result: outcome.result, metadata: outcome.metadata })
-            : this.#sql.fail.get({ ...end, error: outcome.error })
+            ? this.#sql.complete.get({
+                id,
+                run,
+                completedAt,
+                result: outcome.result,
+                metadata: outcome.metadata,
+              })
+            : this.#sql.fail.get({ id, run, completedAt, error: outcome.error })
         ) as JobRow | undefined
         if (row === undefined) return false
-        this.#schedule(this.#makeDelivery(toRecord(row)), end.completedAt)
+        this.#schedule(this.#makeDelivery(toRecord(row)), completedAt)
         return true
-      })(),
+      }),
     )
   }
 
@@ -276,11 +295,11 @@ export class SqliteJobStore implements JobStore {
 
   async loseRun(id: string, run: number, now: number): Promise<JobState | null> {
     return this.#guard(() =>
-      this.#db.transaction(() => {
+      inTransaction(this.#db, () => {
         const row = this.#sql.lose.get({ id, run }) as JobRow | undefined
         if (row === undefined) return null
         return this.#afterLostRun(row, now)
-      })(),
+      }),
     )
   }
 
@@ -288,7 +307,7 @@ export class SqliteJobStore implements JobStore {
     return this.#guard(() => {
       const before = now - this.#ttlMs
       this.#sql.expireDeliveries.run({ before })
-      return this.#sql.expireJobs.run({ before }).changes
+      return Number(this.#sql.expireJobs.run({ before }).changes)
     })
   }
 
@@ -334,7 +353,8 @@ export class SqliteJobStore implements JobStore {
         settled.error = outcome.error
         break
       case 'released':
-        // Cut short by a shutdown: due again now, and the attempt does not count.
+        // Cut short by a shutdown, or not made: due again (now by default), and the attempt does not count.
+        settled.nextAt = outcome.nextAt ?? now
         settled.uncount = 1
         break
     }
@@ -356,13 +376,13 @@ export class SqliteJobStore implements JobStore {
 
   /** At start: runs left `running` by a dead process are lost; so are attempts left `sending`. */
   #recover(now: number): void {
-    this.#db.transaction(() => {
+    inTransaction(this.#db, () => {
       for (const { id, runs } of this.#sql.running.all() as { id: string; runs: number }[]) {
         const row = this.#sql.lose.get({ id, run: runs }) as JobRow
         this.#afterLostRun(row, now)
       }
       this.#sql.unsendDeliveries.run()
-    })()
+    })
   }
 
   /** `row` was just put back to pending with one more lost run: it waits, or fails for good. */
@@ -377,7 +397,9 @@ export class SqliteJobStore implements JobStore {
   }
 
   #schedule(delivery: NewDelivery | null, now: number): void {
-    if (delivery !== null) this.#sql.insertDelivery.run({ ...delivery, now })
+    if (delivery === null) return
+    const { id, jobId, url, payload } = delivery
+    this.#sql.insertDelivery.run({ id, jobId, url, payload, now })
   }
 
   /** SQLite's own failures (disk full, I/O error, a closed database) make the store unavailable. */
@@ -391,18 +413,18 @@ export class SqliteJobStore implements JobStore {
   }
 }
 
-function migrate(db: Database.Database): void {
-  const version = db.pragma('user_version', { simple: true }) as number
+function migrate(db: Connection): void {
+  const { user_version: version } = db.prepare('PRAGMA user_version').get() as { user_version: number }
   if (version > MIGRATIONS.length) {
     throw new Error(
       `The job store has schema version ${version}, newer than this version of algoserve knows ` +
         `(${MIGRATIONS.length}); run a newer algoserve or use another data directory.`,
     )
   }
-  db.transaction(() => {
+  inTransaction(db, () => {
     for (let next = version; next < MIGRATIONS.length; next++) db.exec(MIGRATIONS[next] as string)
-    db.pragma(`user_version = ${MIGRATIONS.length}`)
-  })()
+    db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`)
+  })
 }
 
 function toRecord(row: JobRow): JobRecord {

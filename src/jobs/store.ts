@@ -77,8 +77,11 @@ export type DeliveryOutcome =
   | { kind: 'delivered' }
   | { kind: 'retry'; nextAt: number; error: string }
   | { kind: 'failed'; error: string }
-  /** The attempt was cut short by a shutdown: the delivery waits again, the attempt not counted. */
-  | { kind: 'released' }
+  /**
+   * The attempt was cut short by a shutdown, or not made (its receiver had its share of attempts in
+   * flight): the delivery waits again, due at `nextAt` (default now), the attempt not counted.
+   */
+  | { kind: 'released'; nextAt?: number }
 
 // The contract of `JobStore` names these; they live with every other error class.
 export { DuplicateJobIdError, StoreFullError, StoreUnavailableError } from '../errors.js'

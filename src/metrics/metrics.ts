@@ -2,6 +2,7 @@
 // own so that each app (and each test) counts separately. The four counted on every request are
 // label-bound series (metric-series.ts); the rest are prom-client's own.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { VERSION } from '../version.js'
 import { LabelledCounter, LabelledHistogram } from './metric-series.js'
 import { registerProcessMetrics } from './process-metrics.js'
 
@@ -44,6 +45,13 @@ export function createMetrics() {
         if (counts !== undefined) this.set(counts[key])
       },
     })
+  // Constant 1, the facts in labels: join on it to see which version each instance runs.
+  new Gauge({
+    name: 'algoserve_build_info',
+    help: 'The running build: service version and Node.js version; always 1.',
+    labelNames: ['version', 'node_version'] as const,
+    registers,
+  }).set({ version: VERSION, node_version: process.version }, 1)
   return {
     registry,
     /** Makes the job gauges read `counts` at each scrape. */

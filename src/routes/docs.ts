@@ -5,61 +5,28 @@ import { createRequire } from 'node:module'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
+import { completeDocument, type DocumentOptions, documentInfo, WebhookPayload } from '../http/openapi.js'
 
 const require = createRequire(import.meta.url)
 const REDOC_BUNDLE = require.resolve('redoc/bundles/redoc.standalone.js')
-
-const DESCRIPTION = `Algorithms over HTTP. PrimeChecker tests an integer of any size for primality and factors it.
-
-* Numbers are read exactly: JSON integer literals of any length, or strings of decimal digits.
-* The primality method depends on |number|: trial division below 2^32, deterministic Miller-Rabin below 2^64,
-  Baillie-PSW above.
-* Error bodies: flat on /invoke, wrapped under \`detail\` on /jobs; 422 bodies follow FastAPI with pydantic v2.
-* Every response carries \`x-request-id\`.`
+// public/ sits one folder above both src/routes/ and dist/routes/.
+const PUBLIC = new URL('../../public/', import.meta.url)
+const SWAGGER_UI_EXTRAS = new URL('swagger-ui-extras.js', PUBLIC)
+const FAVICON = readFileSync(new URL('favicon.svg', PUBLIC))
 
 /** Registers @fastify/swagger; must come before the routes it documents. */
-export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, options: DocumentOptions): Promise<void> {
+  // Only documented (the callback's body): it is a component for the document's webhooks section.
+  app.addSchema(WebhookPayload)
   await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Algoserve',
-        version: '1.0.0',
-        description: DESCRIPTION,
-        license: { name: 'MIT', identifier: 'MIT' },
-      },
-    },
+    openapi: documentInfo(),
     // Shared schemas keep their $id (the interface's names) as component names.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-    // The documentation pages are paths of the interface too; their plugin registers them hidden.
     transformObject: (document) => {
       if (!('openapiObject' in document)) return document.swaggerObject
-      return { ...document.openapiObject, paths: { ...document.openapiObject.paths, ...DOC_PATHS } }
+      return completeDocument(document.openapiObject, options)
     },
   })
-}
-
-const html = (summary: string) => ({
-  get: {
-    summary,
-    responses: {
-      200: {
-        description: 'An HTML page; every asset it loads is served here.',
-        content: { 'text/html': {} },
-      },
-    },
-  },
-})
-
-const DOC_PATHS = {
-  '/docs': html('Interactive API documentation (Swagger UI)'),
-  '/redoc': html('Alternative API documentation (ReDoc)'),
-  '/openapi.json': {
-    get: {
-      summary: 'This OpenAPI document',
-      responses: { 200: { description: 'OpenAPI 3.1.', content: { 'application/json': {} } } },
-    },
-  },
 }
 
 export async function docsRoutes(app: FastifyInstance): Promise<void> {
@@ -67,8 +34,24 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
 
   await app.register(swaggerUi, {
     routePrefix: '/docs',
-    uiConfig: { deepLinking: true },
-    staticCSP: true,
+    uiConfig: {
+      // The operations without Swagger's own top bar and its logo.
+      layout: 'BaseLayout',
+      deepLinking: true,
+      displayOperationId: true,
+      persistAuthorization: true,
+      plugins: [browserExpression('window.AlgoserveSwaggerUi.plugin')],
+    },
+    theme: {
+      title: 'Algoserve API',
+      favicon: [
+        { filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: FAVICON },
+      ],
+      js: [{ filename: 'swagger-ui-extras.js', content: readFileSync(SWAGGER_UI_EXTRAS, 'utf8') }],
+    },
+    // The plugin's own policy says upgrade-insecure-requests, which blanks the page on a plain-HTTP
+    // host name other than localhost: every asset is asked for over https.
+    staticCSP: DOCS_CSP,
   })
 
   // Read on first use: most processes never serve it, and it is a megabyte.
@@ -85,6 +68,14 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
   })
 }
 
+/**
+ * A value @fastify/swagger-ui writes into its page as this JavaScript expression (it writes functions by
+ * their source): here a name defined by swagger-ui-extras.js, which the page loads before it starts.
+ */
+function browserExpression(expression: string): () => object {
+  return Object.assign(() => ({}), { toString: () => expression })
+}
+
 // ReDoc's sidebar always shows a logo from its vendor's CDN: the bundle is served with an empty image in
 // its place, and the page's policy keeps the browser from fetching anything outside this service.
 const REDOC_CDN_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg'
@@ -98,12 +89,27 @@ const REDOC_CSP = [
   "font-src 'self' data:",
 ].join('; ')
 
+const DOCS_CSP = [
+  "default-src 'self'",
+  "base-uri 'self'",
+  "connect-src 'self'",
+  "font-src 'self' data:",
+  "form-action 'self'",
+  "frame-ancestors 'self'",
+  "img-src 'self' data:",
+  "object-src 'none'",
+  "script-src 'self'",
+  "script-src-attr 'none'",
+  "style-src 'self' 'unsafe-inline'",
+].join('; ')
+
 const REDOC_PAGE = `<!DOCTYPE html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
-  <title>Algoserve - ReDoc</title>
+  <title>Algoserve API - ReDoc</title>
+  <link rel="icon" type="image/svg+xml" href="/docs/static/theme/favicon.svg">
   <style>body { margin: 0; padding: 0; }</style>
 </head>
 <body>

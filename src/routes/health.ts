@@ -14,6 +14,8 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRouteOpt
     {
       schema: {
         summary: 'Liveness',
+        operationId: 'healthz',
+        tags: ['operations'],
         response: { 200: described(HealthResponse, 'The process answers.') },
       },
     },
@@ -25,6 +27,8 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRouteOpt
     {
       schema: {
         summary: 'Readiness',
+        operationId: 'readyz',
+        tags: ['operations'],
         description: `503 with status "not_ready" when a check fails, and from the start of a shutdown. Checks: ${Object.keys(options.checks).join(', ')}.`,
         response: {
           200: described(ReadinessResponse, 'Every check holds.'),

@@ -30,14 +30,11 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
       config: { errorShape: 'flat' },
       schema: {
         summary: 'Synchronous algorithm call (PrimeChecker)',
+        operationId: 'invoke',
+        tags: ['algorithms'],
         description:
           `Tests one integer for primality and factors it. The factorisation stops after ${factorBudgetMs} ms ` +
           '(ALGOSERVE_INVOKE_FACTOR_BUDGET_MS) with factorization_complete false; is_prime is always decided.',
-        headers: Type.Object({
-          'x-request-id': Type.Optional(
-            Type.String({ description: '1 to 128 characters of [A-Za-z0-9._:-]; otherwise a UUID is made.' }),
-          ),
-        }),
         body: Type.Ref(InvokeRequest),
         response: {
           200: described(InvokeResponse, 'The result, with metadata.'),
@@ -45,6 +42,10 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
           413: errorResponse('PAYLOAD_TOO_LARGE: the body is larger than ALGOSERVE_MAX_BODY_BYTES.'),
           422: described(HTTPValidationError, 'The body failed the schema.'),
           500: errorResponse('ALGORITHM_ERROR or INTERNAL_ERROR.'),
+          503: errorResponse(
+            'SERVICE_UNAVAILABLE: no worker thread was free within ALGOSERVE_INVOKE_QUEUE_TIMEOUT_MS, or too ' +
+              'many request bodies are in transit; the Retry-After header says when to try again.',
+          ),
         },
       },
     },

@@ -53,6 +53,8 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
       config: { errorShape: 'wrapped' },
       schema: {
         summary: 'Create an asynchronous job',
+        operationId: 'createJob',
+        tags: ['jobs'],
         description:
           'Checks, in order: the schema (422), the algorithm name (404), its params (400), the webhook URL (400), ' +
           'capacity and store (503 with Retry-After).',
@@ -112,6 +114,8 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
       config: { errorShape: 'wrapped' },
       schema: {
         summary: 'Read a job',
+        operationId: 'getJob',
+        tags: ['jobs'],
         params: JobIdParams,
         response: {
           200: described(JobStatusResponse, 'The job, in whatever state it is.'),

@@ -12,6 +12,8 @@ export async function metricsRoutes(app: FastifyInstance, options: MetricsRouteO
     {
       schema: {
         summary: 'Prometheus metrics',
+        operationId: 'metrics',
+        tags: ['operations'],
         produces: [METRICS_CONTENT_TYPE],
         response: {
           200: {

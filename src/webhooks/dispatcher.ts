@@ -1,6 +1,7 @@
 // The embedded webhook dispatcher: sends the deliveries the SQLite store holds when they are due, many
-// at once, so a slow or dead receiver holds only its own delivery. What each attempt means is
-// `policy.ts`'s to decide.
+// at once, so a slow or dead receiver holds only its own deliveries; and at most a share of the
+// attempts in flight go to one receiver (origin), so that one that hangs or fails cannot hold every
+// slot while another receiver's delivery waits. What each attempt means is `policy.ts`'s to decide.
 import type { FastifyBaseLogger } from 'fastify'
 import type { AttemptDelivery, AttemptStatus } from '../jobs/backend.js'
 import type { Delivery, DeliveryOutcome, JobStore } from '../jobs/store.js'
@@ -16,23 +17,50 @@ export interface DispatcherOptions {
   /** Attempts in flight at once. */
   maxInFlight: number
   onAttempt(status: AttemptStatus): void
+  /** Attempts in flight at once to one receiver origin (scheme, host and port). */
+  maxPerOrigin?: number
+  /** How long a delivery whose receiver has its share in flight waits before it is taken again, in ms. */
+  deferMs?: number
   /** How often to look for due deliveries when nothing wakes the dispatcher, in ms. */
   pollMs?: number
 }
 
 export class WebhookDispatcher extends WorkLoop<Delivery> {
   readonly #o: DispatcherOptions
+  readonly #maxPerOrigin: number
+  readonly #deferMs: number
+  readonly #perOrigin = new Map<string, number>()
 
   constructor(options: DispatcherOptions) {
     super(options.log, options.pollMs ?? 1000)
     this.#o = options
+    this.#maxPerOrigin = options.maxPerOrigin ?? Math.max(1, Math.floor(options.maxInFlight / 16))
+    this.#deferMs = options.deferMs ?? 1000
   }
 
   protected async take(inFlight: number): Promise<Batch<Delivery>> {
     const free = this.#o.maxInFlight - inFlight
     try {
-      const items = await this.#o.store.claimDeliveries(free, Date.now())
-      return { items, more: free > 0 && items.length === free, nextAt: await this.#o.store.nextDeliveryAt() }
+      const now = Date.now()
+      const claimed = await this.#o.store.claimDeliveries(free, now)
+      const items: Delivery[] = []
+      for (const delivery of claimed) {
+        const origin = originOf(delivery.url)
+        const sending = this.#perOrigin.get(origin) ?? 0
+        if (sending < this.#maxPerOrigin) {
+          this.#perOrigin.set(origin, sending + 1)
+          items.push(delivery)
+        } else {
+          // Later, so that the deliveries due behind it (to other receivers) are taken first.
+          await this.#o.store.settleDelivery(
+            delivery.id,
+            { kind: 'released', nextAt: now + this.#deferMs },
+            now,
+          )
+        }
+      }
+      const more = free > 0 && claimed.length === free
+      return { items, more: more && items.length > 0, nextAt: await this.#o.store.nextDeliveryAt() }
     } catch (error) {
       this.log.error({ err: error }, 'could not read webhook deliveries')
       return { items: [], more: false }
@@ -40,6 +68,17 @@ export class WebhookDispatcher extends WorkLoop<Delivery> {
   }
 
   protected async handle(delivery: Delivery, signal: AbortSignal): Promise<void> {
+    try {
+      await this.#attempt(delivery, signal)
+    } finally {
+      const origin = originOf(delivery.url)
+      const sending = (this.#perOrigin.get(origin) ?? 1) - 1
+      if (sending > 0) this.#perOrigin.set(origin, sending)
+      else this.#perOrigin.delete(origin)
+    }
+  }
+
+  async #attempt(delivery: Delivery, signal: AbortSignal): Promise<void> {
     const result = await this.#o.attempt(delivery, signal)
     const decision = decide(result, delivery.attempts, this.#o.retryWaitsMs)
     const status = attemptStatus(decision)
@@ -59,5 +98,14 @@ export class WebhookDispatcher extends WorkLoop<Delivery> {
         'could not record a webhook attempt; it is sent again at restart',
       )
     }
+  }
+}
+
+/** The receiver a URL names: its origin; a URL that does not parse is its own. */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin
+  } catch {
+    return url
   }
 }

@@ -62,3 +62,12 @@ export async function postRaw(
   }
   return { status: response.status, headers: response.headers, text, json }
 }
+
+/** POST /invoke of {"number": 97} with these headers (an API key, a request id). */
+export function invoke97(url: string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${url}/invoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: '{"number": 97}',
+  })
+}

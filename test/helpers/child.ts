@@ -1,6 +1,7 @@
 // The service as operators run it: `algoserve serve` in a child process, through tsx.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { after } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { until } from './time.js'
 
@@ -12,11 +13,18 @@ export interface Child {
   exit: Promise<number | null>
 }
 
+// A test that fails half-way leaves no service behind: it would keep its test file from ending.
+const started = new Set<ChildProcess>()
+after(() => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+})
+
 export function start(args: string[], env: Record<string, string> = {}): Child {
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
+  started.add(child)
   let output = ''
   child.stdout?.on('data', (chunk) => {
     output += chunk
@@ -32,7 +40,9 @@ export function start(args: string[], env: Record<string, string> = {}): Child {
 export async function listening(child: Child): Promise<string> {
   const address = () => /Server listening at (http:\/\/127\.0\.0\.1:[0-9]+)/.exec(child.output())?.[1]
   // A child that exits or stays silent is reported below with its output, not as a bare timeout.
-  await until(() => address() !== undefined || child.process.exitCode !== null, 60_000).catch(() => {})
+  await until(() => address() !== undefined || child.process.exitCode !== null, 60_000, '', 50).catch(
+    () => {},
+  )
   const url = address()
   if (url !== undefined) return url
   child.process.kill('SIGKILL')

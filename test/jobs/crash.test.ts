@@ -58,10 +58,12 @@ test('SIGKILL while jobs run: after a restart every job completes exactly once, 
 }, async (t) => {
   const dataDir = tempDataDir()
   t.after(() => rmSync(dataDir, { recursive: true, force: true }))
-  const first = serve(dataDir, ['--job-concurrency', '3'])
+  // A longer budget than the other test's: the long jobs must still run after the 42 POSTs, which
+  // take over a second on a loaded machine.
+  const first = serve(dataDir, ['--job-concurrency', '3', '--job-factor-budget-ms', '4000'])
   const url = await listening(first)
 
-  // Small jobs, two that run for their whole 1.5 s budget, and small ones again: with three job
+  // Small jobs, two that run for their whole 4 s budget, and small ones again: with three job
   // slots, the small ones go on beside the long ones.
   const ids: string[] = []
   const long: string[] = []
@@ -136,7 +138,15 @@ test('SIGTERM: a job still running after the grace period goes back to pending a
 }, async (t) => {
   const dataDir = tempDataDir()
   t.after(() => rmSync(dataDir, { recursive: true, force: true }))
-  const first = serve(dataDir, ['--job-concurrency', '1', '--shutdown-grace-ms', '300'])
+  // No drain delay: this test times the grace period alone.
+  const first = serve(dataDir, [
+    '--job-concurrency',
+    '1',
+    '--shutdown-grace-ms',
+    '300',
+    '--drain-delay-ms',
+    '0',
+  ])
   const url = await listening(first)
   const long = (await createJob(url, { algorithm: 'PrimeChecker', params: { number: RSA_100 } })).json
     .job_id as string

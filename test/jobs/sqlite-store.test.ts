@@ -1,10 +1,10 @@
 // The embedded store on real SQLite files: schema versions, the lock, exact numbers, recovery of what a
-// dead process left, order, capacity, retention and deliveries.
+// dead process left, order, capacity, retention and deliveries; on every SQLite binding this Node can use.
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, test } from 'node:test'
-import Database from 'better-sqlite3'
+import { type DriverName, openConnection, usableDrivers } from '../../src/jobs/sqlite-driver.js'
 import { DATABASE_FILE, SqliteJobStore } from '../../src/jobs/sqlite-store.js'
 import { StoreFullError, StoreUnavailableError } from '../../src/jobs/store.js'
 import { webhookDelivery } from '../../src/webhooks/payload.js'
@@ -17,8 +17,13 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
 })
 
-function open(dataDir: string, options: { ttlMs?: number; maxPending?: number } = {}): SqliteJobStore {
+function open(
+  driver: DriverName,
+  dataDir: string,
+  options: { ttlMs?: number; maxPending?: number } = {},
+): SqliteJobStore {
   const store = SqliteJobStore.open({
+    driver,
     dataDir,
     ttlMs: options.ttlMs ?? 60_000,
     maxPending: options.maxPending ?? 100,
@@ -45,26 +50,34 @@ const job = (id: string, extra: { webhook?: string; params?: string; cheap?: boo
 
 const up = (jobs: number, heavy = jobs) => ({ jobs, heavy })
 
-test('the schema is versioned; a newer one is refused, naming the versions', async () => {
+/** One test per driver. */
+function each(name: string, body: (driver: DriverName) => void | Promise<void>): void {
+  for (const driver of usableDrivers()) test(`${name} (${driver})`, () => body(driver))
+}
+
+each('the schema is versioned; a newer one is refused, naming the versions', async (driver) => {
   const dir = freshDir()
-  await open(dir).close()
-  const db = new Database(join(dir, DATABASE_FILE))
-  assert.equal(db.pragma('user_version', { simple: true }), 1)
-  assert.equal(db.pragma('journal_mode', { simple: true }), 'wal')
-  db.pragma('user_version = 99')
+  await open(driver, dir).close()
+  const db = openConnection(join(dir, DATABASE_FILE), { driver })
+  assert.equal((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 1)
+  assert.equal((db.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode, 'wal')
+  db.exec('PRAGMA user_version = 99')
   db.close()
-  assert.throws(() => open(dir), /schema version 99, newer than this version of algoserve knows \(1\)/)
+  assert.throws(
+    () => open(driver, dir),
+    /schema version 99, newer than this version of algoserve knows \(1\)/,
+  )
 })
 
-test('one process per data directory: a second store on it is refused while the first is open', () => {
+each('one process per data directory: a second store on it is refused while the first is open', (driver) => {
   const dir = freshDir()
-  open(dir)
-  assert.throws(() => open(dir), /in use by another process/)
+  open(driver, dir)
+  assert.throws(() => open(driver, dir), /in use by another process/)
 })
 
-test('numbers are stored as exact decimal text, and survive reopening', async () => {
+each('numbers are stored as exact decimal text, and survive reopening', async (driver) => {
   const dir = freshDir()
-  const store = open(dir)
+  const store = open(driver, dir)
   const big = `{"number":${'9'.repeat(4300)}}`
   await store.create(job('aaaaaaaaaaaa', { params: big }))
   const [claimed] = await store.claim(up(1), Date.now())
@@ -76,16 +89,16 @@ test('numbers are stored as exact decimal text, and survive reopening', async ()
     outcome: { status: 'completed', result, metadata: '{"elapsed_time":0.5}' },
   })
   await store.close()
-  const db = new Database(join(dir, DATABASE_FILE), { readonly: true })
+  const db = openConnection(join(dir, DATABASE_FILE), { driver, readOnly: true })
   const row = db.prepare('SELECT typeof(params) AS p, typeof(result) AS r, params, result FROM jobs').get()
   db.close()
-  assert.deepEqual(row, { p: 'text', r: 'text', params: big, result })
-  const again = open(dir)
+  assert.deepEqual({ ...(row as object) }, { p: 'text', r: 'text', params: big, result })
+  const again = open(driver, dir)
   assert.equal((await again.read('aaaaaaaaaaaa', Date.now()))?.result, result)
 })
 
-test('pending jobs are claimed oldest first, and a stale run cannot end a job', async () => {
-  const store = open(freshDir())
+each('pending jobs are claimed oldest first, and a stale run cannot end a job', async (driver) => {
+  const store = open(driver, freshDir())
   for (const id of ['000000000003', '000000000001', '000000000002']) await store.create(job(id))
   assert.equal(await store.countPending(), 3)
   const claimed = await store.claim(up(2), Date.now())
@@ -111,8 +124,8 @@ test('pending jobs are claimed oldest first, and a stale run cannot end a job', 
   assert.equal((await store.read(first.id, Date.now()))?.status, 'running')
 })
 
-test('a claim stops at the first job needing a thread once the threads are taken', async () => {
-  const store = open(freshDir())
+each('a claim stops at the first job needing a thread once the threads are taken', async (driver) => {
+  const store = open(driver, freshDir())
   await store.create(job('000000000001', { cheap: false }))
   await store.create(job('000000000002'))
   await store.create(job('000000000003', { cheap: false }))
@@ -125,8 +138,8 @@ test('a claim stops at the first job needing a thread once the threads are taken
   assert.deepEqual(await ids(10, 0), ['000000000004'])
 })
 
-test('capacity: creating beyond max pending throws StoreFullError until one is claimed', async () => {
-  const store = open(freshDir(), { maxPending: 2 })
+each('capacity: creating beyond max pending throws StoreFullError until one is claimed', async (driver) => {
+  const store = open(driver, freshDir(), { maxPending: 2 })
   await store.create(job('000000000001'))
   await store.create(job('000000000002'))
   await assert.rejects(store.create(job('000000000003')), StoreFullError)
@@ -134,37 +147,40 @@ test('capacity: creating beyond max pending throws StoreFullError until one is c
   await store.create(job('000000000003'))
 })
 
-test('a job left running by a dead process runs again; after 3 lost runs it fails with its webhook', async () => {
-  const dir = freshDir()
-  let store = open(dir)
-  await store.create(job('0000000000aa', { webhook: 'https://example.com/hook' }))
-  for (let lost = 1; lost <= 3; lost++) {
-    const [claimed] = await store.claim(up(1), Date.now())
-    assert.equal(claimed?.id, '0000000000aa', `run ${lost}`)
-    // The process dies: nothing more is written, and the next one opens the same file.
-    await store.close()
-    store = open(dir)
-    const seen = await store.read('0000000000aa', Date.now())
-    assert.equal(seen?.lostRuns, lost)
-    if (lost < 3) {
-      assert.equal(seen?.status, 'pending')
-      assert.equal(seen?.startedAt, null)
-      assert.equal(await store.countPending(), 1)
-    } else {
-      assert.equal(seen?.status, 'failed')
-      assert.match(seen?.error ?? '', /lost 3 times/)
-      assert.notEqual(seen?.completedAt, null)
-      assert.equal(await store.countPending(), 0)
+each(
+  'a job left running by a dead process runs again; after 3 lost runs it fails with its webhook',
+  async (driver) => {
+    const dir = freshDir()
+    let store = open(driver, dir)
+    await store.create(job('0000000000aa', { webhook: 'https://example.com/hook' }))
+    for (let lost = 1; lost <= 3; lost++) {
+      const [claimed] = await store.claim(up(1), Date.now())
+      assert.equal(claimed?.id, '0000000000aa', `run ${lost}`)
+      // The process dies: nothing more is written, and the next one opens the same file.
+      await store.close()
+      store = open(driver, dir)
+      const seen = await store.read('0000000000aa', Date.now())
+      assert.equal(seen?.lostRuns, lost)
+      if (lost < 3) {
+        assert.equal(seen?.status, 'pending')
+        assert.equal(seen?.startedAt, null)
+        assert.equal(await store.countPending(), 1)
+      } else {
+        assert.equal(seen?.status, 'failed')
+        assert.match(seen?.error ?? '', /lost 3 times/)
+        assert.notEqual(seen?.completedAt, null)
+        assert.equal(await store.countPending(), 0)
+      }
     }
-  }
-  const [delivery] = await store.claimDeliveries(10, Date.now())
-  assert.equal(delivery?.jobId, '0000000000aa')
-  assert.equal(JSON.parse(delivery?.payload ?? '').status, 'failed')
-})
+    const [delivery] = await store.claimDeliveries(10, Date.now())
+    assert.equal(delivery?.jobId, '0000000000aa')
+    assert.equal(JSON.parse(delivery?.payload ?? '').status, 'failed')
+  },
+)
 
-test('a delivery cut short by a dead process is sent again, that attempt not counted', async () => {
+each('a delivery cut short by a dead process is sent again, that attempt not counted', async (driver) => {
   const dir = freshDir()
-  let store = open(dir)
+  let store = open(driver, dir)
   await store.create(job('0000000000bb', { webhook: 'https://example.com/hook' }))
   const [claimed] = await store.claim(up(1), Date.now())
   await store.finish({
@@ -181,7 +197,7 @@ test('a delivery cut short by a dead process is sent again, that attempt not cou
     'a delivery being sent is not claimed twice',
   )
   await store.close()
-  store = open(dir)
+  store = open(driver, dir)
   const [again] = await store.claimDeliveries(10, Date.now())
   assert.equal(again?.id, sending?.id, 'the same webhook-id')
   assert.equal(again?.attempts, 1)
@@ -192,7 +208,7 @@ test('a delivery cut short by a dead process is sent again, that attempt not cou
   )
   assert.deepEqual(await store.claimDeliveries(10, Date.now()), [], 'not due before its time')
   await store.close()
-  store = open(dir)
+  store = open(driver, dir)
   const due = (await store.nextDeliveryAt()) as number
   assert.ok(due > Date.now(), 'a scheduled retry keeps its time across a restart')
   const [resumed] = await store.claimDeliveries(10, due)
@@ -200,8 +216,8 @@ test('a delivery cut short by a dead process is sent again, that attempt not cou
   assert.equal(resumed?.attempts, 2)
 })
 
-test('finished jobs expire after the TTL; pending and running ones never do', async () => {
-  const store = open(freshDir(), { ttlMs: 1000 })
+each('finished jobs expire after the TTL; pending and running ones never do', async (driver) => {
+  const store = open(driver, freshDir(), { ttlMs: 1000 })
   const now = Date.now()
   await store.create(job('0000000000c1'))
   await store.create(job('0000000000c2'))
@@ -221,10 +237,105 @@ test('finished jobs expire after the TTL; pending and running ones never do', as
   assert.equal(await store.expire(now + 10_000_000), 0)
 })
 
-test('a closed store is unavailable, not a crash', async () => {
-  const store = open(freshDir())
+each('a closed store is unavailable, not a crash', async (driver) => {
+  const store = open(driver, freshDir())
   await store.close()
   await assert.rejects(store.create(job('0000000000d1')), StoreUnavailableError)
   await assert.rejects(store.read('0000000000d1', Date.now()), StoreUnavailableError)
   assert.equal(await store.ping(), false)
 })
+
+each(
+  'times, counts and flags are stored as SQLite integers, as release 1.0.0 stored them',
+  async (driver) => {
+    const dir = freshDir()
+    const store = open(driver, dir)
+    await store.create(job('0000000000e1', { webhook: 'https://example.com/hook' }))
+    const [claimed] = await store.claim(up(1), Date.now())
+    await store.finish({
+      id: '0000000000e1',
+      run: claimed?.runs as number,
+      completedAt: Date.now(),
+      outcome: { status: 'completed', result: '{}', metadata: '{}' },
+    })
+    const [sending] = await store.claimDeliveries(1, Date.now())
+    await store.settleDelivery(sending?.id as string, { kind: 'released' }, Date.now())
+    await store.close()
+    const db = openConnection(join(dir, DATABASE_FILE), { driver, readOnly: true })
+    const types = (sql: string) => Object.values(db.prepare(sql).get() as object)
+    const jobTypes = types(
+      'SELECT typeof(seq), typeof(cheap), typeof(created_at), typeof(started_at), typeof(completed_at), ' +
+        'typeof(runs), typeof(lost_runs) FROM jobs',
+    )
+    const deliveryTypes = types(
+      'SELECT typeof(attempts), typeof(next_at), typeof(updated_at) FROM deliveries',
+    )
+    db.close()
+    assert.deepEqual(jobTypes, Array(7).fill('integer'))
+    assert.deepEqual(deliveryTypes, Array(3).fill('integer'))
+  },
+)
+
+// Release 1.0.0's schema, frozen here: its data directories must keep opening whatever the schema becomes.
+const RELEASE_1_0_0_SCHEMA = `
+  CREATE TABLE jobs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, algorithm TEXT NOT NULL,
+    params TEXT NOT NULL, webhook TEXT, cheap INTEGER NOT NULL CHECK (cheap IN (0, 1)),
+    status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'completed', 'failed')),
+    created_at INTEGER NOT NULL, started_at INTEGER, completed_at INTEGER, result TEXT, error TEXT,
+    metadata TEXT, runs INTEGER NOT NULL DEFAULT 0, lost_runs INTEGER NOT NULL DEFAULT 0);
+  CREATE INDEX jobs_pending ON jobs (seq) WHERE status = 'pending';
+  CREATE INDEX jobs_running ON jobs (seq) WHERE status = 'running';
+  CREATE INDEX jobs_finished ON jobs (completed_at) WHERE completed_at IS NOT NULL;
+  CREATE TABLE deliveries (
+    id TEXT PRIMARY KEY, job_id TEXT NOT NULL, url TEXT NOT NULL, payload TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'sending', 'delivered', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL, last_error TEXT,
+    updated_at INTEGER NOT NULL);
+  CREATE INDEX deliveries_due ON deliveries (next_at) WHERE status = 'pending';
+  CREATE INDEX deliveries_sending ON deliveries (id) WHERE status = 'sending';
+  CREATE INDEX deliveries_settled ON deliveries (updated_at) WHERE status IN ('delivered', 'failed');
+  PRAGMA user_version = 1;`
+
+for (const writer of usableDrivers()) {
+  each(
+    `a data directory that release 1.0.0 left, written with ${writer}, opens and recovers`,
+    async (driver) => {
+      const dir = freshDir()
+      const now = Date.now()
+      const db = openConnection(join(dir, DATABASE_FILE), { driver: writer })
+      db.exec('PRAGMA journal_mode = WAL')
+      db.exec(RELEASE_1_0_0_SCHEMA)
+      const insert = db.prepare(
+        `INSERT INTO jobs (id, algorithm, params, webhook, cheap, status, created_at, started_at, completed_at,
+         result, metadata, runs)
+       VALUES (?, 'PrimeChecker', '{"number":7}', NULL, 1, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      insert.run('0000000000f1', 'completed', now - 3, now - 2, now - 1, '{"is_prime":true}', '{}', 1)
+      insert.run('0000000000f2', 'running', now - 2, now - 1, null, null, null, 1)
+      insert.run('0000000000f3', 'pending', now - 1, null, null, null, null, 0)
+      db.prepare(
+        `INSERT INTO deliveries (id, job_id, url, payload, status, attempts, next_at, updated_at)
+       VALUES ('msg_1', '0000000000f1', 'https://example.com/hook', '{}', 'sending', 1, ?, ?)`,
+      ).run(now, now)
+      db.close()
+
+      const store = open(driver, dir)
+      assert.equal((await store.read('0000000000f1', now))?.result, '{"is_prime":true}')
+      assert.equal(await store.countPending(), 2, 'the run the dead process left is pending again')
+      assert.deepEqual(
+        (await store.claim(up(2), now)).map((j) => [j.id, j.runs, j.lostRuns]),
+        [
+          ['0000000000f2', 2, 1],
+          ['0000000000f3', 1, 0],
+        ],
+      )
+      const [delivery] = await store.claimDeliveries(1, now)
+      assert.deepEqual(
+        [delivery?.id, delivery?.attempts],
+        ['msg_1', 1],
+        'the cut-short attempt is not counted',
+      )
+    },
+  )
+}

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { after, before, test } from 'node:test'
 import { postRaw, startApp, type TestApp } from '../helpers/app.js'
 import { createJob, waitForJob } from '../helpers/jobs.js'
@@ -72,13 +73,20 @@ test("exports the runtime's process metrics, but no GC histogram and no _total g
   assert.doesNotMatch(text, /^# TYPE nodejs_active_\w+_total /m)
 })
 
+test('algoserve_build_info names the service version and the Node.js version', async () => {
+  const text = await scrape()
+  assert.match(text, /^# TYPE algoserve_build_info gauge$/m)
+  const version = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version
+  assert.equal(sample(text, 'algoserve_build_info', { version, node_version: process.version }), 1)
+})
+
 test('counts HTTP requests by method, route template and numeric status', async () => {
   await postRaw(`${server.url}/invoke`, '{"number": 7}')
   await postRaw(`${server.url}/invoke`, '{"number": 1.5}')
   await fetch(`${server.url}/jobs/0123456789ab`)
   await fetch(`${server.url}/no/such/path`)
   // Refused by Fastify before routing: no hook runs for it.
-  assert.equal((await fetch(`${server.url}/%zz`)).status, 400)
+  assert.equal((await fetch(`${server.url}/jobs/%zz`)).status, 422)
   const text = await scrape()
   assert.equal(sample(text, 'http_requests_total', { method: 'POST', endpoint: '/invoke', status: '200' }), 1)
   assert.equal(sample(text, 'http_requests_total', { method: 'POST', endpoint: '/invoke', status: '422' }), 1)
@@ -87,7 +95,7 @@ test('counts HTTP requests by method, route template and numeric status', async 
     1,
   )
   assert.equal(sample(text, 'http_requests_total', { method: 'GET', endpoint: 'none', status: '404' }), 1)
-  assert.equal(sample(text, 'http_requests_total', { method: 'GET', endpoint: 'none', status: '400' }), 1)
+  assert.equal(sample(text, 'http_requests_total', { method: 'GET', endpoint: 'none', status: '422' }), 1)
   assert.doesNotMatch(text, /0123456789ab/, 'never a concrete id in a label')
   assert.equal(
     sample(text, 'http_request_duration_seconds_count', { method: 'POST', endpoint: '/invoke' }),

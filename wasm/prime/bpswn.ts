@@ -4,7 +4,7 @@
 // per-column work only pays off on longer columns. The caller
 // computes the few constants that need a division (R mod n and small multiples of it) and the exponents, and
 // leaves them in slots of the chosen arithmetic; the exponent is always plain 28-bit limbs in mont28's slot.
-import { slot28 } from './mont28'
+import { BITS28, slot28 } from './mont28'
 import { slotPtr } from './montn'
 import { add, copy, equal, isZero, mul, onMont28, sqr, sub, useMont28 } from './montsel'
 
@@ -22,7 +22,7 @@ const SLOT_T = 9
 // @ts-ignore: decorator
 @inline
 function exponentBit(e: usize, bit: i32): bool {
-  return ((load<u32>(e + (usize(bit / 28) << 2)) >> u32(bit % 28)) & 1) != 0
+  return ((load<u32>(e + (usize(bit / BITS28) << 2)) >> u32(bit % BITS28)) & 1) != 0
 }
 
 // @ts-ignore: decorator

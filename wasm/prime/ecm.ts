@@ -144,11 +144,11 @@ function ladder(e: u32, x: i32, z: i32): void {
 }
 
 /** Opcodes of stage 1's programs (src/algorithms/prime-checker/prac.ts writes them). */
-const OP_END: u32 = 0
-const OP_DOUBLE: u32 = 10
-const OP_INIT: u32 = 11
+export const OP_END: u32 = 0
+export const OP_DOUBLE: u32 = 10
+export const OP_INIT: u32 = 11
 /** Added to a rule's opcode: swap A and B (d and e) first. */
-const OP_SWAP: u32 = 16
+export const OP_SWAP: u32 = 16
 
 /** Point registers of PRAC, two slots (X, Z) each. */
 const PRAC0 = 24

@@ -8,8 +8,10 @@
 //
 // Memory is a static block of numbered slots, apart from montn's, so rho and ECM keep their state.
 
-const MASK: u64 = 0xfffffff
-const MASK32: u32 = 0xfffffff
+/** Bits per limb. */
+export const BITS28 = 28
+const MASK: u64 = (u64(1) << BITS28) - 1
+const MASK32: u32 = (u32(1) << BITS28) - 1
 
 /** The most limbs: 35840 bits, beyond the service's largest inputs. */
 export const MAX_LIMBS28 = 1280
@@ -28,19 +30,18 @@ const REVPTR = NREVPTR + STRIDE
 const STEPS2 = 15
 
 /**
- * Below this many limbs the two sums per column of sqr28 cost more than the products they save: in SIMD, mul28
- * as a square measured 0.84x sqr28's time at 50 limbs, 0.96x at 90, 1.05x at 110 and 1.10x at 140.
+ * Below this many limbs the two sums per column of sqr28 cost more than the products they save (mul28 as a
+ * square against sqr28: BENCHMARKS.md, History, run of 2026-11-21 19:10 UTC).
  */
 const SQR_MIN_LIMBS = 80
 
 /**
- * From this many limbs mul28 forms the full product by Karatsuba, then reduces it by columns. With SIMD column
- * sums, Karatsuba to 100-limb base cases against columns measured 1.09x the time at 200 limbs, 1.16x at 356,
- * 1.02x at 420, 0.89x at 450, 0.86x at 1280. sqr28 keeps its columns: the reduction alone costs about what
- * its halved products do.
+ * From this many limbs mul28 forms the full product by Karatsuba, then reduces it by columns: with SIMD
+ * column sums, the crossover against columns (BENCHMARKS.md, History, run of 2026-11-21 19:10 UTC). sqr28
+ * keeps its columns: the reduction alone costs about what its halved products do.
  */
 const KARATSUBA_MIN_LIMBS = 450
-/** Karatsuba halves operands to this many limbs or fewer (800 limbs: 0.89x columns' time; 48: 1.03x). */
+/** Karatsuba halves operands to this many limbs or fewer (base cases measured as for KARATSUBA_MIN_LIMBS). */
 const KARATSUBA_BASE_LIMBS = 100
 /** Karatsuba scratch: 4 ceil(n/2) words per level of n limbs, then 2 ceil(n/2) + 1 at the last; under 5 k. */
 const SCRATCH = memory.data(5 * (MAX_LIMBS28 + PAD) * 4, 16)
@@ -81,7 +82,7 @@ function limb(p: usize, i: i32): u64 {
 @inline
 function fold(sum: u64): void {
   LO += sum & MASK
-  HI += sum >> 28
+  HI += sum >> BITS28
 }
 
 // @ts-ignore: decorator
@@ -107,8 +108,8 @@ function lanes(s: v128): u64 {
 
 /**
  * Adds sum over t < count of x[t] y[t] + u[t] v[t] to HI, LO; y and v are stored reversed so that all four
- * walk up, eight limbs a step in SIMD (against four a step: 0.93x the time of sqr28, 0.97x of mul28 at 356
- * limbs). The count is rounded up to whole steps: every limb a step reads past a column pairs with a zero pad
+ * walk up, eight limbs a step in SIMD (faster than four a step: BENCHMARKS.md, History, "Figures moved out of
+ * code comments"). The count is rounded up to whole steps: every limb a step reads past a column pairs with a zero pad
  * limb, of y or v below column k and of x or u from column k on.
  */
 // @ts-ignore: decorator
@@ -188,7 +189,7 @@ function endColumn(r: usize, i: i32, carry: u64): u64 {
   } else {
     store<u32>(r + (usize(i - K) << 2), u32(v & MASK))
   }
-  return (v >> 28) + HI
+  return (v >> BITS28) + HI
 }
 
 /**
@@ -309,7 +310,7 @@ function absDiff(d: usize, x: usize, y: usize, h: i32, l: i32): bool {
     const qi = i < l || less ? i64(load<u32>(q + off)) : 0
     const v = pi - qi + borrow
     store<u32>(d + off, u32(v) & MASK32)
-    borrow = v >> 28
+    borrow = v >> BITS28
   }
   return less
 }
@@ -328,7 +329,7 @@ function addMiddle(r: usize, n: i32, h: i32, l: i32, dm: usize, negative: bool, 
     let v = i64(load<u32>(r + off)) + carry + (negative ? d : -d)
     if (i < 2 * l) v += i64(load<u32>(z2 + off))
     store<u32>(mid + off, u32(v) & MASK32)
-    carry = v >> 28
+    carry = v >> BITS28
   }
   store<u32>(mid + (usize(2 * h) << 2), u32(carry))
   const rh = r + (usize(h) << 2)
@@ -337,7 +338,7 @@ function addMiddle(r: usize, n: i32, h: i32, l: i32, dm: usize, negative: bool, 
     const off = usize(i) << 2
     const s = load<u32>(rh + off) + (i <= 2 * h ? load<u32>(mid + off) : 0) + c
     store<u32>(rh + off, s & MASK32)
-    c = s >> 28
+    c = s >> BITS28
     if (i > 2 * h && c == 0) break
   }
 }
@@ -357,7 +358,7 @@ function mulColumns(r: usize, a: usize, b: usize, n: i32): void {
     let s = carry + lanes(v)
     for (; t < count; t++) s += prod(x, y, usize(t) << 2)
     store<u32>(r + (usize(i) << 2), u32(s & MASK))
-    carry = s >> 28
+    carry = s >> BITS28
   }
   store<u32>(r + (usize(2 * n - 1) << 2), u32(carry))
 }
@@ -367,7 +368,7 @@ function mulColumns(r: usize, a: usize, b: usize, n: i32): void {
 @inline
 function finish(r: usize, carry: u64): void {
   store<u32>(r + (usize(K - 1) << 2), u32(carry & MASK))
-  if (carry >> 28 != 0 || !lessThanN(r)) subN(r, r, NPTR)
+  if (carry >> BITS28 != 0 || !lessThanN(r)) subN(r, r, NPTR)
 }
 
 function lessThanN(x: usize): bool {
@@ -386,7 +387,7 @@ function subN(r: usize, x: usize, y: usize): i64 {
     const off = usize(i) << 2
     const d = i64(load<u32>(x + off)) - i64(load<u32>(y + off)) + borrow
     store<u32>(r + off, u32(d) & MASK32)
-    borrow = d >> 28
+    borrow = d >> BITS28
   }
   return borrow
 }
@@ -398,7 +399,7 @@ export function add28(r: usize, a: usize, b: usize): void {
     const off = usize(i) << 2
     const s = load<u32>(a + off) + load<u32>(b + off) + carry
     store<u32>(r + off, s & MASK32)
-    carry = s >> 28
+    carry = s >> BITS28
   }
   if (carry != 0 || !lessThanN(r)) subN(r, r, NPTR)
 }
@@ -411,7 +412,7 @@ export function sub28(r: usize, a: usize, b: usize): void {
     const off = usize(i) << 2
     const s = load<u32>(r + off) + load<u32>(NPTR + off) + carry
     store<u32>(r + off, s & MASK32)
-    carry = s >> 28
+    carry = s >> BITS28
   }
 }
 

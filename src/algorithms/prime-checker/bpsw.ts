@@ -2,32 +2,37 @@
 // a square check, then an extra strong Lucas test (Baillie-Wagstaff 1980, Grantham 2001). Only the constants
 // that need a division (R mod n and its small multiples) are computed with BigInt, once per test.
 import { bitLength, isqrt, jacobi } from './bigint-math.js'
-import { BITS28, kernel, limbCount, setModulus, setModulus28, writeLimbs, writeLimbs28 } from './kernel.js'
-
-// Slot numbers of wasm/prime/bpswn.ts.
-const SLOT_ONE = 1
-const SLOT_MINUS_ONE = 2
-const SLOT_TWO = 3
-const SLOT_MINUS_TWO = 4
-const SLOT_P = 5
-const SLOT_EXPONENT = 6
+import {
+  BITS28,
+  BPSWN_SLOT_EXPONENT,
+  BPSWN_SLOT_MINUS_ONE,
+  BPSWN_SLOT_MINUS_TWO,
+  BPSWN_SLOT_ONE,
+  BPSWN_SLOT_P,
+  BPSWN_SLOT_TWO,
+  kernel,
+  type LimbBits,
+  limbCount,
+  setModulus,
+  setModulus28,
+  writeLimbs,
+  writeLimbs28,
+} from './kernel.js'
 
 /**
  * The most 32-bit limbs (576 bits, about 173 digits) at which the test runs on montn: its operand scanning has
- * less work per product than mont28's column sums on short columns. Measured with isBailliePSWKernel on random
- * primes, same run, montn / mont28 per test, once mont28's column sums were SIMD: 12 limbs 0.41 / 0.49 ms,
- * 16 limbs 1.18 / 1.33 ms and 1.82 / 1.70 ms (two runs), 18 limbs 2.12 / 2.25 ms, 20 limbs 3.21 / 2.65 ms,
- * 22 limbs 3.04 / 2.72 ms, 32 limbs 8.52 / 6.59 ms.
+ * less work per product than mont28's column sums on short columns, measured with isBailliePSWKernel
+ * (BENCHMARKS.md, History, run of 2026-11-21 19:10 UTC, and "Figures moved out of code comments").
  */
-const MONTN_MAX_LIMBS = 18
+const BPSW_MONTN_MAX_LIMBS = 18
 
 /** Baillie-PSW core for an odd n >= 2^32 with no prime factor below a few hundred (the caller's trial division). */
 export function isBailliePSWCore(n: bigint): boolean {
-  return isBailliePSWKernel(n, limbCount(n) <= MONTN_MAX_LIMBS ? 32 : BITS28)
+  return isBailliePSWKernel(n, limbCount(n) <= BPSW_MONTN_MAX_LIMBS ? 32 : BITS28)
 }
 
 /** isBailliePSWCore on the given limb size: 32 for montn, 28 for mont28 (exported to test both). */
-export function isBailliePSWKernel(n: bigint, limbBits: 32 | typeof BITS28): boolean {
+export function isBailliePSWKernel(n: bigint, limbBits: LimbBits): boolean {
   const on32 = limbBits === 32
   const k = on32 ? setModulus(n) : setModulus28(n)
   const writeSlot = on32
@@ -37,13 +42,13 @@ export function isBailliePSWKernel(n: bigint, limbBits: 32 | typeof BITS28): boo
   const exponentLimbs = Math.ceil(bitLength(n) / BITS28)
   const one = (1n << BigInt(limbBits * k)) % n
   const two = (2n * one) % n
-  writeSlot(SLOT_ONE, one)
-  writeSlot(SLOT_MINUS_ONE, n - one)
-  writeSlot(SLOT_TWO, two)
-  writeSlot(SLOT_MINUS_TWO, n - two)
+  writeSlot(BPSWN_SLOT_ONE, one)
+  writeSlot(BPSWN_SLOT_MINUS_ONE, n - one)
+  writeSlot(BPSWN_SLOT_TWO, two)
+  writeSlot(BPSWN_SLOT_MINUS_TWO, n - two)
 
   const [d, s] = oddPart(n - 1n)
-  writeLimbs28(SLOT_EXPONENT, d, exponentLimbs)
+  writeLimbs28(BPSWN_SLOT_EXPONENT, d, exponentLimbs)
   if (kernel.sprp2N(bitLength(d), s, on32) === 0) return false
   // No P gives (P^2 - 4 / n) = -1 when n is a square.
   if (isSquare(n)) return false
@@ -54,9 +59,9 @@ export function isBailliePSWKernel(n: bigint, limbBits: 32 | typeof BITS28): boo
     if (j === -1) break
     if (j === 0) return false
   }
-  writeSlot(SLOT_P, (p * one) % n)
+  writeSlot(BPSWN_SLOT_P, (p * one) % n)
   const [m, r] = oddPart(n + 1n)
-  writeLimbs28(SLOT_EXPONENT, m, exponentLimbs)
+  writeLimbs28(BPSWN_SLOT_EXPONENT, m, exponentLimbs)
   return kernel.extraStrongLucasN(bitLength(m), r, on32) === 1
 }
 

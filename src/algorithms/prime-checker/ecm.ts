@@ -5,8 +5,22 @@ import { gcd } from './bigint-math.js'
 import type { Budget } from './budget.js'
 import {
   BITS28,
+  ECM_BABY_PREFIX,
+  ECM_BABY_X,
+  ECM_BABY_Z,
+  ECM_CHUNK,
+  ECM_GIANT_PREFIX,
+  ECM_GIANT_X,
+  ECM_GIANT_Z,
+  ECM_SLOT_A24,
+  ECM_SLOT_ACC,
+  ECM_SLOT_INV,
+  ECM_SLOT_QX,
+  ECM_SLOT_QZ,
+  ECM_SLOTS,
   ensureBytes,
   kernel,
+  type LimbBits,
   limbCount,
   readLimbs,
   readLimbs28At,
@@ -17,22 +31,8 @@ import {
 } from './kernel.js'
 import { multiplierProgram, programMuls, stage1Program } from './prac.js'
 
-// Slot numbers of wasm/prime/ecm.ts.
-const SLOT_ONE = 0
-const SLOT_A24 = 20
-const SLOT_QX = 21
-const SLOT_QZ = 22
-const SLOT_ACC = 23
-const SLOT_INV = 49
-const BABY_X = 50
-const BABY_Z = BABY_X + 240
-const BABY_PREFIX = BABY_Z + 240
-const CHUNK = 256
-const GIANT_X = BABY_PREFIX + 240
-const GIANT_Z = GIANT_X + CHUNK
-const GIANT_PREFIX = GIANT_Z + CHUNK
-/** The first slot past the kernel's (ECM_SLOTS), where the prime powers and stage 2's masks are copied. */
-const SLOT_END = GIANT_PREFIX + CHUNK
+/** Slot 0, below the kernel's, holds 1 in Montgomery form; ecmStage2Setup is told where. */
+const ECM_SLOT_ONE = 0
 
 /**
  * Stage 2's D: 2310 has 240 baby steps against 210's 24, which costs about 4,000 more multiplications per
@@ -63,15 +63,12 @@ const SCHEDULE: [number, number][] = [
  */
 const B2_MAX = 20_000_000
 
-type LimbBits = 32 | typeof BITS28
-
 /**
  * The most 32-bit limbs at which curves run on montn rather than mont28 (512 bits, about 154 digits): curves
- * do more additions and copies per product than Baillie-PSW, so mont28 pays off a little later. One curve to
- * B1 = 2000, mont28 / montn CPU time, median of 21 rounds (`npx tsx bench/ecm-ab.ts`): 13 limbs 1.03x,
- * 14 limbs 0.99x, 15 limbs 1.00x, 16 limbs 0.97x, 17 limbs 0.95x, 18 limbs 0.90x; 32 limbs 0.66x.
+ * do more additions and copies per product than Baillie-PSW, so mont28 pays off a little later
+ * (`bench/prime/ecm-ab.ts`; BENCHMARKS.md, History, runs of 2026-11-21 20:43 to 22:04 UTC).
  */
-export const MONTN_MAX_LIMBS = 16
+export const ECM_MONTN_MAX_LIMBS = 16
 
 /** Work handed to the kernel per call, in ms: the budget is checked between calls. */
 const SLICE_MS = 10
@@ -138,7 +135,7 @@ function sieve(limit: number): Uint8Array {
 
 /** A nontrivial divisor of the odd composite n (no small factors, not a perfect power), or undefined at the deadline. */
 export function ecm(n: bigint, budget: Budget): bigint | undefined {
-  return ecmKernel(n, budget, limbCount(n) <= MONTN_MAX_LIMBS ? 32 : BITS28)
+  return ecmKernel(n, budget, limbCount(n) <= ECM_MONTN_MAX_LIMBS ? 32 : BITS28)
 }
 
 /** ecm on the given limb size: 32 for montn, 28 for mont28 (exported to test both). */
@@ -159,7 +156,7 @@ export function ecmKernel(n: bigint, budget: Budget, limbBits: LimbBits): bigint
 
 /**
  * One curve, Suyama's for sigma, with the schedule's stage 1 and 2 for b1 (exported for tests and
- * bench/ecm-ab.ts): a divisor, 1 or n when it fails, or undefined at the deadline.
+ * bench/prime/ecm-ab.ts): a divisor, 1 or n when it fails, or undefined at the deadline.
  */
 export function ecmCurve(
   n: bigint,
@@ -176,9 +173,9 @@ function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget, limbBits: L
   const start = startCurve(n, sigma, limbBits)
   if (typeof start === 'bigint') return start
   const { k, read, write } = start
-  const base = kernel.ecmSlot(SLOT_END)
+  const base = kernel.ecmSlot(ECM_SLOTS)
   const program = lvl.program
-  ensureBytes(base + Math.max(program.length, 4 * CHUNK * lvl.words))
+  ensureBytes(base + Math.max(program.length, 4 * ECM_CHUNK * lvl.words))
   const memory = (length: number): Uint32Array => new Uint32Array(kernel.memory.buffer, base, length)
 
   new Uint8Array(kernel.memory.buffer, base, program.length).set(program)
@@ -190,12 +187,12 @@ function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget, limbBits: L
     return i < program.length ? spent : undefined
   })
   if (!stage1) return undefined
-  const g1 = gcd(read(SLOT_QZ), n)
+  const g1 = gcd(read(ECM_SLOT_QZ), n)
   if (g1 !== 1n) return g1
 
   // D Q and two ladders to m0 D Q.
   if (!budget.affords(200 + 24 * Math.log2(lvl.m1 * lvl.d), k)) return undefined
-  kernel.ecmStage2Setup(lvl.d, lvl.m0, SLOT_ONE)
+  kernel.ecmStage2Setup(lvl.d, lvl.m0, ECM_SLOT_ONE)
   let babies = -1
   const babySteps = sliced(budget, k, (muls) => {
     babies = kernel.ecmBabySteps(muls)
@@ -215,14 +212,14 @@ function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget, limbBits: L
     const product = read(prefix + count - 1)
     const g = gcd(product, n)
     if (g !== 1n) return g
-    write(SLOT_INV, (r2 * modInverse(product, n)) % n)
+    write(ECM_SLOT_INV, (r2 * modInverse(product, n)) % n)
     kernel.ecmNormalize(xs, zs, prefix, count)
     return undefined
   }
-  const gb = normalize(BABY_X, BABY_Z, BABY_PREFIX, babies)
+  const gb = normalize(ECM_BABY_X, ECM_BABY_Z, ECM_BABY_PREFIX, babies)
   if (gb !== undefined) return gb === 'deadline' ? undefined : gb
-  for (let m = lvl.m0; m < lvl.m1; m += CHUNK) {
-    const count = Math.min(CHUNK, lvl.m1 - m)
+  for (let m = lvl.m0; m < lvl.m1; m += ECM_CHUNK) {
+    const count = Math.min(ECM_CHUNK, lvl.m1 - m)
     let e = 0
     const giants = sliced(budget, k, (muls) => {
       const next = kernel.ecmGiantSteps(e, count, muls)
@@ -231,7 +228,7 @@ function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget, limbBits: L
       return e < count ? spent : undefined
     })
     if (!giants) return undefined
-    const gg = normalize(GIANT_X, GIANT_Z, GIANT_PREFIX, count)
+    const gg = normalize(ECM_GIANT_X, ECM_GIANT_Z, ECM_GIANT_PREFIX, count)
     if (gg !== undefined) return gg === 'deadline' ? undefined : gg
     const offset = (m - lvl.m0) * lvl.words
     memory(count * lvl.words).set(lvl.masks.subarray(offset, offset + count * lvl.words))
@@ -242,7 +239,7 @@ function curve(n: bigint, sigma: bigint, lvl: Level, budget: Budget, limbBits: L
     })
     if (!pairs) return undefined
   }
-  return gcd(read(SLOT_ACC), n)
+  return gcd(read(ECM_SLOT_ACC), n)
 }
 
 /**
@@ -289,7 +286,7 @@ function startCurve(n: bigint, sigma: bigint, limbBits: LimbBits): CurveStart | 
   if (on28) {
     // mont28's products read pad limbs past k (PAD in mont28.ts), which must be zero.
     const first = kernel.ecmSlot(0)
-    const end = kernel.ecmSlot(SLOT_END)
+    const end = kernel.ecmSlot(ECM_SLOTS)
     ensureBytes(end)
     new Uint8Array(kernel.memory.buffer, first, end - first).fill(0)
   }
@@ -300,10 +297,10 @@ function startCurve(n: bigint, sigma: bigint, limbBits: LimbBits): CurveStart | 
     ? (slot: number) => readLimbs28At(kernel.ecmSlot(slot), k)
     : (slot: number) => readLimbs(kernel.ecmSlot(slot), k)
   const one = (1n << BigInt(limbBits * k)) % n
-  write(SLOT_ONE, one)
-  write(SLOT_A24, (a24 * one) % n)
-  write(SLOT_QX, (u ** 3n * one) % n)
-  write(SLOT_QZ, (v ** 3n * one) % n)
+  write(ECM_SLOT_ONE, one)
+  write(ECM_SLOT_A24, (a24 * one) % n)
+  write(ECM_SLOT_QX, (u ** 3n * one) % n)
+  write(ECM_SLOT_QZ, (v ** 3n * one) % n)
   return { k, one, read, write }
 }
 
@@ -320,13 +317,13 @@ export function ecmMultiply(
 ): [bigint, bigint] | bigint {
   const start = startCurve(n, sigma, limbBits)
   if (typeof start === 'bigint') return start
-  const base = kernel.ecmSlot(SLOT_END)
+  const base = kernel.ecmSlot(ECM_SLOTS)
   const program = typeof e === 'number' ? multiplierProgram(e) : e
   ensureBytes(base + program.length)
   new Uint8Array(kernel.memory.buffer, base, program.length).set(program)
   kernel.ecmStage1(base, program.length, 0, programMuls(program, 0, program.length))
   const rInverse = modInverse((1n << BigInt(limbBits * start.k)) % n, n)
-  return [(start.read(SLOT_QX) * rInverse) % n, (start.read(SLOT_QZ) * rInverse) % n]
+  return [(start.read(ECM_SLOT_QX) * rInverse) % n, (start.read(ECM_SLOT_QZ) * rInverse) % n]
 }
 
 /** x^-1 mod n for gcd(x, n) = 1, by the extended Euclidean algorithm. */

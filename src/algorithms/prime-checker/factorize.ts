@@ -1,11 +1,11 @@
 import { bitLength, iroot } from './bigint-math.js'
 import { Budget } from './budget.js'
 import { ecm } from './ecm.js'
-import { limbCount, MAX_LIMBS } from './kernel.js'
+import { LIMIT_64, limbCount, MAX_LIMBS } from './kernel.js'
 import { isPrime } from './primality.js'
 import { quadraticSieve } from './quadratic-sieve.js'
 import { rhoBig, splitRho64 } from './rho.js'
-import { factorSmall, isPrimeSmall, SMALL_LIMIT } from './small.js'
+import { factorSmall, isPrimeSmall, LIMIT_32 } from './small.js'
 import { trialDivide } from './trial-division.js'
 
 export interface Factorization {
@@ -29,8 +29,8 @@ const POWER_RESIDUE_TESTS = 8
 
 /**
  * Rho steps before ECM takes over above 2^64: Brent's rounds up to r = 2048, enough for factors of about 6 to
- * 7 digits. From 7 to 8 digits ECM is as fast or faster (8-digit factor of a 48-digit number: rho 1.3 ms,
- * ECM 0.9 ms), and a 10-digit factor made rho spend 1.8 ms of 20,000 steps before ECM found it.
+ * 7 digits. From 7 to 8 digits ECM is as fast or faster (BENCHMARKS.md, History, "Figures moved out of code
+ * comments").
  */
 const RHO_STEPS = 8_000
 
@@ -57,13 +57,10 @@ function qsExpectedMs(digits: number): number {
   return 7 * 3.3 ** ((digits - 30) / 5)
 }
 
-const LIMIT_32 = BigInt(SMALL_LIMIT)
-const LIMIT_64 = 1n << 64n
-
 /** Prime factorisation of n >= 2 with multiplicity; see Factorization for the order when incomplete. */
 export function factorize(n: bigint, opts: FactorizeOptions): Factorization {
   if (n < 2n) throw new RangeError('factorize: n must be at least 2')
-  if (n < BigInt(SMALL_LIMIT)) return { factors: factorSmall(Number(n)).map(BigInt), complete: true }
+  if (n < LIMIT_32) return { factors: factorSmall(Number(n)).map(BigInt), complete: true }
 
   const budget = new Budget(opts.deadline, opts.signal)
   const { primes, rest } = trialDivide(n)
@@ -71,8 +68,8 @@ export function factorize(n: bigint, opts: FactorizeOptions): Factorization {
   const pending = rest > 1n ? [rest] : []
   for (let part = pending.pop(); part !== undefined; part = pending.pop()) {
     // Primality is always settled, even after the deadline, so that only true composites are left unsplit.
-    // Every part is free of primes below 2^16, so one below 2^32 is prime: isPrime would spend about 55 us
-    // proving it by trial division, as it does for the two factors of every 64-bit semiprime.
+    // Every part is free of primes below 2^16, so one below 2^32 is prime: isPrime would prove it again by
+    // trial division, as it did for the two factors of every 64-bit semiprime.
     if (!(opts.composite && part === n) && (part < LIMIT_32 || isPrime(part))) {
       primes.push(part)
       continue

@@ -1,11 +1,14 @@
 // PrimeChecker: is an integer prime, and what are its prime factors (decisions.md, The prime result).
 
+import { VERSION } from '../../version.js'
 import type { Algorithm, ParamLimits, RunOptions } from '../algorithm.js'
 import { integerParam } from '../integer-input.js'
 import { abs } from './bigint-math.js'
 import { factorize } from './factorize.js'
+import { LIMIT_64 } from './kernel.js'
 import { isPrime, type PrimalityMethod, primalityMethod } from './primality.js'
-import { SMALL_LIMIT } from './small.js'
+import { LIMIT_32 } from './small.js'
+import { trialDivide } from './trial-division.js'
 
 export interface PrimeParams {
   number: bigint
@@ -19,11 +22,9 @@ export interface PrimeResult {
   algorithm: PrimalityMethod
 }
 
-const SMALL = BigInt(SMALL_LIMIT)
-
 export const primeChecker: Algorithm<PrimeParams, PrimeResult> = {
   name: 'PrimeChecker',
-  version: '1.0.0',
+  version: VERSION,
 
   parseParams(raw: Record<string, unknown>, limits: ParamLimits, fieldPrefix: string): PrimeParams {
     return { number: integerParam(raw.number, `${fieldPrefix}number`, limits.maxDigits) }
@@ -31,7 +32,25 @@ export const primeChecker: Algorithm<PrimeParams, PrimeResult> = {
 
   // Below 2^32 both the test and the factorisation are trial division by primes under 2^16.
   isCheap({ number }: PrimeParams): boolean {
-    return number > -SMALL && number < SMALL
+    return number > -LIMIT_32 && number < LIMIT_32
+  },
+
+  // Below 2^64 the kernel's primality test and its trial division by the primes below 2^16 take
+  // microseconds. What they leave is 1, or a prime, or a composite whose factors all exceed 2^16 (a
+  // balanced semiprime, say): only that one needs rho, which goes to a worker thread.
+  runIfCheap({ number }: PrimeParams): PrimeResult | undefined {
+    const magnitude = abs(number)
+    if (magnitude >= LIMIT_64) return undefined
+    const algorithm = primalityMethod(number)
+    if (isPrime(number))
+      return { number, is_prime: true, factors: [], factorization_complete: true, algorithm }
+    if (magnitude < 2n) return this.run({ number }, { budgetMs: 0 })
+    const { primes, rest } = trialDivide(magnitude)
+    // Every factor of rest exceeds 2^16, so below 2^32 it is prime.
+    if (rest !== 1n && rest >= LIMIT_32 && !isPrime(rest)) return undefined
+    const factors = rest === 1n ? primes : [...primes, rest]
+    if (number < 0n) factors.unshift(-1n)
+    return { number, is_prime: false, factors, factorization_complete: true, algorithm }
   },
 
   run({ number }: PrimeParams, { budgetMs, signal }: RunOptions): PrimeResult {
@@ -42,7 +61,8 @@ export const primeChecker: Algorithm<PrimeParams, PrimeResult> = {
     let factors: bigint[] = []
     let complete = true
     if (!prime && magnitude > 1n) {
-      const factorization = factorize(magnitude, { deadline, signal, composite: true })
+      // Only a positive number that is not prime is known to be composite: -p is not prime, p is.
+      const factorization = factorize(magnitude, { deadline, signal, composite: number > 0n })
       factors = factorization.factors
       complete = factorization.complete
     }

@@ -102,24 +102,76 @@ function load(): KernelExports {
 
 export const kernel = load()
 
-/** The most 32-bit limbs a multi-limb modulus may have (MAX_LIMBS in montn.ts): 32768 bits. */
-export const MAX_LIMBS = 1024
+/** The bound of the kernel's 64-bit functions (isPrime64, rho64, trialFactor64, ...). */
+export const LIMIT_64 = 1n << 64n
 
-/** The sieve kernel's static arrays (wasm/prime/qs.ts): sieve bytes, factor-base primes, candidates. */
-export const QS_MAX_WIDTH = 65536
-export const QS_MAX_PRIMES = 2048
-export const QS_MAX_CANDIDATES = 4096
-export const QS_MAX_A_PRIMES = 20
-export const QS_MAX_KN_LIMBS = 8
+/**
+ * A layout constant of the kernel, read from the global that wasm/prime/index.ts exports for it, so that the
+ * TypeScript side never holds a copy that could drift from the AssemblyScript one.
+ */
+function constant(name: string): number {
+  const value = (kernel as unknown as Record<string, { value?: unknown } | undefined>)[name]?.value
+  if (typeof value !== 'number') {
+    throw new Error(`PrimeChecker kernel exports no constant ${name}: run \`npm run build:wasm\``)
+  }
+  return value
+}
 
-/** Slots the multi-limb code uses (ECM_SLOTS of ecm.ts, whose tables are the most). */
-const SLOT_COUNT = 1538
+/** The most 32-bit limbs a multi-limb modulus may have (montn.ts): 32768 bits. */
+export const MAX_LIMBS = constant('MAX_LIMBS')
+
+/** The sieve kernel's static arrays (qs.ts): sieve bytes, factor-base primes, candidates. */
+export const QS_MAX_WIDTH = constant('QS_MAX_WIDTH')
+export const QS_MAX_PRIMES = constant('QS_MAX_PRIMES')
+export const QS_MAX_CANDIDATES = constant('QS_MAX_CANDIDATES')
+export const QS_MAX_A_PRIMES = constant('QS_MAX_A_PRIMES')
+export const QS_MAX_KN_LIMBS = constant('QS_MAX_KN_LIMBS')
+
+/** trialFactorLimbs' most 32-bit limbs (trial64.ts). */
+export const TRIAL_LIMBS = constant('TRIAL_LIMBS')
+
+/** Slots of the Baillie-PSW kernel (bpswn.ts). */
+export const BPSWN_SLOT_ONE = constant('BPSWN_SLOT_ONE')
+export const BPSWN_SLOT_MINUS_ONE = constant('BPSWN_SLOT_MINUS_ONE')
+export const BPSWN_SLOT_TWO = constant('BPSWN_SLOT_TWO')
+export const BPSWN_SLOT_MINUS_TWO = constant('BPSWN_SLOT_MINUS_TWO')
+export const BPSWN_SLOT_P = constant('BPSWN_SLOT_P')
+export const BPSWN_SLOT_EXPONENT = constant('BPSWN_SLOT_EXPONENT')
+
+/** Slots of the rho kernel (rhon.ts). */
+export const RHON_SLOT_C = constant('RHON_SLOT_C')
+export const RHON_SLOT_X = constant('RHON_SLOT_X')
+export const RHON_SLOT_Y = constant('RHON_SLOT_Y')
+export const RHON_SLOT_Q = constant('RHON_SLOT_Q')
+
+/** Slots of the ECM kernel (ecm.ts): the curve, the point, stage 2's product and its tables. */
+export const ECM_SLOT_A24 = constant('ECM_SLOT_A24')
+export const ECM_SLOT_QX = constant('ECM_SLOT_QX')
+export const ECM_SLOT_QZ = constant('ECM_SLOT_QZ')
+export const ECM_SLOT_ACC = constant('ECM_SLOT_ACC')
+export const ECM_SLOT_INV = constant('ECM_SLOT_INV')
+export const ECM_BABY_X = constant('ECM_BABY_X')
+export const ECM_BABY_Z = constant('ECM_BABY_Z')
+export const ECM_BABY_PREFIX = constant('ECM_BABY_PREFIX')
+export const ECM_CHUNK = constant('ECM_CHUNK')
+export const ECM_GIANT_X = constant('ECM_GIANT_X')
+export const ECM_GIANT_Z = constant('ECM_GIANT_Z')
+export const ECM_GIANT_PREFIX = constant('ECM_GIANT_PREFIX')
+/** The first slot past the ECM kernel's, which is also the most slots any multi-limb code uses. */
+export const ECM_SLOTS = constant('ECM_SLOTS')
+
+/** Opcodes of ECM stage 1's programs (ecm.ts runs them, prac.ts writes them). */
+export const ECM_OP_END = constant('ECM_OP_END')
+export const ECM_OP_DOUBLE = constant('ECM_OP_DOUBLE')
+export const ECM_OP_INIT = constant('ECM_OP_INIT')
+/** Added to a rule: swap A and B (d and e) before it. */
+export const ECM_OP_SWAP = constant('ECM_OP_SWAP')
 
 /** Makes n (odd, at most MAX_LIMBS limbs) the multi-limb modulus; returns its limb count. */
 export function setModulus(n: bigint): number {
   const k = limbCount(n)
   if (k > MAX_LIMBS) throw new RangeError(`modulus of ${k} limbs exceeds ${MAX_LIMBS}`)
-  ensureBytes(kernel.modulusPtr() + (2 * MAX_LIMBS + 2 + SLOT_COUNT * k) * 4)
+  ensureBytes(kernel.modulusPtr() + (2 * MAX_LIMBS + 2 + ECM_SLOTS * k) * 4)
   writeLimbs(kernel.modulusPtr(), n, k)
   kernel.setModulus(k)
   return k
@@ -153,11 +205,18 @@ export function readLimbs(ptr: number, k: number): bigint {
   return BigInt(`0x${hex}`)
 }
 
-/** Bits per limb of the Baillie-PSW arithmetic (wasm/prime/mont28.ts): seven hex digits. */
+/**
+ * Bits per limb of the Baillie-PSW arithmetic (mont28.ts): seven hex digits. A literal, because it tells the
+ * two arithmetics apart in types (LimbBits); the load checks it against the kernel's.
+ */
 export const BITS28 = 28
+if (constant('BITS28') !== BITS28) throw new Error(`PrimeChecker kernel's BITS28 is not ${BITS28}`)
 
-/** The most 28-bit limbs (MAX_LIMBS28 in mont28.ts). */
-export const MAX_LIMBS28 = 1280
+/** Bits per limb: 32 for montn, BITS28 for mont28. */
+export type LimbBits = 32 | typeof BITS28
+
+/** The most 28-bit limbs (mont28.ts). */
+export const MAX_LIMBS28 = constant('MAX_LIMBS28')
 
 /** Makes n (odd) the modulus of the 28-bit arithmetic, in its slot 0; returns its limb count. */
 export function setModulus28(n: bigint): number {

@@ -6,11 +6,7 @@
 // addition (6 multiplications) per factor of about 1.6, against the ladder's 11 per bit. The chain is
 // computed on integers, once per prime, and the kernel replays its rules; of the r tried, the cheapest wins.
 
-export const OP_END = 0
-export const OP_DOUBLE = 10
-export const OP_INIT = 11
-/** Added to a rule: swap A and B (d and e) before it. */
-export const OP_SWAP = 16
+import { ECM_OP_DOUBLE, ECM_OP_END, ECM_OP_INIT, ECM_OP_SWAP } from './kernel.js'
 
 /** Multiplications of each opcode (xAdd 6, xDbl 5), as ecmStage1 counts them. */
 const COST = [6, 18, 11, 6, 11, 11, 23, 23, 23, 11, 5, 5]
@@ -42,14 +38,14 @@ function chain(n: number): number[] {
 export function chainFrom(n: number, r: number, limit = Number.POSITIVE_INFINITY): number[] | undefined {
   let d = n - r
   let e = 2 * r - n
-  const ops = [OP_INIT]
-  let muls = COST[OP_INIT] as number
+  const ops = [ECM_OP_INIT]
+  let muls = COST[ECM_OP_INIT] as number
   while (d !== e) {
     if (muls >= limit) return undefined
     let swap = 0
     if (d < e) {
       ;[d, e] = [e, d]
-      swap = OP_SWAP
+      swap = ECM_OP_SWAP
     }
     let rule: number
     if (4 * d <= 5 * e && (d + e) % 3 === 0) {
@@ -83,8 +79,8 @@ export function chainFrom(n: number, r: number, limit = Number.POSITIVE_INFINITY
     ops.push(rule + swap)
     muls += COST[rule] as number
   }
-  if (d !== 1 || muls + (COST[OP_END] as number) >= limit) return undefined
-  ops.push(OP_END)
+  if (d !== 1 || muls + (COST[ECM_OP_END] as number) >= limit) return undefined
+  ops.push(ECM_OP_END)
   return ops
 }
 
@@ -113,7 +109,7 @@ export function stage1Program(primes: number[], b1: number): Uint8Array {
 }
 
 function primeOps(p: number): number[] {
-  return p === 2 ? [OP_DOUBLE] : chain(p)
+  return p === 2 ? [ECM_OP_DOUBLE] : chain(p)
 }
 
 /** Multiplications of program[from..to). */
@@ -123,6 +119,6 @@ export function programMuls(program: Uint8Array, from: number, to: number): numb
 
 function opsMuls(ops: ArrayLike<number>): number {
   let muls = 0
-  for (let i = 0; i < ops.length; i++) muls += COST[(ops[i] as number) % OP_SWAP] as number
+  for (let i = 0; i < ops.length; i++) muls += COST[(ops[i] as number) % ECM_OP_SWAP] as number
   return muls
 }

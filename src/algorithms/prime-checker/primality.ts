@@ -1,13 +1,10 @@
 import { abs, bitLength, isqrt, jacobi, modPow } from './bigint-math.js'
 import { isBailliePSWCore } from './bpsw.js'
-import { BITS28, kernel, MAX_LIMBS28 } from './kernel.js'
-import { isPrimeSmall, SMALL_LIMIT } from './small.js'
+import { BITS28, kernel, LIMIT_64, MAX_LIMBS28 } from './kernel.js'
+import { isPrimeSmall, LIMIT_32 } from './small.js'
 import { smallestSmallFactor } from './trial-division.js'
 
 export type PrimalityMethod = 'trial_division' | 'deterministic_miller_rabin' | 'baillie_psw'
-
-const LIMIT_32 = BigInt(SMALL_LIMIT)
-const LIMIT_64 = 1n << 64n
 
 /** Baillie-PSW's trial division: a few hundred primes remove most composites for the cost of one modPow step. */
 const BPSW_TRIAL_LIMIT = 2000

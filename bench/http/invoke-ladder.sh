@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Where the small-prime /invoke's throughput goes: the same wrk load, in alternating rounds, against
+#   bare      bench/http/bare-server.mjs (node:http, JSON.parse, a fixed answer): the issue's baseline
+#   fastify   bench/http/fastify-server.mjs LEVEL=1: Fastify alone, one route, a fixed answer
+#   +logging  LEVEL=2: plus pino's access line per request and a UUID request id
+#   minimum   LEVEL=3: less than the contract asks of every request, each part in its cheapest form (the
+#             file says what); a ceiling for any server of the contract on this stack
+#   service   node --max-semi-space-size=1 dist/main.js serve (as npm start), log level info
+# and for each: median req/s, its ratio to bare, median p99, and the server's CPU time per request (user +
+# system, from /proc). Usage: bash bench/http/invoke-ladder.sh   (DURATION=5s CONNECTIONS=32 ROUNDS=5)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+DURATION=${DURATION:-5s}
+CONNECTIONS=${CONNECTIONS:-32}
+ROUNDS=${ROUNDS:-5}
+# shellcheck source=bench/http/wrk-common.sh
+. bench/http/wrk-common.sh
+
+npm run build --silent
+
+names=(bare fastify +logging minimum service)
+ports=(18091 18092 18093 18095 18094)
+node --max-semi-space-size=1 dist/main.js serve --port 18094 --data-dir "$work/data" --log-level info >"$work/service.log" 2>&1 &
+pids+=($!)
+service_pid=$!
+wait_ready http://127.0.0.1:18094/readyz "$work/service.log"
+answer=$(curl -sf -H 'content-type: application/json' -d '{"number": 97}' http://127.0.0.1:18094/invoke)
+node bench/http/bare-server.mjs 18091 "$answer" &
+bare_pid=$!
+LEVEL=1 node bench/http/fastify-server.mjs 18092 >/dev/null &
+fastify_pid=$!
+LEVEL=2 node bench/http/fastify-server.mjs 18093 >"$work/fastify.log" &
+logging_pid=$!
+LEVEL=3 node bench/http/fastify-server.mjs 18095 >/dev/null &
+minimum_pid=$!
+pids+=("$bare_pid" "$fastify_pid" "$logging_pid" "$minimum_pid")
+server_pids=("$bare_pid" "$fastify_pid" "$logging_pid" "$minimum_pid" "$service_pid")
+sleep 1
+
+# shellcheck source=bench/http/alternating-rounds.sh
+. bench/http/alternating-rounds.sh
+alternating_rounds
+echo "## Small-prime POST /invoke ladder: $CONNECTIONS connections, $DURATION per run, median of $ROUNDS rounds"
+echo
+rounds_table

@@ -1,0 +1,74 @@
+// Reads jobs back over HTTP and reports throughput and creation-to-completion times from their own
+// timestamps. With `--post N --number X` it first creates N jobs itself (for slow jobs, where wrk's
+// open loop would only build a backlog).
+// Usage: node bench/http/job-stats.mjs <base url> <ids file or dir> [--post N --number X --concurrency C]
+import { appendFileSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+
+const [base, idsPath, ...rest] = process.argv.slice(2)
+const option = (name, fallback) => {
+  const at = rest.indexOf(`--${name}`)
+  return at === -1 ? fallback : rest[at + 1]
+}
+const concurrency = Number(option('concurrency', '16'))
+
+async function pool(items, work) {
+  let next = 0
+  const results = []
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) {
+        const i = next++
+        results[i] = await work(items[i])
+      }
+    }),
+  )
+  return results
+}
+
+const toPost = Number(option('post', '0'))
+if (toPost > 0) {
+  const body = `{"algorithm":"PrimeChecker","params":{"number":${option('number', '97')}}}`
+  await pool(Array.from({ length: toPost }), async () => {
+    const response = await fetch(`${base}/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    })
+    const created = await response.json()
+    if (response.status !== 202) throw new Error(`POST /jobs answered ${response.status}`)
+    appendFileSync(idsPath, `${created.job_id}\n`)
+  })
+}
+
+const files = statSync(idsPath).isDirectory()
+  ? readdirSync(idsPath).map((name) => join(idsPath, name))
+  : [idsPath]
+const ids = files.flatMap((file) => readFileSync(file, 'utf8').split('\n').filter(Boolean))
+
+// Wait until every job has ended, then read them all.
+const read = (id) => fetch(`${base}/jobs/${id}`).then((r) => r.json())
+let jobs
+for (;;) {
+  jobs = await pool(ids, read)
+  if (jobs.every((job) => job.status === 'completed' || job.status === 'failed')) break
+  await new Promise((resolve) => setTimeout(resolve, 500))
+}
+
+const created = jobs.map((job) => Date.parse(job.created_at))
+const completed = jobs.map((job) => Date.parse(job.completed_at))
+const latencies = jobs.map((_, i) => completed[i] - created[i]).sort((a, b) => a - b)
+const quantile = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]
+const spanS = (Math.max(...completed) - Math.min(...created)) / 1000
+const failed = jobs.filter((job) => job.status !== 'completed').length
+console.log(
+  JSON.stringify({
+    jobs: jobs.length,
+    failed,
+    span_s: Number(spanS.toFixed(2)),
+    jobs_per_s: Math.round(jobs.length / spanS),
+    p50_ms: quantile(0.5),
+    p99_ms: quantile(0.99),
+    max_ms: latencies.at(-1),
+  }),
+)

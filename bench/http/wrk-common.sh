@@ -1,0 +1,47 @@
+# Sourced first by the wrk benchmarks (invoke.sh, invoke-ladder.sh, invoke-ab.sh, jobs.sh), from the
+# repository's root: checks for wrk, makes the scratch folder $work, and on exit kills every process listed in
+# the array pids, runs the script's own on_exit function if it has one, and removes $work.
+
+# NODE=<path to a node binary> runs the script's servers and clients on that Node instead of PATH's.
+# Call the script with bash, not npm run: npm sets NODE to its own node for the scripts it runs.
+if [ -n "${NODE:-}" ]; then PATH="$(dirname "$NODE"):$PATH"; fi
+echo "bench/http/$(basename "$0") on Node $(node --version)" >&2
+
+command -v wrk >/dev/null || { echo "bench/http/$(basename "$0") needs wrk (apt-get install wrk)" >&2; exit 1; }
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  if declare -F on_exit >/dev/null; then on_exit; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Waits up to 5 s for a 2xx from URL; otherwise prints LOG (when given) and stops the script.
+wait_ready() {
+  local url=$1 log=${2:-}
+  for _ in $(seq 1 500); do curl -sf -o /dev/null "$url" && return 0; sleep 0.01; done
+  echo "no answer from $url" >&2
+  if [ -n "$log" ]; then cat "$log" >&2; fi
+  exit 1
+}
+
+# Waits up to 5 s for a server to accept connections on PORT (for servers that answer only POSTs).
+wait_listening() {
+  local port=$1
+  for _ in $(seq 1 500); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0; sleep 0.01; done
+  echo "nothing listening on port $port" >&2
+  exit 1
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+# Prints "<requests per second> <p99 in ms> <requests>" from the output of `wrk --latency`.
+wrk_summary() {
+  awk '
+    /requests in/ { n = $1 }
+    /Requests\/sec:/ { rps = $2 }
+    /^ +99%/ { v = $2; unit = v; sub(/[0-9.]+/, "", unit); sub(/[a-z]+$/, "", v)
+               p99 = (unit == "us") ? v / 1000 : (unit == "s") ? v * 1000 : v }
+    END { printf "%s %.3f %s\n", rps, p99, n }' "$1"
+}

@@ -1,0 +1,223 @@
+// A JSON parser whose work is bounded before it is spent: no recursion (nesting costs an array entry,
+// not a stack frame), at most `maxDepth` levels and `maxValues` values, each counted as it is met, so a
+// hostile body is refused after a scan of its first bytes that break a limit. Numbers stay text
+// (LosslessNumber), so big integers keep their digits; strings are cut out of the text and only those
+// with escapes go through the engine's JSON.parse. Errors carry Python's json messages and a character
+// offset, which FastAPI reports as `json_invalid` (decisions.md, Errors).
+import { LosslessNumber } from 'lossless-json'
+
+export interface JsonLimits {
+  maxDepth: number
+  maxValues: number
+}
+
+/** Why the text was refused, and the character offset where that was found. */
+export class JsonRefusal extends Error {
+  constructor(
+    message: string,
+    readonly position: number,
+  ) {
+    super(message)
+  }
+}
+
+export const TOO_DEEP = 'nesting is too deep'
+export const TOO_MANY_VALUES = 'too many values'
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const COMMA = 0x2c
+const COLON = 0x3a
+const OPEN_ARRAY = 0x5b
+const CLOSE_ARRAY = 0x5d
+const OPEN_OBJECT = 0x7b
+const CLOSE_OBJECT = 0x7d
+const MINUS = 0x2d
+const PLUS = 0x2b
+const DOT = 0x2e
+const ZERO = 0x30
+const NINE = 0x39
+
+/** An open array or object, with the key whose value comes next (objects). */
+interface Frame {
+  container: unknown[] | Record<string, unknown>
+  key: string | null
+}
+
+export function parseBoundedJson(text: string, limits: JsonLimits): unknown {
+  let i = skipSpace(text, 0)
+  let values = 0
+  const stack: Frame[] = []
+  let root: unknown
+  for (;;) {
+    // Here a value is expected.
+    if (++values > limits.maxValues) throw new JsonRefusal(TOO_MANY_VALUES, i)
+    const code = text.charCodeAt(i)
+    let value: unknown
+    let opened: Frame | null = null
+    if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
+      if (stack.length >= limits.maxDepth) throw new JsonRefusal(TOO_DEEP, i)
+      i = skipSpace(text, i + 1)
+      if (code === OPEN_ARRAY) {
+        value = []
+        if (text.charCodeAt(i) === CLOSE_ARRAY) i++
+        else opened = { container: value as unknown[], key: null }
+      } else {
+        value = {}
+        if (text.charCodeAt(i) === CLOSE_OBJECT) i++
+        else {
+          opened = { container: value as Record<string, unknown>, key: null }
+          i = readKey(text, i, opened)
+        }
+      }
+    } else if (code === QUOTE) {
+      const end = stringEnd(text, i)
+      value = stringValue(text, i, end)
+      i = end
+    } else if (code === MINUS || (code >= ZERO && code <= NINE)) {
+      const end = numberEnd(text, i)
+      value = new LosslessNumber(text.slice(i, end))
+      i = end
+    } else if (text.startsWith('true', i)) {
+      value = true
+      i += 4
+    } else if (text.startsWith('false', i)) {
+      value = false
+      i += 5
+    } else if (text.startsWith('null', i)) {
+      value = null
+      i += 4
+    } else {
+      throw new JsonRefusal('Expecting value', i)
+    }
+
+    if (stack.length === 0) root = value
+    else place(stack[stack.length - 1] as Frame, value)
+    if (opened !== null) {
+      stack.push(opened)
+      continue
+    }
+
+    // After a value: a comma and the next one, or the ends of the containers it closes.
+    for (;;) {
+      i = skipSpace(text, i)
+      const frame = stack[stack.length - 1]
+      if (frame === undefined) {
+        if (i < text.length) throw new JsonRefusal('Extra data', i)
+        return root
+      }
+      const code = text.charCodeAt(i)
+      const isArray = Array.isArray(frame.container)
+      if (code === COMMA) {
+        i = skipSpace(text, i + 1)
+        if (!isArray) i = readKey(text, i, frame)
+        break
+      }
+      if (code === (isArray ? CLOSE_ARRAY : CLOSE_OBJECT)) {
+        stack.pop()
+        i++
+        continue
+      }
+      throw new JsonRefusal("Expecting ',' delimiter", i)
+    }
+  }
+}
+
+/** Reads `"key" :` at `i` into the frame; returns the offset of the value after it. */
+function readKey(text: string, i: number, frame: Frame): number {
+  if (text.charCodeAt(i) !== QUOTE) {
+    throw new JsonRefusal('Expecting property name enclosed in double quotes', i)
+  }
+  const end = stringEnd(text, i)
+  frame.key = stringValue(text, i, end)
+  const colon = skipSpace(text, end)
+  if (text.charCodeAt(colon) !== COLON) throw new JsonRefusal("Expecting ':' delimiter", colon)
+  return skipSpace(text, colon + 1)
+}
+
+function place(frame: Frame, value: unknown): void {
+  if (Array.isArray(frame.container)) {
+    frame.container.push(value)
+  } else {
+    const key = frame.key as string
+    // A plain assignment to "__proto__" would set the prototype; the key is data like any other.
+    if (key === '__proto__') {
+      Object.defineProperty(frame.container, key, {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      })
+    } else {
+      frame.container[key] = value
+    }
+  }
+}
+
+const SPACE = /[ \n\r\t]*/y
+
+function skipSpace(text: string, i: number): number {
+  // Mostly no space or one: looked at directly; a run of it is left to the regular expression.
+  const code = text.charCodeAt(i)
+  if (code !== 0x20 && code !== 0x0a && code !== 0x0d && code !== 0x09) return i
+  SPACE.lastIndex = i + 1
+  SPACE.test(text)
+  return SPACE.lastIndex
+}
+
+// The characters that end a run of plain string content; the engine's regular expression finds the
+// next one faster than a loop over the characters.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: JSON forbids raw control characters in strings.
+const STRING_SPECIAL = /["\\\x00-\x1f]/g
+const NOT_DIGIT = /[^0-9]/g
+
+/** The offset just past the closing quote of the string that opens at `start`. */
+function stringEnd(text: string, start: number): number {
+  STRING_SPECIAL.lastIndex = start + 1
+  if (STRING_SPECIAL.exec(text) === null) throw new JsonRefusal('Unterminated string starting at', start)
+  let i = STRING_SPECIAL.lastIndex - 1
+  // Past the first escape, a loop: one search per escape costs more than a look at each character.
+  for (;;) {
+    const code = text.charCodeAt(i)
+    if (code === QUOTE) return i + 1
+    if (code === BACKSLASH) i += 2
+    else if (code >= 0x20) i++
+    else if (Number.isNaN(code)) throw new JsonRefusal('Unterminated string starting at', start)
+    else throw new JsonRefusal('Invalid control character at', i)
+  }
+}
+
+function stringValue(text: string, start: number, end: number): string {
+  const inner = text.slice(start + 1, end - 1)
+  if (!inner.includes('\\')) return inner
+  try {
+    return JSON.parse(text.slice(start, end)) as string
+  } catch {
+    throw new JsonRefusal('Invalid \\escape', start + 1 + inner.indexOf('\\'))
+  }
+}
+
+/** The offset just past the number at `start`, after JSON's grammar: -?int frac? exp? */
+function numberEnd(text: string, start: number): number {
+  let i = start
+  if (text.charCodeAt(i) === MINUS) i++
+  if (text.charCodeAt(i) === ZERO) i++
+  else i = digits(text, i, start)
+  if (text.charCodeAt(i) === DOT) i = digits(text, i + 1, start)
+  const code = text.charCodeAt(i)
+  if (code === 0x65 || code === 0x45) {
+    i++
+    const sign = text.charCodeAt(i)
+    if (sign === PLUS || sign === MINUS) i++
+    i = digits(text, i, start)
+  }
+  return i
+}
+
+/** One or more digits from `i`; a number without them is no value at all, as Python reads it. */
+function digits(text: string, i: number, start: number): number {
+  NOT_DIGIT.lastIndex = i
+  const end = NOT_DIGIT.exec(text) === null ? text.length : NOT_DIGIT.lastIndex - 1
+  if (end === i) throw new JsonRefusal('Expecting value', start)
+  return end
+}

@@ -1,0 +1,376 @@
+// The parts of the OpenAPI document that belong to no single route: its info, servers and tags, the
+// webhook callback (OpenAPI 3.1 `webhooks`), the x-request-id header of every operation, and the API-key
+// scheme when keys are configured. routes/docs.ts hands these to @fastify/swagger.
+import { Type } from '@sinclair/typebox'
+import { VERSION } from '../version.js'
+import { ErrorResponse, Metadata, PrimeResult } from './schemas.js'
+
+const DESCRIPTION = `Algorithms over HTTP. PrimeChecker tests an integer of any size for primality and factors it.
+
+* Numbers are read exactly: JSON integer literals of any length, or strings of decimal digits. Responses
+  write them as exact JSON integers; a JavaScript client reads those above 2^53 with a lossless parser
+  (README, "JavaScript clients").
+* The primality method depends on |number|: trial division below 2^32, deterministic Miller-Rabin below 2^64,
+  Baillie-PSW above.
+* Error bodies: flat on /invoke, wrapped under \`detail\` on /jobs; 422 bodies follow FastAPI with pydantic v2.
+* Every response carries \`x-request-id\`.
+* Jobs that name a \`webhook\` are reported to it when they end: see the \`jobFinished\` webhook.
+* Runs on the maintained Node.js lines: 22, 24 and 26 (and still on 20, past its end of life in April 2026).`
+
+// The values the examples share.
+const REQUEST_ID = 'b1946ac9-2ad7-4a5f-9c67-3d2f0c3e4f10'
+const JOB_ID = '3e3682166bbe'
+const flat = (error: string, message: string, details: Record<string, unknown> | null = null) => ({
+  error,
+  message,
+  details,
+  request_id: REQUEST_ID,
+})
+const wrapped = (error: string, message: string, details: Record<string, unknown> | null = null) => ({
+  detail: flat(error, message, details),
+})
+const problem = (type: string, loc: (string | number)[], msg: string, input: unknown) => ({
+  detail: [{ type, loc, msg, input }],
+})
+const PRIME_97 = {
+  number: 97,
+  is_prime: true,
+  factors: [],
+  factorization_complete: true,
+  algorithm: 'trial_division',
+}
+const METADATA = { algorithm: 'PrimeChecker', version: VERSION, elapsed_time: 0.000012 }
+
+export const TAGS = [
+  { name: 'algorithms', description: 'Synchronous algorithm calls.' },
+  { name: 'jobs', description: 'Asynchronous jobs, read by id, reported to a webhook when they end.' },
+  { name: 'operations', description: 'Liveness, readiness and Prometheus metrics, for operators.' },
+]
+
+export function documentInfo() {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Algoserve',
+      version: VERSION,
+      description: DESCRIPTION,
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    // Relative: the document describes whichever host name and scheme it was fetched from.
+    servers: [{ url: '/', description: 'This service' }],
+    tags: TAGS,
+    webhooks: { jobFinished: structuredClone(JOB_FINISHED) },
+  }
+}
+
+/** The callback's body, exactly the interface's payload. */
+export const WebhookPayload = Type.Object(
+  {
+    job_id: Type.String({ pattern: '^[0-9a-f]{12}$' }),
+    status: Type.Unsafe<'completed' | 'failed'>({ type: 'string', enum: ['completed', 'failed'] }),
+    algorithm: Type.String({ examples: ['PrimeChecker'] }),
+    result: Type.Union([Type.Ref(PrimeResult), Type.Null()]),
+    error: Type.Union([Type.String(), Type.Null()]),
+    metadata: Type.Union([Type.Ref(Metadata), Type.Null()]),
+    completed_at: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'WebhookPayload', description: 'The body of the webhook callback.' },
+)
+
+const header = (description: string, example: string, required = true) => ({
+  in: 'header',
+  required,
+  description,
+  schema: { type: 'string' },
+  example,
+})
+
+const JOB_FINISHED = {
+  post: {
+    summary: 'A job ended',
+    operationId: 'jobFinished',
+    tags: ['jobs'],
+    description: [
+      'Sent to the `webhook` URL of a job when it ends, `completed` or `failed`: an HTTP POST with',
+      'Content-Type application/json, following the Standard Webhooks specification.',
+      '',
+      '* **Success** is any 2xx answer. Redirects are not followed and count as a failed attempt.',
+      '* **Retries**: the first attempt, then at most 3 retries after waits of 1 s, 5 s and 15 s; each',
+      '  attempt times out after 10 s. A 410 Gone stops the retries. Every attempt is counted in',
+      '  `webhook_deliveries_total{status}` (`success`, `retry`, `failed`).',
+      '* **Signature**: with `ALGOSERVE_WEBHOOK_SECRET` set (`whsec_` + base64), `webhook-signature` is',
+      "  `v1,` followed by the base64 HMAC-SHA256, keyed with the secret's decoded bytes, of",
+      '  `{webhook-id}.{webhook-timestamp}.{body}`. Check it, and reject timestamps far from now.',
+      '* **Targets** on loopback, private and other non-public addresses are refused unless',
+      '  `ALGOSERVE_WEBHOOK_ALLOW_PRIVATE=true`.',
+      '* Delivery never changes the job, and pending deliveries survive a restart of the service.',
+    ].join('\n'),
+    parameters: [
+      { name: 'webhook-id', ...header('Id of this delivery, the same on every retry.', `msg_${JOB_ID}`) },
+      { name: 'webhook-timestamp', ...header('Unix time of this attempt, in seconds.', '1795272943') },
+      {
+        name: 'webhook-signature',
+        ...header(
+          'Present when a signing secret is configured.',
+          'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+          false,
+        ),
+      },
+      { name: 'user-agent', ...header('The service and its version.', `algoserve/${VERSION}`) },
+    ],
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: { $ref: '#/components/schemas/WebhookPayload' },
+          example: {
+            job_id: JOB_ID,
+            status: 'completed',
+            algorithm: 'PrimeChecker',
+            result: PRIME_97,
+            error: null,
+            metadata: METADATA,
+            completed_at: '2026-11-21T16:15:09.141+00:00',
+          },
+        },
+      },
+    },
+    responses: {
+      '2XX': { description: 'Delivered; no more attempts.' },
+      '410': { description: 'Gone: no more attempts.' },
+      default: { description: 'Any other answer, or none within 10 s: retried while retries remain.' },
+    },
+  },
+}
+
+/** The scheme named by `security` when API keys are configured. */
+export const API_KEY_SCHEME = {
+  bearerAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API key accepted by ALGOSERVE_API_KEYS or ALGOSERVE_API_KEYS_FILE.',
+  },
+}
+
+const REQUEST_ID_PARAMETER = {
+  name: 'x-request-id',
+  in: 'header',
+  required: false,
+  description:
+    'Your id for this request, 1 to 128 characters of [A-Za-z0-9._:-]; otherwise the service makes a UUID. ' +
+    'It is echoed in the x-request-id response header, in `request_id` of the body and in every log line.',
+  schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+}
+
+const REQUEST_ID_HEADER = {
+  description: 'The request id: the one sent, when well formed, or a fresh UUID.',
+  schema: { type: 'string' },
+}
+
+type Media = Record<string, { example?: unknown }>
+type Operation = {
+  operationId?: string
+  parameters?: { name: string; in: string }[]
+  requestBody?: { content?: Media }
+  responses?: Record<string, { headers?: Record<string, unknown>; content?: Media }>
+  security?: unknown
+}
+
+export interface DocumentOptions {
+  /** API keys are configured: the scheme is declared, and required where `isProtected` says. */
+  apiKeys: boolean
+  isProtected: (path: string) => boolean
+  /** Rate limits are on: the API operations document their 429. */
+  rateLimit: { rateLimit: number; rateLimitWindowMs: number } | null
+}
+
+/**
+ * Adds what every operation shares: the x-request-id parameter and response header (every request
+ * takes one; every response carries one), and, with API keys, the security requirement and its 401.
+ */
+export function completeDocument<T extends object>(document: T, options: DocumentOptions): T {
+  const paths = (document as { paths?: Record<string, Record<string, Operation>> }).paths ?? {}
+  for (const [path, item] of Object.entries(paths)) {
+    for (const operation of Object.values(item)) {
+      const parameters = operation.parameters ?? []
+      if (!parameters.some((p) => p.name === 'x-request-id' && p.in === 'header')) {
+        operation.parameters = [...parameters, { $ref: '#/components/parameters/RequestId' } as never]
+      }
+      if (options.apiKeys && options.isProtected(path)) {
+        operation.security = [{ bearerAuth: [] }]
+        operation.responses = { ...operation.responses, 401: unauthorized(path) }
+      } else if (options.apiKeys) {
+        // Said explicitly where keys are on: this operation stays open.
+        operation.security = []
+      }
+      if (options.rateLimit !== null && (path === '/invoke' || path.startsWith('/jobs'))) {
+        operation.responses = { ...operation.responses, 429: rateLimited(path, options.rateLimit) }
+      }
+      addExamples(operation)
+      for (const response of Object.values(operation.responses ?? {})) {
+        response.headers = { 'x-request-id': { $ref: '#/components/headers/RequestId' }, ...response.headers }
+      }
+    }
+  }
+  const components = (document as { components?: Record<string, unknown> }).components ?? {}
+  const webhooks = (document as { webhooks?: Record<string, Record<string, Operation>> }).webhooks ?? {}
+  // The callback is signed (webhook-signature), not sent with our API keys.
+  if (options.apiKeys) {
+    for (const item of Object.values(webhooks))
+      for (const operation of Object.values(item)) operation.security = []
+  }
+  return {
+    ...document,
+    components: {
+      ...components,
+      parameters: { RequestId: REQUEST_ID_PARAMETER },
+      headers: { RequestId: REQUEST_ID_HEADER },
+      ...(options.apiKeys ? { securitySchemes: API_KEY_SCHEME } : {}),
+    },
+  }
+}
+
+/** An error response in the shape of its path: wrapped under `detail` on /jobs, flat elsewhere. */
+function errorResponse(path: string, description: string, header: [string, string], body: object) {
+  const isWrapped = path.startsWith('/jobs')
+  return {
+    description,
+    headers: { [header[0]]: { schema: { type: 'string' }, example: header[1] } },
+    content: {
+      'application/json': {
+        schema: { $ref: `#/components/schemas/${isWrapped ? 'WrappedErrorResponse' : ErrorResponse.$id}` },
+        example: isWrapped ? { detail: body } : body,
+      },
+    },
+  }
+}
+
+const unauthorized = (path: string) =>
+  errorResponse(
+    path,
+    'UNAUTHORIZED: no API key, or one that is not accepted; see WWW-Authenticate.',
+    ['www-authenticate', 'Bearer realm="algoserve"'],
+    flat('UNAUTHORIZED', 'An API key is required: send Authorization: Bearer <key>.'),
+  )
+
+const rateLimited = (path: string, limit: { rateLimit: number; rateLimitWindowMs: number }) =>
+  errorResponse(
+    path,
+    `RATE_LIMITED: more than ${limit.rateLimit} requests from this client in ${limit.rateLimitWindowMs / 1000} s.`,
+    ['retry-after', '12'],
+    flat(
+      'RATE_LIMITED',
+      `Too many requests: at most ${limit.rateLimit} per ${limit.rateLimitWindowMs / 1000} s; try again later.`,
+      { limit: limit.rateLimit, window_seconds: limit.rateLimitWindowMs / 1000 },
+    ),
+  )
+
+const TOO_LARGE = 'The request body is larger than the limit of 1048576 bytes.'
+const UNAVAILABLE = 'The job store is unavailable; try again later.'
+
+/**
+ * An example for each request body and each status, by operationId: the one shown for a status is
+ * what that status answers (a shared schema's example would show one code for every status). A request
+ * example is what "Try it out" sends, so each one succeeds.
+ */
+const EXAMPLES: Record<
+  string,
+  { request?: unknown; parameters?: Record<string, string>; responses: Record<string, unknown> }
+> = {
+  invoke: {
+    request: { number: 97 },
+    responses: {
+      200: { request_id: REQUEST_ID, status: 'success', result: PRIME_97, metadata: METADATA },
+      400: flat('VALIDATION_ERROR', 'number has 5000 digits; at most 4300 are allowed.', {
+        field: 'number',
+        value: '1234567890…(5000 digits)',
+      }),
+      413: flat('PAYLOAD_TOO_LARGE', TOO_LARGE, { limit_bytes: 1048576 }),
+      422: problem(
+        'int_from_float',
+        ['body', 'number'],
+        'Input should be a valid integer, got a number with a fractional part',
+        1.5,
+      ),
+      500: flat('INTERNAL_ERROR', 'Internal server error.'),
+    },
+  },
+  createJob: {
+    request: { algorithm: 'PrimeChecker', params: { number: 97 } },
+    responses: {
+      202: {
+        job_id: JOB_ID,
+        status: 'pending',
+        message: 'Job accepted; GET /jobs/{job_id} tells its status.',
+        created_at: '2026-11-21T16:15:09.138+00:00',
+      },
+      400: wrapped('VALIDATION_ERROR', 'Invalid webhook URL: not an absolute URL.', {
+        field: 'webhook',
+        value: 'not a url',
+      }),
+      404: wrapped('ALGORITHM_NOT_FOUND', "Algorithm 'Sorter' is not known.", {
+        available_algorithms: ['PrimeChecker'],
+      }),
+      413: wrapped('PAYLOAD_TOO_LARGE', TOO_LARGE, { limit_bytes: 1048576 }),
+      422: problem('missing', ['body', 'params'], 'Field required', { algorithm: 'PrimeChecker' }),
+      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
+    },
+  },
+  getJob: {
+    parameters: { job_id: JOB_ID },
+    responses: {
+      200: {
+        job_id: JOB_ID,
+        status: 'completed',
+        algorithm: 'PrimeChecker',
+        created_at: '2026-11-21T16:15:09.138+00:00',
+        started_at: '2026-11-21T16:15:09.139+00:00',
+        completed_at: '2026-11-21T16:15:09.141+00:00',
+        result: PRIME_97,
+        error: null,
+        metadata: METADATA,
+      },
+      404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
+      422: {
+        detail: [
+          {
+            type: 'string_pattern_mismatch',
+            loc: ['path', 'job_id'],
+            msg: "String should match pattern '^[0-9a-f]{12}$'",
+            input: 'not-an-id',
+            ctx: { pattern: '^[0-9a-f]{12}$' },
+          },
+        ],
+      },
+      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
+    },
+  },
+  healthz: { responses: { 200: { status: 'healthy', timestamp: 1795272943.268 } } },
+  readyz: {
+    responses: {
+      200: { status: 'ready', timestamp: 1795272943.268, checks: { algorithm: true, store: true } },
+      503: { status: 'not_ready', timestamp: 1795272943.268, checks: { algorithm: true, store: false } },
+    },
+  },
+  metrics: {
+    responses: {
+      200: '# HELP http_requests_total HTTP requests.\n# TYPE http_requests_total counter\nhttp_requests_total{method="POST",endpoint="/invoke",status="200"} 3\n',
+    },
+  },
+}
+
+function addExamples(operation: Operation): void {
+  const examples = EXAMPLES[operation.operationId ?? '']
+  if (examples === undefined) return
+  const setExample = (content: Media | undefined, example: unknown) => {
+    for (const media of Object.values(content ?? {})) media.example = example
+  }
+  if (examples.request !== undefined) setExample(operation.requestBody?.content, examples.request)
+  for (const parameter of operation.parameters ?? []) {
+    const example = examples.parameters?.[parameter.name]
+    if (example !== undefined) Object.assign(parameter, { example })
+  }
+  for (const [status, example] of Object.entries(examples.responses)) {
+    setExample(operation.responses?.[status]?.content, example)
+  }
+}

@@ -1,0 +1,97 @@
+// compose.yaml and the Kubernetes manifests say what the issue asks of them. Neither Docker nor a
+// cluster runs here: these check the files' content; the commands they run are the ones the
+// Dockerfile test runs.
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { parse, parseAllDocuments } from 'yaml'
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const read = (path: string) => readFileSync(join(ROOT, path), 'utf8')
+
+type Probe = { httpGet: { path: string; port: string } }
+type Container = {
+  args: string[]
+  ports: { name: string; containerPort: number }[]
+  env: { name: string; value?: string }[]
+  livenessProbe: Probe
+  readinessProbe: Probe
+  lifecycle: { preStop: { sleep: { seconds: number } } }
+  resources: { requests: Record<string, string>; limits: Record<string, string> }
+}
+type Manifest = {
+  kind: string
+  metadata: { name: string }
+  spec: {
+    selector: { matchLabels: Record<string, string> }
+    template: {
+      metadata: { labels: Record<string, string> }
+      spec: { terminationGracePeriodSeconds: number; containers: Container[] }
+    }
+  }
+}
+
+const manifests = (path: string) => parseAllDocuments(read(path)).map((d) => d.toJS() as Manifest)
+
+for (const [path, command, port] of [
+  ['deploy/kubernetes/api.yaml', 'serve', 8000],
+  ['deploy/kubernetes/worker.yaml', 'worker', 8001],
+] as const) {
+  test(`${path}: probes on our endpoints, drain delay, resources and a PodDisruptionBudget`, () => {
+    const all = manifests(path)
+    const deployment = all.find((m) => m.kind === 'Deployment')
+    assert.ok(deployment)
+    const pod = deployment.spec.template.spec
+    const [container] = pod.containers
+    assert.ok(container)
+    assert.deepEqual(container.args, ['node', '--max-semi-space-size=1', 'dist/main.js', command])
+    assert.deepEqual(container.ports, [{ name: 'http', containerPort: port }])
+    assert.deepEqual(container.livenessProbe.httpGet, { path: '/healthz', port: 'http' })
+    assert.deepEqual(container.readinessProbe.httpGet, { path: '/readyz', port: 'http' })
+    assert.ok(container.env.some((e) => e.name === 'ALGOSERVE_HOST' && e.value === '0.0.0.0'))
+    assert.ok(
+      container.resources.requests.cpu &&
+        container.resources.requests.memory &&
+        container.resources.limits.memory,
+    )
+    // The pod may take the drain delay plus the shutdown grace before it is killed.
+    const grace = Number(container.env.find((e) => e.name === 'ALGOSERVE_SHUTDOWN_GRACE_MS')?.value) / 1000
+    const drain = container.lifecycle.preStop.sleep.seconds
+    assert.ok(drain > 0)
+    assert.ok(
+      pod.terminationGracePeriodSeconds > drain + grace,
+      `${pod.terminationGracePeriodSeconds} > ${drain} + ${grace}`,
+    )
+    const budget = all.find((m) => m.kind === 'PodDisruptionBudget')
+    assert.ok(budget)
+    assert.deepEqual(budget.spec.selector.matchLabels, deployment.spec.selector.matchLabels)
+    assert.deepEqual(deployment.spec.selector.matchLabels, deployment.spec.template.metadata.labels)
+  })
+}
+
+test('compose.yaml: Redis with AOF and noeviction, the API, a worker, Prometheus and Grafana provisioned', () => {
+  const compose = parse(read('compose.yaml')) as {
+    services: Record<string, { command?: string[]; environment?: Record<string, string>; volumes?: string[] }>
+  }
+  assert.deepEqual(Object.keys(compose.services).sort(), ['api', 'grafana', 'prometheus', 'redis', 'worker'])
+  const redis = compose.services.redis?.command?.join(' ') ?? ''
+  assert.match(redis, /--appendonly yes/)
+  assert.match(redis, /--maxmemory-policy noeviction/)
+  assert.equal(compose.services.api?.environment?.ALGOSERVE_HOST, '0.0.0.0')
+  assert.equal(compose.services.api?.environment?.ALGOSERVE_REDIS_URL, 'redis://redis:6379')
+  assert.deepEqual(compose.services.worker?.command, [
+    'node',
+    '--max-semi-space-size=1',
+    'dist/main.js',
+    'worker',
+  ])
+  assert.ok(compose.services.prometheus?.volumes?.includes('./deploy/prometheus:/etc/prometheus:ro'))
+  assert.ok(
+    compose.services.grafana?.volumes?.includes('./deploy/grafana/provisioning:/etc/grafana/provisioning:ro'),
+  )
+  assert.ok(
+    compose.services.grafana?.volumes?.includes('./deploy/grafana/dashboards:/var/lib/grafana/dashboards:ro'),
+  )
+})
