@@ -27,12 +27,14 @@ export function createMetrics() {
   registerProcessMetrics(registry)
   const registers = [registry]
   let source: JobCountSource | undefined
-  // One read of the backend per scrape serves both gauges.
-  let reading: { at: number; counts: ReturnType<JobCountSource> } | undefined
+  // One read of the backend serves both gauges of a scrape (their collects run together).
+  let reading: ReturnType<JobCountSource> | undefined
   const read = () => {
     if (source === undefined) return undefined
-    if (reading === undefined || Date.now() - reading.at > 100) reading = { at: Date.now(), counts: source() }
-    return reading.counts
+    reading ??= source().finally(() => {
+      reading = undefined
+    })
+    return reading
   }
   // A scrape while the backend is away keeps the last values.
   const jobGauge = (name: string, help: string, key: 'waiting' | 'running') =>

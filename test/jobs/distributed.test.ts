@@ -165,7 +165,10 @@ describe('distributed mode', { skip: skipWithoutRedis }, () => {
     const c = cluster(() => redis.url)
     t.after(() => c.close())
     const budget = ['--job-factor-budget-ms', '1500']
-    const [api, first] = await Promise.all([c.api(), c.worker([...budget, '--shutdown-grace-ms', '300'])])
+    const [api, first] = await Promise.all([
+      c.api(),
+      c.worker([...budget, '--shutdown-grace-ms', '300', '--drain-delay-ms', '0']),
+    ])
     const id = (await createJob(api, { algorithm: 'PrimeChecker', params: { number: RSA_100 } })).json
       .job_id as string
     await waitJob(api, id, (job) => job.status === 'running')
