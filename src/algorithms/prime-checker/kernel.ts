@@ -75,7 +75,8 @@ export interface KernelExports {
   qsNegative(): number
   qsAPrimes(): number
   qsGammas(): number
-  qsNewA(size: number, s: number, half: number): void
+  qsNewA(size: number, s: number, half: number, limbs: number): void
+  qsTerms(): number
   qsNextB(size: number, v: number, plus: boolean): void
 }
 
@@ -106,8 +107,8 @@ export const kernel = load()
 export const MAX_LIMBS = 1024
 
 /** The sieve kernel's static arrays (wasm/prime/qs.ts): sieve bytes, factor-base primes, candidates. */
-export const QS_MAX_WIDTH = 65536
-export const QS_MAX_PRIMES = 2048
+export const QS_MAX_WIDTH = 131072
+export const QS_MAX_PRIMES = 8192
 export const QS_MAX_CANDIDATES = 4096
 export const QS_MAX_A_PRIMES = 20
 export const QS_MAX_KN_LIMBS = 8
