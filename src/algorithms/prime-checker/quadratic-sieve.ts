@@ -129,7 +129,9 @@ export function quadraticSieve(n: bigint, budget: Budget): bigint | undefined {
         else graph.add(r)
       }
     }
-    const relations = full.concat(graph.combined(n))
+    const cycles = graph.combined(n, budget)
+    if (cycles === undefined) return undefined
+    const relations = full.concat(cycles)
     const found = solve(n, basePrimes, relations, budget)
     if (found === undefined) return undefined
     if (typeof found === 'bigint' && found !== 1n) return found
@@ -175,7 +177,7 @@ export class PartialGraph {
    * One relation per independent cycle: a spanning forest by breadth-first search, then for each edge not in
    * it, the product of the edge and the tree paths from its ends to where they meet.
    */
-  combined(n: bigint): Relation[] {
+  combined(n: bigint, budget?: Budget): Relation[] | undefined {
     const adjacent = new Map<number, number[]>()
     this.edges.forEach((r, e) => {
       for (const end of ends(r)) {
@@ -205,8 +207,10 @@ export class PartialGraph {
       }
     }
     const result: Relation[] = []
-    this.edges.forEach((r, e) => {
-      if (inTree[e]) return
+    for (let e = 0; e < this.edges.length; e++) {
+      if (inTree[e]) continue
+      if (budget && (e & 1023) === 0 && budget.timeIsUp()) return undefined
+      const r = this.edges[e] as Relation
       const path = [r]
       let [u, v] = ends(r)
       while (u !== v) {
@@ -218,7 +222,7 @@ export class PartialGraph {
         else v = other(edge, v)
       }
       result.push(path.reduce((a, b) => combine(a, b, n)))
-    })
+    }
     return result
   }
 }
@@ -768,7 +772,11 @@ function solve(
   relations: Relation[],
   budget: Budget,
 ): bigint | number | undefined {
-  const pruned = pruneSingletons(relations.map(oddColumns), primes.length + 1)
+  if (budget.timeIsUp()) return undefined
+  const odd = relations.map(oddColumns)
+  if (budget.timeIsUp()) return undefined
+  const pruned = pruneSingletons(odd, primes.length + 1)
+  if (budget.timeIsUp()) return undefined
   const excess = pruned.kept.length - pruned.columns
   if (excess < EXTRA_RELATIONS / 2) return Math.max(EXTRA_RELATIONS, Math.ceil(0.05 * pruned.columns))
   // More rows than the columns and the extra dependencies only make the matrix larger.
