@@ -40,8 +40,8 @@ const TERMS = memory.data((QS_MAX_A_PRIMES + 1) * QS_MAX_KN_LIMBS * 4, 16)
 /** Where each prime below BLOCK next hits the sieve, from block to block. */
 const NEXT1 = memory.data(QS_MAX_PRIMES * 4, 16)
 const NEXT2 = memory.data(QS_MAX_PRIMES * 4, 16)
-/** 1 / p for each factor-base prime, for remainders without a division (qsDividing). */
-const RECIPROCALS = memory.data(QS_MAX_PRIMES * 8, 16)
+/** 1 / p for each factor-base prime as a 32-bit float, for remainders without a division (qsDividing). */
+const RECIPROCALS = memory.data(QS_MAX_PRIMES * 4, 16)
 /** The first factor-base index whose prime is at least BLOCK (set by qsFactorBase). */
 let firstLarge: i32 = 0
 
@@ -260,7 +260,7 @@ export function qsFactorBase(limbs: i32, size: i32): i32 {
     // round(log2 p): the bit length, less one below sqrt(2) times the power of two.
     const bits = 31 - i32(clz(p))
     store<u8>(LOGS + usize(count), u8(u64(p) * u64(p) >= u64(2) << u64(2 * bits) ? bits + 1 : bits))
-    store<f64>(RECIPROCALS + (usize(count) << 3), 1.0 / f64(p))
+    store<f32>(RECIPROCALS + (usize(count) << 2), f32(1.0 / f64(p)))
     if (p >= u32(BLOCK) && firstLarge == size) firstLarge = count
     count++
   }
@@ -341,17 +341,29 @@ export function qsNextB(size: i32, v: i32, plus: bool): void {
  */
 export function qsDividing(j: i32, count: i32): i32 {
   let found: i32 = 0
-  const x = f64(j)
-  for (let i: i32 = 1; i < count; i++) {
+  const x = f32x4.splat(f32(j))
+  const jj = i32x4.splat(j)
+  // Four primes at a time: j / p rounded down from j (1 / p) on 32-bit floats is off by at most one (j < 2^17,
+  // so the error is below 2^-7), and one correction each way makes the remainder exact.
+  for (let i: i32 = 0; i < count; i += 4) {
     const at = usize(i) << 2
-    const p = load<i32>(PRIMES + at)
-    // j / p rounded down from j (1 / p), off by at most one when p divides j: one correction makes it exact.
-    let r = j - i32(x * load<f64>(RECIPROCALS + (usize(i) << 3))) * p
-    if (r >= p) r -= p
-    else if (r < 0) r += p
-    if (r == load<i32>(ROOT1 + at) || r == load<i32>(ROOT2 + at)) {
-      store<i32>(HITS + (usize(found) << 2), i)
-      found++
+    const p = v128.load(PRIMES + at)
+    const q = i32x4.trunc_sat_f32x4_s(f32x4.mul(x, v128.load(RECIPROCALS + at)))
+    let r = i32x4.sub(jj, i32x4.mul(q, p))
+    r = i32x4.add(r, v128.and(p, i32x4.lt_s(r, i32x4.splat(0))))
+    r = i32x4.sub(r, v128.and(p, i32x4.ge_s(r, p)))
+    const hit = v128.or(i32x4.eq(r, v128.load(ROOT1 + at)), i32x4.eq(r, v128.load(ROOT2 + at)))
+    if (!v128.any_true(hit)) continue
+    // Lanes past count and index 0 (the prime 2, whose roots are not kept) are not factor-base hits.
+    for (let lane: i32 = 0; lane < 4; lane++) {
+      const k = i + lane
+      if (k == 0 || k >= count) continue
+      const pk = load<i32>(PRIMES + (usize(k) << 2))
+      const rk = j % pk
+      if (rk == load<i32>(ROOT1 + (usize(k) << 2)) || rk == load<i32>(ROOT2 + (usize(k) << 2))) {
+        store<i32>(HITS + (usize(found) << 2), k)
+        found++
+      }
     }
   }
   return found

@@ -26,9 +26,6 @@ import {
 } from './kernel.js'
 import { SMALL_PRIMES } from './small-primes.js'
 
-/** Primes below this are not sieved: they hit often but add little; the threshold allows for them. */
-const SMALL_SIEVE_BOUND = 30
-
 /** Candidate multipliers k for Knuth-Schroeppel: squarefree and small, so kN grows by a few bits at most. */
 const MULTIPLIERS = [1, 3, 5, 7, 11, 13, 15, 17, 19, 21, 23, 29, 31, 33, 35, 37, 39, 41, 43, 47, 51, 53, 55]
 
@@ -49,23 +46,27 @@ interface Params {
    * room for the large primes, the unsieved small primes and rounding.
    */
   thresholdLogs: number
+  /** Primes below this are not sieved: they hit often but add little; the threshold allows for them. */
+  smallBound: number
 }
 
 /**
- * [digits of n, factor-base size, half-width, large factor, double exponent, threshold logs], factor-base
- * size interpolated in between, the rest from the row at or above; tuned by measurement (BENCHMARKS.md).
+ * [digits of n, factor-base size, half-width, large factor, double exponent, threshold logs, small bound],
+ * factor-base size interpolated in between, the rest from the row at or above; tuned by measurement
+ * (BENCHMARKS.md): the rows to 48 digits before the double large primes, 60 digits on one number, 54, 66
+ * and 72 set between them and not tuned.
  */
-const PARAMS: [number, number, number, number, number, number][] = [
-  [18, 50, 8192, 64, 0, 1.8],
-  [24, 100, 8192, 64, 0, 1.8],
-  [30, 220, 8192, 64, 0, 1.8],
-  [36, 380, 12288, 64, 0, 1.8],
-  [42, 650, 16384, 64, 0, 1.8],
-  [48, 1000, 24576, 64, 0, 1.8],
-  [54, 1500, 32768, 64, 1.8, 2.4],
-  [60, 2500, 32768, 64, 1.8, 2.5],
-  [66, 4000, 65536, 64, 1.8, 2.6],
-  [72, 6500, 65536, 64, 1.8, 2.6],
+const PARAMS: [number, number, number, number, number, number, number][] = [
+  [18, 50, 8192, 64, 0, 1.8, 30],
+  [24, 100, 8192, 64, 0, 1.8, 30],
+  [30, 220, 8192, 64, 0, 1.8, 30],
+  [36, 380, 12288, 64, 0, 1.8, 30],
+  [42, 650, 16384, 64, 0, 1.8, 30],
+  [48, 1000, 24576, 64, 0, 1.8, 30],
+  [54, 1500, 32768, 64, 1.8, 2.4, 30],
+  [60, 2500, 65536, 64, 1.8, 3.0, 256],
+  [66, 4000, 65536, 64, 1.8, 2.6, 30],
+  [72, 6500, 65536, 64, 1.8, 2.6, 30],
 ]
 
 function params(digits: number): Params {
@@ -80,6 +81,7 @@ function params(digits: number): Params {
     largeFactor: row[3],
     doubleExponent: row[4],
     thresholdLogs: row[5],
+    smallBound: row[6],
   }
 }
 
@@ -391,7 +393,7 @@ class Sieve {
     this.width = 2 * halfWidth
     this.attach()
     let first = 1
-    while (first < this.size && (this.primes[first] as number) < SMALL_SIEVE_BOUND) first++
+    while (first < this.size && (this.primes[first] as number) < p.smallBound) first++
     this.firstSieved = first
     const pMax = this.primes[this.size - 1] as number
     // A cofactor below pMax^2 with no factor-base prime is prime.
