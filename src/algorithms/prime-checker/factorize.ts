@@ -48,12 +48,16 @@ const QS_MAX_DIGITS = 75
 const QS_RHO_STEPS = 2_000
 
 /**
- * From this many digits ECM gets a tenth of the sieve's expected time first: the sieve takes as long for a
- * part with a 12-digit factor as for a balanced one, and ECM's first curves find such factors in a few ms.
+ * From this many digits ECM gets a tenth of qsExpectedMs first: the sieve takes as long for a part with a
+ * 12-digit factor as for a balanced one, and ECM's first curves find such factors in a few ms.
  */
 const QS_ECM_FROM_DIGITS = 33
 
-/** The sieve's time on a balanced part of d digits, in ms on the bench machine: 7 ms at 30, x2.6 per 5 digits. */
+/**
+ * The scale of ECM's run before the sieve: 7 ms at 30 digits, x2.6 per 5 digits, which is the sieve's time
+ * to about 40 digits and falls below it after (half of it at 50 digits, a seventh at 70: BENCHMARKS.md), so
+ * that ECM's share, spent in vain on balanced parts, shrinks as the sieve's lead on them grows.
+ */
 function qsExpectedMs(digits: number): number {
   return 7 * 2.6 ** ((digits - 30) / 5)
 }
