@@ -6,9 +6,9 @@
 // prime variation): partial relations are edges between their large primes (1 for none), every cycle of the
 // graph combines into a relation whose large primes appear squared, and a union-find counts the cycles as they
 // close. Relations with a prime no other relation has an odd power of are removed before Gaussian elimination
-// over GF(2) gives the congruences of squares. Every loop over the factor base runs in the kernel (wasm/prime/qs.ts): the factor
-// base, each polynomial's roots, the sieve, the trial division of candidates (whole while g(x) fits 64 bits,
-// to about 29 digits) and the elimination. Here, V8 spent more CPU time optimising them, on its compiler
+// over GF(2) gives the congruences of squares. Every loop over the factor base runs in the kernel
+// (wasm/prime/qs.ts): the factor base, each polynomial's roots, the sieve, the search for the primes dividing
+// a candidate (and its whole trial division while g(x) fits 64 bits, to about 29 digits) and the elimination. Here, V8 spent more CPU time optimising them, on its compiler
 // threads, than a warm 20-digit factorisation takes; what is left here works per polynomial or per relation,
 // with BigInt for A, B, C, y and the final square roots.
 import { bitLength, gcd } from './bigint-math.js'
