@@ -374,6 +374,28 @@ describe("quadratic sieve's sieve and roots against BigInt", () => {
     }
   })
 
+  test('qsDividing is exact where its float quotient is closest to wrong: remainders 0 and p - 1', () => {
+    const next = prng(SEED + 13)
+    const fb = factorBaseFor(next, 8000)
+    for (let i = 1; i < fb.count; i++) {
+      fb.root1[i] = 0
+      fb.root2[i] = (fb.primes[i] as number) - 1
+    }
+    for (let round = 0; round < 400; round++) {
+      // Multiples of a factor-base prime and their neighbours below, up to the widest sieve.
+      const p = fb.primes[1 + (next() % (fb.count - 1))] as number
+      const j = Math.min(131071, p * (1 + (next() % Math.max(1, Math.floor(131072 / p) - 1)))) - (round & 1)
+      const count = kernel.qsDividing(j, fb.count)
+      const found = Array.from(new Int32Array(kernel.memory.buffer, kernel.qsHits(), count))
+      const expected: number[] = []
+      for (let i = 1; i < fb.count; i++) {
+        const q = fb.primes[i] as number
+        if (j % q === 0 || j % q === q - 1) expected.push(i)
+      }
+      assert.deepEqual(found, expected, `primes with remainder 0 or p - 1 at ${j}, seed ${SEED}`)
+    }
+  })
+
   test('qsSieve lists the positions whose primes add up past the threshold, over several blocks', () => {
     const next = prng(SEED + 12)
     const fb = factorBaseFor(next, 6000)
