@@ -350,6 +350,11 @@ describe("quadratic sieve's sieve and roots against BigInt", () => {
     })
     const half = 40_000
     kernel.qsNewA(fb.count, s, half, fb.limbs)
+    // qsNewA leaves A's primes to its caller, which marks them with a root of -1 (quadraticSieve does).
+    for (const i of aIndices) {
+      fb.root1[i] = -1
+      fb.root2[i] = -1
+    }
     for (let i = 1; i < fb.count; i++) {
       if (aIndices.includes(i)) continue
       const p = BigInt(fb.primes[i] as number)
