@@ -5,16 +5,16 @@
 # itself cannot run there): keep them the same.
 
 # Build: all dependencies (TypeScript, AssemblyScript; better-sqlite3 compiles here), then only the
-# production ones are kept.
+# production ones are kept. The sources come first: `npm install` builds the service (package.json's
+# `prepare`), as it does for the README's `npm install && npm start`.
 FROM node:20-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY wasm ./wasm
 COPY public ./public
-RUN npm run build
+RUN npm install --no-audit --no-fund
 RUN npm prune --omit=dev --no-audit --no-fund
 
 # Run: the built service, its production dependencies and nothing else, as the unprivileged `node`.

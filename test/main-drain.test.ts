@@ -10,7 +10,7 @@ import { connect } from 'node:net'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { tempDataDir } from './helpers/app.js'
-import { listening, start } from './helpers/child.js'
+import { listening, serveFresh } from './helpers/child.js'
 import { sleep, until } from './helpers/time.js'
 
 interface Outcome {
@@ -47,19 +47,7 @@ function request(agent: http.Agent, url: string, path: string, body?: string): P
 test('SIGTERM: /readyz 503 at once, the listener drains, clients under load see no failure', {
   timeout: 60_000,
 }, async (t) => {
-  const dataDir = tempDataDir()
-  t.after(() => rmSync(dataDir, { recursive: true, force: true }))
-  const child = start([
-    'serve',
-    '--data-dir',
-    dataDir,
-    '--port',
-    '0',
-    '--drain-delay-ms',
-    '2000',
-    '--keep-alive-timeout-ms',
-    '800',
-  ])
+  const child = serveFresh(t, ['--drain-delay-ms', '2000', '--keep-alive-timeout-ms', '800'])
   const url = await listening(child)
   const agent = new http.Agent({ keepAlive: true, maxSockets: 4 })
   t.after(() => agent.destroy())
@@ -133,9 +121,7 @@ test('SIGTERM: /readyz 503 at once, the listener drains, clients under load see 
 })
 
 test('SIGINT stops promptly, without the drain delay', { timeout: 30_000 }, async (t) => {
-  const dataDir = tempDataDir()
-  t.after(() => rmSync(dataDir, { recursive: true, force: true }))
-  const child = start(['serve', '--data-dir', dataDir, '--port', '0', '--drain-delay-ms', '20000'])
+  const child = serveFresh(t, ['--drain-delay-ms', '20000'])
   await listening(child)
   const signalled = Date.now()
   child.process.kill('SIGINT')

@@ -1,10 +1,8 @@
 // The command line as operators run it: a child process, its exit codes and its graceful shutdown.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { rmSync } from 'node:fs'
 import { test } from 'node:test'
-import { tempDataDir } from './helpers/app.js'
-import { listening, start } from './helpers/child.js'
+import { listening, serveFresh, start } from './helpers/child.js'
 import { RSA_100 } from './helpers/numbers.js'
 import { sleep } from './helpers/time.js'
 
@@ -30,19 +28,7 @@ test('algoserve worker without a Redis URL is refused, naming the setting', asyn
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   // The timeout catches a shutdown that waits for its grace period (60 s) instead of for the work.
   test(`${signal}: requests in flight finish, then the process exits 0`, { timeout: 30_000 }, async (t) => {
-    const dataDir = tempDataDir()
-    t.after(() => rmSync(dataDir, { recursive: true, force: true }))
-    const child = start([
-      'serve',
-      '--data-dir',
-      dataDir,
-      '--port',
-      '0',
-      '--invoke-factor-budget-ms',
-      '1500',
-      '--shutdown-grace-ms',
-      '60000',
-    ])
+    const child = serveFresh(t, ['--invoke-factor-budget-ms', '1500', '--shutdown-grace-ms', '60000'])
     const url = await listening(child)
     assert.equal((await fetch(`${url}/healthz`)).status, 200)
     // RSA-100 keeps a worker busy for the whole factorisation budget.
@@ -65,9 +51,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 }
 
 test('a variable that looks like a setting but is none gets a warning naming the closest one', async (t) => {
-  const dataDir = tempDataDir()
-  t.after(() => rmSync(dataDir, { recursive: true, force: true }))
-  const child = start(['serve', '--data-dir', dataDir, '--port', '0'], { ALGOSERVE_PROT: '9000' })
+  const child = serveFresh(t, [], { ALGOSERVE_PROT: '9000' })
   const url = await listening(child)
   assert.equal((await fetch(`${url}/healthz`)).status, 200)
   child.process.kill('SIGTERM')
@@ -93,11 +77,9 @@ test('secrets appear in no log line and no error message', async (t) => {
   assert.match(refused.output(), /ALGOSERVE_WEBHOOK_SECRET/)
   assert.ok(!refused.output().includes(secret.slice(6)), refused.output())
 
-  const dataDir = tempDataDir()
-  t.after(() => rmSync(dataDir, { recursive: true, force: true }))
   const key = 'k3y-that-must-never-be-logged'
   const hash = createHash('sha256').update(key).digest('hex')
-  const child = start(['serve', '--data-dir', dataDir, '--port', '0', '--log-level', 'trace'], {
+  const child = serveFresh(t, ['--log-level', 'trace'], {
     ALGOSERVE_API_KEYS: `sha256:${hash}`,
   })
   const url = await listening(child)

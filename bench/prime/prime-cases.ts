@@ -1,5 +1,6 @@
 // Seeded, reproducible inputs for bench/prime/prime.ts: a seed gives the same numbers on every machine. Primality is
 // the caller's predicate (the engine, for speed); bench/prime/prime.ts has PARI/GP confirm every number it uses.
+import { isqrt } from '../../src/algorithms/prime-checker/bigint-math.js'
 import { prng, randomBits } from '../../test/helpers/reference-math.js'
 
 export type IsPrime = (n: bigint) => boolean
@@ -60,9 +61,8 @@ export function balancedSemiprime(g: Generator, lo: bigint, hi: bigint, isPrime:
   }
 }
 
+/** The least x with x^2 >= n: stepping from a double's square root took ~10^11 steps past 30 digits. */
 function ceilSqrt(n: bigint): bigint {
-  let x = BigInt(Math.ceil(Math.sqrt(Number(n))))
-  while (x * x < n) x++
-  while (x > 0n && (x - 1n) * (x - 1n) >= n) x--
-  return x
+  const x = isqrt(n)
+  return x * x === n ? x : x + 1n
 }

@@ -99,6 +99,20 @@ function cases(): LazyCase[] {
       ),
     )
   }
+  // The quadratic sieve's range: fewer numbers and rounds as they grow (PARI takes about 22 s at 70 digits).
+  for (const [digits, count, rounds, target] of [
+    [40, 10, 3, '1.5'],
+    [50, 4, 1, '2'],
+    [60, 2, 1, '2'],
+    [70, 1, 1, '2'],
+  ] as const) {
+    const lo = 10n ** BigInt(digits - 1)
+    list.push(
+      row(`factor, balanced ${digits}-digit semiprimes`, 'factor', rounds, target, (g) =>
+        Array.from({ length: count }, () => balancedSemiprime(g, lo, lo * 10n, isPrime)),
+      ),
+    )
+  }
   // Three numbers, as each side's time for one is mostly the luck of its curves; the first is the row's
   // single number of the runs before.
   list.push(

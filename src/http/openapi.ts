@@ -293,6 +293,7 @@ const EXAMPLES: Record<
         1.5,
       ),
       500: flat('INTERNAL_ERROR', 'Internal server error.'),
+      503: flat('SERVICE_UNAVAILABLE', 'Every worker thread is busy; try again later.'),
     },
   },
   createJob: {

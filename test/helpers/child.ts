@@ -1,8 +1,10 @@
 // The service as operators run it: `algoserve serve` in a child process, through tsx.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { after } from 'node:test'
+import { rmSync } from 'node:fs'
+import { after, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { tempDataDir } from './app.js'
 import { until } from './time.js'
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
@@ -47,4 +49,11 @@ export async function listening(child: Child): Promise<string> {
   if (url !== undefined) return url
   child.process.kill('SIGKILL')
   throw new Error(`the service did not start:\n${child.output()}`)
+}
+
+/** `algoserve serve` on a free port with a data directory of its own, removed when the test ends. */
+export function serveFresh(t: TestContext, args: string[] = [], env: Record<string, string> = {}): Child {
+  const dataDir = tempDataDir()
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }))
+  return start(['serve', '--data-dir', dataDir, '--port', '0', ...args], env)
 }

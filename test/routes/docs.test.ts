@@ -147,8 +147,8 @@ describe('the OpenAPI document reads as ours and is exact', () => {
     }
     assert.equal(
       checked,
-      9,
-      'error examples: invoke 400, 413, 500; createJob 400, 404, 413, 503; getJob 404, 503',
+      10,
+      'error examples: invoke 400, 413, 500, 503; createJob 400, 404, 413, 503; getJob 404, 503',
     )
   })
 

@@ -80,6 +80,7 @@ export {
   qsSetPolynomial,
   qsSieve,
   qsSqrts,
+  qsTerms,
 } from './qs'
 export { pminus1_64 } from './pm1_64'
 export { ecm64 } from './ecm64'

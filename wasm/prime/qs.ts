@@ -7,10 +7,12 @@ import { ODD_PRIMES, oddPrime } from './trial64'
 // kernel rather than in TypeScript also because V8 spent more CPU time (on its compiler threads) optimising
 // them there than a 20-digit factorisation takes once they are optimised.
 
-export const QS_MAX_WIDTH = 65536
-export const QS_MAX_PRIMES = 2048
+export const QS_MAX_WIDTH = 131072
+export const QS_MAX_PRIMES = 8192
 /** More candidates than this in one polynomial are dropped: a threshold that loose would be mistuned. */
 export const QS_MAX_CANDIDATES = 4096
+/** Bytes of the sieve filled by the primes below it before moving on: L1 data caches hold 32 KiB or more. */
+const BLOCK: i32 = 32768
 
 const SIEVE = memory.data(QS_MAX_WIDTH, 16)
 const PRIMES = memory.data(QS_MAX_PRIMES * 4, 16)
@@ -33,6 +35,19 @@ const GAMMAS = memory.data(QS_MAX_A_PRIMES * 4, 16)
 const A_INDICES = memory.data(QS_MAX_A_PRIMES * 4, 16)
 /** 2 B_l A^-1 mod p for each term l of B, at (l * QS_MAX_PRIMES + i) * 4. */
 const DELTAS = memory.data(QS_MAX_A_PRIMES * QS_MAX_PRIMES * 4, 16)
+/** A, then its terms B_l, as QS_MAX_KN_LIMBS little-endian 32-bit limbs each (qsNewA). */
+const TERMS = memory.data((QS_MAX_A_PRIMES + 1) * QS_MAX_KN_LIMBS * 4, 16)
+/** Where each prime below BLOCK next hits the sieve, from block to block. */
+const NEXT1 = memory.data(QS_MAX_PRIMES * 4, 16)
+const NEXT2 = memory.data(QS_MAX_PRIMES * 4, 16)
+/** 1 / p for each factor-base prime as a 32-bit float, for remainders without a division (qsDividing). */
+const RECIPROCALS = memory.data(QS_MAX_PRIMES * 4, 16)
+/** The first factor-base index whose prime is at least BLOCK (set by qsFactorBase). */
+let firstLarge: i32 = 0
+
+export function qsTerms(): usize {
+  return TERMS
+}
 
 export function qsPrimes(): usize {
   return PRIMES
@@ -146,18 +161,25 @@ export function qsKn(): usize {
   return KN
 }
 
-/** b^e mod p for p < 2^16. */
-function powMod(b: u32, e: u32, p: u32): u32 {
-  let result: u32 = 1
-  b %= p
+/** b^e mod p for p < 2^31. */
+function powMod(base: u32, e: u32, p: u32): u32 {
+  let result: u64 = 1
+  let b = u64(base % p)
   for (; e > 0; e >>= 1) {
-    if (e & 1) result = (result * b) % p
-    b = (b * b) % p
+    if (e & 1) result = (result * b) % u64(p)
+    b = (b * b) % u64(p)
   }
-  return result
+  return u32(result)
 }
 
-/** A square root of the quadratic residue r mod the odd prime p < 2^16 (Tonelli-Shanks), or -1 for a non-residue. */
+/** (a b) mod p for a, b < p < 2^31. */
+// @ts-ignore: decorator
+@inline
+function mulMod(a: u32, b: u32, p: u32): u32 {
+  return u32((u64(a) * u64(b)) % u64(p))
+}
+
+/** A square root of the quadratic residue r mod the odd prime p < 2^31 (Tonelli-Shanks), or -1 for a non-residue. */
 function sqrtMod(r: u32, p: u32): i32 {
   if (powMod(r, (p - 1) >> 1, p) != 1) return -1
   if ((p & 3) == 3) return i32(powMod(r, (p + 1) >> 2, p))
@@ -171,22 +193,40 @@ function sqrtMod(r: u32, p: u32): i32 {
   let root = powMod(r, (q + 1) >> 1, p)
   while (t != 1) {
     let i: u32 = 0
-    for (let t2 = t; t2 != 1; t2 = (t2 * t2) % p) i++
+    for (let t2 = t; t2 != 1; t2 = mulMod(t2, t2, p)) i++
     let b = c
-    for (let j: u32 = 0; j + i + 1 < m; j++) b = (b * b) % p
+    for (let j: u32 = 0; j + i + 1 < m; j++) b = mulMod(b, b, p)
     m = i
-    c = (b * b) % p
-    t = (t * c) % p
-    root = (root * b) % p
+    c = mulMod(b, b, p)
+    t = mulMod(t, c, p)
+    root = mulMod(root, b, p)
   }
   return i32(root)
 }
 
-/** N mod p from the `limbs` limbs in qsKn, for an odd prime p: Horner from the top limb, below 2^48 throughout. */
-function residue(limbs: i32, p: u32): u32 {
+/** N mod p from the `limbs` limbs at `at`, for p < 2^31: Horner from the top limb, below 2^63 throughout. */
+function residueAt(at: usize, limbs: i32, p: u32): u32 {
   let r: u64 = 0
-  for (let l = limbs - 1; l >= 0; l--) r = ((r << 32) | u64(load<u32>(KN + (usize(l) << 2)))) % u64(p)
+  for (let l = limbs - 1; l >= 0; l--) r = ((r << 32) | u64(load<u32>(at + (usize(l) << 2)))) % u64(p)
   return u32(r)
+}
+
+function residue(limbs: i32, p: u32): u32 {
+  return residueAt(KN, limbs, p)
+}
+
+/** The odd prime after the odd number p (p >= 3): past the table, by trial division by the table's primes. */
+function nextOddPrime(p: u32): u32 {
+  let c = p + 2
+  for (let i: i32 = 0; i < ODD_PRIMES; i++) {
+    const d = oddPrime(i)
+    if (d * d > c) break
+    if (c % d == 0) {
+      c += 2
+      i = -1
+    }
+  }
+  return c
 }
 
 /** Lists in qsHits() the Legendre symbols (x / p), -1, 0 or 1, of x in qsKn for the first `count` odd primes. */
@@ -207,8 +247,10 @@ export function qsFactorBase(limbs: i32, size: i32): i32 {
   store<i32>(SQRTS, 0)
   store<u8>(LOGS, 1)
   let count: i32 = 1
-  for (let i: i32 = 0; count < size && i < ODD_PRIMES; i++) {
-    const p = oddPrime(i)
+  firstLarge = size
+  let p: u32 = 1
+  for (let i: i32 = 0; count < size; i++) {
+    p = i < ODD_PRIMES ? oddPrime(i) : nextOddPrime(p)
     const r = residue(limbs, p)
     const root = r == 0 ? 0 : sqrtMod(r, p)
     if (root < 0) continue
@@ -218,12 +260,15 @@ export function qsFactorBase(limbs: i32, size: i32): i32 {
     // round(log2 p): the bit length, less one below sqrt(2) times the power of two.
     const bits = 31 - i32(clz(p))
     store<u8>(LOGS + usize(count), u8(u64(p) * u64(p) >= u64(2) << u64(2 * bits) ? bits + 1 : bits))
+    store<f32>(RECIPROCALS + (usize(count) << 2), f32(1.0 / f64(p)))
+    if (p >= u32(BLOCK) && firstLarge == size) firstLarge = count
     count++
   }
+  if (firstLarge > count) firstLarge = count
   return count
 }
 
-/** a^-1 mod m for 0 < a < m < 2^16 coprime to m, by the extended Euclidean algorithm. */
+/** a^-1 mod m for 0 < a < m < 2^31 coprime to m, by the extended Euclidean algorithm. */
 function invMod(a: i32, m: i32): i32 {
   let r0 = a
   let r1 = m
@@ -242,39 +287,29 @@ function invMod(a: i32, m: i32): i32 {
 }
 
 /**
- * For a new A = q_0 ... q_(s-1) (qsAPrimes, with the gamma_l of B's terms in qsGammas): every other prime's
- * roots x + half of g(x) = A x^2 + 2 B x + C with B = sum B_l, B_l = gamma_l A / q_l, and the deltas by which
- * they move when a B_l changes sign. Primes dividing A (root1 set to -1 by the caller afterwards) are skipped
- * by the test p mod q = 0 on each q_l, all below 2^16.
+ * For a new A (qsTerms slot 0) with B = sum of the terms B_l (slots 1 to s), each `limbs` limbs: every other
+ * prime's roots x + half of g(x) = A x^2 + 2 B x + C, and the deltas 2 B_l A^-1 mod p by which they move when
+ * a B_l changes sign. Primes dividing A are left for the caller to mark (root1 set to -1).
  */
-export function qsNewA(size: i32, s: i32, half: i32): void {
+export function qsNewA(size: i32, s: i32, half: i32, limbs: i32): void {
+  const stride = usize(QS_MAX_KN_LIMBS) << 2
   for (let i: i32 = 1; i < size; i++) {
     const at = usize(i) << 2
-    const p = load<i32>(PRIMES + at)
-    let aModP: u32 = 1
-    let inA = false
-    for (let l: i32 = 0; l < s; l++) {
-      const q = load<i32>(A_PRIMES + (usize(l) << 2))
-      if (q == p) inA = true
-      aModP = (aModP * u32(q % p)) % u32(p)
-    }
-    if (inA) continue
-    const aInv = u32(invMod(i32(aModP), p))
+    const p = u32(load<i32>(PRIMES + at))
+    const aModP = residueAt(TERMS, limbs, p)
+    if (aModP == 0) continue
+    const aInv = u32(invMod(i32(aModP), i32(p)))
     let bModP: u32 = 0
     for (let l: i32 = 0; l < s; l++) {
-      // B_l mod p = gamma_l prod_(m != l) q_m mod p: products of two residues stay below 2^32.
-      let bl = u32(load<i32>(GAMMAS + (usize(l) << 2)) % p)
-      for (let m: i32 = 0; m < s; m++) {
-        if (m != l) bl = (bl * u32(load<i32>(A_PRIMES + (usize(m) << 2)) % p)) % u32(p)
-      }
+      const bl = residueAt(TERMS + stride * usize(l + 1), limbs, p)
       bModP += bl
-      store<i32>(DELTAS + ((usize(l) * QS_MAX_PRIMES + usize(i)) << 2), i32((((2 * bl) % u32(p)) * aInv) % u32(p)))
+      if (bModP >= p) bModP -= p
+      store<i32>(DELTAS + ((usize(l) * QS_MAX_PRIMES + usize(i)) << 2), i32(mulMod((2 * bl) % p, aInv, p)))
     }
-    bModP %= u32(p)
     const t = u32(load<i32>(SQRTS + at))
-    const shift = u32(half % p)
-    store<i32>(ROOT1 + at, i32((((aInv * ((t + u32(p) - bModP) % u32(p))) % u32(p)) + shift) % u32(p)))
-    store<i32>(ROOT2 + at, i32((((aInv * ((2 * u32(p) - t - bModP) % u32(p))) % u32(p)) + shift) % u32(p)))
+    const shift = u32(half) % p
+    store<i32>(ROOT1 + at, i32((mulMod(aInv, (t + p - bModP) % p, p) + shift) % p))
+    store<i32>(ROOT2 + at, i32((mulMod(aInv, (2 * p - t - bModP) % p, p) + shift) % p))
   }
 }
 
@@ -306,12 +341,29 @@ export function qsNextB(size: i32, v: i32, plus: bool): void {
  */
 export function qsDividing(j: i32, count: i32): i32 {
   let found: i32 = 0
-  for (let i: i32 = 1; i < count; i++) {
+  const x = f32x4.splat(f32(j))
+  const jj = i32x4.splat(j)
+  // Four primes at a time: j / p rounded down from j (1 / p) on 32-bit floats is off by at most one (j < 2^17,
+  // so the error is below 2^-7), and one correction each way makes the remainder exact.
+  for (let i: i32 = 0; i < count; i += 4) {
     const at = usize(i) << 2
-    const r = j % load<i32>(PRIMES + at)
-    if (r == load<i32>(ROOT1 + at) || r == load<i32>(ROOT2 + at)) {
-      store<i32>(HITS + (usize(found) << 2), i)
-      found++
+    const p = v128.load(PRIMES + at)
+    const q = i32x4.trunc_sat_f32x4_s(f32x4.mul(x, v128.load(RECIPROCALS + at)))
+    let r = i32x4.sub(jj, i32x4.mul(q, p))
+    r = i32x4.add(r, v128.and(p, i32x4.lt_s(r, i32x4.splat(0))))
+    r = i32x4.sub(r, v128.and(p, i32x4.ge_s(r, p)))
+    const hit = v128.or(i32x4.eq(r, v128.load(ROOT1 + at)), i32x4.eq(r, v128.load(ROOT2 + at)))
+    if (!v128.any_true(hit)) continue
+    // Lanes past count and index 0 (the prime 2, whose roots are not kept) are not factor-base hits.
+    for (let lane: i32 = 0; lane < 4; lane++) {
+      const k = i + lane
+      if (k == 0 || k >= count) continue
+      const pk = load<i32>(PRIMES + (usize(k) << 2))
+      const rk = j % pk
+      if (rk == load<i32>(ROOT1 + (usize(k) << 2)) || rk == load<i32>(ROOT2 + (usize(k) << 2))) {
+        store<i32>(HITS + (usize(found) << 2), k)
+        found++
+      }
     }
   }
   return found
@@ -319,12 +371,53 @@ export function qsDividing(j: i32, count: i32): i32 {
 
 /**
  * Sieves width bytes (a multiple of 8) starting from `init` with primes first <= i < count; a prime whose
- * root1 is negative divides A and is skipped. Returns how many positions went to the candidate list.
+ * root1 is negative divides A and is skipped. Primes below BLOCK sieve one L1-sized block at a time, both
+ * roots in one loop; the larger ones hit each block at most once per root and sieve the whole width at once.
+ * Returns how many positions went to the candidate list.
  */
 export function qsSieve(width: i32, first: i32, count: i32, init: u32): i32 {
   const fill = u64(init & 0xff) * 0x0101010101010101
   for (let w: i32 = 0; w < width; w += 8) store<u64>(SIEVE + usize(w), fill)
-  for (let i = first; i < count; i++) {
+  const large = min(firstLarge, count)
+  for (let i = first; i < large; i++) {
+    const at = usize(i) << 2
+    store<i32>(NEXT1 + at, load<i32>(ROOT1 + at))
+    store<i32>(NEXT2 + at, load<i32>(ROOT2 + at))
+  }
+  for (let start: i32 = 0; start < width; start += BLOCK) {
+    const end = min(start + BLOCK, width)
+    for (let i = first; i < large; i++) {
+      const at = usize(i) << 2
+      let j1 = load<i32>(NEXT1 + at)
+      if (j1 < 0) continue
+      const p = load<i32>(PRIMES + at)
+      const lg = load<u8>(LOGS + usize(i))
+      let j2 = load<i32>(NEXT2 + at)
+      if (j1 == j2) {
+        for (; j1 < end; j1 += p) store<u8>(SIEVE + usize(j1), load<u8>(SIEVE + usize(j1)) + lg)
+        store<i32>(NEXT1 + at, j1)
+        store<i32>(NEXT2 + at, j1)
+        continue
+      }
+      if (j1 > j2) {
+        const t = j1
+        j1 = j2
+        j2 = t
+      }
+      // j1 < j2 < j1 + p: while j2 is in the block, so is j1.
+      for (; j2 < end; j1 += p, j2 += p) {
+        store<u8>(SIEVE + usize(j1), load<u8>(SIEVE + usize(j1)) + lg)
+        store<u8>(SIEVE + usize(j2), load<u8>(SIEVE + usize(j2)) + lg)
+      }
+      if (j1 < end) {
+        store<u8>(SIEVE + usize(j1), load<u8>(SIEVE + usize(j1)) + lg)
+        j1 += p
+      }
+      store<i32>(NEXT1 + at, j1)
+      store<i32>(NEXT2 + at, j2)
+    }
+  }
+  for (let i = max(first, large); i < count; i++) {
     const at = usize(i) << 2
     const r1 = load<i32>(ROOT1 + at)
     if (r1 < 0) continue
@@ -335,9 +428,9 @@ export function qsSieve(width: i32, first: i32, count: i32, init: u32): i32 {
     if (r2 != r1) for (let j = r2; j < width; j += p) store<u8>(SIEVE + usize(j), load<u8>(SIEVE + usize(j)) + lg)
   }
   let found: i32 = 0
-  for (let w: i32 = 0; w < width; w += 8) {
-    if ((load<u64>(SIEVE + usize(w)) & 0x8080808080808080) == 0) continue
-    for (let j = w; j < w + 8; j++) {
+  for (let w: i32 = 0; w < width; w += 16) {
+    if (!v128.any_true(v128.and(v128.load(SIEVE + usize(w)), i8x16.splat(-128)))) continue
+    for (let j = w; j < w + 16; j++) {
       if (load<u8>(SIEVE + usize(j)) < 128 || found == QS_MAX_CANDIDATES) continue
       store<i32>(CANDIDATES + (usize(found) << 2), j)
       found++
@@ -347,8 +440,8 @@ export function qsSieve(width: i32, first: i32, count: i32, init: u32): i32 {
 }
 
 /**
- * Gaussian elimination over GF(2) on columns from <= c < to of the matrix at `base`: `rows` rows of `stride`
- * 32-bit words, bit c of a row at word c >> 5, and one byte per row at `pivoted`, set once the row is a
+ * Gaussian elimination over GF(2) on columns from <= c < to of the matrix at `base` (16-byte aligned): `rows`
+ * rows of `stride` 32-bit words (a multiple of 4), bit c of a row at word c >> 5, and one byte per row at `pivoted`, set once the row is a
  * pivot. For each column the first unpivoted row with its bit set becomes the pivot and is added to every
  * later unpivoted row with the bit set, from the column's word on: those rows are zero before it.
  */
@@ -370,7 +463,10 @@ export function qsEliminate(base: usize, rows: i32, stride: i32, from: i32, to: 
     for (let r = pivot + 1; r < rows; r++) {
       const row = base + usize(r) * rowBytes
       if (load<u8>(pivoted + usize(r)) != 0 || (load<u32>(row + word) & bit) == 0) continue
-      for (let w = word; w < rowBytes; w += 4) store<u32>(row + w, load<u32>(row + w) ^ load<u32>(pivotRow + w))
+      // Rows are whole 16-byte vectors (stride a multiple of 4 words): XOR from the vector holding the column.
+      for (let w = word & ~usize(15); w < rowBytes; w += 16) {
+        v128.store(row + w, v128.xor(v128.load(row + w), v128.load(pivotRow + w)))
+      }
     }
   }
 }

@@ -36,9 +36,10 @@ const RHO_STEPS = 8_000
 
 /**
  * Parts up to this many digits go to the quadratic sieve, which needs no luck with curves: on balanced
- * semiprimes it beats rho and ECM from 20 digits (just above 2^64) on (BENCHMARKS.md, PrimeChecker engine).
+ * semiprimes it beats rho and ECM from 20 digits (just above 2^64) on (BENCHMARKS.md, PrimeChecker engine),
+ * and its kN must fit the kernel's QS_MAX_KN_LIMBS limbs (256 bits, 77 digits, with the multiplier).
  */
-const QS_MAX_DIGITS = 45
+const QS_MAX_DIGITS = 75
 
 /**
  * Rho steps before the quadratic sieve: factors of up to about 6 digits in a fraction of a millisecond,
@@ -47,14 +48,18 @@ const QS_MAX_DIGITS = 45
 const QS_RHO_STEPS = 2_000
 
 /**
- * From this many digits ECM gets a fifth of the sieve's expected time first: the sieve takes as long for a
- * part with a 12-digit factor as for a balanced one, and ECM's first curves find such factors in a few ms.
+ * From this many digits ECM gets a tenth of qsExpectedMs first: the sieve takes as long for a part with a
+ * 12-digit factor as for a balanced one, and ECM's first curves find such factors in a few ms.
  */
 const QS_ECM_FROM_DIGITS = 33
 
-/** The sieve's time on a balanced part of d digits, in ms on the bench machine: 7 ms at 30, x3.3 per 5 digits. */
+/**
+ * The scale of ECM's run before the sieve: 7 ms at 30 digits, x2.6 per 5 digits, which is the sieve's time
+ * to about 40 digits and falls below it after (half of it at 50 digits, a seventh at 70: BENCHMARKS.md), so
+ * that ECM's share, spent in vain on balanced parts, shrinks as the sieve's lead on them grows.
+ */
 function qsExpectedMs(digits: number): number {
-  return 7 * 3.3 ** ((digits - 30) / 5)
+  return 7 * 2.6 ** ((digits - 30) / 5)
 }
 
 /** Prime factorisation of n >= 2 with multiplicity; see Factorization for the order when incomplete. */
@@ -147,7 +152,7 @@ function split(n: bigint, budget: Budget): bigint | undefined {
   if (digits <= QS_MAX_DIGITS) {
     const found =
       rhoBig(n, QS_RHO_STEPS, budget) ??
-      (digits >= QS_ECM_FROM_DIGITS ? ecm(n, budget.within(qsExpectedMs(digits) / 5)) : undefined)
+      (digits >= QS_ECM_FROM_DIGITS ? ecm(n, budget.within(qsExpectedMs(digits) / 10)) : undefined)
     return found ?? (budget.timeIsUp() ? undefined : quadraticSieve(n, budget))
   }
   // Rho runs on montn's residues of at most MAX_LIMBS 32-bit limbs, ECM on montn's or (from 17 limbs) on

@@ -75,7 +75,8 @@ export interface KernelExports {
   qsNegative(): number
   qsAPrimes(): number
   qsGammas(): number
-  qsNewA(size: number, s: number, half: number): void
+  qsNewA(size: number, s: number, half: number, limbs: number): void
+  qsTerms(): number
   qsNextB(size: number, v: number, plus: boolean): void
 }
 

@@ -2,10 +2,13 @@
 // Pomerance, Prime Numbers, section 6.1): polynomials g(x) = A x^2 + 2 B x + C with A a product of s
 // factor-base primes, so that (A x + B)^2 - kN = A g(x) and each A serves 2^(s-1) values of B switched by a
 // Gray code at the cost of one addition per prime. Relations have one large prime allowed (Lenstra and
-// Manasse's partial relations), pairs sharing it are combined, and Gaussian elimination over GF(2) gives the
-// congruences of squares. Every loop over the factor base runs in the kernel (wasm/prime/qs.ts): the factor
-// base, each polynomial's roots, the sieve, the trial division of candidates (whole while g(x) fits 64 bits,
-// to about 29 digits) and the elimination. Here, V8 spent more CPU time optimising them, on its compiler
+// Manasse's partial relations) and, from about 50 digits, two (Lenstra and Manasse 1994, the double large
+// prime variation): partial relations are edges between their large primes (1 for none), every cycle of the
+// graph combines into a relation whose large primes appear squared, and a union-find counts the cycles as they
+// close. Relations with a prime no other relation has an odd power of are removed before Gaussian elimination
+// over GF(2) gives the congruences of squares. Every loop over the factor base runs in the kernel
+// (wasm/prime/qs.ts): the factor base, each polynomial's roots, the sieve, the search for the primes dividing
+// a candidate (and its whole trial division while g(x) fits 64 bits, to about 29 digits) and the elimination. Here, V8 spent more CPU time optimising them, on its compiler
 // threads, than a warm 20-digit factorisation takes; what is left here works per polynomial or per relation,
 // with BigInt for A, B, C, y and the final square roots.
 import { bitLength, gcd } from './bigint-math.js'
@@ -23,64 +26,74 @@ import {
 } from './kernel.js'
 import { SMALL_PRIMES } from './small-primes.js'
 
-/** Relations gathered beyond the factor base's size, so that elimination leaves that many dependencies. */
-const EXTRA_RELATIONS = 24
-
-/** Partial relations keep a cofactor up to this many times the largest factor-base prime. */
-const LARGE_PRIME_FACTOR = 64
-
-/**
- * The sieve reports x where the logs add up to log2 |g(x)| less this many times log2 of the largest prime:
- * room for a large prime, the unsieved small primes and rounding (1.8 beat 1.6 and 2.0 at 30 digits).
- */
-const THRESHOLD_LOGS = 1.8
-
-/** Primes below this are not sieved: they hit often but add little; the threshold allows for them. */
-const SMALL_SIEVE_BOUND = 30
-
 /** Candidate multipliers k for Knuth-Schroeppel: squarefree and small, so kN grows by a few bits at most. */
 const MULTIPLIERS = [1, 3, 5, 7, 11, 13, 15, 17, 19, 21, 23, 29, 31, 33, 35, 37, 39, 41, 43, 47, 51, 53, 55]
+
+/** Relations kept beyond the matrix's columns, so that elimination leaves that many dependencies. */
+const EXTRA_RELATIONS = 24
 
 interface Params {
   /** Factor-base size, including 2. */
   primes: number
-  /** Half-width: x runs over [-M, M). A multiple of 4, so that the kernel scans the sieve 8 bytes at a time. */
+  /** Half-width: x runs over [-M, M). A multiple of 8, so that the kernel scans the sieve 16 bytes at a time. */
   halfWidth: number
+  /** Single large primes go up to this many times the largest factor-base prime. */
+  largeFactor: number
+  /** Cofactors up to this power of the single bound are split into two large primes (0: no second prime). */
+  doubleExponent: number
+  /**
+   * The sieve reports x where the logs add up to log2 |g(x)| less this many times log2 of the largest prime:
+   * room for the large primes, the unsieved small primes and rounding.
+   */
+  thresholdLogs: number
+  /** Primes below this are not sieved: they hit often but add little; the threshold allows for them. */
+  smallBound: number
 }
 
-/** [digits of n, factor-base size, half-width], interpolated in between; tuned by measurement (BENCHMARKS.md). */
-const PARAMS: [number, number, number][] = [
-  [18, 50, 8192],
-  [24, 100, 8192],
-  [30, 220, 8192],
-  [36, 380, 12288],
-  [42, 650, 16384],
-  [48, 1000, 24576],
-  [54, 1500, 32768],
+/**
+ * [digits of n, factor-base size, half-width, large factor, double exponent, threshold logs, small bound],
+ * factor-base size interpolated in between, the rest from the row at or above; tuned by measurement
+ * (BENCHMARKS.md): the rows to 48 digits before the double large primes, 60 digits on one number, 54, 66
+ * and 72 set between them and not tuned.
+ */
+const PARAMS: [number, number, number, number, number, number, number][] = [
+  [18, 50, 8192, 64, 0, 1.8, 30],
+  [24, 100, 8192, 64, 0, 1.8, 30],
+  [30, 220, 8192, 64, 0, 1.8, 30],
+  [36, 380, 12288, 64, 0, 1.8, 30],
+  [42, 650, 16384, 64, 0, 1.8, 30],
+  [48, 1000, 24576, 64, 0, 1.8, 30],
+  [54, 1500, 32768, 64, 1.8, 2.4, 30],
+  [60, 2500, 65536, 64, 1.8, 3.0, 256],
+  [66, 4000, 65536, 64, 1.8, 2.6, 30],
+  [72, 6500, 65536, 64, 1.8, 2.6, 30],
 ]
 
 function params(digits: number): Params {
-  const first = PARAMS[0] as [number, number, number]
-  const last = PARAMS[PARAMS.length - 1] as [number, number, number]
-  if (digits <= first[0]) return { primes: first[1], halfWidth: first[2] }
-  if (digits >= last[0]) return { primes: last[1], halfWidth: last[2] }
-  for (let i = 1; i < PARAMS.length; i++) {
-    const [d1, f1, m1] = PARAMS[i] as [number, number, number]
-    if (digits > d1) continue
-    const [d0, f0] = PARAMS[i - 1] as [number, number, number]
-    const t = (digits - d0) / (d1 - d0)
-    return { primes: Math.round(f0 + t * (f1 - f0)), halfWidth: m1 }
+  let i = PARAMS.findIndex((row) => digits <= row[0])
+  if (i < 0) i = PARAMS.length - 1
+  const row = PARAMS[i] as (typeof PARAMS)[number]
+  const below = PARAMS[Math.max(0, i - 1)] as (typeof PARAMS)[number]
+  const t = i === 0 || digits >= row[0] ? 1 : (digits - below[0]) / (row[0] - below[0])
+  return {
+    primes: Math.round(below[1] + t * (row[1] - below[1])),
+    halfWidth: row[2],
+    largeFactor: row[3],
+    doubleExponent: row[4],
+    thresholdLogs: row[5],
+    smallBound: row[6],
   }
-  return { primes: last[1], halfWidth: last[2] }
 }
 
-/** A relation Y^2 = (-1)^neg * prod primes[i] (mod n) times large^2, with the indices listed with multiplicity. */
-interface Relation {
+/**
+ * A relation Y^2 = (-1)^neg * prod primes[i] * prod large (mod n), with the indices and large primes listed
+ * with multiplicity. In the relations given to elimination each large prime appears an even number of times.
+ */
+export interface Relation {
   y: bigint
   neg: boolean
   indices: number[]
-  /** The large primes whose squares the relation carries: their product goes into the square root. */
-  large: bigint
+  large: number[]
 }
 
 /**
@@ -89,57 +102,151 @@ interface Relation {
  */
 export function quadraticSieve(n: bigint, budget: Budget): bigint | undefined {
   const digits = n.toString().length
-  const { primes, halfWidth: half } = params(digits)
+  const p = params(digits)
   // The table stays within the kernel's static arrays; the clamps say so where it is read.
-  const size = Math.min(primes, QS_MAX_PRIMES)
-  const halfWidth = Math.min(half, QS_MAX_WIDTH / 2)
+  const size = Math.min(p.primes, QS_MAX_PRIMES)
+  const halfWidth = Math.min(p.halfWidth, QS_MAX_WIDTH / 2)
   const k = multiplier(n)
   const kn = BigInt(k) * n
   const fb = factorBase(n, kn, size)
   if (typeof fb === 'bigint') return fb
-  const sieve = new Sieve(n, kn, fb, halfWidth)
+  const sieve = new Sieve(n, kn, fb, halfWidth, p)
   // solve() may grow the kernel's memory, detaching fb's views of it.
   const basePrimes = fb.primes.slice()
-  const relations: Relation[] = []
-  const partials = new Map<number, Relation>()
+  const full: Relation[] = []
+  const graph = new PartialGraph()
   // Polynomials whose A share primes overlap in a few y, and y and -y give the same relation: a repeated full
   // relation, or a partial met twice and combined with itself, would be a dependency of its own, always trivial.
   const seen = new Set<bigint>()
   let wanted = basePrimes.length + EXTRA_RELATIONS
   for (;;) {
-    while (relations.length < wanted) {
+    while (full.length + graph.cycles < wanted) {
       if (budget.timeIsUp()) return undefined
       sieve.nextPolynomial()
       for (const r of sieve.collect()) {
         const y = 2n * r.y < n ? r.y : n - r.y
         if (seen.has(y)) continue
         seen.add(y)
-        if (r.large === 1n) {
-          relations.push(r)
-          continue
-        }
-        const large = Number(r.large)
-        const mate = partials.get(large)
-        if (mate === undefined) partials.set(large, r)
-        else relations.push(combine(mate, r, n))
+        if (r.large.length === 0) full.push(r)
+        else graph.add(r)
       }
     }
+    const cycles = graph.combined(n, budget)
+    if (cycles === undefined) return undefined
+    const relations = full.concat(cycles)
     const found = solve(n, basePrimes, relations, budget)
     if (found === undefined) return undefined
-    if (found !== 1n) return found
+    if (typeof found === 'bigint' && found !== 1n) return found
     sieve.attach()
-    // Every dependency gave a trivial split (each does with probability at most 1/2): gather a few more.
-    wanted += EXTRA_RELATIONS
+    // Too few relations left after removing singletons, or every dependency gave a trivial split (each does
+    // with probability at most 1/2): gather more.
+    wanted = full.length + graph.cycles + (typeof found === 'number' ? found : EXTRA_RELATIONS)
   }
 }
 
-/** Two partial relations with the same large prime L make one whose product carries L^2. */
+/**
+ * Partial relations as edges between their large primes (a single large prime's other end is 1), with a
+ * union-find over the primes that counts the independent cycles as edges arrive: an edge whose ends are
+ * already connected closes one.
+ */
+export class PartialGraph {
+  private readonly parent = new Map<number, number>()
+  private readonly edges: Relation[] = []
+  cycles = 0
+
+  add(r: Relation): void {
+    const [u, v] = ends(r)
+    const ru = this.find(u)
+    const rv = this.find(v)
+    if (ru === rv) this.cycles++
+    else this.parent.set(ru, rv)
+    this.edges.push(r)
+  }
+
+  private find(x: number): number {
+    let root = x
+    for (let up = this.parent.get(root); up !== undefined; up = this.parent.get(root)) root = up
+    // Path compression keeps later finds short.
+    for (let at = x; at !== root; ) {
+      const up = this.parent.get(at) as number
+      this.parent.set(at, root)
+      at = up
+    }
+    return root
+  }
+
+  /**
+   * One relation per independent cycle: a spanning forest by breadth-first search, then for each edge not in
+   * it, the product of the edge and the tree paths from its ends to where they meet.
+   */
+  combined(n: bigint, budget?: Budget): Relation[] | undefined {
+    const adjacent = new Map<number, number[]>()
+    this.edges.forEach((r, e) => {
+      for (const end of ends(r)) {
+        const list = adjacent.get(end)
+        if (list) list.push(e)
+        else adjacent.set(end, [e])
+      }
+    })
+    const depth = new Map<number, number>()
+    const via = new Map<number, number>()
+    const inTree = new Uint8Array(this.edges.length)
+    const roots = adjacent.has(1) ? [1, ...adjacent.keys()] : [...adjacent.keys()]
+    for (const root of roots) {
+      if (depth.has(root)) continue
+      depth.set(root, 0)
+      const queue = [root]
+      for (let q = 0; q < queue.length; q++) {
+        const u = queue[q] as number
+        for (const e of adjacent.get(u) as number[]) {
+          const w = other(this.edges[e] as Relation, u)
+          if (depth.has(w)) continue
+          depth.set(w, (depth.get(u) as number) + 1)
+          via.set(w, e)
+          inTree[e] = 1
+          queue.push(w)
+        }
+      }
+    }
+    const result: Relation[] = []
+    for (let e = 0; e < this.edges.length; e++) {
+      if (inTree[e]) continue
+      if (budget && (e & 1023) === 0 && budget.timeIsUp()) return undefined
+      const r = this.edges[e] as Relation
+      const path = [r]
+      let [u, v] = ends(r)
+      while (u !== v) {
+        const deeper = (depth.get(u) as number) >= (depth.get(v) as number)
+        const at = deeper ? u : v
+        const edge = this.edges[via.get(at) as number] as Relation
+        path.push(edge)
+        if (deeper) u = other(edge, u)
+        else v = other(edge, v)
+      }
+      result.push(path.reduce((a, b) => combine(a, b, n)))
+    }
+    return result
+  }
+}
+
+/** A partial relation's two ends: its large primes, or its one large prime and 1. */
+function ends(r: Relation): [number, number] {
+  return [r.large[0] as number, r.large.length > 1 ? (r.large[1] as number) : 1]
+}
+
+/** The end of the edge r other than u. */
+function other(r: Relation, u: number): number {
+  const [a, b] = ends(r)
+  return a === u ? b : a
+}
+
+/** The product of two relations. */
 function combine(a: Relation, b: Relation, n: bigint): Relation {
   return {
     y: (a.y * b.y) % n,
     neg: a.neg !== b.neg,
     indices: a.indices.concat(b.indices),
-    large: a.large,
+    large: a.large.concat(b.large),
   }
 }
 
@@ -246,6 +353,10 @@ class Sieve {
   /** Sieve bytes start at this value, so that a byte at 128 or above has passed the threshold. */
   private readonly init: number
   private readonly largeBound: number
+  /** Cofactors above largeBound and up to this are split into two large primes. */
+  private readonly doubleBound: number
+  private readonly limbs: number
+  private readonly terms: number
   private readonly targetA: number
   private readonly usedA = new Set<bigint>()
   /** Indices of the primes whose product is A, and the per-A state. */
@@ -276,19 +387,24 @@ class Sieve {
     private readonly kn: bigint,
     fb: FactorBase,
     halfWidth: number,
+    p: Params,
   ) {
     this.size = fb.primes.length
     this.width = 2 * halfWidth
     this.attach()
     let first = 1
-    while (first < this.size && (this.primes[first] as number) < SMALL_SIEVE_BOUND) first++
+    while (first < this.size && (this.primes[first] as number) < p.smallBound) first++
     this.firstSieved = first
     const pMax = this.primes[this.size - 1] as number
     // A cofactor below pMax^2 with no factor-base prime is prime.
-    this.largeBound = Math.min(LARGE_PRIME_FACTOR * pMax, pMax * pMax - 1)
+    this.largeBound = Math.min(p.largeFactor * pMax, pMax * pMax - 1)
+    // Past 2^53 the cofactor would not be exact on a double; rho64 splits it below 2^64.
+    this.doubleBound = Math.min(this.largeBound ** p.doubleExponent, 2 ** 53)
+    this.limbs = limbCount(kn)
+    this.terms = kernel.qsTerms()
     // |g(x)| <= M sqrt(kN / 2) over the interval.
     const logG = bitLength(kn) / 2 - 0.5 + Math.log2(halfWidth)
-    const threshold = Math.round(logG - THRESHOLD_LOGS * Math.log2(pMax))
+    const threshold = Math.round(logG - p.thresholdLogs * Math.log2(pMax))
     this.init = 128 - threshold
     this.targetA = Math.sqrt(2 * Number(kn)) / halfWidth
   }
@@ -352,7 +468,12 @@ class Sieve {
     this.gammas.set(gammas)
     this.aIndexList.set(indices)
     this.setPolynomial()
-    kernel.qsNewA(size, qs.length, this.width / 2)
+    const stride = QS_MAX_KN_LIMBS * 4
+    writeLimbs(this.terms, a, this.limbs)
+    this.bTerms.forEach((term, l) => {
+      writeLimbs(this.terms + stride * (l + 1), term, this.limbs)
+    })
+    kernel.qsNewA(size, qs.length, this.width / 2, this.limbs)
     this.markARoots()
   }
 
@@ -479,7 +600,7 @@ class Sieve {
     return this.random
   }
 
-  /** Sieves the current polynomial and returns the relations (full, or with one large prime) it yields. */
+  /** Sieves the current polynomial and returns the relations (full, or with one or two large primes) it yields. */
   collect(): Relation[] {
     const count = kernel.qsSieve(this.width, this.firstSieved, this.size, this.init)
     const found: Relation[] = []
@@ -502,11 +623,12 @@ class Sieve {
     const indices = this.aIndices.slice()
     for (let h = 0; h < count; h++) indices.push(this.hitList[h] as number)
     const y = this.a * BigInt(j - this.width / 2) + this.b
+    const cofactor = kernel.qsCofactor()
     return {
       y: y < 0n ? y + this.n : y,
       neg: kernel.qsNegative() !== 0,
       indices,
-      large: BigInt(kernel.qsCofactor()),
+      large: cofactor === 1 ? [] : [cofactor],
     }
   }
 
@@ -556,74 +678,172 @@ class Sieve {
         indices.push(i)
       }
     }
-    if (small > this.largeBound) return undefined
-    return { y: y < 0n ? y + this.n : y, neg, indices, large: BigInt(small) }
+    const large = this.largePrimes(small)
+    if (large === undefined) return undefined
+    return { y: y < 0n ? y + this.n : y, neg, indices, large }
+  }
+
+  /**
+   * The cofactor's large primes: none for 1, itself up to largeBound (it has no prime below the largest
+   * factor-base prime, so below its square it is prime), two primes up to largeBound each when it is a
+   * composite up to doubleBound; otherwise undefined.
+   */
+  private largePrimes(cofactor: number): number[] | undefined {
+    if (cofactor === 1) return []
+    if (cofactor <= this.largeBound) return [cofactor]
+    if (cofactor > this.doubleBound) return undefined
+    const c = BigInt(cofactor)
+    if (kernel.isPrime64(c)) return undefined
+    for (let seed = 1n; seed < 4n; seed++) {
+      const d = kernel.rho64(c, seed, DOUBLE_RHO_STEPS)
+      if (d === 0n) return undefined
+      if (d === c) continue
+      const p = Number(d)
+      const q = cofactor / p
+      if (p > this.largeBound || q > this.largeBound) return undefined
+      return p < q ? [p, q] : [q, p]
+    }
+    return undefined
   }
 }
 
-/** Columns the kernel eliminates between two looks at the budget. */
-const ELIMINATION_COLUMNS = 64
+/**
+ * Rho steps on a double large prime cofactor: its two primes are near the bound, below 2^26, and rho needs
+ * about the square root of the smaller in steps; a cofactor that needs more is dropped.
+ */
+const DOUBLE_RHO_STEPS = 30_000
+
+/** Word operations the kernel does between two looks at the budget: a few ms. */
+const ELIMINATION_WORK = 20_000_000
 
 /**
- * Gaussian elimination over GF(2) on the relations' exponent vectors (sign, then one bit per prime), with
- * each row's history of combined relations; each zero row is a dependency, tried for a nontrivial gcd.
- * Returns the divisor, 1n when every dependency was trivial, or undefined at the deadline.
+ * The relations that can be in a dependency, and the matrix's columns: repeatedly drops every relation with a
+ * prime (or the sign) no other remaining relation has an odd power of (Pomerance and Smith 1992, the first
+ * step of structured Gaussian elimination). Returns the kept relations' odd columns, numbered from 0 among the
+ * columns still used, and the count of those columns.
  */
-function solve(n: bigint, primes: Int32Array, relations: Relation[], budget: Budget): bigint | undefined {
-  const columns = primes.length + 1
+export function pruneSingletons(
+  odd: number[][],
+  columns: number,
+): { kept: number[]; rows: number[][]; columns: number } {
+  const weight = new Int32Array(columns)
+  for (const row of odd) for (const c of row) weight[c] = (weight[c] as number) + 1
+  const alive = new Uint8Array(odd.length).fill(1)
+  for (let changed = true; changed; ) {
+    changed = false
+    odd.forEach((row, r) => {
+      if (!alive[r] || !row.some((c) => weight[c] === 1)) return
+      alive[r] = 0
+      changed = true
+      for (const c of row) weight[c] = (weight[c] as number) - 1
+    })
+  }
+  const column = new Int32Array(columns).fill(-1)
+  let used = 0
+  for (let c = 0; c < columns; c++) if ((weight[c] as number) > 0) column[c] = used++
+  const kept: number[] = []
+  const rows: number[][] = []
+  odd.forEach((row, r) => {
+    if (!alive[r]) return
+    kept.push(r)
+    rows.push(row.map((c) => column[c] as number))
+  })
+  return { kept, rows, columns: used }
+}
+
+/** Column 0 for the sign, 1 + i for prime i: those with an odd exponent in the relation, ascending. */
+function oddColumns(r: Relation): number[] {
+  const odd = new Set<number>()
+  if (r.neg) odd.add(0)
+  for (const i of r.indices) {
+    if (odd.has(i + 1)) odd.delete(i + 1)
+    else odd.add(i + 1)
+  }
+  return [...odd].sort((a, b) => a - b)
+}
+
+/**
+ * Gaussian elimination over GF(2) on the exponent vectors (sign, then one bit per prime) of the relations that
+ * survive singleton removal, with each row's history of combined relations; each zero row is a dependency,
+ * tried for a nontrivial gcd. Returns the divisor, 1n when every dependency was trivial, the number of further
+ * relations wanted when too few survive, or undefined at the deadline.
+ */
+function solve(
+  n: bigint,
+  primes: Int32Array,
+  relations: Relation[],
+  budget: Budget,
+): bigint | number | undefined {
+  if (budget.timeIsUp()) return undefined
+  const odd = relations.map(oddColumns)
+  if (budget.timeIsUp()) return undefined
+  const pruned = pruneSingletons(odd, primes.length + 1)
+  if (budget.timeIsUp()) return undefined
+  const excess = pruned.kept.length - pruned.columns
+  if (excess < EXTRA_RELATIONS / 2) return Math.max(EXTRA_RELATIONS, Math.ceil(0.05 * pruned.columns))
+  // More rows than the columns and the extra dependencies only make the matrix larger.
+  const rows = Math.min(pruned.kept.length, pruned.columns + EXTRA_RELATIONS)
+  const columns = pruned.columns
+  // Rows of whole 16-byte vectors for the kernel's XOR.
   const rowWords = (columns + 31) >>> 5
-  const rows = relations.length
   const historyWords = (rows + 31) >>> 5
-  const stride = rowWords + historyWords
-  // The matrix lives in the kernel's memory from modulusPtr() on, free while the sieve runs (rho and ECM use it
-  // between calls), with a byte per row after it for the pivots.
-  const base = kernel.modulusPtr()
+  const stride = (rowWords + historyWords + 3) & ~3
+  // The matrix lives in the kernel's memory from modulusPtr() on (16-byte aligned), free while the sieve runs
+  // (rho and ECM use it between calls), with a byte per row after it for the pivots.
+  const base = (kernel.modulusPtr() + 15) & ~15
   const matrixBytes = rows * stride * 4
   ensureBytes(base + matrixBytes + rows)
   const matrix = new Uint32Array(kernel.memory.buffer, base, rows * stride).fill(0)
   const pivoted = new Uint8Array(kernel.memory.buffer, base + matrixBytes, rows).fill(0)
-  relations.forEach((r, row) => {
+  for (let row = 0; row < rows; row++) {
     const start = row * stride
-    if (r.neg) matrix[start] = 1
-    for (const i of r.indices) {
-      const c = i + 1
-      matrix[start + (c >>> 5)] = (matrix[start + (c >>> 5)] as number) ^ (1 << (c & 31))
+    for (const c of pruned.rows[row] as number[]) {
+      matrix[start + (c >>> 5)] = (matrix[start + (c >>> 5)] as number) | (1 << (c & 31))
     }
     matrix[start + rowWords + (row >>> 5)] = 1 << (row & 31)
-  })
-  for (let c = 0; c < columns; c += ELIMINATION_COLUMNS) {
+  }
+  const chunk = Math.max(1, Math.min(64, Math.floor(ELIMINATION_WORK / (rows * stride))))
+  for (let c = 0; c < columns; c += chunk) {
     if (budget.timeIsUp()) return undefined
-    kernel.qsEliminate(base, rows, stride, c, Math.min(columns, c + ELIMINATION_COLUMNS), base + matrixBytes)
+    kernel.qsEliminate(base, rows, stride, c, Math.min(columns, c + chunk), base + matrixBytes)
   }
   for (let r = 0; r < rows; r++) {
     if (pivoted[r]) continue
     if (budget.timeIsUp()) return undefined
-    const history = matrix.subarray(r * stride + rowWords, (r + 1) * stride)
-    const d = squareRoot(n, primes, relations, history)
+    const history = matrix.subarray(r * stride + rowWords, r * stride + rowWords + historyWords)
+    const chosen: Relation[] = []
+    for (let h = 0; h < rows; h++) {
+      if ((history[h >>> 5] as number) & (1 << (h & 31)))
+        chosen.push(relations[pruned.kept[h] as number] as Relation)
+    }
+    const d = squareRoot(n, primes, chosen)
     if (d !== 1n && d !== n) return d
   }
   return 1n
 }
 
-/** gcd(X - Z, n) for X the product of the dependency's y and Z the square root of the product of its sides. */
-function squareRoot(n: bigint, primes: Int32Array, relations: Relation[], history: Uint32Array): bigint {
+/**
+ * gcd(X - Z, n) for X the product of the dependency's y and Z the square root of the product of its sides:
+ * the factor-base primes' halved exponents, and each large prime to half its (even) count.
+ */
+function squareRoot(n: bigint, primes: Int32Array, chosen: Relation[]): bigint {
   const exponents = new Int32Array(primes.length)
+  const large = new Map<number, number>()
   let x = 1n
   let z = 1n
-  for (let row = 0; row < relations.length; row++) {
-    if (((history[row >>> 5] as number) & (1 << (row & 31))) === 0) continue
-    const r = relations[row] as Relation
+  for (const r of chosen) {
     x = (x * r.y) % n
-    z = (z * r.large) % n
     for (const i of r.indices) exponents[i] = (exponents[i] as number) + 1
+    for (const l of r.large) large.set(l, (large.get(l) ?? 0) + 1)
   }
-  // Primes are below 2^16: products of up to 2^37 stay exact on a double before one BigInt multiplication.
+  for (const [l, count] of large) z = (z * BigInt(l) ** BigInt(count >> 1)) % n
+  // Primes are below 2^31: products of up to 2^22 times one stay exact on a double before one BigInt product.
   let chunk = 1
   for (let i = 0; i < primes.length; i++) {
     const p = primes[i] as number
     for (let e = (exponents[i] as number) >> 1; e > 0; e--) {
       chunk *= p
-      if (chunk >= 2 ** 37) {
+      if (chunk >= 2 ** 22) {
         z = (z * BigInt(chunk)) % n
         chunk = 1
       }

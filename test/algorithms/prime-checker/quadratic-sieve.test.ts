@@ -3,7 +3,11 @@ import { describe, test } from 'node:test'
 import { Budget } from '../../../src/algorithms/prime-checker/budget.js'
 import { factorize } from '../../../src/algorithms/prime-checker/factorize.js'
 import { ensureBytes, kernel, limbCount, writeLimbs } from '../../../src/algorithms/prime-checker/kernel.js'
-import { quadraticSieve } from '../../../src/algorithms/prime-checker/quadratic-sieve.js'
+import {
+  PartialGraph,
+  pruneSingletons,
+  quadraticSieve,
+} from '../../../src/algorithms/prime-checker/quadratic-sieve.js'
 import { prng, randomBits, refIsProbablePrime, refModPow, testSeed } from '../../helpers/reference-math.js'
 
 const SEED = testSeed('quadratic-sieve.test.ts')
@@ -27,10 +31,11 @@ function assertSplits(n: bigint, context: string): bigint {
 }
 
 describe('quadratic sieve', () => {
-  for (const digits of [20, 25, 30, 35, 40]) {
+  for (const digits of [20, 25, 30, 35, 40, 50]) {
     test(`splits balanced ${digits}-digit semiprimes into their primes`, () => {
       const next = prng(SEED + digits)
       const runs = digits <= 30 ? 3 : 1
+      // From 50 digits the double large prime variation and cycle-combined relations are in play.
       for (let i = 0; i < runs; i++) {
         const p = randomPrime(next, Math.floor(digits / 2))
         const q = randomPrime(next, Math.ceil(digits / 2))
@@ -105,17 +110,30 @@ describe('quadratic sieve', () => {
     )
   })
 
-  test('factorize completes 30-digit semiprimes through it, with independently checked primes', () => {
-    const next = prng(SEED + 6)
-    for (let i = 0; i < 3; i++) {
-      const p = randomPrime(next, 15)
-      const q = randomPrime(next, 15)
-      const { factors, complete } = factorize(p * q, { deadline: performance.now() + GENEROUS_MS })
-      const context = `${p} * ${q} gave ${factors.join(' * ')}, seed ${SEED}`
-      assert.ok(complete, context)
-      assert.deepEqual(factors, p < q ? [p, q] : [q, p], context)
-    }
-  })
+  for (const digits of [20, 30, 40, 50]) {
+    test(`factorize completes balanced ${digits}-digit semiprimes, each factor proven prime independently`, () => {
+      const next = prng(SEED + 6 + digits)
+      const lo = 10n ** BigInt(digits - 1)
+      for (let i = 0; i < (digits <= 30 ? 3 : 1); i++) {
+        let p = 0n
+        let q = 0n
+        while (p * q < lo || p * q >= 10n * lo || p === q) {
+          p = randomPrime(next, Math.floor(digits / 2))
+          q = randomPrime(next, Math.ceil(digits / 2))
+        }
+        const { factors, complete } = factorize(p * q, { deadline: performance.now() + GENEROUS_MS })
+        const context = `${p} * ${q} gave ${factors.join(' * ')}, seed ${SEED}`
+        assert.ok(complete, context)
+        assert.equal(factors.length, 2, context)
+        assert.equal(
+          factors.reduce((a, b) => a * b, 1n),
+          p * q,
+          context,
+        )
+        for (const f of factors) assert.ok(refIsProbablePrime(f, next), `${f} is not prime: ${context}`)
+      }
+    })
+  }
 })
 
 describe("quadratic sieve's kernel loops", () => {
@@ -176,8 +194,9 @@ describe("quadratic sieve's kernel loops", () => {
       [150, 129],
     ] as const) {
       const rowWords = (columns + 31) >>> 5
-      const stride = rowWords + ((rows + 31) >>> 5)
-      const base = kernel.modulusPtr()
+      // Whole 16-byte vectors per row, from a 16-byte aligned base, as the kernel's XOR needs.
+      const stride = (rowWords + ((rows + 31) >>> 5) + 3) & ~3
+      const base = (kernel.modulusPtr() + 15) & ~15
       const matrixBytes = rows * stride * 4
       ensureBytes(base + matrixBytes + rows)
       const matrix = new Uint32Array(kernel.memory.buffer, base, rows * stride).fill(0)
@@ -214,5 +233,205 @@ describe("quadratic sieve's kernel loops", () => {
       }
       assert.ok(dependencies >= rows - columns, `${dependencies} dependencies of ${rows} x ${columns}`)
     }
+  })
+})
+
+describe("quadratic sieve's relation bookkeeping", () => {
+  /** A partial relation with the given large primes; y and the indices are placeholders the graph carries. */
+  function partial(y: bigint, large: number[]) {
+    return { y, neg: false, indices: [Number(y)], large }
+  }
+
+  test('PartialGraph counts cycles as edges close them, and combines each into even large primes', () => {
+    const graph = new PartialGraph()
+    // 7 alone, 11 with 1: no cycle. 7 again with 1: the two single partials of 7 close one.
+    graph.add(partial(2n, [7]))
+    graph.add(partial(3n, [11]))
+    assert.equal(graph.cycles, 0)
+    graph.add(partial(5n, [7]))
+    assert.equal(graph.cycles, 1)
+    // 13 * 17, 13, 17: a triangle through 1 closes a second cycle at its third edge.
+    graph.add(partial(7n, [13, 17]))
+    assert.equal(graph.cycles, 1)
+    graph.add(partial(11n, [13]))
+    assert.equal(graph.cycles, 1)
+    graph.add(partial(13n, [17]))
+    assert.equal(graph.cycles, 2)
+    // 19 * 23 and 23 * 29 hang off nothing: no cycle, however many such edges.
+    graph.add(partial(17n, [19, 23]))
+    graph.add(partial(19n, [23, 29]))
+    assert.equal(graph.cycles, 2)
+    const combined = graph.combined(1000003n) ?? []
+    assert.equal(combined.length, 2)
+    const ys = combined.map((r) => r.y).sort((a, b) => (a < b ? -1 : 1))
+    // The cycles are {2, 5} on 7 and {7, 11, 13} on 13 and 17: their y multiply.
+    assert.deepEqual(ys, [10n, 1001n])
+    for (const r of combined) {
+      const counts = new Map<number, number>()
+      for (const l of r.large) counts.set(l, (counts.get(l) ?? 0) + 1)
+      for (const [l, c] of counts) assert.equal(c % 2, 0, `large prime ${l} appears ${c} times`)
+      // Each relation's placeholder index is its y: the combined indices are the cycle's edges.
+      assert.deepEqual(
+        [...r.indices].sort((a, b) => a - b),
+        r.y === 10n ? [2, 5] : [7, 11, 13],
+      )
+    }
+  })
+
+  test('pruneSingletons drops rows with a column no other row has, repeatedly, and renumbers columns', () => {
+    // Columns 0 to 5. Row 3 is alone in column 5; once it goes, row 2 is alone in column 4.
+    const rows = [
+      [0, 1],
+      [1, 2],
+      [2, 4],
+      [3, 4, 5],
+      [0, 2],
+    ]
+    const { kept, rows: pruned, columns } = pruneSingletons(rows, 6)
+    assert.deepEqual(kept, [0, 1, 4])
+    // Columns 0, 1 and 2 remain, numbered 0, 1, 2; 3, 4 and 5 are gone.
+    assert.equal(columns, 3)
+    assert.deepEqual(pruned, [
+      [0, 1],
+      [1, 2],
+      [0, 2],
+    ])
+    // Nothing to prune: every column has two rows.
+    assert.deepEqual(pruneSingletons([[0], [0]], 1).kept, [0, 1])
+  })
+})
+
+describe("quadratic sieve's sieve and roots against BigInt", () => {
+  /** A factor base of `size` primes for a random kN, with views of the kernel's arrays. */
+  function factorBaseFor(next: () => number, size: number) {
+    const kn = randomBits(next, 150 + (next() % 80)) | 1n
+    const limbs = limbCount(kn)
+    writeLimbs(kernel.qsKn(), kn, limbs)
+    const count = kernel.qsFactorBase(limbs, size)
+    const memory = kernel.memory.buffer
+    return {
+      kn,
+      limbs,
+      count,
+      primes: new Int32Array(memory, kernel.qsPrimes(), count),
+      sqrts: new Int32Array(memory, kernel.qsSqrts(), count),
+      root1: new Int32Array(memory, kernel.qsRoot1(), count),
+      root2: new Int32Array(memory, kernel.qsRoot2(), count),
+      logs: new Uint8Array(memory, kernel.qsLogs(), count),
+    }
+  }
+
+  test('qsFactorBase goes past 2^16 with primes that are quadratic residues', () => {
+    const next = prng(SEED + 10)
+    const { kn, count, primes, sqrts } = factorBaseFor(next, 8000)
+    assert.equal(count, 8000)
+    assert.ok((primes[count - 1] as number) > 65536)
+    for (let i = count - 50; i < count; i++) {
+      const p = BigInt(primes[i] as number)
+      assert.ok(refIsProbablePrime(p, next), `${p} is not prime`)
+      const r = BigInt(sqrts[i] as number)
+      assert.equal((r * r) % p, kn % p, `root ${r} of ${kn} mod ${p}, seed ${SEED}`)
+    }
+  })
+
+  test('qsNewA puts the roots where p divides (A x + B)^2 - kN, and qsDividing finds exactly those primes', () => {
+    const next = prng(SEED + 11)
+    const fb = factorBaseFor(next, 3000)
+    const s = 5
+    // A: a product of factor-base primes; B's terms: any numbers below A (the roots' formula holds for any B).
+    const aIndices = [300, 420, 555, 700, 871]
+    const a = aIndices.reduce((x, i) => x * BigInt(fb.primes[i] as number), 1n)
+    const terms = Array.from({ length: s }, () => randomBits(next, 60) % a)
+    const b = terms.reduce((x, y) => x + y, 0n)
+    const stride = 8 * 4
+    writeLimbs(kernel.qsTerms(), a, fb.limbs)
+    terms.forEach((t, l) => {
+      writeLimbs(kernel.qsTerms() + stride * (l + 1), t, fb.limbs)
+    })
+    const half = 40_000
+    kernel.qsNewA(fb.count, s, half, fb.limbs)
+    // qsNewA leaves A's primes to its caller, which marks them with a root of -1 (quadraticSieve does).
+    for (const i of aIndices) {
+      fb.root1[i] = -1
+      fb.root2[i] = -1
+    }
+    for (let i = 1; i < fb.count; i++) {
+      if (aIndices.includes(i)) continue
+      const p = BigInt(fb.primes[i] as number)
+      for (const root of [fb.root1[i] as number, fb.root2[i] as number]) {
+        const x = BigInt(root - half)
+        const g = (a * x + b) ** 2n - fb.kn
+        assert.equal(((g % p) + p) % p, 0n, `p = ${p} at root ${root}, seed ${SEED}`)
+      }
+    }
+    for (let round = 0; round < 200; round++) {
+      const j = next() % (2 * half)
+      const count = kernel.qsDividing(j, fb.count)
+      const found = Array.from(new Int32Array(kernel.memory.buffer, kernel.qsHits(), count))
+      const expected: number[] = []
+      for (let i = 1; i < fb.count; i++) {
+        if (aIndices.includes(i)) continue
+        const p = BigInt(fb.primes[i] as number)
+        const x = BigInt(j - half)
+        if (((((a * x + b) ** 2n - fb.kn) % p) + p) % p === 0n) expected.push(i)
+      }
+      assert.deepEqual(found, expected, `primes dividing at ${j}, seed ${SEED}`)
+    }
+  })
+
+  test('qsDividing is exact where its float quotient is closest to wrong: remainders 0 and p - 1', () => {
+    const next = prng(SEED + 13)
+    const fb = factorBaseFor(next, 8000)
+    for (let i = 1; i < fb.count; i++) {
+      fb.root1[i] = 0
+      fb.root2[i] = (fb.primes[i] as number) - 1
+    }
+    for (let round = 0; round < 400; round++) {
+      // Multiples of a factor-base prime and their neighbours below, up to the widest sieve.
+      const p = fb.primes[1 + (next() % (fb.count - 1))] as number
+      const j = Math.min(131071, p * (1 + (next() % Math.max(1, Math.floor(131072 / p) - 1)))) - (round & 1)
+      const count = kernel.qsDividing(j, fb.count)
+      const found = Array.from(new Int32Array(kernel.memory.buffer, kernel.qsHits(), count))
+      const expected: number[] = []
+      for (let i = 1; i < fb.count; i++) {
+        const q = fb.primes[i] as number
+        if (j % q === 0 || j % q === q - 1) expected.push(i)
+      }
+      assert.deepEqual(found, expected, `primes with remainder 0 or p - 1 at ${j}, seed ${SEED}`)
+    }
+  })
+
+  test('qsSieve lists the positions whose primes add up past the threshold, over several blocks', () => {
+    const next = prng(SEED + 12)
+    const fb = factorBaseFor(next, 6000)
+    const width = 131072
+    // Random roots, some primes with one root (as for p dividing k) and some skipped (as for A's primes).
+    for (let i = 1; i < fb.count; i++) {
+      const p = fb.primes[i] as number
+      fb.root1[i] = next() % p
+      fb.root2[i] = i % 17 === 0 ? (fb.root1[i] as number) : next() % p
+      if (i % 101 === 0) fb.root1[i] = -1
+    }
+    const first = 5
+    const sums = new Int32Array(width)
+    for (let i = first; i < fb.count; i++) {
+      const r1 = fb.root1[i] as number
+      if (r1 < 0) continue
+      const p = fb.primes[i] as number
+      const r2 = fb.root2[i] as number
+      const lg = fb.logs[i] as number
+      for (let j = r1; j < width; j += p) sums[j] = (sums[j] as number) + lg
+      if (r2 !== r1) for (let j = r2; j < width; j += p) sums[j] = (sums[j] as number) + lg
+    }
+    // A threshold passed by a few hundred positions.
+    const init = 128 - 40
+    const expected: number[] = []
+    sums.forEach((sum, j) => {
+      if ((init + sum) % 256 >= 128) expected.push(j)
+    })
+    assert.ok(expected.length > 10 && expected.length < 4096, `${expected.length} positions`)
+    const count = kernel.qsSieve(width, first, fb.count, init)
+    const found = Array.from(new Int32Array(kernel.memory.buffer, kernel.qsCandidates(), count))
+    assert.deepEqual(found, expected, `seed ${SEED}`)
   })
 })
