@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test'
 import { lostRunsError } from '../../src/jobs/store.js'
 import { type Child, listening, start } from '../helpers/child.js'
 import { createJob, type JobBody } from '../helpers/jobs.js'
-import { RSA_100 } from '../helpers/numbers.js'
+import { isPrimeByTrial, RSA_100 } from '../helpers/numbers.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
 import {
   freePort,
@@ -386,10 +386,4 @@ async function metricSum(url: string, name: string): Promise<number> {
     if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) sum += Number(line.split(' ').at(-1))
   }
   return sum
-}
-
-function isPrimeByTrial(n: number): boolean {
-  if (n < 2) return false
-  for (let d = 2; d * d <= n; d++) if (n % d === 0) return false
-  return true
 }
