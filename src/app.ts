@@ -16,7 +16,7 @@ import { registerRateLimit } from './http/rate-limit.js'
 import { AccessLog, lazyRequestLogger } from './http/request-log.js'
 import { sharedSchemas } from './http/schemas.js'
 import { validatorCompiler } from './http/validation.js'
-import type { JobStore } from './jobs/store.js'
+import type { JobBackend } from './jobs/backend.js'
 import { type Metrics, UNMATCHED_ENDPOINT } from './metrics/metrics.js'
 import { docsRoutes, registerOpenApi } from './routes/docs.js'
 import { healthRoutes } from './routes/health.js'
@@ -29,16 +29,16 @@ export interface AppDependencies {
   /** The algorithms served, by name; the registry unless a test brings its own. */
   algorithms?: ReadonlyMap<string, Algorithm>
   metrics: Metrics
-  store: JobStore
-  /** Told when a job was created, so that it starts at once. */
-  onJobCreated: () => void
+  /** The job backend, opened once the app (and so its logger) exists. */
+  backend: () => JobBackend
   /** True from the moment a shutdown begins; /readyz then answers 503. */
   isShuttingDown: () => boolean
   /** Pino options; main.ts passes its asynchronous destination. Default: stdout at the config's level. */
   logger?: FastifyServerOptions['logger']
 }
 
-export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
+/** The Fastify instance with what every app of ours has: logging, body parsing, errors, metrics. */
+async function baseApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
   // Requests refused before routing (a malformed URL) pass no hooks, so they are counted here.
   const countRefused = endpointObserver(deps.metrics, UNMATCHED_ENDPOINT)
   let refuse: FrameworkErrorHandler | undefined
@@ -85,7 +85,11 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     isProtected,
     rateLimit: config.rateLimit > 0 ? config : null,
   })
+  return app
+}
 
+export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
+  const app = await baseApp(config, deps)
   const algorithms = deps.algorithms ?? registry
   const primeChecker = algorithms.get('PrimeChecker')
   if (primeChecker === undefined) throw new Error('PrimeChecker is not registered')
@@ -97,17 +101,27 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   })
   await app.register(jobsRoutes, {
     algorithms,
-    store: deps.store,
+    backend: deps.backend,
     metrics: deps.metrics,
-    onJobCreated: deps.onJobCreated,
     maxDigits: config.maxDigits,
     webhookAllowPrivate: config.webhookAllowPrivate,
   })
+  await registerStatusRoutes(app, deps)
+  await app.register(docsRoutes)
+  return app
+}
+
+/** The app of `algoserve worker`: liveness, readiness and metrics only. */
+export async function buildWorkerApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
+  const app = await baseApp(config, deps)
+  await registerStatusRoutes(app, deps)
+  return app
+}
+
+async function registerStatusRoutes(app: FastifyInstance, deps: AppDependencies): Promise<void> {
   await app.register(healthRoutes, {
-    checks: { algorithm: () => deps.executor.alive, store: () => deps.store.ping() },
+    checks: { algorithm: () => deps.executor.alive, store: () => deps.backend().ping() },
     isShuttingDown: deps.isShuttingDown,
   })
   await app.register(metricsRoutes, { metrics: deps.metrics })
-  await app.register(docsRoutes)
-  return app
 }

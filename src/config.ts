@@ -23,6 +23,12 @@ export interface Config {
   /** The Standard Webhooks signing secret (`whsec_` + base64), or null to send unsigned callbacks. */
   webhookSecret: string | null
   webhookAllowPrivate: boolean
+  /** Jobs and webhooks in this Redis through BullMQ (distributed mode), or null for the embedded store. */
+  redisUrl: string | null
+  redisPrefix: string
+  workerPort: number
+  runJobs: boolean
+  jobLockMs: number
   /** SHA-256 hashes (hex) of the accepted API keys; none means no authentication (the default). */
   apiKeys: string[]
   /** A file of such hashes, one a line; read at start. */
@@ -94,6 +100,33 @@ const webhookSecret = (raw: string): string | null => {
   }
   const bytes = Buffer.from(key, 'base64').length
   if (bytes < 24 || bytes > 64) throw new Error(`must hold 24 to 64 bytes of key (it holds ${bytes})`)
+  return value
+}
+
+/** A Redis URL as ioredis takes it: redis:// or rediss:// (TLS) with a host; empty for none. */
+const redisUrl = (raw: string): string | null => {
+  const value = raw.trim()
+  if (value === '') return null
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    throw new Error('must be a URL such as redis://127.0.0.1:6379')
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
+    throw new Error('must start with redis:// or rediss://')
+  if (url.hostname === '') throw new Error('must name a host')
+  if (url.pathname !== '' && url.pathname !== '/' && !/^\/[0-9]+$/.test(url.pathname)) {
+    throw new Error('may end only in a database number, as in redis://host:6379/0')
+  }
+  return value
+}
+
+const keyPrefix = (raw: string): string => {
+  const value = raw.trim()
+  if (!/^[A-Za-z0-9_.{}-]{1,64}$/.test(value)) {
+    throw new Error('must be 1 to 64 letters, digits, or _ . - { } (no colon)')
+  }
   return value
 }
 
@@ -262,6 +295,43 @@ export const SETTINGS = [
     default: false,
     parse: boolean,
     description: 'Allow webhook targets on loopback, private and other non-public addresses.',
+  }),
+  setting({
+    key: 'redisUrl',
+    env: 'ALGOSERVE_REDIS_URL',
+    default: null,
+    parse: redisUrl,
+    description:
+      'Distributed mode: jobs and webhooks in this Redis (redis:// or rediss://), shared by every process; empty for the embedded store.',
+  }),
+  setting({
+    key: 'redisPrefix',
+    env: 'ALGOSERVE_REDIS_PREFIX',
+    default: 'algoserve',
+    parse: keyPrefix,
+    description: 'Prefix of every Redis key; processes with the same URL and prefix share their jobs.',
+  }),
+  setting({
+    key: 'workerPort',
+    env: 'ALGOSERVE_WORKER_PORT',
+    default: 8001,
+    parse: integer(0, 65535),
+    description: '`algoserve worker`: port of its /healthz, /readyz and /metrics (0 picks a free one).',
+  }),
+  setting({
+    key: 'runJobs',
+    env: 'ALGOSERVE_RUN_JOBS',
+    default: false,
+    parse: boolean,
+    description: 'With a Redis URL, `algoserve serve` runs jobs and webhooks too (else only workers do).',
+  }),
+  setting({
+    key: 'jobLockMs',
+    env: 'ALGOSERVE_JOB_LOCK_MS',
+    default: 30_000,
+    parse: integer(1000, 3_600_000),
+    description:
+      "With a Redis URL: a running job's lock, in ms; a dead worker's job runs again within about twice this. Same on every process.",
   }),
   setting({
     key: 'apiKeys',

@@ -242,3 +242,8 @@ export class WebhookAddressRefusedError extends InternalFault {
 export class ConfigError extends InternalFault {
   readonly code = 'CONFIG_INVALID'
 }
+
+/** The Redis given cannot hold jobs safely (it evicts keys): the process refuses to start. */
+export class RedisRefusedError extends InternalFault {
+  readonly code = 'REDIS_REFUSED'
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env -S node --max-semi-space-size=1
-// The command line: `algoserve serve [--flag value ...]`. Reads the config once, wires the parts
-// together, listens, and shuts down gracefully on SIGTERM/SIGINT.
+// The command line: `algoserve serve|worker [--flag value ...]`. Reads the config once, wires the parts
+// together, listens, and shuts down gracefully on SIGTERM/SIGINT. `serve` is the HTTP API; `worker`
+// runs jobs and webhooks from Redis (distributed mode) and serves only /healthz, /readyz and /metrics.
 //
 // Run with a 1 MB young generation (the flag above, and in `npm start`): V8's default of 16 MB per
 // semi-space held about 10 MB more at idle, which put the service over its 100 MB, and about 35 MB
@@ -8,20 +9,27 @@
 import { loadConfig, settingsHelp, unknownSettings } from './config.js'
 import { ConfigError } from './errors.js'
 import { stdoutDestination } from './logging/log-destination.js'
-import { createService } from './service.js'
+import { createService, type Role } from './service.js'
 
-const USAGE = `Usage: algoserve serve [--flag value ...]
+const USAGE = `Usage: algoserve serve|worker [--flag value ...]
+
+  serve    the HTTP API (with the embedded store it runs jobs and webhooks too)
+  worker   runs jobs and webhooks from Redis (needs ALGOSERVE_REDIS_URL); /healthz, /readyz and
+           /metrics on ALGOSERVE_WORKER_PORT
 
 Settings (flag, environment variable, meaning):
 ${settingsHelp()}
 `
 
-async function serve(args: string[]): Promise<void> {
+async function run(role: Role, args: string[]): Promise<void> {
   const config = loadConfig(args, process.env)
   // Asynchronous, batched writes: one synchronous write per access line cost /invoke a large share of
   // its throughput (BENCHMARKS.md). What is buffered is flushed before the process exits.
   const logStream = stdoutDestination()
-  const service = await createService(config, { logger: { level: config.logLevel, stream: logStream } })
+  const service = await createService(config, {
+    role,
+    logger: { level: config.logLevel, stream: logStream },
+  })
   const { app } = service
   // A mistyped name (ALGOSERVE_PROT) would otherwise be ignored without a word.
   for (const warning of unknownSettings(process.env)) app.log.warn(warning)
@@ -45,7 +53,7 @@ async function serve(args: string[]): Promise<void> {
   watchNpmParent(() => void shutdown('SIGTERM'))
 
   try {
-    await app.listen({ host: config.host, port: config.port })
+    await app.listen({ host: config.host, port: role === 'worker' ? config.workerPort : config.port })
   } catch (error) {
     app.log.fatal({ err: error }, 'could not listen')
     logStream.flushSync()
@@ -55,8 +63,12 @@ async function serve(args: string[]): Promise<void> {
   app.log.info(
     {
       uptime_ms: Math.round(process.uptime() * 1000),
+      role,
       threads: service.executor.threads,
-      data_dir: config.dataDir,
+      runs_jobs: service.runsJobs,
+      ...(config.redisUrl === null
+        ? { data_dir: config.dataDir }
+        : { redis_prefix: config.redisPrefix, job_lock_ms: config.jobLockMs }),
     },
     'ready',
   )
@@ -84,11 +96,11 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(USAGE)
     return
   }
-  if (command !== 'serve') {
+  if (command !== 'serve' && command !== 'worker') {
     process.stderr.write(`Unknown command '${command}'.\n\n${USAGE}`)
     process.exit(2)
   }
-  await serve(args)
+  await run(command, args)
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

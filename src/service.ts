@@ -1,26 +1,33 @@
-// Wires the parts of one serving process together: the worker pool, the job store, the job runner,
-// the webhook dispatcher and the HTTP app; and takes them down in order at a shutdown. main.ts runs
-// it; tests start the same thing on port 0.
+// Wires the parts of one process together: the worker pool, the job backend (embedded SQLite, or Redis
+// with a Redis URL), the consumers that run jobs and send webhooks, and the HTTP app; and takes them down
+// in order at a shutdown. `serve` is the API (and, embedded or with ALGOSERVE_RUN_JOBS, runs jobs too);
+// `worker` only runs jobs and webhooks from Redis, with a small app of its own (/healthz, /readyz,
+// /metrics). main.ts runs it; tests start the same thing on port 0.
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Algorithm } from './algorithms/algorithm.js'
 import { registry } from './algorithms/registry.js'
-import { buildApp } from './app.js'
+import { buildApp, buildWorkerApp } from './app.js'
 import type { Config } from './config.js'
+import { ConfigError } from './errors.js'
 import { Executor } from './execution/executor.js'
-import { JobRunner } from './jobs/runner.js'
-import { SqliteJobStore } from './jobs/sqlite-store.js'
-import type { JobStore } from './jobs/store.js'
+import type { Consumer, JobBackend } from './jobs/backend.js'
+import { EmbeddedBackend } from './jobs/embedded-backend.js'
+import { createRunJob } from './jobs/execute.js'
 import { JobSweeper } from './jobs/sweeper.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
 import { VERSION } from './version.js'
-import { WebhookDispatcher } from './webhooks/dispatcher.js'
-import { webhookDelivery } from './webhooks/payload.js'
+import { RETRY_WAITS_MS } from './webhooks/policy.js'
 import { type Resolver, WebhookSender } from './webhooks/sender.js'
 
 const USER_AGENT = `algoserve/${VERSION}`
+const MAX_DELIVERIES_IN_FLIGHT = 256
+
+export type Role = 'serve' | 'worker'
 
 export interface ServiceOptions {
+  /** `serve` (the default) or `worker` (Redis only). */
+  role?: Role
   logger?: FastifyServerOptions['logger']
   algorithms?: ReadonlyMap<string, Algorithm>
   /** For tests only: a shorter webhook schedule, and a resolver for names that only tests know. */
@@ -31,52 +38,86 @@ export interface Service {
   app: FastifyInstance
   metrics: Metrics
   executor: Executor
-  store: JobStore
+  backend: JobBackend
   sweeper: JobSweeper
+  /** Whether this process runs jobs and webhooks. */
+  readonly runsJobs: boolean
   /** True from the moment a shutdown begins. */
   readonly shuttingDown: boolean
-  /** Starts running jobs and sending webhooks (listening is the caller's). */
+  /** Starts running jobs and sending webhooks, when this process does (listening is the caller's). */
   start(): void
   /**
    * Readiness turns 503 at once. For `drainDelayMs` the listener stays open, so that a load balancer
    * sees the 503 and stops sending before connections are refused; meanwhile every answer carries
-   * `Connection: close` and idle keep-alive connections close at their timeout. Then no new work is taken; HTTP
-   * requests in flight are answered, running jobs and webhook attempts get `graceMs` and otherwise go
-   * back to the store; then everything is closed.
+   * `Connection: close` and idle keep-alive connections close at their timeout. Then no new work is
+   * taken; HTTP requests in flight are answered, running jobs and webhook attempts get `graceMs` and
+   * otherwise go back to the backend; then everything is closed.
    */
   shutdown(graceMs: number, drainDelayMs?: number): Promise<void>
 }
 
-export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
-  const algorithms = options.algorithms ?? registry
-  const metrics = createMetrics()
-  const store = SqliteJobStore.open({
-    dataDir: config.dataDir,
+async function openBackend(
+  config: Config,
+  log: FastifyBaseLogger,
+  options: ServiceOptions,
+): Promise<JobBackend> {
+  const common = {
     ttlMs: config.jobTtlSeconds * 1000,
     maxPending: config.maxPendingJobs,
-    makeDelivery: webhookDelivery,
+    retryWaitsMs: options.webhooks?.retryWaitsMs ?? RETRY_WAITS_MS,
+    log,
+  }
+  if (config.redisUrl === null) return new EmbeddedBackend({ ...common, dataDir: config.dataDir })
+  // Loaded only in distributed mode: BullMQ and ioredis cost the embedded mode start time and memory.
+  const { RedisBackend } = await import('./jobs/redis-backend.js')
+  const backend = new RedisBackend({
+    ...common,
+    url: config.redisUrl,
+    prefix: config.redisPrefix,
+    lockMs: config.jobLockMs,
   })
+  try {
+    await backend.open()
+  } catch (error) {
+    await backend.close()
+    throw error
+  }
+  return backend
+}
+
+export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
+  const role = options.role ?? 'serve'
+  if (role === 'worker' && config.redisUrl === null) {
+    throw new ConfigError('algoserve worker runs jobs from Redis: set ALGOSERVE_REDIS_URL (or --redis-url).')
+  }
+  const runsJobs = role === 'worker' || config.redisUrl === null || config.runJobs
+  const algorithms = options.algorithms ?? registry
+  const metrics = createMetrics()
   const executor = new Executor(
     { threads: config.workerThreads, invokeQueueTimeoutMs: config.invokeQueueTimeoutMs },
     metrics,
   )
   let shuttingDown = false
+  let backend: JobBackend | undefined
   let app: FastifyInstance
   try {
-    app = await buildApp(config, {
+    const deps = {
       executor,
-      algorithms,
       metrics,
-      store,
-      // The runner is made below, from the app's logger; nothing is created before the app listens.
-      onJobCreated: () => runner.notify(),
+      // The app's logger exists only once the app does; the backend is opened from it, below.
+      backend: () => backend as JobBackend,
       isShuttingDown: () => shuttingDown,
       logger: options.logger,
-    })
+    }
+    app =
+      role === 'worker' ? await buildWorkerApp(config, deps) : await buildApp(config, { ...deps, algorithms })
+    backend = await openBackend(config, app.log.child({ component: 'jobs' }), options)
   } catch (error) {
-    await Promise.all([executor.close(), store.close()])
+    await Promise.all([executor.close(), backend?.close()])
     throw error
   }
+  const jobs: JobBackend = backend
+  metrics.countJobsWith(() => jobs.counts())
   const sender = new WebhookSender({
     userAgent: USER_AGENT,
     secret: config.webhookSecret,
@@ -84,39 +125,45 @@ export async function createService(config: Config, options: ServiceOptions = {}
     timeoutMs: options.webhooks?.timeoutMs,
     resolve: options.webhooks?.resolve,
   })
-  const dispatcher = new WebhookDispatcher({
-    store,
-    sender,
-    metrics,
-    log: app.log.child({ component: 'webhooks' }),
-    retryWaitsMs: options.webhooks?.retryWaitsMs,
-  })
-  const jobsLog = app.log.child({ component: 'jobs' })
-  const runner = new JobRunner({
-    store,
+  const runJob = createRunJob({
     executor,
     algorithms,
-    metrics,
-    log: jobsLog,
-    concurrency: config.jobConcurrency > 0 ? config.jobConcurrency : executor.threads,
     factorBudgetMs: config.jobFactorBudgetMs,
     timeoutMs: config.jobTimeoutMs,
     maxDigits: config.maxDigits,
-    onDeliveryScheduled: () => dispatcher.notify(),
+    log: app.log.child({ component: 'jobs' }),
   })
-  const sweeper = new JobSweeper(store, jobsLog, Math.min(60_000, config.jobTtlSeconds * 1000))
+  const consumers: Consumer[] = []
+  const sweeper = new JobSweeper(
+    jobs,
+    app.log.child({ component: 'jobs' }),
+    Math.min(60_000, config.jobTtlSeconds * 1000),
+  )
   return {
     app,
     metrics,
     executor,
-    store,
+    backend: jobs,
     sweeper,
+    runsJobs,
     get shuttingDown() {
       return shuttingDown
     },
     start() {
-      runner.start()
-      dispatcher.start()
+      if (!runsJobs || consumers.length > 0) return
+      consumers.push(
+        jobs.consumeJobs(runJob, {
+          concurrency: config.jobConcurrency > 0 ? config.jobConcurrency : executor.threads,
+          onEnded: (algorithm, status, seconds) => {
+            metrics.jobsCompleted.inc({ algorithm, status })
+            metrics.jobDuration.observe({ algorithm }, seconds)
+          },
+        }),
+        jobs.consumeDeliveries((message, signal) => sender.send(message, signal), {
+          maxInFlight: MAX_DELIVERIES_IN_FLIGHT,
+          onAttempt: (status) => metrics.webhookDeliveries.inc({ status }),
+        }),
+      )
     },
     async shutdown(graceMs: number, drainDelayMs = 0) {
       if (shuttingDown) return
@@ -129,11 +176,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
       const grace = setTimeout(() => app.server.closeAllConnections(), graceMs)
       // A connection whose request was in flight is idle only once it is answered; close those too.
       const sweep = setInterval(() => app.server.closeIdleConnections(), 100)
-      await Promise.all([app.close(), runner.stop(graceMs), dispatcher.stop(graceMs)])
+      await Promise.all([app.close(), ...consumers.map((consumer) => consumer.stop(graceMs))])
       clearInterval(sweep)
       clearTimeout(grace)
       await Promise.all([executor.close(), sender.close()])
-      await store.close()
+      await jobs.close()
     },
   }
 }

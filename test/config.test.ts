@@ -31,6 +31,11 @@ test('the defaults are these values', () => {
     maxPendingJobs: 10_000,
     webhookSecret: null,
     webhookAllowPrivate: false,
+    redisUrl: null,
+    redisPrefix: 'algoserve',
+    workerPort: 8001,
+    runJobs: false,
+    jobLockMs: 30_000,
     apiKeys: [],
     apiKeysFile: null,
     apiKeysForMetrics: false,
@@ -116,6 +121,23 @@ test('a bad value is refused with a message naming the setting', () => {
       },
     )
   }
+})
+
+test('distributed-mode settings: a redis:// or rediss:// URL, a prefix without colons, a lock of 1 s or more', () => {
+  const config = loadConfig(['--redis-url', 'rediss://user:pw@redis.example:6380/2', '--run-jobs', 'true'], {
+    ALGOSERVE_REDIS_PREFIX: 'prod-1',
+    ALGOSERVE_JOB_LOCK_MS: '5000',
+  })
+  assert.equal(config.redisUrl, 'rediss://user:pw@redis.example:6380/2')
+  assert.equal(config.redisPrefix, 'prod-1')
+  assert.equal(config.jobLockMs, 5000)
+  assert.equal(config.runJobs, true)
+  assert.equal(loadConfig([], { ALGOSERVE_REDIS_URL: '' }).redisUrl, null, 'empty is the embedded store')
+  for (const bad of ['http://127.0.0.1:6379', 'redis:', '127.0.0.1:6379', 'redis://host:6379/db']) {
+    assert.throws(() => loadConfig([], { ALGOSERVE_REDIS_URL: bad }), /Invalid ALGOSERVE_REDIS_URL/, bad)
+  }
+  assert.throws(() => loadConfig([], { ALGOSERVE_REDIS_PREFIX: 'a:b' }), /ALGOSERVE_REDIS_PREFIX/)
+  assert.throws(() => loadConfig(['--job-lock-ms', '999'], {}), /--job-lock-ms \(ALGOSERVE_JOB_LOCK_MS\)/)
 })
 
 const HASH = 'a'.repeat(64)

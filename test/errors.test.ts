@@ -23,6 +23,7 @@ const instances: errors.CodedError[] = [
   new errors.ShutdownAbort('shutting down'),
   new errors.WebhookAddressRefusedError('example.test', '10.0.0.1'),
   new errors.ConfigError('bad setting'),
+  new errors.RedisRefusedError('evicts keys'),
 ]
 
 test('every error class of errors.ts is covered here', () => {

@@ -19,6 +19,12 @@ test('an unknown command is refused with the usage', async () => {
   assert.match(child.output(), /Usage: algoserve serve/)
 })
 
+test('algoserve worker without a Redis URL is refused, naming the setting', async () => {
+  const child = start(['worker'], { ALGOSERVE_REDIS_URL: '' })
+  assert.equal(await child.exit, 2)
+  assert.match(child.output(), /ALGOSERVE_REDIS_URL/)
+})
+
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   // The timeout catches a shutdown that waits for its grace period (60 s) instead of for the work.
   test(`${signal}: requests in flight finish, then the process exits 0`, { timeout: 30_000 }, async (t) => {

@@ -4,7 +4,11 @@
 # primes are posted COUNT at a time by bench/http/job-stats.mjs. Each job's created_at and completed_at
 # give the creation-to-completion time; jobs per second is jobs / (last completion - first creation).
 # Baseline in the same run: POST /invoke with the same number, same connections and duration.
-# Usage: bash bench/http/jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=3 COUNT=200 LOG_LEVEL=info)
+# With REDIS=1, distributed mode instead: a redis-server of its own (AOF everysec, noeviction) on a
+# free port, one `algoserve serve` and WORKERS_LIST (1 and 2) `algoserve worker` processes; the
+# baseline in the same run is raw BullMQ on the same Redis (bench/http/bullmq-raw.mjs: add and
+# process an empty job, no HTTP), with the worker's concurrency.
+# Usage: bash bench/http/jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=3 COUNT=200 LOG_LEVEL=info REDIS=1)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -19,8 +23,12 @@ PRIME_600="1$(printf '0%.0s' $(seq 1 595))2161"
 # shellcheck source=bench/http/wrk-common.sh
 . bench/http/wrk-common.sh
 service_pid=
+worker_pids=()
+redis_pid=
 on_exit() {
   if [ -n "$service_pid" ]; then kill "$service_pid" 2>/dev/null || true; fi
+  for pid in "${worker_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  if [ -n "$redis_pid" ]; then kill -9 "$redis_pid" 2>/dev/null || true; fi
 }
 
 npm run build --silent
@@ -63,6 +71,49 @@ wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.body = '{"number":1000003}'
 LUA
+
+if [ "${REDIS:-}" = "1" ]; then
+  REDIS_PORT=${REDIS_PORT:-$((PORT + 100))}
+  WORKERS_LIST=${WORKERS_LIST:-1 2}
+  mkdir -p "$work/redis"
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$work/redis" --save '' --appendonly yes \
+    --appendfsync everysec --maxmemory-policy noeviction >"$work/redis.log" 2>&1 &
+  redis_pid=$!
+  for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
+  redis_url="redis://127.0.0.1:$REDIS_PORT"
+  export ALGOSERVE_REDIS_URL=$redis_url
+  echo "## Redis mode, small primes (1000003): wrk -t2 -c$CONNECTIONS -d$DURATION, $ROUNDS rounds; raw BullMQ baseline"
+  for round in $(seq 1 "$ROUNDS"); do
+    for workers in $WORKERS_LIST; do
+      prefix="bench$round$workers"
+      redis-cli -p "$REDIS_PORT" flushall >/dev/null
+      ALGOSERVE_REDIS_PREFIX=$prefix node --max-semi-space-size=1 dist/main.js serve --port "$PORT" --log-level "$LOG_LEVEL" >"$work/service.log" 2>&1 &
+      service_pid=$!
+      worker_pids=()
+      for w in $(seq 1 "$workers"); do
+        ALGOSERVE_REDIS_PREFIX=$prefix node --max-semi-space-size=1 dist/main.js worker --worker-port $((PORT + w)) --log-level "$LOG_LEVEL" >"$work/worker-$w.log" 2>&1 &
+        worker_pids+=($!)
+      done
+      wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
+      for w in $(seq 1 "$workers"); do wait_ready "http://127.0.0.1:$((PORT + w))/readyz" "$work/worker-$w.log"; done
+      ids="$work/ids-redis-$round-$workers"
+      mkdir -p "$ids"
+      IDS_DIR="$ids" wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
+      posted=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
+      stats=$(node bench/http/job-stats.mjs "http://127.0.0.1:$PORT" "$ids")
+      used=$(redis-cli -p "$REDIS_PORT" info memory | awk -F: '/^used_memory:/ {print $2}' | tr -d '\r')
+      jobs=$(cat "$ids"/*.txt | wc -l)
+      echo "round $round, $workers worker(s): POST /jobs $posted req/s; $stats; redis used_memory $used B for $jobs finished jobs"
+      kill "$service_pid" "${worker_pids[@]}"
+      wait "$service_pid" "${worker_pids[@]}" 2>/dev/null || true
+      service_pid=
+      worker_pids=()
+    done
+    redis-cli -p "$REDIS_PORT" flushall >/dev/null
+    echo "round $round: raw BullMQ, 16 adders, worker concurrency 1: $(node bench/http/bullmq-raw.mjs "$redis_url" "${DURATION%s}" 16 1)"
+  done
+  exit 0
+fi
 
 echo "## small primes (1000003): wrk -t2 -c$CONNECTIONS -d$DURATION, $ROUNDS rounds"
 for round in $(seq 1 "$ROUNDS"); do

@@ -1,27 +1,18 @@
-// The in-process job runner: takes pending jobs in creation order and runs them through the executor
-// (cheap ones inline, the rest on the worker pool in the job lane, at most `concurrency` of those at a
-// time), with the job factorisation budget and the hard time limit.
+// The embedded job runner: takes pending jobs from the SQLite store in creation order and runs them
+// (`execute.ts`), at most `concurrency` of those holding a worker thread at a time.
 import type { FastifyBaseLogger } from 'fastify'
-import { parse, stringify } from 'lossless-json'
-import type { Algorithm } from '../algorithms/algorithm.js'
-import { AlgorithmError, ContractError, ShutdownAbort } from '../errors.js'
-import type { Executor } from '../execution/executor.js'
-import type { Metrics } from '../metrics/metrics.js'
-import type { JobOutcome, JobRecord, JobStore } from './store.js'
+import { ShutdownAbort } from '../errors.js'
+import type { JobEndStatus, RunJob } from './backend.js'
+import type { JobRecord, JobStore } from './store.js'
 import { type Batch, WorkLoop } from './work-loop.js'
 
 export interface RunnerOptions {
   store: JobStore
-  executor: Executor
-  algorithms: ReadonlyMap<string, Algorithm>
-  metrics: Metrics
+  run: RunJob
   log: FastifyBaseLogger
   concurrency: number
-  factorBudgetMs: number
-  timeoutMs: number
-  maxDigits: number
-  /** Called when a job with a webhook has ended, so its delivery goes out at once. */
-  onDeliveryScheduled: () => void
+  /** Called once a job's end is stored. */
+  onEnded(job: JobRecord, status: JobEndStatus, seconds: number): void
   /** How often to look for pending jobs when nothing wakes the runner, in ms. */
   pollMs?: number
 }
@@ -65,9 +56,10 @@ export class JobRunner extends WorkLoop<JobRecord> {
   async #run(job: JobRecord, shutdown: AbortSignal): Promise<void> {
     const { store } = this.#o
     const startedAt = job.startedAt ?? Date.now()
-    let outcome: JobOutcome
+    const ended = (status: JobEndStatus) => this.#o.onEnded(job, status, (Date.now() - startedAt) / 1000)
+    let outcome: Awaited<ReturnType<RunJob>>
     try {
-      outcome = await this.#execute(job, shutdown)
+      outcome = await this.#o.run(job, shutdown)
     } catch (error) {
       try {
         if (error instanceof ShutdownAbort) {
@@ -78,7 +70,7 @@ export class JobRunner extends WorkLoop<JobRecord> {
             'a job run was lost (its worker died); it runs again',
           )
           const state = await store.loseRun(job.id, job.runs, Date.now())
-          if (state === 'failed') this.#ended(job, 'failed', startedAt)
+          if (state === 'failed') ended('failed')
         }
       } catch (storeError) {
         this.log.error(
@@ -90,67 +82,12 @@ export class JobRunner extends WorkLoop<JobRecord> {
     }
     try {
       const finished = await store.finish({ id: job.id, run: job.runs, completedAt: Date.now(), outcome })
-      if (finished) this.#ended(job, outcome.status, startedAt)
+      if (finished) ended(outcome.status)
     } catch (error) {
       this.log.error(
         { err: error, job_id: job.id },
         'could not store the end of a job; it runs again at restart',
       )
     }
-  }
-
-  /** Runs the job; its failures are outcomes, and only a shutdown or a lost run (a dead worker) throws. */
-  async #execute(job: JobRecord, shutdown: AbortSignal): Promise<JobOutcome> {
-    const { algorithms, executor, factorBudgetMs, timeoutMs, maxDigits } = this.#o
-    const algorithm = algorithms.get(job.algorithm)
-    if (algorithm === undefined) {
-      return { status: 'failed', error: `The algorithm '${job.algorithm}' is not available.` }
-    }
-    let params: unknown
-    try {
-      params = algorithm.parseParams(parse(job.params) as Record<string, unknown>, { maxDigits }, 'params.')
-    } catch (error) {
-      if (error instanceof ContractError) return { status: 'failed', error: error.message }
-      throw error
-    }
-    // Cheap runs happen inline in microseconds: no timer for them.
-    const timeout = new AbortController()
-    const timer = algorithm.isCheap(params)
-      ? undefined
-      : setTimeout(() => timeout.abort(new Error('hard time limit')), timeoutMs)
-    try {
-      const run = await executor.run(algorithm, params, factorBudgetMs, {
-        signal: timer === undefined ? undefined : AbortSignal.any([shutdown, timeout.signal]),
-        lane: 'job',
-      })
-      return {
-        status: 'completed',
-        result: stringify(run.result) as string,
-        metadata: JSON.stringify({
-          algorithm: algorithm.name,
-          version: algorithm.version,
-          elapsed_time: run.elapsedSeconds,
-        }),
-      }
-    } catch (error) {
-      if (shutdown.aborted) throw shutdown.reason
-      if (timeout.signal.aborted) {
-        return { status: 'failed', error: `The job exceeded the hard time limit of ${timeoutMs / 1000} s.` }
-      }
-      if (error instanceof AlgorithmError) {
-        this.log.error({ err: error, job_id: job.id }, 'a job failed')
-        return { status: 'failed', error: error.message }
-      }
-      throw error
-    } finally {
-      clearTimeout(timer)
-    }
-  }
-
-  #ended(job: JobRecord, status: 'completed' | 'failed', startedAt: number): void {
-    const { metrics } = this.#o
-    metrics.jobsCompleted.inc({ algorithm: job.algorithm, status })
-    metrics.jobDuration.observe({ algorithm: job.algorithm }, (Date.now() - startedAt) / 1000)
-    if (job.webhook !== null) this.#o.onDeliveryScheduled()
   }
 }

@@ -161,6 +161,7 @@ export class SqliteJobStore implements JobStore {
       ),
       running: db.prepare(`SELECT id, runs FROM jobs WHERE status = 'running'`),
       countPending: db.prepare(`SELECT count(*) AS n FROM jobs WHERE status = 'pending'`),
+      countRunning: db.prepare(`SELECT count(*) AS n FROM jobs WHERE status = 'running'`),
       expireJobs: db.prepare(
         `DELETE FROM jobs WHERE completed_at IS NOT NULL AND completed_at <= @before
            AND status IN ('completed', 'failed')`,
@@ -312,6 +313,10 @@ export class SqliteJobStore implements JobStore {
 
   async countPending(): Promise<number> {
     return this.#pending
+  }
+
+  async countRunning(): Promise<number> {
+    return this.#guard(() => (this.#sql.countRunning.get() as { n: number }).n)
   }
 
   async claimDeliveries(limit: number, now: number): Promise<Delivery[]> {

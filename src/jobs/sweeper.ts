@@ -1,14 +1,14 @@
 // Deletes finished jobs once their retention is over. Reads already answer 404 for an expired job;
 // this keeps the store from growing.
 import type { FastifyBaseLogger } from 'fastify'
-import type { JobStore } from './store.js'
+import type { JobBackend } from './backend.js'
 
 export class JobSweeper {
-  readonly #store: JobStore
+  readonly #store: Pick<JobBackend, 'expire'>
   readonly #log: FastifyBaseLogger
   readonly #timer: NodeJS.Timeout
 
-  constructor(store: JobStore, log: FastifyBaseLogger, everyMs: number) {
+  constructor(store: Pick<JobBackend, 'expire'>, log: FastifyBaseLogger, everyMs: number) {
     this.#store = store
     this.#log = log
     this.#timer = setInterval(() => void this.sweep(), everyMs)

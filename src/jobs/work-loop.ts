@@ -17,6 +17,7 @@ export abstract class WorkLoop<T extends { id: string }> {
   protected readonly log: FastifyBaseLogger
   readonly #inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>()
   #stopping = false
+  #started = false
   #taking = false
   #again = false
   #timer: NodeJS.Timeout | undefined
@@ -32,7 +33,13 @@ export abstract class WorkLoop<T extends { id: string }> {
   protected abstract handle(item: T, signal: AbortSignal): Promise<void>
 
   start(): void {
+    this.#started = true
     this.notify()
+  }
+
+  /** Started and not stopping. */
+  get running(): boolean {
+    return this.#started && !this.#stopping
   }
 
   /** Something may be ready (new work, or a slot freed): take now. */

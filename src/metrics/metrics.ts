@@ -1,4 +1,4 @@
-// The nine metrics of the interface, plus the runtime's process metrics (process-metrics.ts), in a registry of their
+// The nine metrics of the interface, two gauges of the jobs waiting and running (issue 13), plus the runtime's process metrics (process-metrics.ts), in a registry of their
 // own so that each app (and each test) counts separately. The four counted on every request are
 // label-bound series (metric-series.ts); the rest are prom-client's own.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
@@ -19,10 +19,34 @@ const ALGORITHM_BUCKETS = [
   0.00001, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
 ]
 
+/** Where the job gauges read their values: the job backend, at each scrape. */
+export type JobCountSource = () => Promise<{ waiting: number; running: number }>
+
 export function createMetrics() {
   const registry = new Registry()
   registerProcessMetrics(registry)
   const registers = [registry]
+  let source: JobCountSource | undefined
+  // One read of the backend serves both gauges of a scrape (their collects run together).
+  let reading: ReturnType<JobCountSource> | undefined
+  const read = () => {
+    if (source === undefined) return undefined
+    reading ??= source().finally(() => {
+      reading = undefined
+    })
+    return reading
+  }
+  // A scrape while the backend is away keeps the last values.
+  const jobGauge = (name: string, help: string, key: 'waiting' | 'running') =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      async collect() {
+        const counts = await read()?.catch(() => undefined)
+        if (counts !== undefined) this.set(counts[key])
+      },
+    })
   // Constant 1, the facts in labels: join on it to see which version each instance runs.
   new Gauge({
     name: 'algoserve_build_info',
@@ -32,6 +56,16 @@ export function createMetrics() {
   }).set({ version: VERSION, node_version: process.version }, 1)
   return {
     registry,
+    /** Makes the job gauges read `counts` at each scrape. */
+    countJobsWith(counts: JobCountSource) {
+      source = counts
+    },
+    jobsWaiting: jobGauge(
+      'jobs_waiting',
+      'Jobs waiting to run (in distributed mode, of every process).',
+      'waiting',
+    ),
+    jobsRunning: jobGauge('jobs_running', 'Jobs running (in distributed mode, on every worker).', 'running'),
     httpRequests: new LabelledCounter({
       name: 'http_requests_total',
       help: 'HTTP requests.',

@@ -1,4 +1,4 @@
-// POST /jobs (check, store, answer 202; the runner takes it from there) and GET /jobs/{job_id}.
+// POST /jobs (check, hand to the job backend, answer 202; a consumer runs it) and GET /jobs/{job_id}.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { stringify } from 'lossless-json'
@@ -14,16 +14,16 @@ import {
   JobStatusResponse,
   WrappedErrorResponse,
 } from '../http/schemas.js'
+import type { JobBackend } from '../jobs/backend.js'
 import { isoTime, jobStatusJson, newJobId } from '../jobs/job-view.js'
-import { DuplicateJobIdError, type JobStore, StoreFullError, StoreUnavailableError } from '../jobs/store.js'
+import { DuplicateJobIdError, StoreFullError, StoreUnavailableError } from '../jobs/store.js'
 import type { Metrics } from '../metrics/metrics.js'
 import { checkWebhookUrl } from '../webhooks/address-policy.js'
 
 export interface JobRouteOptions {
   algorithms: ReadonlyMap<string, Algorithm>
-  store: JobStore
+  backend: () => JobBackend
   metrics: Metrics
-  onJobCreated: () => void
   maxDigits: number
   webhookAllowPrivate: boolean
 }
@@ -45,7 +45,7 @@ const wrappedError = (description: string) => described(WrappedErrorResponse, de
 const validationFailed = described(HTTPValidationError, 'The request failed the schema.')
 
 export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions): Promise<void> {
-  const { algorithms, store, metrics, maxDigits } = options
+  const { algorithms, backend, metrics, maxDigits } = options
 
   app.post(
     '/jobs',
@@ -87,16 +87,17 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
       try {
         // 48 random bits: a clash is rare enough that one fresh draw settles it.
         const job = { id, algorithm: algorithm.name, params, webhook, cheap, createdAt }
-        await store.create(job).catch((error) => {
-          if (!(error instanceof DuplicateJobIdError)) throw error
-          id = newJobId()
-          return store.create({ ...job, id })
-        })
+        await backend()
+          .submit(job)
+          .catch((error) => {
+            if (!(error instanceof DuplicateJobIdError)) throw error
+            id = newJobId()
+            return backend().submit({ ...job, id })
+          })
       } catch (error) {
         throw unavailable(error)
       }
       metrics.jobsCreated.inc({ algorithm: algorithm.name })
-      options.onJobCreated()
       reply.code(202)
       return {
         job_id: id,
@@ -126,9 +127,11 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
     },
     async (request, reply) => {
       const { job_id: id } = request.params as { job_id: string }
-      const job = await store.read(id, Date.now()).catch((error) => {
-        throw unavailable(error)
-      })
+      const job = await backend()
+        .read(id, Date.now())
+        .catch((error) => {
+          throw unavailable(error)
+        })
       if (job === null) throw new JobNotFoundError(id)
       // Written from the stored JSON directly (job-view.ts); the schema above documents it.
       return reply.type('application/json; charset=utf-8').serializer(String).send(jobStatusJson(job))

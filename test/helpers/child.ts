@@ -42,7 +42,7 @@ export function start(args: string[], env: Record<string, string> = {}): Child {
 export async function listening(child: Child): Promise<string> {
   const address = () => /Server listening at (http:\/\/127\.0\.0\.1:[0-9]+)/.exec(child.output())?.[1]
   // A child that exits or stays silent is reported below with its output, not as a bare timeout.
-  await until(() => address() !== undefined || child.process.exitCode !== null, 30_000, '', 50).catch(
+  await until(() => address() !== undefined || child.process.exitCode !== null, 60_000, '', 50).catch(
     () => {},
   )
   const url = address()

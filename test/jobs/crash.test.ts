@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test'
 import { tempDataDir } from '../helpers/app.js'
 import { listening, start } from '../helpers/child.js'
 import { createJob, type JobBody } from '../helpers/jobs.js'
-import { RSA_100 } from '../helpers/numbers.js'
+import { isPrimeByTrial, RSA_100 } from '../helpers/numbers.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
 import { sleep, until } from '../helpers/time.js'
 
@@ -172,9 +172,3 @@ test('SIGTERM: a job still running after the grace period goes back to pending a
   second.process.kill('SIGTERM')
   assert.equal(await second.exit, 0)
 })
-
-function isPrimeByTrial(n: number): boolean {
-  if (n < 2) return false
-  for (let d = 2; d * d <= n; d++) if (n % d === 0) return false
-  return true
-}

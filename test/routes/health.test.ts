@@ -35,8 +35,7 @@ test('GET /readyz is 503 not_ready from the start of a shutdown', async () => {
   const app = await buildApp(config, {
     executor: service.executor,
     metrics: service.metrics,
-    store: service.store,
-    onJobCreated: () => {},
+    backend: () => service.backend,
     isShuttingDown: () => shuttingDown,
   })
   try {
@@ -65,7 +64,7 @@ test('GET /readyz is 503 with a false check once the worker pool or the store is
     let body = (await response.json()) as Record<string, unknown>
     assert.equal(body.status, 'not_ready')
     assert.deepEqual(body.checks, { algorithm: false, store: true })
-    await other.service.store.close()
+    await other.service.backend.close()
     response = await fetch(`${other.url}/readyz`)
     body = (await response.json()) as Record<string, unknown>
     assert.equal(response.status, 503)

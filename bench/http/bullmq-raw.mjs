@@ -1,0 +1,48 @@
+// The raw BullMQ baseline for bench/http/jobs.sh in Redis mode: on the same Redis, CLIENTS loops add an
+// empty job and a Worker in this process (concurrency CONCURRENCY) completes it; no HTTP, no
+// Algoserve. Reports jobs per second and the add-to-completion times from BullMQ's own timestamps,
+// as bench/http/job-stats.mjs does for Algoserve's jobs.
+// Usage: node bench/http/bullmq-raw.mjs <redis url> <seconds> [clients=16] [concurrency=1]
+import { Queue, Worker } from 'bullmq'
+import { Redis } from 'ioredis'
+
+const [url, seconds, clients = '16', concurrency = '1'] = process.argv.slice(2)
+const prefix = `raw${process.pid}`
+const connection = () => new Redis(url, { maxRetriesPerRequest: null })
+const queue = new Queue('raw', { connection: connection(), prefix })
+const times = []
+const worker = new Worker('raw', async () => null, {
+  connection: connection(),
+  prefix,
+  concurrency: Number(concurrency),
+})
+worker.on('completed', (job) => times.push([job.timestamp, job.finishedOn]))
+await Promise.all([queue.waitUntilReady(), worker.waitUntilReady()])
+
+const until = Date.now() + Number(seconds) * 1000
+let added = 0
+await Promise.all(
+  Array.from({ length: Number(clients) }, async () => {
+    while (Date.now() < until) {
+      await queue.add('raw', {}, { removeOnComplete: { age: 600 } })
+      added++
+    }
+  }),
+)
+while (times.length < added) await new Promise((resolve) => setTimeout(resolve, 50))
+const latencies = times.map(([created, finished]) => finished - created).sort((a, b) => a - b)
+const span = (Math.max(...times.map((t) => t[1])) - Math.min(...times.map((t) => t[0]))) / 1000
+const quantile = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]
+console.log(
+  JSON.stringify({
+    jobs: times.length,
+    span_s: Number(span.toFixed(2)),
+    jobs_per_s: Math.round(times.length / span),
+    p50_ms: quantile(0.5),
+    p99_ms: quantile(0.99),
+  }),
+)
+await worker.close()
+await queue.obliterate({ force: true })
+await queue.close()
+process.exit(0)

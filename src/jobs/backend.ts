@@ -1,0 +1,65 @@
+// The job backend: the one seam between the service (routes, worker process) and where jobs and their
+// webhook deliveries live. `embedded-backend.ts` keeps them in SQLite and runs them in this process;
+// `redis-backend.ts` keeps them in Redis through BullMQ, shared by any number of processes. Running a
+// job (`execute.ts`) and deciding what a webhook attempt means (`webhooks/policy.ts`) are shared code.
+import type { AttemptResult, WebhookMessage } from '../webhooks/sender.js'
+import type { JobOutcome, JobRecord, NewJob } from './store.js'
+
+/**
+ * Runs one job. Its failures are outcomes; it throws only ShutdownAbort (give the job back) or
+ * WorkerLostError (the worker thread died: a lost run).
+ */
+export type RunJob = (job: JobRecord, signal: AbortSignal) => Promise<JobOutcome>
+
+/** Sends one webhook attempt. */
+export type AttemptDelivery = (message: WebhookMessage, signal: AbortSignal) => Promise<AttemptResult>
+
+export type JobEndStatus = 'completed' | 'failed'
+export type AttemptStatus = 'success' | 'retry' | 'failed'
+
+export interface ConsumeJobsOptions {
+  /** Jobs holding a worker thread at once. */
+  concurrency: number
+  /** Called once a job's end is stored (never for a give-back or a retry), with its run time. */
+  onEnded(algorithm: string, status: JobEndStatus, seconds: number): void
+}
+
+export interface ConsumeDeliveriesOptions {
+  /** Attempts in flight at once. */
+  maxInFlight: number
+  /** Called after each attempt that counts. */
+  onAttempt(status: AttemptStatus): void
+}
+
+export interface Consumer {
+  /** Taking work (for a worker process's readiness). */
+  readonly running: boolean
+  /** Stops taking work; items in flight get `graceMs`, then they are aborted and given back. */
+  stop(graceMs: number): Promise<void>
+}
+
+/** Jobs waiting and running now, for the gauges. */
+export interface JobCounts {
+  waiting: number
+  running: number
+}
+
+export interface JobBackend {
+  readonly kind: 'embedded' | 'redis'
+  /**
+   * Stores a pending job and, with a webhook, the delivery that goes out once it ends. Throws
+   * StoreFullError, StoreUnavailableError or DuplicateJobIdError.
+   */
+  submit(job: NewJob): Promise<void>
+  /** A job by id, or null when there is none or it has expired. */
+  read(id: string, now: number): Promise<JobRecord | null>
+  countPending(): Promise<number>
+  counts(): Promise<JobCounts>
+  /** Answers whether the backend can serve (readiness). */
+  ping(): Promise<boolean>
+  consumeJobs(run: RunJob, options: ConsumeJobsOptions): Consumer
+  consumeDeliveries(attempt: AttemptDelivery, options: ConsumeDeliveriesOptions): Consumer
+  /** Deletes finished jobs past the retention; returns how many. */
+  expire(now: number): Promise<number>
+  close(): Promise<void>
+}

@@ -1,0 +1,65 @@
+// A BullMQ job as one of ours: the data we store with it, and the JobRecord a read gives, derived from
+// its BullMQ state (design notes §2.2). BullMQ's fields outlive a state (processedOn survives a
+// give-back), so every field is taken from the state.
+import type { Job } from 'bullmq'
+import { type JobRecord, type JobState, lostRunsError, MAX_LOST_RUNS } from './store.js'
+
+/** What a job carries in Redis; its BullMQ name is the algorithm. */
+export interface RedisJobData {
+  params: string
+  webhook: string | null
+  cheap: boolean
+}
+
+/** What a job's run returns to BullMQ: the result and metadata JSON texts. */
+export type RedisJobResult = [result: string, metadata: string]
+
+// BullMQ's own reason when its stalled checker gives up on a job (a backstop: our processor fails the
+// job first, saying so in our words).
+const BULLMQ_STALLED = 'job stalled more than allowable limit'
+
+const STATES: Record<string, JobState | undefined> = {
+  waiting: 'pending',
+  prioritized: 'pending',
+  delayed: 'pending',
+  'waiting-children': 'pending',
+  active: 'running',
+  completed: 'completed',
+  failed: 'failed',
+}
+
+/** The record of `job` in BullMQ state `state`, or null when it does not exist or has expired. */
+export function recordOf(
+  job: Job<RedisJobData, RedisJobResult> | undefined,
+  state: string,
+  ttlMs: number,
+  now: number,
+): JobRecord | null {
+  const status = STATES[state]
+  if (job === undefined || status === undefined) return null
+  const finished = status === 'completed' || status === 'failed'
+  const completedAt = finished ? (job.finishedOn ?? null) : null
+  if (completedAt !== null && completedAt + ttlMs <= now) return null
+  const result = status === 'completed' && Array.isArray(job.returnvalue) ? job.returnvalue : null
+  let error: string | null = null
+  if (status === 'failed') {
+    error = job.failedReason === BULLMQ_STALLED ? lostRunsError(MAX_LOST_RUNS) : (job.failedReason ?? null)
+  }
+  const startedAt = status === 'pending' ? null : (job.processedOn ?? completedAt)
+  return {
+    id: job.id as string,
+    algorithm: job.name,
+    params: job.data.params,
+    webhook: job.data.webhook,
+    cheap: job.data.cheap,
+    status,
+    createdAt: job.timestamp,
+    startedAt,
+    completedAt,
+    result: result?.[0] ?? null,
+    error,
+    metadata: result?.[1] ?? null,
+    runs: job.attemptsStarted,
+    lostRuns: job.stalledCounter + job.attemptsMade,
+  }
+}

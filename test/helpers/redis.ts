@@ -1,0 +1,167 @@
+// A real redis-server for the tests that need one: on a free loopback port, in a temporary directory,
+// with AOF on and noeviction (what the README asks of operators). Never the machine's own Redis.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs'
+import { createConnection, createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { delimiter, join } from 'node:path'
+import { until } from './time.js'
+
+function findRedisServer(): string | undefined {
+  const candidates = [
+    '/usr/bin/redis-server',
+    ...(process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'redis-server')),
+  ]
+  return candidates.find((path) => {
+    try {
+      accessSync(path, constants.X_OK)
+      return true
+    } catch {
+      return false
+    }
+  })
+}
+
+export const REDIS_SERVER = findRedisServer()
+
+/** For `describe`/`test` options: the visible reason Redis tests are skipped, or false. */
+export const skipWithoutRedis: string | false =
+  REDIS_SERVER === undefined ? 'redis-server not found: Redis tests skipped' : false
+
+/** A fresh key prefix: each test's jobs are its own. */
+export const freshPrefix = (): string => `t${randomBytes(4).toString('hex')}`
+
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as { port: number }
+  server.close()
+  await once(server, 'close')
+  return port
+}
+
+/**
+ * Sends one inline command (arguments without spaces) and resolves with the answer's text: a status,
+ * an error, an integer or a bulk string as is, an array's elements one a line.
+ */
+export async function redisCommand(port: number, command: string): Promise<string> {
+  const socket = createConnection({ port, host: '127.0.0.1' })
+  socket.setEncoding('utf8')
+  try {
+    await once(socket, 'connect')
+    socket.write(`${command}\r\n`)
+    let answer = ''
+    for (;;) {
+      const parsed = parseReply(answer)
+      if (parsed !== undefined) return parsed
+      const [chunk] = await once(socket, 'data')
+      answer += chunk
+    }
+  } finally {
+    socket.destroy()
+  }
+}
+
+/** A complete RESP2 reply of one level (an array of bulk strings at most), or undefined while incomplete. */
+function parseReply(text: string): string | undefined {
+  const lines = text.split('\r\n')
+  const bulk = (at: number): [string, number] | undefined => {
+    const head = lines[at]
+    if (head === undefined || at + 1 >= lines.length) return undefined
+    if (head === '$-1') return ['', at + 1]
+    return at + 2 < lines.length ? [lines[at + 1] as string, at + 2] : undefined
+  }
+  const [first = ''] = lines
+  if (lines.length < 2) return undefined
+  if (first[0] === '+' || first[0] === '-') return first
+  if (first[0] === ':') return first.slice(1)
+  if (first[0] === '$') return bulk(0)?.[0]
+  const values: string[] = []
+  let at = 1
+  for (let i = 0; i < Number(first.slice(1)); i++) {
+    const entry = bulk(at)
+    if (entry === undefined) return undefined
+    values.push(entry[0])
+    at = entry[1]
+  }
+  return values.join('\n')
+}
+
+export interface RedisServer {
+  port: number
+  url: string
+  dir: string
+  process: ChildProcess
+  /** Kills redis-server with `signal` and waits for it to exit. */
+  kill(signal?: NodeJS.Signals): Promise<void>
+  /** Starts it again on the same port and directory (so from its AOF). */
+  restart(): Promise<void>
+  /** Stops it and removes its directory. */
+  close(): Promise<void>
+}
+
+export async function startRedis(extraArgs: string[] = [], port?: number): Promise<RedisServer> {
+  if (REDIS_SERVER === undefined) throw new Error('redis-server not found')
+  const dir = mkdtempSync(join(tmpdir(), 'algoserve-redis-'))
+  const chosen = port ?? (await freePort())
+  const args = [
+    '--port',
+    String(chosen),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    'everysec',
+    '--maxmemory-policy',
+    'noeviction',
+    ...extraArgs,
+  ]
+  let child: ChildProcess
+  let output = ''
+  const launch = async () => {
+    child = spawn(REDIS_SERVER as string, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    child.stdout?.on('data', (chunk) => {
+      output += chunk
+    })
+    child.stderr?.on('data', (chunk) => {
+      output += chunk
+    })
+    await until(
+      async () => (await redisCommand(chosen, 'PING').catch(() => '')).startsWith('+PONG'),
+      10_000,
+      () => `redis-server answered PING: ${output}`,
+      20,
+    )
+  }
+  await launch()
+  const server: RedisServer = {
+    port: chosen,
+    url: `redis://127.0.0.1:${chosen}`,
+    dir,
+    get process() {
+      return child
+    },
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      const exited = once(child, 'exit')
+      child.kill(signal)
+      await exited
+    },
+    async restart() {
+      await launch()
+    },
+    async close() {
+      await server.kill('SIGKILL')
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+  return server
+}

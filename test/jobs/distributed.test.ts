@@ -1,0 +1,389 @@
+// Distributed mode as operators run it: `algoserve serve` and `algoserve worker` child processes on a
+// real redis-server, killed with real signals, and the redis-server itself killed and restarted.
+// Nothing a client got a 202 for is lost. Timings use a 1 s job lock; the delays seen are reported.
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { lostRunsError } from '../../src/jobs/store.js'
+import { type Child, listening, start } from '../helpers/child.js'
+import { createJob, type JobBody } from '../helpers/jobs.js'
+import { isPrimeByTrial, RSA_100 } from '../helpers/numbers.js'
+import { type Receiver, startReceiver } from '../helpers/receiver.js'
+import {
+  freePort,
+  freshPrefix,
+  type RedisServer,
+  redisCommand,
+  skipWithoutRedis,
+  startRedis,
+} from '../helpers/redis.js'
+import { sleep, until } from '../helpers/time.js'
+
+const LOCK_MS = 1000
+
+interface Cluster {
+  prefix: string
+  children: Child[]
+  api(extra?: string[]): Promise<string>
+  worker(extra?: string[]): Promise<{ child: Child; url: string }>
+  close(): Promise<void>
+}
+
+function cluster(redisUrl: () => string): Cluster {
+  const prefix = freshPrefix()
+  const children: Child[] = []
+  const common = [
+    '--redis-url',
+    redisUrl(),
+    '--redis-prefix',
+    prefix,
+    '--job-lock-ms',
+    String(LOCK_MS),
+    '--worker-threads',
+    '1',
+    '--webhook-allow-private',
+    'true',
+  ]
+  const spawn = (args: string[]) => {
+    const child = start(args)
+    children.push(child)
+    return child
+  }
+  return {
+    prefix,
+    children,
+    api: (extra = []) => listening(spawn(['serve', '--port', '0', ...common, ...extra])),
+    async worker(extra = []) {
+      const child = spawn(['worker', '--worker-port', '0', ...common, ...extra])
+      return { child, url: await listening(child) }
+    },
+    async close() {
+      for (const child of children) if (child.process.exitCode === null) child.process.kill('SIGKILL')
+      await Promise.all(children.map((child) => child.exit))
+    },
+  }
+}
+
+async function readJob(url: string, id: string): Promise<JobBody | undefined> {
+  const response = await fetch(`${url}/jobs/${id}`).catch(() => undefined)
+  return response?.status === 200 ? ((await response.json()) as JobBody) : undefined
+}
+
+const waitJob = (url: string, id: string, done: (job: JobBody) => boolean, timeoutMs = 30_000) =>
+  until(
+    async () => {
+      const job = await readJob(url, id)
+      return job !== undefined && done(job) && job
+    },
+    timeoutMs,
+    `job ${id} got there`,
+    25,
+  )
+
+const finished = (job: JobBody) => job.status === 'completed' || job.status === 'failed'
+
+describe('distributed mode', { skip: skipWithoutRedis }, () => {
+  let redis: RedisServer
+  let receiver: Receiver
+  before(async () => {
+    redis = await startRedis()
+    receiver = await startReceiver(() => 200)
+  })
+  after(async () => {
+    await receiver.close()
+    await redis.close()
+  })
+
+  test('a Redis that evicts keys is refused at start, naming maxmemory-policy; AOF off is warned about', {
+    timeout: 120_000,
+  }, async (t) => {
+    const evicting = await startRedis(['--maxmemory-policy', 'allkeys-lru'])
+    t.after(() => evicting.close())
+    const refused = start(['worker', '--worker-port', '0', '--redis-url', evicting.url])
+    assert.equal(await refused.exit, 1)
+    assert.match(refused.output(), /maxmemory-policy allkeys-lru/)
+    assert.match(refused.output(), /noeviction/)
+    const noAof = await startRedis(['--appendonly', 'no'])
+    t.after(() => noAof.close())
+    const warned = start(['serve', '--port', '0', '--redis-url', noAof.url])
+    t.after(() => warned.process.kill('SIGKILL'))
+    await listening(warned)
+    assert.match(warned.output(), /AOF off \(appendonly no\)/)
+  })
+
+  test('a worker SIGKILLed mid-job three times: taken over each time, then failed as lost 3 times, webhook sent', {
+    timeout: 180_000,
+  }, async (t) => {
+    const c = cluster(() => redis.url)
+    t.after(() => c.close())
+    const budget = ['--job-factor-budget-ms', '20000']
+    const [api, first] = await Promise.all([c.api(), c.worker(budget)])
+    const created = await createJob(api, {
+      algorithm: 'PrimeChecker',
+      params: { number: RSA_100 },
+      webhook: receiver.url,
+    })
+    const id = created.json.job_id as string
+    let running = await waitJob(api, id, (job) => job.status === 'running')
+    let current = first
+    const takeovers: number[] = []
+    for (let kill = 1; kill <= 3; kill++) {
+      // The next worker is up before the current one dies, so the delay is BullMQ's alone.
+      const next = await c.worker(budget)
+      current.child.process.kill('SIGKILL')
+      const killedAt = Date.now()
+      await current.child.exit
+      const startedBefore = running.started_at
+      if (kill < 3) {
+        running = await waitJob(
+          api,
+          id,
+          (job) => job.status === 'running' && job.started_at !== startedBefore,
+        )
+        takeovers.push(Date.parse(running.started_at as string) - killedAt)
+      }
+      current = next
+    }
+    const failed = await waitJob(api, id, finished)
+    assert.equal(failed.status, 'failed')
+    assert.equal(failed.error, lostRunsError(3))
+    assert.equal(failed.result, null)
+    const delivery = await until(
+      () => receiver.received.find((r) => r.body.includes(`"job_id":"${id}"`)),
+      10_000,
+      'the webhook of the failed job arrived',
+    )
+    const payload = JSON.parse(delivery.body) as JobBody
+    assert.equal(payload.status, 'failed')
+    assert.equal(payload.error, lostRunsError(3))
+    for (const delay of takeovers) assert.ok(delay < 4 * LOCK_MS, `taken over within 4 locks: ${delay} ms`)
+    t.diagnostic(`takeover delays with ALGOSERVE_JOB_LOCK_MS=${LOCK_MS}: ${takeovers.join(', ')} ms`)
+  })
+
+  test('SIGTERM: a running job gets the grace period, goes back to pending not counted as lost, and completes', {
+    timeout: 120_000,
+  }, async (t) => {
+    const c = cluster(() => redis.url)
+    t.after(() => c.close())
+    const budget = ['--job-factor-budget-ms', '1500']
+    const [api, first] = await Promise.all([
+      c.api(),
+      c.worker([...budget, '--shutdown-grace-ms', '300', '--drain-delay-ms', '0']),
+    ])
+    const id = (await createJob(api, { algorithm: 'PrimeChecker', params: { number: RSA_100 } })).json
+      .job_id as string
+    await waitJob(api, id, (job) => job.status === 'running')
+    const stoppedAt = Date.now()
+    first.child.process.kill('SIGTERM')
+    assert.equal(await first.child.exit, 0, first.child.output())
+    assert.ok(Date.now() - stoppedAt < 1400, 'the grace period, not the job, set the shutdown time')
+    const back = await readJob(api, id)
+    assert.equal(back?.status, 'pending', 'given back')
+    assert.equal(back?.started_at, null)
+    // BullMQ writes the stall and attempt counters only once they are above 0.
+    const counters = await redisCommand(redis.port, `HMGET ${c.prefix}:jobs:${id} stc atm`)
+    assert.deepEqual(
+      counters.split('\n').filter((n) => n !== '' && n !== '0'),
+      [],
+      'neither a stall nor an attempt',
+    )
+    await c.worker(budget)
+    const done = await waitJob(api, id, finished)
+    assert.equal(done.status, 'completed')
+    assert.equal(done.result?.factorization_complete, false, 'it ran its whole budget again')
+  })
+
+  test('Redis down at start: /healthz up, /readyz and jobs 503 at once, /invoke works, no job behind the back; then recovers', {
+    timeout: 120_000,
+  }, async (t) => {
+    const port = await freePort()
+    const url = `redis://127.0.0.1:${port}`
+    const c = cluster(() => url)
+    t.after(() => c.close())
+    const api = await c.api(['--run-jobs', 'true'])
+    assert.equal((await fetch(`${api}/healthz`)).status, 200)
+    const ready = await fetch(`${api}/readyz`)
+    assert.equal(ready.status, 503)
+    assert.deepEqual(((await ready.json()) as { checks: unknown }).checks, { algorithm: true, store: false })
+    const times: number[] = []
+    for (let i = 0; i < 5; i++) {
+      const begun = performance.now()
+      const created = await createJob(api, { algorithm: 'PrimeChecker', params: { number: 7 } })
+      times.push(performance.now() - begun)
+      assert.equal(created.status, 503)
+      assert.equal((created.json.detail as { error: string }).error, 'SERVICE_UNAVAILABLE')
+      assert.match(created.headers.get('retry-after') ?? '', /^[1-9][0-9]*$/)
+      const read = await fetch(`${api}/jobs/0123456789ab`)
+      assert.equal(read.status, 503)
+      assert.match(read.headers.get('retry-after') ?? '', /^[1-9][0-9]*$/)
+    }
+    assert.ok(Math.max(...times) < 100, `503 within 100 ms: ${times.map(Math.round).join(', ')} ms`)
+    t.diagnostic(
+      `POST /jobs with Redis down answered 503 in ${times.map((ms) => ms.toFixed(1)).join(', ')} ms`,
+    )
+    const invoked = await fetch(`${api}/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"number": 97}',
+    })
+    assert.equal(invoked.status, 200)
+
+    const late = await startRedis([], port)
+    t.after(() => late.close())
+    await until(async () => (await fetch(`${api}/readyz`)).status === 200, 15_000, 'readiness came back')
+    await sleep(500)
+    const keys = await redisCommand(port, `KEYS ${c.prefix}:jobs:*`)
+    const jobKeys = keys.split('\n').filter((key) => /:jobs:[0-9a-f]{12}$/.test(key))
+    assert.deepEqual(jobKeys, [], 'no job was created behind a 503')
+    const created = await createJob(api, { algorithm: 'PrimeChecker', params: { number: 7 } })
+    assert.equal(created.status, 202)
+    assert.equal((await waitJob(api, created.json.job_id as string, finished)).status, 'completed')
+  })
+
+  test('redis-server SIGKILLed and restarted under load: every job that got a 202 completes', {
+    timeout: 180_000,
+  }, async (t) => {
+    const own = await startRedis()
+    t.after(() => own.close())
+    const c = cluster(() => own.url)
+    t.after(() => c.close())
+    const [api] = await Promise.all([c.api(), c.worker()])
+    const accepted: string[] = []
+    const refused: number[] = []
+    let posting = true
+    const client = async () => {
+      for (let i = 0; posting; i++) {
+        const begun = performance.now()
+        const created = await createJob(api, {
+          algorithm: 'PrimeChecker',
+          params: { number: 1_000_003 + 2 * i },
+        }).catch(() => undefined)
+        if (created?.status === 202) accepted.push(created.json.job_id as string)
+        else if (created?.status === 503) {
+          refused.push(performance.now() - begun)
+          await sleep(20)
+        } else assert.fail(`POST /jobs answered ${created?.status}`)
+      }
+    }
+    const clients = Array.from({ length: 8 }, client)
+    await until(() => accepted.length >= 300, 30_000, '300 jobs accepted')
+    await own.kill('SIGKILL')
+    const before = accepted.length
+    await sleep(1000)
+    const ready = await fetch(`${api}/readyz`)
+    assert.equal(ready.status, 503, 'not ready while Redis is away')
+    const invoked = await fetch(`${api}/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"number": 97}',
+    })
+    assert.equal(invoked.status, 200, '/invoke works without Redis')
+    await own.restart()
+    await until(() => accepted.length >= before + 300, 30_000, '300 more jobs accepted after the restart')
+    posting = false
+    await Promise.all(clients)
+    assert.ok(refused.length > 0, 'jobs were refused while Redis was away')
+    assert.ok(
+      Math.max(...refused) < 3000,
+      `each 503 came quickly: at most ${Math.round(Math.max(...refused))} ms`,
+    )
+    let missing: string[] = []
+    await until(
+      async () => {
+        const states = await Promise.all(accepted.map((id) => readJob(api, id)))
+        missing = accepted.filter((_, i) => states[i]?.status !== 'completed')
+        return missing.length === 0
+      },
+      90_000,
+      () => `every accepted job completed; not yet: ${missing.length} of ${accepted.length}`,
+      500,
+    )
+    t.diagnostic(
+      `${accepted.length} jobs accepted, all completed; ${refused.length} POSTs refused while Redis was away ` +
+        `(slowest ${Math.round(Math.max(...refused))} ms)`,
+    )
+  })
+
+  test('2 APIs and 2 workers share 500 jobs; one worker SIGKILLed midway; every job completes, every webhook arrives', {
+    timeout: 240_000,
+  }, async (t) => {
+    const hook = await startReceiver(() => 200)
+    t.after(() => hook.close())
+    const c = cluster(() => redis.url)
+    t.after(() => c.close())
+    const budget = ['--job-factor-budget-ms', '300']
+    const [api1, api2, w1, w2] = await Promise.all([c.api(), c.api(), c.worker(budget), c.worker(budget)])
+    const apis = [api1, api2]
+    const ids: string[] = []
+    const expected = new Map<string, boolean>()
+    let next = 0
+    const post = async () => {
+      while (next < 500) {
+        const i = next++
+        // One in 25 holds a thread for its 300 ms budget, so that the kill finds work in flight.
+        const number = i % 25 === 0 ? RSA_100 : 1_000_003 + 2 * i
+        const created = await createJob(apis[i % 2] as string, {
+          algorithm: 'PrimeChecker',
+          params: { number },
+          webhook: hook.url,
+        })
+        assert.equal(created.status, 202)
+        const id = created.json.job_id as string
+        ids.push(id)
+        if (typeof number === 'number') expected.set(id, isPrimeByTrial(number))
+        if (ids.length === 250) w1.child.process.kill('SIGKILL')
+      }
+    }
+    await Promise.all(Array.from({ length: 16 }, post))
+    await w1.child.exit
+    let jobs: (JobBody | undefined)[] = []
+    await until(
+      async () => {
+        jobs = await Promise.all(ids.map((id, i) => readJob(apis[i % 2] as string, id)))
+        return jobs.every((job) => job !== undefined && finished(job))
+      },
+      120_000,
+      () => `every job finished; not yet ${jobs.filter((job) => !job || !finished(job)).length}`,
+      500,
+    )
+    for (const job of jobs as JobBody[]) {
+      assert.equal(job.status, 'completed', `${job.job_id}: ${job.error}`)
+      if (expected.has(job.job_id)) assert.equal(job.result?.is_prime, expected.get(job.job_id))
+    }
+    await until(
+      () => new Set(hook.received.map((r) => (JSON.parse(r.body) as JobBody).job_id)).size >= ids.length,
+      60_000,
+      () => `a webhook for every job: ${hook.received.length} received`,
+      200,
+    )
+    const byJob = new Map<string, { ids: Set<string>; bodies: Set<string> }>()
+    for (const r of hook.received) {
+      const jobId = (JSON.parse(r.body) as JobBody).job_id
+      const seen = byJob.get(jobId) ?? { ids: new Set(), bodies: new Set() }
+      seen.ids.add(String(r.headers['webhook-id']))
+      seen.bodies.add(r.body)
+      byJob.set(jobId, seen)
+    }
+    for (const [jobId, seen] of byJob) {
+      assert.equal(seen.ids.size, 1, `one webhook-id for ${jobId}`)
+      assert.equal(seen.bodies.size, 1, `one body for ${jobId}`)
+    }
+    const duplicates = hook.received.length - byJob.size
+    // Each process serves its own metrics: the APIs count creations, the surviving worker runs.
+    const created = await Promise.all(apis.map((api) => metricSum(api, 'jobs_created_total')))
+    assert.equal((created[0] as number) + (created[1] as number), 500)
+    assert.ok((await metricSum(w2.url, 'jobs_completed_total')) > 0)
+    assert.ok((await metricSum(w2.url, 'webhook_deliveries_total')) > 0)
+    t.diagnostic(
+      `500 jobs completed; ${hook.received.length} webhook requests, ${duplicates} duplicate attempts`,
+    )
+  })
+})
+
+async function metricSum(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text()
+  let sum = 0
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) sum += Number(line.split(' ').at(-1))
+  }
+  return sum
+}
