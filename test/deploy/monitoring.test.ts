@@ -16,13 +16,6 @@ const run = promisify(execFile)
 const hasPromtool = existsSync('/usr/bin/promtool')
 const NO_PROMTOOL = 'SKIPPED: no promtool (apt-get install prometheus)'
 
-/**
- * The gauges of jobs waiting and running come with distributed mode (another branch). Until it is
- * merged, the live check lists them as not yet exported instead of failing; once they are exported,
- * this list must be emptied (a test below says so).
- */
-const NOT_YET_EXPORTED = ['algoserve_jobs_waiting', 'algoserve_jobs_running']
-
 const YAML_FILES = [
   'compose.yaml',
   'deploy/prometheus/prometheus.yml',
@@ -155,10 +148,9 @@ describe('every metric in the dashboard and the rules exists in a live /metrics'
     return new Set([...fromDashboard, ...fromRules].filter((name) => name !== 'up'))
   }
 
-  test('all of them, except the job gauges of distributed mode, which are listed', (t) => {
+  test('all of them', () => {
     const missing = [...named()].filter((name) => !exported.has(name)).sort()
-    assert.deepEqual(missing, [...NOT_YET_EXPORTED].sort())
-    t.diagnostic(`NOT CHECKED until distributed mode is merged: ${NOT_YET_EXPORTED.join(', ')}`)
+    assert.deepEqual(missing, [])
     assert.ok(named().size >= 12, [...named()].join(' '))
   })
 })
