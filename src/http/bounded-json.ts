@@ -44,81 +44,131 @@ interface Frame {
   key: string | null
 }
 
+/** Parses `text` whole, at once. */
 export function parseBoundedJson(text: string, limits: JsonLimits): unknown {
-  let i = skipSpace(text, 0)
-  let values = 0
-  const stack: Frame[] = []
-  let root: unknown
-  for (;;) {
-    // Here a value is expected.
-    if (++values > limits.maxValues) throw new JsonRefusal(TOO_MANY_VALUES, i)
-    const code = text.charCodeAt(i)
-    let value: unknown
-    let opened: Frame | null = null
-    if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
-      if (stack.length >= limits.maxDepth) throw new JsonRefusal(TOO_DEEP, i)
-      i = skipSpace(text, i + 1)
-      if (code === OPEN_ARRAY) {
-        value = []
-        if (text.charCodeAt(i) === CLOSE_ARRAY) i++
-        else opened = { container: value as unknown[], key: null }
-      } else {
-        value = {}
-        if (text.charCodeAt(i) === CLOSE_OBJECT) i++
-        else {
-          opened = { container: value as Record<string, unknown>, key: null }
-          i = readKey(text, i, opened)
-        }
-      }
-    } else if (code === QUOTE) {
-      const end = stringEnd(text, i)
-      value = stringValue(text, i, end)
-      i = end
-    } else if (code === MINUS || (code >= ZERO && code <= NINE)) {
-      const end = numberEnd(text, i)
-      value = new LosslessNumber(text.slice(i, end))
-      i = end
-    } else if (text.startsWith('true', i)) {
-      value = true
-      i += 4
-    } else if (text.startsWith('false', i)) {
-      value = false
-      i += 5
-    } else if (text.startsWith('null', i)) {
-      value = null
-      i += 4
-    } else {
-      throw new JsonRefusal('Expecting value', i)
-    }
+  const parser = new BoundedJsonParser(text, limits)
+  parser.step(Number.POSITIVE_INFINITY)
+  return parser.result
+}
 
-    if (stack.length === 0) root = value
-    else place(stack[stack.length - 1] as Frame, value)
-    if (opened !== null) {
-      stack.push(opened)
-      continue
-    }
+/**
+ * Parses `text` a slice of about `sliceChars` characters at a time, letting the event loop run between
+ * slices, so that a large body never holds the loop for its whole parse.
+ */
+export async function parseBoundedJsonInSlices(
+  text: string,
+  limits: JsonLimits,
+  sliceChars: number,
+): Promise<unknown> {
+  const parser = new BoundedJsonParser(text, limits)
+  while (!parser.step(sliceChars)) await new Promise((resolve) => setImmediate(resolve))
+  return parser.result
+}
 
-    // After a value: a comma and the next one, or the ends of the containers it closes.
+/** The parse as a loop that can stop between values and go on later, its state kept in fields. */
+class BoundedJsonParser {
+  readonly #text: string
+  readonly #limits: JsonLimits
+  #i: number
+  #values = 0
+  readonly #stack: Frame[] = []
+  #root: unknown
+  #done = false
+
+  constructor(text: string, limits: JsonLimits) {
+    this.#text = text
+    this.#limits = limits
+    this.#i = skipSpace(text, 0)
+  }
+
+  get result(): unknown {
+    return this.#root
+  }
+
+  /** Parses on until about `maxChars` more characters are read; answers whether the parse is over. */
+  step(maxChars: number): boolean {
+    if (this.#done) return true
+    const text = this.#text
+    const limits = this.#limits
+    const stack = this.#stack
+    let i = this.#i
+    const pauseAt = i + maxChars
     for (;;) {
-      i = skipSpace(text, i)
-      const frame = stack[stack.length - 1]
-      if (frame === undefined) {
-        if (i < text.length) throw new JsonRefusal('Extra data', i)
-        return root
+      // Here a value is expected.
+      if (i >= pauseAt) {
+        this.#i = i
+        return false
       }
+      if (++this.#values > limits.maxValues) throw new JsonRefusal(TOO_MANY_VALUES, i)
       const code = text.charCodeAt(i)
-      const isArray = Array.isArray(frame.container)
-      if (code === COMMA) {
+      let value: unknown
+      let opened: Frame | null = null
+      if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
+        if (stack.length >= limits.maxDepth) throw new JsonRefusal(TOO_DEEP, i)
         i = skipSpace(text, i + 1)
-        if (!isArray) i = readKey(text, i, frame)
-        break
+        if (code === OPEN_ARRAY) {
+          value = []
+          if (text.charCodeAt(i) === CLOSE_ARRAY) i++
+          else opened = { container: value as unknown[], key: null }
+        } else {
+          value = {}
+          if (text.charCodeAt(i) === CLOSE_OBJECT) i++
+          else {
+            opened = { container: value as Record<string, unknown>, key: null }
+            i = readKey(text, i, opened)
+          }
+        }
+      } else if (code === QUOTE) {
+        const end = stringEnd(text, i)
+        value = stringValue(text, i, end)
+        i = end
+      } else if (code === MINUS || (code >= ZERO && code <= NINE)) {
+        const end = numberEnd(text, i)
+        value = new LosslessNumber(text.slice(i, end))
+        i = end
+      } else if (text.startsWith('true', i)) {
+        value = true
+        i += 4
+      } else if (text.startsWith('false', i)) {
+        value = false
+        i += 5
+      } else if (text.startsWith('null', i)) {
+        value = null
+        i += 4
+      } else {
+        throw new JsonRefusal('Expecting value', i)
       }
-      if (code === (isArray ? CLOSE_ARRAY : CLOSE_OBJECT)) {
-        stack.pop()
-        i++
+
+      if (stack.length === 0) this.#root = value
+      else place(stack[stack.length - 1] as Frame, value)
+      if (opened !== null) {
+        stack.push(opened)
         continue
       }
-      throw new JsonRefusal("Expecting ',' delimiter", i)
+
+      // After a value: a comma and the next one, or the ends of the containers it closes.
+      for (;;) {
+        i = skipSpace(text, i)
+        const frame = stack[stack.length - 1]
+        if (frame === undefined) {
+          if (i < text.length) throw new JsonRefusal('Extra data', i)
+          this.#done = true
+          return true
+        }
+        const code = text.charCodeAt(i)
+        const isArray = Array.isArray(frame.container)
+        if (code === COMMA) {
+          i = skipSpace(text, i + 1)
+          if (!isArray) i = readKey(text, i, frame)
+          break
+        }
+        if (code === (isArray ? CLOSE_ARRAY : CLOSE_OBJECT)) {
+          stack.pop()
+          i++
+          continue
+        }
+        throw new JsonRefusal("Expecting ',' delimiter", i)
+      }
     }
   }
 }

@@ -1,8 +1,12 @@
 // Request bodies: JSON is parsed losslessly (a 30-digit integer literal keeps its digits), a request
 // with no Content-Type is read as JSON, and any other Content-Type reaches the validator as NotJsonBody.
+// A large body is decoded and parsed a slice at a time, the event loop running between slices, so that
+// no request holds the loop for its whole body (issue 14: other requests, /healthz, wait meanwhile).
+import { StringDecoder } from 'node:string_decoder'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { RequestValidationError } from '../errors.js'
-import { type JsonLimits, JsonRefusal, parseBoundedJson } from './bounded-json.js'
+import { type JsonLimits, JsonRefusal, parseBoundedJson, parseBoundedJsonInSlices } from './bounded-json.js'
 import { NotJsonBody } from './validation.js'
 
 const JSON_MEDIA_TYPE = /^application\/(?:[a-z0-9.!#$&^_-]+\+)?json$/i
@@ -25,14 +29,52 @@ export function registerBodyParsers(app: FastifyInstance, limits: JsonLimits): v
     done()
   })
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    parseBody(body as string, limits, done)
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    readJson(body as Buffer, limits, done)
   })
-  app.addContentTypeParser('*', { parseAs: 'string' }, (request: FastifyRequest, body, done) => {
-    if (isJsonRequest(request)) parseBody(body as string, limits, done)
-    else done(null, new NotJsonBody(body as string))
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request: FastifyRequest, body, done) => {
+    if (isJsonRequest(request)) readJson(body as Buffer, limits, done)
+    else if ((body as Buffer).length <= SLICE_BYTES) done(null, new NotJsonBody(body.toString('utf8')))
+    else
+      decodeInSlices(body as Buffer).then(
+        (text) => done(null, new NotJsonBody(text)),
+        (error: Error) => done(error),
+      )
   })
 }
+
+type Done = (error: Error | null, body?: unknown) => void
+
+/** Bodies up to this size are decoded and parsed at once; a slice of a larger one costs as much. */
+const SLICE_BYTES = 64 * 1024
+
+function readJson(body: Buffer, limits: JsonLimits, done: Done): void {
+  if (body.length <= SLICE_BYTES) {
+    parseBody(body.toString('utf8'), limits, done)
+    return
+  }
+  decodeInSlices(body)
+    .then((text) => (isBlank(text) ? undefined : parseBoundedJsonInSlices(text, limits, SLICE_BYTES)))
+    .then(
+      (value) => done(null, value),
+      (error: unknown) => done(jsonInvalid(error)),
+    )
+}
+
+/** UTF-8 as `Buffer.toString` reads it (bad bytes become U+FFFD), a slice per turn of the loop. */
+async function decodeInSlices(body: Buffer): Promise<string> {
+  const decoder = new StringDecoder('utf8')
+  const parts: string[] = []
+  for (let at = 0; at < body.length; at += SLICE_BYTES) {
+    parts.push(decoder.write(body.subarray(at, at + SLICE_BYTES)))
+    await nextTurn()
+  }
+  parts.push(decoder.end())
+  return parts.join('')
+}
+
+/** An empty body is a missing one, as FastAPI reads it. */
+const isBlank = (text: string): boolean => text.trim() === ''
 
 function isJsonRequest(request: FastifyRequest): boolean {
   const contentType = request.headers['content-type']
@@ -40,13 +82,8 @@ function isJsonRequest(request: FastifyRequest): boolean {
   return JSON_MEDIA_TYPE.test(contentType.split(';', 1)[0]?.trim() ?? '')
 }
 
-function parseBody(
-  text: string,
-  limits: JsonLimits,
-  done: (error: Error | null, body?: unknown) => void,
-): void {
-  // An empty body is a missing one, as FastAPI reads it.
-  if (text.trim() === '') {
+function parseBody(text: string, limits: JsonLimits, done: Done): void {
+  if (isBlank(text)) {
     done(null, undefined)
     return
   }

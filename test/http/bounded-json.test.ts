@@ -2,8 +2,15 @@
 // the depth and value limits met before the work is spent.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import fc from 'fast-check'
 import { isLosslessNumber } from 'lossless-json'
-import { JsonRefusal, parseBoundedJson, TOO_DEEP, TOO_MANY_VALUES } from '../../src/http/bounded-json.js'
+import {
+  JsonRefusal,
+  parseBoundedJson,
+  parseBoundedJsonInSlices,
+  TOO_DEEP,
+  TOO_MANY_VALUES,
+} from '../../src/http/bounded-json.js'
 
 const LIMITS = { maxDepth: 32, maxValues: 10_000 }
 const parse = (text: string, limits = LIMITS) => parseBoundedJson(text, limits)
@@ -82,4 +89,55 @@ test('more values than the limit are refused as soon as counted', () => {
   const { message, position } = refusal(items(400_000))
   assert.equal(message, TOO_MANY_VALUES)
   assert.equal(position, 1 + 3 * 9_999, 'refused at the value after the limit, not at the end')
+})
+
+/** The outcome of a parse as data: the value with numbers as their text, or the refusal. */
+async function outcome(parse: () => unknown): Promise<unknown> {
+  try {
+    const value = await parse()
+    return { value: JSON.stringify(value, (_k, v) => (isLosslessNumber(v) ? `#${v.value}` : v)) }
+  } catch (error) {
+    assert.ok(error instanceof JsonRefusal)
+    return { refused: error.message, at: error.position }
+  }
+}
+
+test('in slices: the same value or the same refusal as at once, wherever the slices end', async () => {
+  const json = fc.json({ depthSize: 'medium' })
+  // Good texts, and texts broken at a random place (cut short, or a character changed).
+  const text = fc.oneof(
+    json,
+    fc.tuple(json, fc.nat(), fc.constantFrom('', ']', '}', ',', '"', 'x', '\\')).map(([t, at, c]) => {
+      const cut = at % (t.length + 1)
+      return t.slice(0, cut) + c + t.slice(cut + 1)
+    }),
+  )
+  const limits = { maxDepth: 6, maxValues: 200 }
+  await fc.assert(
+    fc.asyncProperty(text, fc.integer({ min: 1, max: 12 }), async (t, slice) => {
+      assert.deepEqual(
+        await outcome(() => parseBoundedJsonInSlices(t, limits, slice)),
+        await outcome(() => parseBoundedJson(t, limits)),
+      )
+    }),
+    { numRuns: 500 },
+  )
+})
+
+test('in slices: a large body is parsed over many turns of the event loop, others running between', async () => {
+  const text = `[${Array(100_000).fill('[]').join(',')}]`
+  let turns = 0
+  const counting = setInterval(() => turns++, 0)
+  try {
+    const value = (await parseBoundedJsonInSlices(
+      text,
+      { maxDepth: 4, maxValues: 200_000 },
+      16_384,
+    )) as unknown[]
+    assert.equal(value.length, 100_000)
+  } finally {
+    clearInterval(counting)
+  }
+  // 300,000 characters in slices of 16,384: 18 slices, so some timers ran between them.
+  assert.ok(turns >= 3, `${turns} timer callbacks ran during the parse`)
 })

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Issue 14 item 8: how soon `npm start` (the README's command, on a built tree) answers /healthz, and
+# how soon it is gone after SIGTERM. Baseline in the same run, alternating: a bare node:http server
+# started the same way (an npm start script that execs node), so what the service adds to Node's and
+# npm's own start shows.
+# Usage: bash bench/http/start-time.sh   (ROUNDS=7)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROUNDS=${ROUNDS:-7}
+PORT=${PORT:-18190}
+npm run build --silent
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cat >"$work/bare.mjs" <<'JS'
+import { createServer } from 'node:http'
+const server = createServer((_req, res) => res.end('ok')).listen(Number(process.env.PORT), '127.0.0.1')
+process.on('SIGTERM', () => server.close())
+JS
+echo '{"name": "bare", "private": true, "scripts": {"start": "exec node bare.mjs"}}' >"$work/package.json"
+
+ms() { date +%s%3N; }
+# Prints "<ms to the first 200 from URL> <ms from SIGTERM to exit>" for the command in "$@".
+measure() {
+  local url=$1
+  shift
+  local begun
+  begun=$(ms)
+  "$@" >"$work/out.log" 2>&1 &
+  local pid=$!
+  until curl -sf -o /dev/null "$url"; do sleep 0.005; done
+  local ready=$(($(ms) - begun))
+  begun=$(ms)
+  kill -TERM "$pid"
+  wait "$pid" || true
+  local stopped=$(($(ms) - begun))
+  if curl -s -o /dev/null "$url"; then echo "still answering after SIGTERM: $*" >&2; exit 1; fi
+  echo "$ready $stopped"
+}
+
+echo "## start to first /healthz 200, and SIGTERM to exit, ms; $ROUNDS alternating rounds, Node $(node --version)"
+for round in $(seq 1 "$ROUNDS"); do
+  rm -rf "$work/data"
+  # No drain delay: the stop measured is the shutdown itself (the delay, 5 s by default, adds to it).
+  service=$(ALGOSERVE_PORT=$PORT ALGOSERVE_DATA_DIR="$work/data" ALGOSERVE_LOG_LEVEL=warn ALGOSERVE_DRAIN_DELAY_MS=0 \
+    measure "http://127.0.0.1:$PORT/healthz" npm start --silent)
+  bare=$(PORT=$PORT measure "http://127.0.0.1:$PORT/" npm start --silent --prefix "$work")
+  echo "round $round: npm start $service; bare node:http by npm start $bare"
+  echo "$service" >>"$work/service"
+  echo "$bare" >>"$work/bare"
+done
+median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+echo "median: npm start ready $(cut -d' ' -f1 "$work/service" | median) ms, stopped $(cut -d' ' -f2 "$work/service" | median) ms;" \
+  "bare ready $(cut -d' ' -f1 "$work/bare" | median) ms, stopped $(cut -d' ' -f2 "$work/bare" | median) ms"
