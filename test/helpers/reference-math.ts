@@ -65,6 +65,14 @@ export function refIsProbablePrime(n: bigint, next: () => number): boolean {
   return true
 }
 
+/** A random prime of `digits` decimal digits, checked by the reference test above. */
+export function randomPrimeOfDigits(next: () => number, digits: number): bigint {
+  const lo = 10n ** BigInt(digits - 1)
+  let p = (lo + (randomBits(next, Math.ceil(digits * 3.33) + 8) % (9n * lo))) | 1n
+  while (!refIsProbablePrime(p, next)) p += 2n
+  return p
+}
+
 /** Reference sieve of Eratosthenes, written independently of the code under test. */
 export function sieve(limit: number): Uint8Array {
   const isPrimeAt = new Uint8Array(limit).fill(1)

@@ -8,18 +8,17 @@ import {
   pruneSingletons,
   quadraticSieve,
 } from '../../../src/algorithms/prime-checker/quadratic-sieve.js'
-import { prng, randomBits, refIsProbablePrime, refModPow, testSeed } from '../../helpers/reference-math.js'
+import {
+  prng,
+  randomBits,
+  randomPrimeOfDigits as randomPrime,
+  refIsProbablePrime,
+  refModPow,
+  testSeed,
+} from '../../helpers/reference-math.js'
 
 const SEED = testSeed('quadratic-sieve.test.ts')
 const GENEROUS_MS = 120_000
-
-/** A random prime of `digits` decimal digits, checked by the independent reference test. */
-function randomPrime(next: () => number, digits: number): bigint {
-  const lo = 10n ** BigInt(digits - 1)
-  let p = (lo + (randomBits(next, Math.ceil(digits * 3.33) + 8) % (9n * lo))) | 1n
-  while (!refIsProbablePrime(p, next)) p += 2n
-  return p
-}
 
 /** Checks that quadraticSieve returns a nontrivial divisor of n within a generous budget. */
 function assertSplits(n: bigint, context: string): bigint {
