@@ -2,11 +2,12 @@
 // empty job and a Worker in this process (concurrency CONCURRENCY) completes it; no HTTP, no
 // Algoserve. Reports jobs per second and the add-to-completion times from BullMQ's own timestamps,
 // as bench/http/job-stats.mjs does for Algoserve's jobs.
-// Usage: node bench/http/bullmq-raw.mjs <redis url> <seconds> [clients=16] [concurrency=1]
+// With a rate, adds are paced on a fixed schedule (open loop) at that many per second instead.
+// Usage: node bench/http/bullmq-raw.mjs <redis url> <seconds> [clients=16] [concurrency=1] [rate]
 import { Queue, Worker } from 'bullmq'
 import { Redis } from 'ioredis'
 
-const [url, seconds, clients = '16', concurrency = '1'] = process.argv.slice(2)
+const [url, seconds, clients = '16', concurrency = '1', rate = ''] = process.argv.slice(2)
 const prefix = `raw${process.pid}`
 const connection = () => new Redis(url, { maxRetriesPerRequest: null })
 const queue = new Queue('raw', { connection: connection(), prefix })
@@ -21,17 +22,28 @@ await Promise.all([queue.waitUntilReady(), worker.waitUntilReady()])
 
 const until = Date.now() + Number(seconds) * 1000
 let added = 0
-await Promise.all(
-  Array.from({ length: Number(clients) }, async () => {
-    while (Date.now() < until) {
-      await queue.add('raw', {}, { removeOnComplete: { age: 600 } })
-      added++
-    }
-  }),
-)
+const add = () => queue.add('raw', {}, { removeOnComplete: { age: 600 } }).then(() => added++)
+if (rate === '') {
+  await Promise.all(
+    Array.from({ length: Number(clients) }, async () => {
+      while (Date.now() < until) await add()
+    }),
+  )
+} else {
+  const start = Date.now()
+  const adds = []
+  for (let due = 0; Date.now() < until; ) {
+    const owed = Math.floor(((Date.now() - start) * Number(rate)) / 1000)
+    for (; due < owed; due++) adds.push(add())
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+  await Promise.all(adds)
+}
 while (times.length < added) await new Promise((resolve) => setTimeout(resolve, 50))
 const latencies = times.map(([created, finished]) => finished - created).sort((a, b) => a - b)
-const span = (Math.max(...times.map((t) => t[1])) - Math.min(...times.map((t) => t[0]))) / 1000
+// Loops, not Math.max(...array): a spread of 50,000 arguments overflows the stack.
+const span =
+  (times.reduce((m, t) => Math.max(m, t[1]), 0) - times.reduce((m, t) => Math.min(m, t[0]), Infinity)) / 1000
 const quantile = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]
 console.log(
   JSON.stringify({

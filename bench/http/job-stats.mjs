@@ -59,7 +59,8 @@ const created = jobs.map((job) => Date.parse(job.created_at))
 const completed = jobs.map((job) => Date.parse(job.completed_at))
 const latencies = jobs.map((_, i) => completed[i] - created[i]).sort((a, b) => a - b)
 const quantile = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]
-const spanS = (Math.max(...completed) - Math.min(...created)) / 1000
+const spanS =
+  (completed.reduce((m, t) => Math.max(m, t), 0) - created.reduce((m, t) => Math.min(m, t), Infinity)) / 1000
 const failed = jobs.filter((job) => job.status !== 'completed').length
 console.log(
   JSON.stringify({

@@ -8,12 +8,16 @@
 # free port, one `algoserve serve` and WORKERS_LIST (1 and 2) `algoserve worker` processes; the
 # baseline in the same run is raw BullMQ on the same Redis (bench/http/bullmq-raw.mjs: add and
 # process an empty job, no HTTP), with the worker's concurrency.
-# Usage: bash bench/http/jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=3 COUNT=200 LOG_LEVEL=info REDIS=1)
+# RATE=<jobs per second> paces the posts instead of a closed loop: each connection waits
+# CONNECTIONS/RATE s before each request (wrk's delay hook), so the service sees about RATE jobs/s, and
+# the raw BullMQ baseline adds at RATE on a fixed schedule; p99 at a rate is the figure issue 13 targets.
+# Usage: bash bench/http/jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=3 COUNT=200 LOG_LEVEL=info REDIS=1 RATE=1500)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-16}
+export CONNECTIONS RATE=${RATE:-}
 ROUNDS=${ROUNDS:-3}
 COUNT=${COUNT:-200}
 LOG_LEVEL=${LOG_LEVEL:-info}
@@ -58,6 +62,11 @@ function init(args)
   wrk.headers["Content-Type"] = "application/json"
   wrk.body = '{"algorithm":"PrimeChecker","params":{"number":1000003}}'
   out = io.open(os.getenv("IDS_DIR") .. "/ids-" .. n .. ".txt", "w")
+  local rate = tonumber(os.getenv("RATE") or "")
+  pause = rate and (tonumber(os.getenv("CONNECTIONS")) * 1000 / rate) or 0
+end
+function delay()
+  return pause
 end
 function response(status, headers, body)
   local id = body:match('"job_id":"(%x+)"')
@@ -72,6 +81,25 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.body = '{"number":1000003}'
 LUA
 
+# CPU ticks (user + system) of each process given, space-separated.
+cpu_ticks() { for pid in "$@"; do awk '{ printf "%d ", $14 + $15 }' "/proc/$pid/stat"; done; }
+# Per process, the CPU time between two cpu_ticks readings divided by the jobs, in µs.
+cpu_per_job() {
+  local jobs=$1 ticks
+  ticks=$(getconf CLK_TCK)
+  paste -d' ' <(tr ' ' '\n' <<<"$2" | grep .) <(tr ' ' '\n' <<<"$3" | grep .) |
+    awk -v jobs="$jobs" -v hz="$ticks" '{ printf "%s%d", (NR > 1 ? ", " : ""), ($2 - $1) * 1e6 / hz / jobs }'
+}
+# Waits until BullMQ's wait and active lists of the jobs queue are empty (the jobs are done), up to 120 s.
+until_done() {
+  for _ in $(seq 1 1200); do
+    local left
+    left=$(($(redis-cli -p "$REDIS_PORT" llen "$prefix:jobs:wait") + $(redis-cli -p "$REDIS_PORT" llen "$prefix:jobs:active")))
+    [ "$left" -eq 0 ] && return 0
+    sleep 0.1
+  done
+}
+
 if [ "${REDIS:-}" = "1" ]; then
   REDIS_PORT=${REDIS_PORT:-$((PORT + 100))}
   WORKERS_LIST=${WORKERS_LIST:-1 2}
@@ -82,7 +110,7 @@ if [ "${REDIS:-}" = "1" ]; then
   for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
   redis_url="redis://127.0.0.1:$REDIS_PORT"
   export ALGOSERVE_REDIS_URL=$redis_url
-  echo "## Redis mode, small primes (1000003): wrk -t2 -c$CONNECTIONS -d$DURATION, $ROUNDS rounds; raw BullMQ baseline"
+  echo "## Redis mode, small primes (1000003): wrk -t2 -c$CONNECTIONS -d$DURATION${RATE:+ paced at $RATE/s}, $ROUNDS rounds; raw BullMQ baseline"
   for round in $(seq 1 "$ROUNDS"); do
     for workers in $WORKERS_LIST; do
       prefix="bench$round$workers"
@@ -98,19 +126,23 @@ if [ "${REDIS:-}" = "1" ]; then
       for w in $(seq 1 "$workers"); do wait_ready "http://127.0.0.1:$((PORT + w))/readyz" "$work/worker-$w.log"; done
       ids="$work/ids-redis-$round-$workers"
       mkdir -p "$ids"
+      cpu_before=$(cpu_ticks "$service_pid" "${worker_pids[@]}" "$redis_pid")
       IDS_DIR="$ids" wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
       posted=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
+      jobs=$(cat "$ids"/*.txt | wc -l)
+      # Read before job-stats, whose GETs would count as the API's work.
+      until_done
+      cpu=$(cpu_per_job "$jobs" "$cpu_before" "$(cpu_ticks "$service_pid" "${worker_pids[@]}" "$redis_pid")")
       stats=$(node bench/http/job-stats.mjs "http://127.0.0.1:$PORT" "$ids")
       used=$(redis-cli -p "$REDIS_PORT" info memory | awk -F: '/^used_memory:/ {print $2}' | tr -d '\r')
-      jobs=$(cat "$ids"/*.txt | wc -l)
-      echo "round $round, $workers worker(s): POST /jobs $posted req/s; $stats; redis used_memory $used B for $jobs finished jobs"
+      echo "round $round, $workers worker(s): POST /jobs $posted req/s; $stats; CPU µs per job (API, worker(s), Redis): $cpu; redis used_memory $used B for $jobs finished jobs"
       kill "$service_pid" "${worker_pids[@]}"
       wait "$service_pid" "${worker_pids[@]}" 2>/dev/null || true
       service_pid=
       worker_pids=()
     done
     redis-cli -p "$REDIS_PORT" flushall >/dev/null
-    echo "round $round: raw BullMQ, 16 adders, worker concurrency 1: $(node bench/http/bullmq-raw.mjs "$redis_url" "${DURATION%s}" 16 1)"
+    echo "round $round: raw BullMQ, 16 adders${RATE:+ at $RATE/s}, worker concurrency 1: $(node bench/http/bullmq-raw.mjs "$redis_url" "${DURATION%s}" 16 1 "$RATE")"
   done
   exit 0
 fi

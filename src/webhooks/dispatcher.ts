@@ -4,8 +4,10 @@
 // slot while another receiver's delivery waits. What each attempt means is `policy.ts`'s to decide.
 import type { FastifyBaseLogger } from 'fastify'
 import type { AttemptDelivery, AttemptStatus } from '../jobs/backend.js'
+import { attemptRecord } from '../jobs/deliveries.js'
 import type { Delivery, DeliveryOutcome, JobStore } from '../jobs/store.js'
 import { type Batch, WorkLoop } from '../jobs/work-loop.js'
+import { OriginShare, SHARE_DEFER_MS, shareOf } from './origin-share.js'
 import { attemptStatus, decide, logDecision } from './policy.js'
 
 export interface DispatcherOptions {
@@ -27,15 +29,14 @@ export interface DispatcherOptions {
 
 export class WebhookDispatcher extends WorkLoop<Delivery> {
   readonly #o: DispatcherOptions
-  readonly #maxPerOrigin: number
+  readonly #share: OriginShare
   readonly #deferMs: number
-  readonly #perOrigin = new Map<string, number>()
 
   constructor(options: DispatcherOptions) {
     super(options.log, options.pollMs ?? 1000)
     this.#o = options
-    this.#maxPerOrigin = options.maxPerOrigin ?? Math.max(1, Math.floor(options.maxInFlight / 16))
-    this.#deferMs = options.deferMs ?? 1000
+    this.#share = new OriginShare(options.maxPerOrigin ?? shareOf(options.maxInFlight))
+    this.#deferMs = options.deferMs ?? SHARE_DEFER_MS
   }
 
   protected async take(inFlight: number): Promise<Batch<Delivery>> {
@@ -45,10 +46,7 @@ export class WebhookDispatcher extends WorkLoop<Delivery> {
       const claimed = await this.#o.store.claimDeliveries(free, now)
       const items: Delivery[] = []
       for (const delivery of claimed) {
-        const origin = originOf(delivery.url)
-        const sending = this.#perOrigin.get(origin) ?? 0
-        if (sending < this.#maxPerOrigin) {
-          this.#perOrigin.set(origin, sending + 1)
+        if (this.#share.take(delivery.url)) {
           items.push(delivery)
         } else {
           // Later, so that the deliveries due behind it (to other receivers) are taken first.
@@ -71,25 +69,29 @@ export class WebhookDispatcher extends WorkLoop<Delivery> {
     try {
       await this.#attempt(delivery, signal)
     } finally {
-      const origin = originOf(delivery.url)
-      const sending = (this.#perOrigin.get(origin) ?? 1) - 1
-      if (sending > 0) this.#perOrigin.set(origin, sending)
-      else this.#perOrigin.delete(origin)
+      this.#share.release(delivery.url)
     }
   }
 
   async #attempt(delivery: Delivery, signal: AbortSignal): Promise<void> {
+    const startedAt = Date.now()
+    const started = performance.now()
     const result = await this.#o.attempt(delivery, signal)
+    const durationMs = performance.now() - started
     const decision = decide(result, delivery.attempts, this.#o.retryWaitsMs)
     const status = attemptStatus(decision)
     if (status !== null) this.#o.onAttempt(status)
     const context = { job_id: delivery.jobId, webhook_id: delivery.id, attempt: delivery.attempts }
     logDecision(this.log, context, decision)
     const now = Date.now()
+    const nextAt = decision.kind === 'retry' ? now + decision.waitMs : null
+    const record = attemptRecord(result, delivery.attempts, startedAt, durationMs, nextAt)
     const outcome: DeliveryOutcome =
       decision.kind === 'retry'
-        ? { kind: 'retry', nextAt: now + decision.waitMs, error: decision.error }
-        : decision
+        ? { kind: 'retry', nextAt: now + decision.waitMs, error: decision.error, record }
+        : decision.kind === 'released'
+          ? decision
+          : { ...decision, record }
     try {
       await this.#o.store.settleDelivery(delivery.id, outcome, now)
     } catch (error) {
@@ -98,14 +100,5 @@ export class WebhookDispatcher extends WorkLoop<Delivery> {
         'could not record a webhook attempt; it is sent again at restart',
       )
     }
-  }
-}
-
-/** The receiver a URL names: its origin; a URL that does not parse is its own. */
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin
-  } catch {
-    return url
   }
 }
