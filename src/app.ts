@@ -18,9 +18,11 @@ import { sharedSchemas } from './http/schemas.js'
 import { validatorCompiler } from './http/validation.js'
 import type { JobBackend } from './jobs/backend.js'
 import { type Metrics, UNMATCHED_ENDPOINT } from './metrics/metrics.js'
+import { dashboardRoutes } from './routes/dashboard.js'
 import { docsRoutes, registerOpenApi } from './routes/docs.js'
 import { healthRoutes } from './routes/health.js'
 import { invokeRoutes } from './routes/invoke.js'
+import { jobControlRoutes } from './routes/job-control.js'
 import { jobsRoutes } from './routes/jobs.js'
 import { metricsRoutes } from './routes/metrics.js'
 
@@ -105,9 +107,12 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     metrics: deps.metrics,
     maxDigits: config.maxDigits,
     webhookAllowPrivate: config.webhookAllowPrivate,
+    maxJobWaiters: config.maxJobWaiters,
   })
+  await app.register(jobControlRoutes, { backend: deps.backend, metrics: deps.metrics })
   await registerStatusRoutes(app, deps)
   await app.register(docsRoutes)
+  await app.register(dashboardRoutes)
   return app
 }
 

@@ -20,6 +20,8 @@ export interface Config {
   jobConcurrency: number
   jobTtlSeconds: number
   maxPendingJobs: number
+  /** GET /jobs/{job_id}?wait= requests held at once; beyond it a wait answers at once. */
+  maxJobWaiters: number
   /** The Standard Webhooks signing secret (`whsec_` + base64), or null to send unsigned callbacks. */
   webhookSecret: string | null
   webhookAllowPrivate: boolean
@@ -280,6 +282,14 @@ export const SETTINGS = [
     default: 10_000,
     parse: integer(1, 100_000_000),
     description: 'Most jobs waiting at once; beyond it POST /jobs answers 503 with Retry-After.',
+  }),
+  setting({
+    key: 'maxJobWaiters',
+    env: 'ALGOSERVE_MAX_JOB_WAITERS',
+    default: 1000,
+    parse: integer(0, 1_000_000),
+    description:
+      'Most GET /jobs/{job_id}?wait= requests held at once; beyond it a wait answers at once (Wait-Skipped: true).',
   }),
   setting({
     key: 'webhookSecret',

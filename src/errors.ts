@@ -54,6 +54,26 @@ export class JobNotFoundError extends ContractError {
   }
 }
 
+/** 409: a cancel of a job that already ended. */
+export class JobAlreadyFinishedError extends ContractError {
+  readonly code = 'JOB_ALREADY_FINISHED'
+  readonly statusCode = 409
+
+  constructor(jobId: string, status: string) {
+    super(`Job '${jobId}' has already ended (${status}); it cannot be cancelled.`, { status })
+  }
+}
+
+/** 409: an Idempotency-Key sent again with a different request. */
+export class IdempotencyKeyReusedError extends ContractError {
+  readonly code = 'IDEMPOTENCY_KEY_REUSED'
+  readonly statusCode = 409
+
+  constructor() {
+    super('This Idempotency-Key was used for a different request; use a new key for a new request.')
+  }
+}
+
 export class PayloadTooLargeError extends ContractError {
   readonly code = 'PAYLOAD_TOO_LARGE'
   readonly statusCode = 413
@@ -202,12 +222,28 @@ export const PROBLEM_MESSAGES = {
   dict_type: 'Input should be a valid dictionary',
   model_attributes_type: 'Input should be a valid dictionary or object to extract fields from',
   json_invalid: 'JSON decode error',
+  float_parsing: 'Input should be a valid number, unable to parse string as a number',
 } as const
 
-export type ProblemType = keyof typeof PROBLEM_MESSAGES | 'string_pattern_mismatch'
+export type ProblemType =
+  | keyof typeof PROBLEM_MESSAGES
+  | 'string_pattern_mismatch'
+  | 'enum'
+  | 'greater_than_equal'
+  | 'less_than_equal'
+  | 'value_error'
 
 /** A fault inside the service: logged with its code, answered (if at all) as another error. */
 export abstract class InternalFault extends CodedError {}
+
+/** 422: a GET /jobs cursor this service did not give (or mangled); the route reports it as a 422. */
+export class BadCursorError extends InternalFault {
+  readonly code = 'BAD_CURSOR'
+
+  constructor(readonly cursor: string) {
+    super('The cursor is not one this service gave.')
+  }
+}
 
 /** The job store cannot be reached or written: the routes answer 503 SERVICE_UNAVAILABLE. */
 export class StoreUnavailableError extends InternalFault {
@@ -247,3 +283,8 @@ export class ConfigError extends InternalFault {
 export class RedisRefusedError extends InternalFault {
   readonly code = 'REDIS_REFUSED'
 }
+
+/** The abort reason of a run stopped by POST /jobs/{job_id}/cancel (a string: BullMQ's cancelJob takes one). */
+export const CANCEL_REASON = 'algoserve: the job was cancelled'
+/** The error of a cancelled job. */
+export const JOB_CANCELLED = 'The job was cancelled.'

@@ -2,30 +2,37 @@
 // The command line: `algoserve serve|worker [--flag value ...]`. Reads the config once, wires the parts
 // together, listens, and shuts down gracefully on SIGTERM/SIGINT. `serve` is the HTTP API; `worker`
 // runs jobs and webhooks from Redis (distributed mode) and serves only /healthz, /readyz and /metrics.
+// `call` and `jobs ...` are a client of a running service (src/client/).
 //
 // Run with a 1 MB young generation (the flag above, and in `npm start`): V8's default of 16 MB per
 // semi-space held about 10 MB more at idle, which put the service over its 100 MB, and about 35 MB
 // more under load, for about 11% more /invoke throughput (BENCHMARKS.md). Only the command line sets it.
+import { CLIENT_USAGE } from './client/args.js'
+import { runClient } from './client/cli.js'
 import { loadConfig, settingsHelp, unknownSettings } from './config.js'
 import { ConfigError } from './errors.js'
 import { stdoutDestination } from './logging/log-destination.js'
-import { createService, type Role } from './service.js'
+import type { Role } from './service.js'
 
 const USAGE = `Usage: algoserve serve|worker [--flag value ...]
+       algoserve call|jobs ... (a client: see below)
 
   serve    the HTTP API (with the embedded store it runs jobs and webhooks too)
   worker   runs jobs and webhooks from Redis (needs ALGOSERVE_REDIS_URL); /healthz, /readyz and
            /metrics on ALGOSERVE_WORKER_PORT
 
-Settings (flag, environment variable, meaning):
+Settings of serve and worker (flag, environment variable, meaning):
 ${settingsHelp()}
-`
+
+${CLIENT_USAGE}`
 
 async function run(role: Role, args: string[]): Promise<void> {
   const config = loadConfig(args, process.env)
   // Asynchronous, batched writes: one synchronous write per access line cost /invoke a large share of
   // its throughput (BENCHMARKS.md). What is buffered is flushed before the process exits.
   const logStream = stdoutDestination()
+  // Loaded here, not at the top: the client commands need none of the service's modules.
+  const { createService } = await import('./service.js')
   const service = await createService(config, {
     role,
     logger: { level: config.logLevel, stream: logStream },
@@ -92,6 +99,14 @@ function watchNpmParent(onOrphaned: () => void): void {
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv
+  if (command === 'call' || command === 'jobs') {
+    const output = {
+      out: (text: string) => process.stdout.write(text),
+      err: (text: string) => process.stderr.write(text),
+    }
+    process.exitCode = await runClient(argv, process.env, output)
+    return
+  }
   if (command === undefined || command === '--help' || command === '-h' || args.includes('--help')) {
     process.stdout.write(USAGE)
     return

@@ -29,6 +29,7 @@ test('the defaults are these values', () => {
     jobConcurrency: 0,
     jobTtlSeconds: 86_400,
     maxPendingJobs: 10_000,
+    maxJobWaiters: 1000,
     webhookSecret: null,
     webhookAllowPrivate: false,
     redisUrl: null,

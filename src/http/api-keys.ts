@@ -13,10 +13,15 @@ export function acceptedKeyHashes(config: Config): Buffer[] {
   return [...new Set([...config.apiKeys, ...fromFile])].map((hex) => Buffer.from(hex, 'hex'))
 }
 
-/** Which paths need a key: the API always; /metrics and the documentation when the settings say so. */
+/**
+ * Which paths need a key: the API always; /metrics and the documentation when the settings say so;
+ * the dashboard's static files never.
+ */
 export function protectedPaths(config: Config): (path: string) => boolean {
   return (path) => {
     if (path === '/healthz' || path === '/readyz') return false
+    // The dashboard's page and assets hold no data; its script sends the user's key with each call.
+    if (path === '/dashboard' || path.startsWith('/dashboard/')) return false
     if (path === '/metrics') return config.apiKeysForMetrics
     if (path === '/openapi.json' || path.startsWith('/docs') || path.startsWith('/redoc')) {
       return config.apiKeysForDocs

@@ -45,6 +45,12 @@ export const TAGS = [
   { name: 'algorithms', description: 'Synchronous algorithm calls.' },
   { name: 'jobs', description: 'Asynchronous jobs, read by id, reported to a webhook when they end.' },
   { name: 'operations', description: 'Liveness, readiness and Prometheus metrics, for operators.' },
+  {
+    name: 'job-control',
+    description:
+      'Beyond the interface: cancel a job, list jobs, read the history of its webhook; with an ' +
+      'Idempotency-Key on POST /jobs and ?wait= on GET /jobs/{job_id}.',
+  },
 ]
 
 export function documentInfo() {
@@ -268,6 +274,30 @@ const rateLimited = (path: string, limit: { rateLimit: number; rateLimitWindowMs
 const TOO_LARGE = 'The request body is larger than the limit of 1048576 bytes.'
 const UNAVAILABLE = 'The job store is unavailable; try again later.'
 
+const JOB_ID_PROBLEM = {
+  detail: [
+    {
+      type: 'string_pattern_mismatch',
+      loc: ['path', 'job_id'],
+      msg: "String should match pattern '^[0-9a-f]{12}$'",
+      input: 'not-an-id',
+      ctx: { pattern: '^[0-9a-f]{12}$' },
+    },
+  ],
+}
+
+const CANCELLED_JOB = {
+  job_id: JOB_ID,
+  status: 'failed',
+  algorithm: 'PrimeChecker',
+  created_at: '2026-11-21T16:15:09.138+00:00',
+  started_at: '2026-11-21T16:15:09.139+00:00',
+  completed_at: '2026-11-21T16:15:12.402+00:00',
+  result: null,
+  error: 'The job was cancelled.',
+  metadata: null,
+}
+
 /**
  * An example for each request body and each status, by operationId: the one shown for a status is
  * what that status answers (a shared schema's example would show one code for every status). A request
@@ -275,7 +305,7 @@ const UNAVAILABLE = 'The job store is unavailable; try again later.'
  */
 const EXAMPLES: Record<
   string,
-  { request?: unknown; parameters?: Record<string, string>; responses: Record<string, unknown> }
+  { request?: unknown; parameters?: Record<string, unknown>; responses: Record<string, unknown> }
 > = {
   invoke: {
     request: { number: 97 },
@@ -312,6 +342,10 @@ const EXAMPLES: Record<
       404: wrapped('ALGORITHM_NOT_FOUND', "Algorithm 'Sorter' is not known.", {
         available_algorithms: ['PrimeChecker'],
       }),
+      409: wrapped(
+        'IDEMPOTENCY_KEY_REUSED',
+        'This Idempotency-Key was used for a different request; use a new key for a new request.',
+      ),
       413: wrapped('PAYLOAD_TOO_LARGE', TOO_LARGE, { limit_bytes: 1048576 }),
       422: problem('missing', ['body', 'params'], 'Field required', { algorithm: 'PrimeChecker' }),
       503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
@@ -332,17 +366,65 @@ const EXAMPLES: Record<
         metadata: METADATA,
       },
       404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
-      422: {
-        detail: [
+      422: JOB_ID_PROBLEM,
+      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
+    },
+  },
+  cancelJob: {
+    parameters: { job_id: JOB_ID },
+    responses: {
+      200: CANCELLED_JOB,
+      404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
+      409: wrapped(
+        'JOB_ALREADY_FINISHED',
+        `Job '${JOB_ID}' has already ended (completed); it cannot be cancelled.`,
+        { status: 'completed' },
+      ),
+      422: JOB_ID_PROBLEM,
+      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
+    },
+  },
+  listJobs: {
+    parameters: { status: 'failed', limit: 50 },
+    responses: {
+      200: { jobs: [CANCELLED_JOB], next_cursor: 'MTc5NTI3Mjk0MzEzOC5hMWIyYzNkNGU1ZjY' },
+      422: problem(
+        'enum',
+        ['query', 'status'],
+        "Input should be 'pending', 'running', 'completed' or 'failed'",
+        'done',
+      ),
+      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
+    },
+  },
+  getJobDeliveries: {
+    parameters: { job_id: JOB_ID },
+    responses: {
+      200: {
+        job_id: JOB_ID,
+        url: 'https://example.com/hooks/algoserve',
+        state: 'delivered',
+        attempts: [
           {
-            type: 'string_pattern_mismatch',
-            loc: ['path', 'job_id'],
-            msg: "String should match pattern '^[0-9a-f]{12}$'",
-            input: 'not-an-id',
-            ctx: { pattern: '^[0-9a-f]{12}$' },
+            attempt: 1,
+            at: '2026-11-21T16:15:09.150+00:00',
+            duration_ms: 10011.2,
+            status_code: null,
+            error: 'no answer within 10000 ms',
+            next_attempt_at: '2026-11-21T16:15:20.161+00:00',
+          },
+          {
+            attempt: 2,
+            at: '2026-11-21T16:15:20.170+00:00',
+            duration_ms: 41.7,
+            status_code: 204,
+            error: null,
+            next_attempt_at: null,
           },
         ],
       },
+      404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
+      422: JOB_ID_PROBLEM,
       503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
     },
   },

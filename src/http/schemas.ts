@@ -140,6 +140,45 @@ export const JobStatusResponse = Type.Object(
   { $id: 'JobStatusResponse' },
 )
 
+export const JobListResponse = Type.Object(
+  {
+    jobs: Type.Array(Type.Ref(JobStatusResponse), { description: 'Newest first (created_at, then job_id).' }),
+    next_cursor: Nullable(
+      Type.String({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
+    ),
+  },
+  { $id: 'JobListResponse', description: 'A page of jobs (GET /jobs).' },
+)
+
+export const DeliveryAttempt = Type.Object(
+  {
+    attempt: Type.Integer({ minimum: 1, description: 'The attempt number, from 1.' }),
+    at: Timestamp,
+    duration_ms: Type.Number({ description: 'How long the attempt took, in ms.' }),
+    status_code: Nullable(Type.Integer({ description: "The receiver's HTTP status, if it answered." })),
+    error: Nullable(Type.String({ description: 'Why the attempt failed; null when it succeeded.' })),
+    next_attempt_at: Nullable(Timestamp),
+  },
+  { $id: 'DeliveryAttempt', description: 'One attempt to deliver a webhook.' },
+)
+
+export const DeliveryHistoryResponse = Type.Object(
+  {
+    job_id: Type.String({ pattern: '^[0-9a-f]{12}$' }),
+    url: Nullable(Type.String({ description: 'The webhook URL; null when the job has none.' })),
+    state: Type.Unsafe<'none' | 'waiting' | 'retrying' | 'delivered' | 'failed'>({
+      type: 'string',
+      enum: ['none', 'waiting', 'retrying', 'delivered', 'failed'],
+      description:
+        'none: no webhook; waiting: the job has not ended or the first attempt has not finished; ' +
+        'retrying: an attempt failed and another is due (next_attempt_at of the last attempt); ' +
+        'delivered; failed: given up.',
+    }),
+    attempts: Type.Array(Type.Ref(DeliveryAttempt)),
+  },
+  { $id: 'DeliveryHistoryResponse', description: "A job's webhook delivery and its attempts." },
+)
+
 export const JobIdParams = Type.Object({
   job_id: Type.String({ pattern: '^[0-9a-f]{12}$', description: '12 lowercase hexadecimal characters.' }),
 })
@@ -206,6 +245,9 @@ export const sharedSchemas: TSchema[] = [
   JobRequest,
   JobCreateResponse,
   JobStatusResponse,
+  JobListResponse,
+  DeliveryAttempt,
+  DeliveryHistoryResponse,
   ErrorResponse,
   WrappedErrorResponse,
   ValidationProblem,

@@ -23,6 +23,9 @@ type Schema = TSchema & {
   properties?: Record<string, Schema>
   required?: string[]
   pattern?: string
+  enum?: unknown[]
+  minimum?: number
+  maximum?: number
   'x-integer-input'?: boolean
 }
 
@@ -101,11 +104,42 @@ function check(
     case 'string': {
       if (typeof value !== 'string') {
         problems.push(problem('string_type', loc, value))
+      } else if (schema.enum !== undefined && !schema.enum.includes(value)) {
+        const expected = schema.enum.map((v) => `'${String(v)}'`)
+        const text = `${expected.slice(0, -1).join(', ')} or ${expected.at(-1)}`
+        problems.push({
+          ...problem('enum', loc, value),
+          msg: `Input should be ${text}`,
+          ctx: { expected: text },
+        })
       } else if (schema.pattern !== undefined && !compiled(schema.pattern).test(value)) {
         problems.push({
           ...problem('string_pattern_mismatch', loc, value),
           msg: `String should match pattern '${schema.pattern}'`,
           ctx: { pattern: schema.pattern },
+        })
+      }
+      return
+    }
+    // Numbers arrive as text in a query string; the route reads them with Number() once they pass.
+    case 'integer':
+    case 'number': {
+      const integer = schema.type === 'integer'
+      const text = typeof value === 'string' ? value.trim() : ''
+      const read = typeof value === 'number' ? value : text === '' ? Number.NaN : Number(text)
+      if (!Number.isFinite(read) || (integer && !Number.isInteger(read))) {
+        problems.push(problem(integer ? 'int_parsing' : 'float_parsing', loc, value))
+      } else if (schema.minimum !== undefined && read < schema.minimum) {
+        problems.push({
+          ...problem('greater_than_equal', loc, value),
+          msg: `Input should be greater than or equal to ${schema.minimum}`,
+          ctx: { ge: schema.minimum },
+        })
+      } else if (schema.maximum !== undefined && read > schema.maximum) {
+        problems.push({
+          ...problem('less_than_equal', loc, value),
+          msg: `Input should be less than or equal to ${schema.maximum}`,
+          ctx: { le: schema.maximum },
         })
       }
       return

@@ -3,6 +3,8 @@
 // `redis-backend.ts` keeps them in Redis through BullMQ, shared by any number of processes. Running a
 // job (`execute.ts`) and deciding what a webhook attempt means (`webhooks/policy.ts`) are shared code.
 import type { AttemptResult, WebhookMessage } from '../webhooks/sender.js'
+import type { DeliveryHistory } from './deliveries.js'
+import type { JobListPage, JobListQuery } from './listing.js'
 import type { JobOutcome, JobRecord, NewJob } from './store.js'
 
 /**
@@ -44,15 +46,51 @@ export interface JobCounts {
   running: number
 }
 
+/** An Idempotency-Key with the fingerprint of the request it came with (routes/jobs.ts). */
+export interface IdempotencyClaim {
+  key: string
+  fingerprint: string
+}
+
+/** The job created, or, for an Idempotency-Key seen before with the same request, the job it made. */
+export interface Submitted {
+  id: string
+  createdAt: number
+  replayed: boolean
+}
+
+/** How a cancel ended: the job is not there, had ended already, or ended by this cancel. */
+export type CancelResult =
+  | { kind: 'not_found' }
+  | { kind: 'finished'; job: JobRecord }
+  | { kind: 'cancelled'; job: JobRecord }
+  /** The run did not stop in time (its process is stuck or gone): it will not run again, nor end well. */
+  | { kind: 'stopping'; job: JobRecord }
+
 export interface JobBackend {
   readonly kind: 'embedded' | 'redis'
   /**
    * Stores a pending job and, with a webhook, the delivery that goes out once it ends. Throws
-   * StoreFullError, StoreUnavailableError or DuplicateJobIdError.
+   * StoreFullError, StoreUnavailableError or DuplicateJobIdError; with an Idempotency-Key already used
+   * for another request (another fingerprint), IdempotencyKeyReusedError.
    */
-  submit(job: NewJob): Promise<void>
+  submit(job: NewJob, idempotency?: IdempotencyClaim): Promise<Submitted>
   /** A job by id, or null when there is none or it has expired. */
   read(id: string, now: number): Promise<JobRecord | null>
+  /**
+   * Cancels a job: a pending one fails at once, a running one's run is aborted wherever it runs and
+   * the job fails; resolves once the job has ended (`The job was cancelled.`, or another end that won).
+   */
+  cancel(id: string, now: number): Promise<CancelResult>
+  /** A page of jobs, newest first; expired jobs never appear. Throws BadCursorError. */
+  list(query: JobListQuery, now: number): Promise<JobListPage>
+  /** The webhook delivery of a job and its attempts, or null when the job is not there. */
+  deliveries(id: string, now: number): Promise<DeliveryHistory | null>
+  /**
+   * Calls `listener` with the id of a job that may have ended (in any process); the caller reads the
+   * job to know. One subscription per process: waiters fan out from it (jobs/waiters.ts).
+   */
+  onEnded(listener: (id: string) => void): Promise<void>
   countPending(): Promise<number>
   counts(): Promise<JobCounts>
   /** Answers whether the backend can serve (readiness). */

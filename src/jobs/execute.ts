@@ -1,10 +1,11 @@
 // Running one job, the same in every backend: parse its params, run it through the executor (cheap
 // ones inline, the rest on the worker pool in the job lane) with the job factorisation budget and the
-// hard time limit, and say how it ended.
+// hard time limit, and say how it ended. `signal` stops the run: a shutdown (the job is given back) or
+// a cancel (the job fails saying so).
 import type { FastifyBaseLogger } from 'fastify'
 import { parse, stringify } from 'lossless-json'
 import type { Algorithm } from '../algorithms/algorithm.js'
-import { AlgorithmError, ContractError } from '../errors.js'
+import { AlgorithmError, CANCEL_REASON, ContractError, JOB_CANCELLED } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import type { RunJob } from './backend.js'
 import type { JobOutcome } from './store.js'
@@ -52,6 +53,9 @@ export function createRunJob(options: RunJobOptions): RunJob {
         }),
       }
     } catch (error) {
+      // A cancel (POST /jobs/{job_id}/cancel) ends the job; a shutdown gives it back.
+      if (shutdown.aborted && shutdown.reason === CANCEL_REASON)
+        return { status: 'failed', error: JOB_CANCELLED }
       if (shutdown.aborted) throw shutdown.reason
       if (timeout.signal.aborted) {
         return { status: 'failed', error: `The job exceeded the hard time limit of ${timeoutMs / 1000} s.` }

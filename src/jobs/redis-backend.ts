@@ -3,12 +3,17 @@
 // its Workers take jobs, hold their locks, find the runs of dead workers (the stalled checker), and
 // retry deliveries on our schedule (a custom backoff). A job with a webhook is the child of its
 // delivery in a flow, so BullMQ releases the delivery in the same step that ends the job.
-import { once } from 'node:events'
+import { createHash } from 'node:crypto'
+import { EventEmitter, once } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
 import {
+  DelayedError,
   FlowProducer,
   Job,
   type JobsOptions,
   Queue,
+  QueueEvents,
+  QueueEventsProducer,
   UnrecoverableError,
   WaitingError,
   Worker,
@@ -16,18 +21,30 @@ import {
 } from 'bullmq'
 import type { FastifyBaseLogger } from 'fastify'
 import { Redis } from 'ioredis'
-import { RedisRefusedError, ShutdownAbort } from '../errors.js'
+import {
+  CANCEL_REASON,
+  IdempotencyKeyReusedError,
+  JOB_CANCELLED,
+  RedisRefusedError,
+  ShutdownAbort,
+} from '../errors.js'
+import { OriginShare, SHARE_DEFER_MS, shareOf } from '../webhooks/origin-share.js'
 import { newWebhookId, webhookPayload } from '../webhooks/payload.js'
 import { attemptStatus, decide, logDecision } from '../webhooks/policy.js'
 import type {
   AttemptDelivery,
+  CancelResult,
   ConsumeDeliveriesOptions,
   ConsumeJobsOptions,
   Consumer,
+  IdempotencyClaim,
   JobBackend,
   JobCounts,
   RunJob,
+  Submitted,
 } from './backend.js'
+import { attemptRecord, type DeliveryAttempt, type DeliveryHistory } from './deliveries.js'
+import type { JobListPage, JobListQuery, ListPosition } from './listing.js'
 import { type RedisJobData, type RedisJobResult, recordOf } from './redis-view.js'
 import {
   DuplicateJobIdError,
@@ -58,6 +75,15 @@ interface DeliveryData {
   webhookId: string
   /** Stored at the first attempt, so that every attempt sends the same body. */
   payload?: string
+  /** Every attempt that counted, stored on the delivery job after it (GET /jobs/{job_id}/deliveries). */
+  attempts?: DeliveryAttempt[]
+}
+
+/** What an Idempotency-Key's Redis key holds. */
+interface KeyClaim {
+  fingerprint: string
+  id: string
+  createdAt: number
 }
 
 const JOBS = 'jobs'
@@ -66,6 +92,18 @@ const PENDING_STATES = ['waiting', 'prioritized', 'delayed'] as const
 const CLEAN_BATCH = 1000
 /** How long a stop waits, after the grace period, for work to be given back before closing anyway. */
 const FORCE_CLOSE_AFTER_MS = 5000
+/** The custom event (on the jobs queue's event stream) asking every process to stop a job's run. */
+const CANCEL_EVENT = 'algoserve-cancel'
+/** How long a process remembers a cancel asked of a job, for a run that starts just after it. */
+const CANCEL_MEMORY_MS = 10_000
+/** How long a cancel waits for a running job to end (the contract: it ends within 1 s). */
+const CANCEL_WAIT_MS = 5000
+/**
+ * Listing with a filter: the most jobs read at once (batches start at a page's size and double), and
+ * the most looked at for one page.
+ */
+const LIST_BATCH = 400
+const LIST_SCAN_MAX = 5000
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'])
 
 /** Reconnect soon after an outage (BullMQ's default waits up to 20 s between tries). */
@@ -85,6 +123,13 @@ export class RedisBackend implements JobBackend {
   #checked: Promise<void> | undefined
   readonly #workerConnections: Redis[] = []
   readonly #workers: Worker[] = []
+  // One QueueEvents per process, made at the first need: job ends (for waiters) and cancels (for runs).
+  #events: QueueEvents | undefined
+  #producer: QueueEventsProducer | undefined
+  readonly #ended = new EventEmitter().setMaxListeners(0)
+  // Cancels asked, by job id (with when): a run that starts just after one is still stopped.
+  readonly #cancels = new Map<string, number>()
+  #jobWorker: Worker<RedisJobData, RedisJobResult> | undefined
 
   constructor(options: RedisBackendOptions) {
     this.#o = options
@@ -180,17 +225,78 @@ export class RedisBackend implements JobBackend {
     }
   }
 
-  async submit(job: NewJob): Promise<void> {
+  // Keys of our own beside BullMQ's, under the same prefix.
+  #key(name: string): string {
+    return `${this.#o.prefix}:algoserve:${name}`
+  }
+
+  async submit(job: NewJob, idempotency?: IdempotencyClaim): Promise<Submitted> {
     this.#usable()
+    if (idempotency === undefined) {
+      await this.#add(job)
+      return { id: job.id, createdAt: job.createdAt, replayed: false }
+    }
+    // SET NX decides which of racing requests with one key creates the job; the others answer with
+    // its id. The key lives as long as a finished job's retention.
+    const key = this.#key(`idempotency:${createHash('sha256').update(idempotency.key).digest('hex')}`)
+    const claim: KeyClaim = { fingerprint: idempotency.fingerprint, id: job.id, createdAt: job.createdAt }
+    let seen: KeyClaim | null = null
+    try {
+      const ttl = Math.ceil(this.#o.ttlMs / 1000)
+      for (let tries = 0; tries < 3 && seen === null; tries++) {
+        if ((await this.#client.set(key, JSON.stringify(claim), 'EX', ttl, 'NX')) === 'OK') break
+        const text = await this.#client.get(key)
+        seen = text === null ? null : (JSON.parse(text) as KeyClaim)
+      }
+    } catch (error) {
+      throw new StoreUnavailableError('Redis failed.', { cause: error })
+    }
+    if (seen === null) {
+      try {
+        await this.#add(job)
+      } catch (error) {
+        await this.#client.del(key).catch(() => undefined)
+        throw error
+      }
+      return { id: job.id, createdAt: job.createdAt, replayed: false }
+    }
+    if (seen.fingerprint !== idempotency.fingerprint) throw new IdempotencyKeyReusedError()
+    // The request that won may still be adding the job: answer once it exists (or 503 if it never does).
+    for (let waited = 0; waited < 2000; waited += 20) {
+      if ((await this.#client.exists(this.#jobKey(seen.id)).catch(() => 0)) === 1) break
+      await sleep(20)
+    }
+    if ((await this.#client.exists(this.#jobKey(seen.id)).catch(() => 0)) !== 1) {
+      throw new StoreUnavailableError('The job of this Idempotency-Key was not created.')
+    }
+    return { id: seen.id, createdAt: seen.createdAt, replayed: true }
+  }
+
+  #jobKey(id: string): string {
+    return `${this.#o.prefix}:${JOBS}:${id}`
+  }
+
+  async #add(job: NewJob): Promise<void> {
     const data: RedisJobData = { params: job.params, webhook: job.webhook, cheap: job.cheap }
     try {
       // BullMQ ignores an add with a taken id, and has no bounded queue: both are checked first, and
       // the bound is soft across API processes (README, Distributed mode).
+      // BullMQ keeps jobs by state, ordered by when they entered it; GET /jobs lists by creation, so
+      // every job is also in a sorted set of ours (all scores 0, members ordered by creation, newest
+      // first: see listMember). It is written before the add, in the same round trip as the checks: a
+      // refused or failed add leaves a member whose job is missing, which a listing skips and removes;
+      // an add without its member cannot happen.
+      const member = listMember(job)
       const [counts, existing] = await Promise.all([
         this.#jobs.getJobCounts(...PENDING_STATES),
         Job.fromId(this.#jobs, job.id),
+        this.#client.zadd(this.#key('created'), 0, member),
       ])
-      if (existing !== undefined) throw new DuplicateJobIdError(job.id)
+      if (existing !== undefined) {
+        // The member names the other job's id: it goes, or the listing would show that job twice.
+        await this.#client.zrem(this.#key('created'), member)
+        throw new DuplicateJobIdError(job.id)
+      }
       const pending = PENDING_STATES.reduce((sum, state) => sum + (counts[state] ?? 0), 0)
       if (pending >= this.#o.maxPending)
         throw new StoreFullError(`${pending} jobs are waiting, the most allowed.`)
@@ -235,11 +341,181 @@ export class RedisBackend implements JobBackend {
   async read(id: string, now: number): Promise<JobRecord | null> {
     this.#usable()
     try {
-      const [job, state] = await Promise.all([Job.fromId(this.#jobs, id), this.#jobs.getJobState(id)])
+      const { job, state } = await this.#readJob(id)
       return recordOf(job, state, this.#o.ttlMs, now)
     } catch (error) {
       throw new StoreUnavailableError('Redis failed.', { cause: error })
     }
+  }
+
+  async #readJob(id: string): Promise<{ job: Job<RedisJobData, RedisJobResult> | undefined; state: string }> {
+    const [job, state] = await Promise.all([Job.fromId(this.#jobs, id), this.#jobs.getJobState(id)])
+    return { job: job as Job<RedisJobData, RedisJobResult> | undefined, state }
+  }
+
+  async cancel(id: string, now: number): Promise<CancelResult> {
+    this.#usable()
+    try {
+      const { job, state } = await this.#readJob(id)
+      const before = recordOf(job, state, this.#o.ttlMs, now)
+      if (job === undefined || before === null) return { kind: 'not_found' }
+      if (before.status === 'completed' || before.status === 'failed')
+        return { kind: 'finished', job: before }
+      // A waiting job cannot be failed through BullMQ without taking it (moveToFailed needs the lock
+      // of an active job), so the cancel is a mark on the job: a pending job with it reads as failed
+      // from now on, and the processor that takes it fails it without running it (which sends its
+      // webhook). A running job is stopped by the cancel event, in whichever process runs it.
+      await job.updateData({ ...job.data, cancelledAt: now })
+      await this.#subscribe()
+      // Woken by the job's end in any process (QueueEvents); the event of the cancel itself wakes it
+      // too, before the run has stopped, so the job is read again until it is no longer running.
+      let wake = () => {}
+      const onEnd = (ended: string) => {
+        if (ended === id) wake()
+      }
+      this.#ended.on('ended', onEnd)
+      try {
+        await (this.#producer as QueueEventsProducer).publishEvent(
+          { eventName: CANCEL_EVENT, jobId: id },
+          10_000,
+        )
+        const deadline = Date.now() + CANCEL_WAIT_MS
+        for (;;) {
+          const woken = new Promise<void>((resolve) => {
+            wake = resolve
+          })
+          // The state first, then the job: read together, a job that ends between the two reads can
+          // show `failed` without its reason, which would look like another end than the cancel.
+          const state = await this.#jobs.getJobState(id)
+          const after = (await Job.fromId(this.#jobs, id)) as Job<RedisJobData, RedisJobResult> | undefined
+          const record = recordOf(after, state, this.#o.ttlMs, Date.now())
+          if (record === null) return { kind: 'not_found' }
+          if (record.status !== 'running') {
+            const cancelled = record.status === 'failed' && record.error === JOB_CANCELLED
+            return { kind: cancelled ? 'cancelled' : 'finished', job: record }
+          }
+          const left = deadline - Date.now()
+          if (left <= 0) return { kind: 'stopping', job: record }
+          let timer: NodeJS.Timeout | undefined
+          await Promise.race([woken, new Promise((resolve) => (timer = setTimeout(resolve, left)))])
+          clearTimeout(timer)
+        }
+      } finally {
+        this.#ended.off('ended', onEnd)
+      }
+    } catch (error) {
+      if (error instanceof Error && /Missing key/.test(error.message)) return { kind: 'not_found' }
+      throw new StoreUnavailableError('Redis failed.', { cause: error })
+    }
+  }
+
+  /**
+   * Newest first from our sorted set of every job. Without a filter a page reads `limit` + 1 jobs;
+   * with one, jobs are read in batches and filtered by their state, looking at most at LIST_SCAN_MAX
+   * per page (the page is then short, and its cursor says where to go on). Members whose job is gone
+   * (expired, or an add that failed) are removed as they are met.
+   */
+  async list(query: JobListQuery, now: number): Promise<JobListPage> {
+    this.#usable()
+    try {
+      const index = this.#key('created')
+      const filtered = query.status !== null || query.algorithm !== null
+      const jobs: JobRecord[] = []
+      let start = query.cursor === null ? '-' : `(${positionMember(query.cursor)}`
+      let scanned = 0
+      let filteredBatch = query.limit + 1
+      let last: ListPosition | null = null
+      for (;;) {
+        const batch = filtered ? filteredBatch : query.limit + 1 - jobs.length
+        filteredBatch = Math.min(LIST_BATCH, filteredBatch * 2)
+        const members = await this.#client.zrangebylex(index, start, '+', 'LIMIT', 0, batch)
+        if (members.length === 0) return { jobs, next: null }
+        const records = await Promise.all(
+          members.map(async (member) => {
+            const { job, state } = await this.#readJob(memberId(member))
+            return recordOf(job, state, this.#o.ttlMs, now)
+          }),
+        )
+        const gone: string[] = []
+        for (const [i, record] of records.entries()) {
+          const member = members[i] as string
+          scanned++
+          if (record === null) {
+            gone.push(member)
+            continue
+          }
+          if (query.status !== null && record.status !== query.status) continue
+          if (query.algorithm !== null && record.algorithm !== query.algorithm) continue
+          if (jobs.length === query.limit) {
+            if (gone.length > 0) await this.#cleanMembers(gone)
+            return { jobs, next: last }
+          }
+          jobs.push(record)
+          last = { createdAt: record.createdAt, id: record.id }
+        }
+        if (gone.length > 0) await this.#cleanMembers(gone)
+        start = `(${members.at(-1) as string}`
+        if (members.length < batch) return { jobs, next: null }
+        if (scanned >= LIST_SCAN_MAX) return { jobs, next: positionOfMember(members.at(-1) as string) }
+      }
+    } catch (error) {
+      throw new StoreUnavailableError('Redis failed.', { cause: error })
+    }
+  }
+
+  /** Removes the members of jobs that no longer exist (a job past its retention may linger a moment). */
+  async #cleanMembers(members: string[]): Promise<void> {
+    const exists = await Promise.all(members.map((m) => this.#client.exists(this.#jobKey(memberId(m)))))
+    const gone = members.filter((_, i) => exists[i] === 0)
+    if (gone.length > 0) await this.#client.zrem(this.#key('created'), ...gone)
+  }
+
+  /** The delivery job (same id as the job, in the webhooks queue) holds its attempts in its data. */
+  async deliveries(id: string, now: number): Promise<DeliveryHistory | null> {
+    this.#usable()
+    try {
+      const { job, state } = await this.#readJob(id)
+      const record = recordOf(job, state, this.#o.ttlMs, now)
+      if (record === null) return null
+      if (record.webhook === null) return { jobId: id, url: null, state: 'none', attempts: [] }
+      const [delivery, deliveryState] = await Promise.all([
+        Job.fromId<DeliveryData>(this.#webhooks, id),
+        this.#webhooks.getJobState(id),
+      ])
+      const attempts = delivery?.data.attempts ?? []
+      let historyState: DeliveryHistory['state'] = attempts.length === 0 ? 'waiting' : 'retrying'
+      if (deliveryState === 'completed') historyState = 'delivered'
+      if (deliveryState === 'failed') historyState = 'failed'
+      return { jobId: id, url: record.webhook, state: historyState, attempts }
+    } catch (error) {
+      throw new StoreUnavailableError('Redis failed.', { cause: error })
+    }
+  }
+
+  async onEnded(listener: (id: string) => void): Promise<void> {
+    this.#ended.on('ended', listener)
+    await this.#subscribe()
+  }
+
+  /** Starts this process's QueueEvents (one for everything) and the producer of cancel events. */
+  async #subscribe(): Promise<void> {
+    if (this.#events === undefined) {
+      const events = new QueueEvents(JOBS, { connection: this.#workerConnection(), prefix: this.#o.prefix })
+      events.on('error', (error) => this.#log.debug({ err: error }, 'redis queue events error'))
+      const ended = ({ jobId }: { jobId: string }) => this.#ended.emit('ended', jobId)
+      events.on('completed', ended)
+      events.on('failed', ended)
+      events.on(CANCEL_EVENT as 'completed', ({ jobId }: { jobId: string }) => {
+        this.#cancels.set(jobId, Date.now())
+        this.#jobWorker?.cancelJob(jobId, CANCEL_REASON)
+        // A pending job reads as failed from the cancel on: its waiters look again.
+        this.#ended.emit('ended', jobId)
+        for (const [id, at] of this.#cancels) if (at < Date.now() - CANCEL_MEMORY_MS) this.#cancels.delete(id)
+      })
+      this.#events = events
+      this.#producer = new QueueEventsProducer(JOBS, { connection: this.#client, prefix: this.#o.prefix })
+    }
+    await this.#events.waitUntilReady()
   }
 
   async countPending(): Promise<number> {
@@ -316,6 +592,10 @@ export class RedisBackend implements JobBackend {
       async (job, token, signal) => {
         // Runs lost to dead workers (stalls) and to dead threads (retries) count alike.
         const lost = job.stalledCounter + job.attemptsMade
+        // Cancelled while it waited (or just as it was taken): it fails without running.
+        if (job.data.cancelledAt !== undefined || this.#cancels.has(job.id as string)) {
+          throw new UnrecoverableError(JOB_CANCELLED)
+        }
         if (lost >= MAX_LOST_RUNS) throw new UnrecoverableError(lostRunsError(lost))
         const record = recordOf(job, 'active', this.#o.ttlMs, Date.now()) as JobRecord
         let outcome: Awaited<ReturnType<RunJob>>
@@ -336,6 +616,11 @@ export class RedisBackend implements JobBackend {
         return [outcome.result, outcome.metadata]
       },
     )
+    this.#jobWorker = worker
+    // Cancels reach this process through its QueueEvents.
+    this.#subscribe().catch((error: unknown) =>
+      this.#log.error({ err: error }, 'could not listen for job cancels'),
+    )
     const ended = (job: Job, status: 'completed' | 'failed') => {
       const seconds = ((job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now())) / 1000
       options.onEnded(job.name, status, Math.max(0, seconds))
@@ -351,40 +636,69 @@ export class RedisBackend implements JobBackend {
   consumeDeliveries(attempt: AttemptDelivery, options: ConsumeDeliveriesOptions): Consumer {
     const waits = this.#o.retryWaitsMs
     const shutdown = new AbortController()
+    const share = new OriginShare(shareOf(options.maxInFlight))
     const worker = this.#worker<DeliveryData, void>(
       WEBHOOKS,
       options.maxInFlight,
       async (job, token, signal) => {
-        let { payload } = job.data
-        if (payload === undefined) {
-          payload = await this.#payloadOf(job)
-          await job.updateData({ ...job.data, payload })
+        if (!share.take(job.data.url)) {
+          // Its receiver has its share of this process's slots: later (not an attempt), so that the
+          // deliveries behind it, to other receivers, are taken first.
+          await job.moveToDelayed(Date.now() + SHARE_DEFER_MS, token)
+          throw new DelayedError()
         }
-        const { jobId, url, webhookId } = job.data
-        const result = await attempt(
-          { id: webhookId, url, payload },
-          AbortSignal.any([shutdown.signal, signal]),
-        )
-        const number = job.attemptsMade + 1
-        const decision = decide(result, number, waits)
-        const status = attemptStatus(decision)
-        if (status !== null) options.onAttempt(status)
-        logDecision(this.#log, { job_id: jobId, webhook_id: webhookId, attempt: number }, decision)
-        switch (decision.kind) {
-          case 'delivered':
-            return
-          case 'released':
-            await job.moveToWait(token)
-            throw new WaitingError()
-          case 'failed':
-            throw new UnrecoverableError(decision.error)
-          case 'retry':
-            throw new Error(decision.error)
+        try {
+          await this.#deliver(job, token, AbortSignal.any([shutdown.signal, signal]), attempt, options)
+        } finally {
+          share.release(job.data.url)
         }
       },
       { settings: { backoffStrategy: (attemptsMade: number) => waits[attemptsMade - 1] ?? 0 } },
     )
     return bullConsumer(worker, shutdown)
+  }
+
+  /** One attempt of a delivery, and what it means (policy.ts) as BullMQ's outcome. */
+  async #deliver(
+    job: Job<DeliveryData>,
+    token: string | undefined,
+    signal: AbortSignal,
+    attempt: AttemptDelivery,
+    options: ConsumeDeliveriesOptions,
+  ): Promise<void> {
+    const waits = this.#o.retryWaitsMs
+    let { payload } = job.data
+    if (payload === undefined) {
+      payload = await this.#payloadOf(job)
+      await job.updateData({ ...job.data, payload })
+    }
+    const { jobId, url, webhookId } = job.data
+    const at = Date.now()
+    const started = performance.now()
+    const result = await attempt({ id: webhookId, url, payload }, signal)
+    const durationMs = performance.now() - started
+    const number = job.attemptsMade + 1
+    const decision = decide(result, number, waits)
+    if (decision.kind !== 'released') {
+      const nextAt = decision.kind === 'retry' ? Date.now() + decision.waitMs : null
+      const record = attemptRecord(result, number, at, durationMs, nextAt)
+      const attempts = [...(job.data.attempts ?? []), record]
+      await job.updateData({ ...job.data, payload, attempts })
+    }
+    const status = attemptStatus(decision)
+    if (status !== null) options.onAttempt(status)
+    logDecision(this.#log, { job_id: jobId, webhook_id: webhookId, attempt: number }, decision)
+    switch (decision.kind) {
+      case 'delivered':
+        return
+      case 'released':
+        await job.moveToWait(token)
+        throw new WaitingError()
+      case 'failed':
+        throw new UnrecoverableError(decision.error)
+      case 'retry':
+        throw new Error(decision.error)
+    }
   }
 
   /** The body of a delivery, from the job it reports on (ended: BullMQ released the delivery). */
@@ -443,13 +757,23 @@ export class RedisBackend implements JobBackend {
       this.#webhooks.clean(grace, CLEAN_BATCH, 'completed'),
       this.#webhooks.clean(grace, CLEAN_BATCH, 'failed'),
     ])
+    // The oldest members of our sorted set are the likeliest to be gone (cleaned here, or removed by
+    // BullMQ's own age rule when another job ended): those whose job no longer exists are removed.
+    const oldest = await this.#client.zrevrangebylex(this.#key('created'), '+', '-', 'LIMIT', 0, CLEAN_BATCH)
+    if (oldest.length > 0) await this.#cleanMembers(oldest)
     return completed.length + failed.length
   }
 
   /** Closes everything; workers still running are closed at once (consumers are stopped first, normally). */
   async close(): Promise<void> {
     await Promise.allSettled(this.#workers.map((worker) => worker.close(true)))
-    await Promise.allSettled([this.#jobs.close(), this.#webhooks.close(), this.#flows.close()])
+    await Promise.allSettled([
+      this.#jobs.close(),
+      this.#webhooks.close(),
+      this.#flows.close(),
+      this.#events?.close(),
+      this.#producer?.close(),
+    ])
     for (const connection of [this.#client, ...this.#workerConnections]) connection.disconnect()
   }
 }
@@ -476,4 +800,23 @@ function bullConsumer(worker: Worker, shutdown: AbortController): Consumer {
       }
     },
   }
+}
+
+// The member of a job in our sorted set: ordered as GET /jobs lists (created_at desc, then id desc)
+// when compared as bytes. Both parts are inverted (a time counted down from 10^15, each hex digit from
+// f), so that ascending order is newest first; the id is read back from it.
+const TIME_LIMIT = 10 ** 15
+const invertHex = (hex: string): string =>
+  [...hex].map((digit) => (15 - Number.parseInt(digit, 16)).toString(16)).join('')
+
+function positionMember(position: ListPosition): string {
+  return `${String(TIME_LIMIT - 1 - position.createdAt).padStart(15, '0')}:${invertHex(position.id)}`
+}
+
+const listMember = (job: NewJob): string => positionMember({ createdAt: job.createdAt, id: job.id })
+
+const memberId = (member: string): string => invertHex(member.slice(16))
+
+function positionOfMember(member: string): ListPosition {
+  return { createdAt: TIME_LIMIT - 1 - Number(member.slice(0, 15)), id: memberId(member) }
 }

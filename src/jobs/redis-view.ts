@@ -2,6 +2,7 @@
 // its BullMQ state (design notes §2.2). BullMQ's fields outlive a state (processedOn survives a
 // give-back), so every field is taken from the state.
 import type { Job } from 'bullmq'
+import { JOB_CANCELLED } from '../errors.js'
 import { type JobRecord, type JobState, lostRunsError, MAX_LOST_RUNS } from './store.js'
 
 /** What a job carries in Redis; its BullMQ name is the algorithm. */
@@ -9,6 +10,8 @@ export interface RedisJobData {
   params: string
   webhook: string | null
   cheap: boolean
+  /** When POST /jobs/{job_id}/cancel asked for the job to stop (unix ms). */
+  cancelledAt?: number
 }
 
 /** What a job's run returns to BullMQ: the result and metadata JSON texts. */
@@ -37,6 +40,34 @@ export function recordOf(
 ): JobRecord | null {
   const status = STATES[state]
   if (job === undefined || status === undefined) return null
+  const stored = {
+    id: job.id as string,
+    algorithm: job.name,
+    params: job.data.params,
+    webhook: job.data.webhook,
+    cheap: job.data.cheap,
+    createdAt: job.timestamp,
+    runs: job.attemptsStarted,
+    lostRuns: job.stalledCounter + job.attemptsMade,
+  }
+  // Cancelled before it ran: it reads as failed from the cancel on, whether it still waits, has just
+  // been taken by a worker (which fails it without running it) or has been failed so.
+  const cancelledAt = job.data.cancelledAt
+  if (
+    cancelledAt !== undefined &&
+    (status === 'pending' || ((job.processedOn ?? 0) >= cancelledAt && state !== 'completed'))
+  ) {
+    if (cancelledAt + ttlMs <= now) return null
+    return {
+      ...stored,
+      status: 'failed',
+      startedAt: null,
+      completedAt: cancelledAt,
+      result: null,
+      error: JOB_CANCELLED,
+      metadata: null,
+    }
+  }
   const finished = status === 'completed' || status === 'failed'
   const completedAt = finished ? (job.finishedOn ?? null) : null
   if (completedAt !== null && completedAt + ttlMs <= now) return null
@@ -45,21 +76,13 @@ export function recordOf(
   if (status === 'failed') {
     error = job.failedReason === BULLMQ_STALLED ? lostRunsError(MAX_LOST_RUNS) : (job.failedReason ?? null)
   }
-  const startedAt = status === 'pending' ? null : (job.processedOn ?? completedAt)
   return {
-    id: job.id as string,
-    algorithm: job.name,
-    params: job.data.params,
-    webhook: job.data.webhook,
-    cheap: job.data.cheap,
+    ...stored,
     status,
-    createdAt: job.timestamp,
-    startedAt,
+    startedAt: status === 'pending' ? null : (job.processedOn ?? completedAt),
     completedAt,
     result: result?.[0] ?? null,
     error,
     metadata: result?.[1] ?? null,
-    runs: job.attemptsStarted,
-    lostRuns: job.stalledCounter + job.attemptsMade,
   }
 }

@@ -1,7 +1,7 @@
 // The embedded job runner: takes pending jobs from the SQLite store in creation order and runs them
 // (`execute.ts`), at most `concurrency` of those holding a worker thread at a time.
 import type { FastifyBaseLogger } from 'fastify'
-import { ShutdownAbort } from '../errors.js'
+import { CANCEL_REASON, ShutdownAbort } from '../errors.js'
 import type { JobEndStatus, RunJob } from './backend.js'
 import type { JobRecord, JobStore } from './store.js'
 import { type Batch, WorkLoop } from './work-loop.js'
@@ -26,6 +26,8 @@ export class JobRunner extends WorkLoop<JobRecord> {
   readonly #o: RunnerOptions
   // Jobs holding a worker thread now; `concurrency` bounds them.
   #heavy = 0
+  // The runs in flight, by job id: a cancel aborts one and waits for its end to be stored.
+  readonly #runs = new Map<string, { cancel: AbortController; done: Promise<void> }>()
 
   constructor(options: RunnerOptions) {
     super(options.log, options.pollMs ?? 1000)
@@ -53,7 +55,31 @@ export class JobRunner extends WorkLoop<JobRecord> {
     }
   }
 
+  /** Aborts the run of job `id` as cancelled and resolves once its end is stored; false if none runs. */
+  async cancel(id: string): Promise<boolean> {
+    const run = this.#runs.get(id)
+    if (run === undefined) return false
+    run.cancel.abort(CANCEL_REASON)
+    await run.done
+    return true
+  }
+
   async #run(job: JobRecord, shutdown: AbortSignal): Promise<void> {
+    const cancel = new AbortController()
+    let finished = () => {}
+    const done = new Promise<void>((resolve) => {
+      finished = resolve
+    })
+    this.#runs.set(job.id, { cancel, done })
+    try {
+      await this.#runOnce(job, AbortSignal.any([shutdown, cancel.signal]))
+    } finally {
+      this.#runs.delete(job.id)
+      finished()
+    }
+  }
+
+  async #runOnce(job: JobRecord, shutdown: AbortSignal): Promise<void> {
     const { store } = this.#o
     const startedAt = job.startedAt ?? Date.now()
     const ended = (status: JobEndStatus) => this.#o.onEnded(job, status, (Date.now() - startedAt) / 1000)

@@ -4,6 +4,10 @@
 // job found `running` at start was run by a process that died: its run is counted as lost.
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { IdempotencyKeyReusedError, JOB_CANCELLED } from '../errors.js'
+import type { IdempotencyClaim, Submitted } from './backend.js'
+import type { DeliveryAttempt, DeliveryHistory } from './deliveries.js'
+import type { JobListPage, JobListQuery } from './listing.js'
 import {
   type Connection,
   type DriverName,
@@ -69,6 +73,29 @@ const MIGRATIONS = [
    CREATE INDEX deliveries_due ON deliveries (next_at) WHERE status = 'pending';
    CREATE INDEX deliveries_sending ON deliveries (id) WHERE status = 'sending';
    CREATE INDEX deliveries_settled ON deliveries (updated_at) WHERE status IN ('delivered', 'failed');`,
+  // Job control (issue 16). Listing newest first, with or without a status filter, walks an index; an
+  // algorithm filter is checked on the rows walked (there are few algorithms, and one index fewer to
+  // keep up on every write). Idempotency keys live as long as a job's retention after they are made.
+  `CREATE INDEX jobs_created ON jobs (created_at DESC, id DESC);
+   CREATE INDEX jobs_status_created ON jobs (status, created_at DESC, id DESC);
+   CREATE TABLE idempotency_keys (
+     key TEXT PRIMARY KEY,
+     fingerprint TEXT NOT NULL,
+     job_id TEXT NOT NULL,
+     created_at INTEGER NOT NULL
+   ) WITHOUT ROWID;
+   CREATE INDEX idempotency_created ON idempotency_keys (created_at);
+   CREATE INDEX deliveries_job ON deliveries (job_id);
+   CREATE TABLE delivery_attempts (
+     delivery_id TEXT NOT NULL,
+     attempt INTEGER NOT NULL,
+     at INTEGER NOT NULL,
+     duration_ms REAL NOT NULL,
+     status_code INTEGER,
+     error TEXT,
+     next_at INTEGER,
+     PRIMARY KEY (delivery_id, attempt)
+   ) WITHOUT ROWID;`,
 ]
 
 export interface SqliteStoreOptions {
@@ -179,6 +206,46 @@ export class SqliteJobStore implements JobStore {
                       ORDER BY next_at LIMIT @limit)
          RETURNING id, job_id, url, payload, attempts, next_at`,
       ),
+      cancelPending: db.prepare(
+        `UPDATE jobs SET status = 'failed', completed_at = @now, error = @error
+         WHERE id = @id AND status = 'pending' RETURNING ${JOB_COLUMNS}`,
+      ),
+      // Row values keep the cursor's condition an index range; no cursor is the largest position.
+      list: db.prepare(
+        `SELECT ${JOB_COLUMNS} FROM jobs INDEXED BY jobs_created
+         WHERE (created_at, id) < (@at, @id) AND (completed_at IS NULL OR completed_at > @cutoff)
+           AND (@algorithm IS NULL OR algorithm = @algorithm)
+         ORDER BY created_at DESC, id DESC LIMIT @limit`,
+      ),
+      listByStatus: db.prepare(
+        `SELECT ${JOB_COLUMNS} FROM jobs INDEXED BY jobs_status_created
+         WHERE status = @status AND (created_at, id) < (@at, @id)
+           AND (completed_at IS NULL OR completed_at > @cutoff)
+           AND (@algorithm IS NULL OR algorithm = @algorithm)
+         ORDER BY created_at DESC, id DESC LIMIT @limit`,
+      ),
+      readKey: db.prepare(
+        `SELECT k.fingerprint, k.job_id, k.created_at AS key_at, j.created_at
+         FROM idempotency_keys k LEFT JOIN jobs j ON j.id = k.job_id WHERE k.key = ?`,
+      ),
+      putKey: db.prepare(
+        `INSERT OR REPLACE INTO idempotency_keys (key, fingerprint, job_id, created_at)
+         VALUES (@key, @fingerprint, @jobId, @now)`,
+      ),
+      expireKeys: db.prepare('DELETE FROM idempotency_keys WHERE created_at <= @before'),
+      deliveryOf: db.prepare('SELECT id, url, status, attempts FROM deliveries WHERE job_id = ?'),
+      attemptsOf: db.prepare(
+        `SELECT attempt, at, duration_ms, status_code, error, next_at FROM delivery_attempts
+         WHERE delivery_id = ? ORDER BY attempt`,
+      ),
+      insertAttempt: db.prepare(
+        `INSERT OR REPLACE INTO delivery_attempts (delivery_id, attempt, at, duration_ms, status_code, error, next_at)
+         VALUES (@deliveryId, @attempt, @at, @durationMs, @statusCode, @error, @nextAttemptAt)`,
+      ),
+      expireAttempts: db.prepare(
+        `DELETE FROM delivery_attempts WHERE delivery_id IN
+           (SELECT id FROM deliveries WHERE status IN ('delivered', 'failed') AND updated_at <= @before)`,
+      ),
       ping: db.prepare('SELECT 1'),
       nextDelivery: db.prepare(`SELECT min(next_at) AS at FROM deliveries WHERE status = 'pending'`),
       settleDelivery: db.prepare(
@@ -222,18 +289,110 @@ export class SqliteJobStore implements JobStore {
   }
 
   async create(job: NewJob): Promise<void> {
-    this.#guard(() => {
-      if (this.#pending >= this.#maxPending) {
-        throw new StoreFullError(`${this.#pending} jobs are waiting, the most allowed.`)
+    await this.submit(job)
+  }
+
+  /**
+   * Adds a pending job as `create` does; with an Idempotency-Key, in the same transaction, records the
+   * key, or gives the job the key made before (same fingerprint) or throws IdempotencyKeyReusedError.
+   */
+  async submit(job: NewJob, idempotency?: IdempotencyClaim): Promise<Submitted> {
+    return this.#guard(() =>
+      inTransaction(this.#db, () => {
+        if (idempotency !== undefined) {
+          const seen = this.#sql.readKey.get(idempotency.key) as
+            | { fingerprint: string; job_id: string; key_at: number; created_at: number | null }
+            | undefined
+          // A key past the retention, or whose job is gone, is free again.
+          if (seen !== undefined && seen.key_at + this.#ttlMs > job.createdAt && seen.created_at !== null) {
+            if (seen.fingerprint !== idempotency.fingerprint) throw new IdempotencyKeyReusedError()
+            return { id: seen.job_id, createdAt: seen.created_at, replayed: true }
+          }
+        }
+        if (this.#pending >= this.#maxPending) {
+          throw new StoreFullError(`${this.#pending} jobs are waiting, the most allowed.`)
+        }
+        try {
+          const { id, algorithm, params, webhook, createdAt } = job
+          this.#sql.insert.run({ id, algorithm, params, webhook, cheap: job.cheap ? 1 : 0, createdAt })
+        } catch (error) {
+          if (sqliteCode(error) === SQLITE_CONSTRAINT_UNIQUE) throw new DuplicateJobIdError(job.id)
+          throw error
+        }
+        if (idempotency !== undefined) {
+          this.#sql.putKey.run({ ...idempotency, jobId: job.id, now: job.createdAt })
+        }
+        this.#pending++
+        return { id: job.id, createdAt: job.createdAt, replayed: false }
+      }),
+    )
+  }
+
+  /** Fails a pending job as cancelled, scheduling its webhook; null when it is not pending. */
+  async cancelPending(id: string, now: number): Promise<JobRecord | null> {
+    return this.#guard(() =>
+      inTransaction(this.#db, () => {
+        const row = this.#sql.cancelPending.get({ id, now, error: JOB_CANCELLED }) as JobRow | undefined
+        if (row === undefined) return null
+        this.#pending--
+        const record = toRecord(row)
+        this.#schedule(this.#makeDelivery(record), now)
+        return record
+      }),
+    )
+  }
+
+  async list(query: JobListQuery, now: number): Promise<JobListPage> {
+    return this.#guard(() => {
+      const params = {
+        at: query.cursor?.createdAt ?? Number.MAX_SAFE_INTEGER,
+        id: query.cursor?.id ?? '',
+        cutoff: now - this.#ttlMs,
+        algorithm: query.algorithm,
+        limit: query.limit + 1,
       }
-      try {
-        const { id, algorithm, params, webhook, createdAt } = job
-        this.#sql.insert.run({ id, algorithm, params, webhook, cheap: job.cheap ? 1 : 0, createdAt })
-      } catch (error) {
-        if (sqliteCode(error) === SQLITE_CONSTRAINT_UNIQUE) throw new DuplicateJobIdError(job.id)
-        throw error
-      }
-      this.#pending++
+      const rows = (
+        query.status === null
+          ? this.#sql.list.all(params)
+          : this.#sql.listByStatus.all({ ...params, status: query.status })
+      ) as JobRow[]
+      const jobs = rows.slice(0, query.limit).map(toRecord)
+      const last = jobs.at(-1)
+      const more = rows.length > query.limit && last !== undefined
+      return { jobs, next: more ? { createdAt: last.createdAt, id: last.id } : null }
+    })
+  }
+
+  /** The delivery of job `job` and its attempts. */
+  async deliveryHistory(job: JobRecord): Promise<DeliveryHistory> {
+    return this.#guard(() => {
+      if (job.webhook === null) return { jobId: job.id, url: null, state: 'none', attempts: [] }
+      const delivery = this.#sql.deliveryOf.get(job.id) as
+        | { id: string; url: string; status: string; attempts: number }
+        | undefined
+      if (delivery === undefined) return { jobId: job.id, url: job.webhook, state: 'waiting', attempts: [] }
+      const attempts = (
+        this.#sql.attemptsOf.all(delivery.id) as {
+          attempt: number
+          at: number
+          duration_ms: number
+          status_code: number | null
+          error: string | null
+          next_at: number | null
+        }[]
+      ).map(
+        (row): DeliveryAttempt => ({
+          attempt: row.attempt,
+          at: row.at,
+          durationMs: row.duration_ms,
+          statusCode: row.status_code,
+          error: row.error,
+          nextAttemptAt: row.next_at,
+        }),
+      )
+      let state: DeliveryHistory['state'] = attempts.length === 0 ? 'waiting' : 'retrying'
+      if (delivery.status === 'delivered' || delivery.status === 'failed') state = delivery.status
+      return { jobId: job.id, url: delivery.url, state, attempts }
     })
   }
 
@@ -306,6 +465,8 @@ export class SqliteJobStore implements JobStore {
   async expire(now: number): Promise<number> {
     return this.#guard(() => {
       const before = now - this.#ttlMs
+      this.#sql.expireKeys.run({ before })
+      this.#sql.expireAttempts.run({ before })
       this.#sql.expireDeliveries.run({ before })
       return Number(this.#sql.expireJobs.run({ before }).changes)
     })
@@ -358,7 +519,14 @@ export class SqliteJobStore implements JobStore {
         settled.uncount = 1
         break
     }
-    this.#guard(() => this.#sql.settleDelivery.run(settled))
+    const record = outcome.kind === 'released' ? undefined : outcome.record
+    this.#guard(() =>
+      inTransaction(this.#db, () => {
+        if (this.#sql.settleDelivery.run(settled).changes > 0 && record !== undefined) {
+          this.#sql.insertAttempt.run({ deliveryId: id, ...record })
+        }
+      }),
+    )
   }
 
   async ping(): Promise<boolean> {
@@ -407,7 +575,13 @@ export class SqliteJobStore implements JobStore {
     try {
       return work()
     } catch (error) {
-      if (error instanceof StoreFullError || error instanceof DuplicateJobIdError) throw error
+      if (
+        error instanceof StoreFullError ||
+        error instanceof DuplicateJobIdError ||
+        error instanceof IdempotencyKeyReusedError
+      ) {
+        throw error
+      }
       throw new StoreUnavailableError('The job store failed.', { cause: error })
     }
   }

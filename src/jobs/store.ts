@@ -1,6 +1,7 @@
 // The job store: where jobs and their webhook deliveries live. The runner, the webhook dispatcher and
 // the routes speak only this interface; `sqlite-store.ts` implements it for one process, and a Redis
 // backend can implement it for many. Every call is asynchronous so that a networked store fits.
+import type { DeliveryAttempt } from './deliveries.js'
 
 export type JobState = 'pending' | 'running' | 'completed' | 'failed'
 
@@ -74,9 +75,9 @@ export interface Delivery extends NewDelivery {
 
 /** What happened to one delivery attempt, and so what the store does with the delivery. */
 export type DeliveryOutcome =
-  | { kind: 'delivered' }
-  | { kind: 'retry'; nextAt: number; error: string }
-  | { kind: 'failed'; error: string }
+  | { kind: 'delivered'; record?: DeliveryAttempt }
+  | { kind: 'retry'; nextAt: number; error: string; record?: DeliveryAttempt }
+  | { kind: 'failed'; error: string; record?: DeliveryAttempt }
   /**
    * The attempt was cut short by a shutdown, or not made (its receiver had its share of attempts in
    * flight): the delivery waits again, due at `nextAt` (default now), the attempt not counted.

@@ -103,6 +103,12 @@ export function createMetrics() {
       labelNames: ['algorithm'] as const,
       registers,
     }),
+    jobsCancelled: new Counter({
+      name: 'jobs_cancelled_total',
+      help: 'Jobs cancelled through POST /jobs/{job_id}/cancel (they also count as failed).',
+      labelNames: ['algorithm'] as const,
+      registers,
+    }),
     jobsCompleted: new Counter({
       name: 'jobs_completed_total',
       help: 'Jobs finished, by status (completed or failed).',

@@ -1,4 +1,6 @@
-// POST /jobs (check, hand to the job backend, answer 202; a consumer runs it) and GET /jobs/{job_id}.
+// POST /jobs (check, hand to the job backend, answer 202; a consumer runs it) and GET /jobs/{job_id};
+// with job control (issue 16), an Idempotency-Key on the first and a wait for the job's end on the second.
+import { createHash } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { stringify } from 'lossless-json'
@@ -14,9 +16,10 @@ import {
   JobStatusResponse,
   WrappedErrorResponse,
 } from '../http/schemas.js'
-import type { JobBackend } from '../jobs/backend.js'
+import type { IdempotencyClaim, JobBackend } from '../jobs/backend.js'
 import { isoTime, jobStatusJson, newJobId } from '../jobs/job-view.js'
-import { DuplicateJobIdError, StoreFullError, StoreUnavailableError } from '../jobs/store.js'
+import { DuplicateJobIdError, type JobRecord, StoreFullError, StoreUnavailableError } from '../jobs/store.js'
+import { JobWaiters } from '../jobs/waiters.js'
 import type { Metrics } from '../metrics/metrics.js'
 import { checkWebhookUrl } from '../webhooks/address-policy.js'
 
@@ -26,9 +29,37 @@ export interface JobRouteOptions {
   metrics: Metrics
   maxDigits: number
   webhookAllowPrivate: boolean
+  /** Waits on GET /jobs/{job_id}?wait= held at once. */
+  maxJobWaiters: number
 }
 
-/** Seconds a client is asked to wait after a 503. */
+const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      pattern: '^[\\x20-\\x7E]{1,255}$',
+      description:
+        '1 to 255 printable ASCII characters. The same key with the same request within ' +
+        'ALGOSERVE_JOB_TTL_SECONDS answers with the job it created (202, Idempotent-Replayed: true); with ' +
+        'another request, 409 IDEMPOTENCY_KEY_REUSED. Job control.',
+    }),
+  ),
+})
+
+const WaitQuery = Type.Object({
+  wait: Type.Optional(
+    Type.Unsafe<number>({
+      type: 'number',
+      minimum: 0,
+      maximum: 60,
+      description:
+        'Seconds to wait for the job to end: the answer comes as soon as it is completed or failed, or when ' +
+        'the wait is over, with its state then. Beyond ALGOSERVE_MAX_JOB_WAITERS waits held at once it ' +
+        'answers at once, with Wait-Skipped: true. Job control.',
+    }),
+  ),
+})
+
+const isFinished = (job: JobRecord): boolean => job.status === 'completed' || job.status === 'failed'
 
 /** The store's troubles as the contract's 503; anything else stays what it is. */
 function unavailable(error: unknown): unknown {
@@ -46,6 +77,13 @@ const validationFailed = described(HTTPValidationError, 'The request failed the 
 
 export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions): Promise<void> {
   const { algorithms, backend, metrics, maxDigits } = options
+  const waiters = new JobWaiters(options.maxJobWaiters)
+  // The backend is opened after the routes are registered: subscribed at the first wait.
+  let subscribed: Promise<void> | undefined
+  const subscribe = () => {
+    subscribed ??= backend().onEnded((id) => waiters.signal(id))
+    return subscribed
+  }
 
   app.post(
     '/jobs',
@@ -57,12 +95,19 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
         tags: ['jobs'],
         description:
           'Checks, in order: the schema (422), the algorithm name (404), its params (400), the webhook URL (400), ' +
-          'capacity and store (503 with Retry-After).',
+          'capacity and store (503 with Retry-After). With an Idempotency-Key header (job control), a request ' +
+          'repeated with the same key and the same checked request (algorithm, params, webhook) answers with ' +
+          'the job the first one created and the header Idempotent-Replayed: true.',
+        headers: IdempotencyHeaders,
         body: Type.Ref(JobRequest),
         response: {
-          202: described(JobCreateResponse, 'The job was created and waits to run.'),
+          202: described(
+            JobCreateResponse,
+            'The job was created and waits to run (or, replayed, was created).',
+          ),
           400: wrappedError('VALIDATION_ERROR: bad params or webhook; details names the field.'),
           404: wrappedError('ALGORITHM_NOT_FOUND; details.available_algorithms lists the known names.'),
+          409: wrappedError('IDEMPOTENCY_KEY_REUSED: this Idempotency-Key came with another request.'),
           413: wrappedError('PAYLOAD_TOO_LARGE.'),
           422: validationFailed,
           503: wrappedError(
@@ -82,28 +127,39 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
         body.webhook === undefined || body.webhook === null
           ? null
           : checkWebhookUrl(body.webhook, options.webhookAllowPrivate)
+      const key = (request.headers as { 'idempotency-key'?: string })['idempotency-key']
+      const idempotency: IdempotencyClaim | undefined =
+        key === undefined
+          ? undefined
+          : {
+              key,
+              // The checked request, so that the same number written another way is the same request.
+              fingerprint: createHash('sha256')
+                .update(JSON.stringify([algorithm.name, params, webhook]))
+                .digest('hex'),
+            }
       const createdAt = Date.now()
-      let id = newJobId()
+      let submitted: Awaited<ReturnType<JobBackend['submit']>>
       try {
         // 48 random bits: a clash is rare enough that one fresh draw settles it.
-        const job = { id, algorithm: algorithm.name, params, webhook, cheap, createdAt }
-        await backend()
-          .submit(job)
+        const job = { id: newJobId(), algorithm: algorithm.name, params, webhook, cheap, createdAt }
+        submitted = await backend()
+          .submit(job, idempotency)
           .catch((error) => {
             if (!(error instanceof DuplicateJobIdError)) throw error
-            id = newJobId()
-            return backend().submit({ ...job, id })
+            return backend().submit({ ...job, id: newJobId() }, idempotency)
           })
       } catch (error) {
         throw unavailable(error)
       }
-      metrics.jobsCreated.inc({ algorithm: algorithm.name })
+      if (submitted.replayed) reply.header('idempotent-replayed', 'true')
+      else metrics.jobsCreated.inc({ algorithm: algorithm.name })
       reply.code(202)
       return {
-        job_id: id,
+        job_id: submitted.id,
         status: 'pending',
         message: 'Job accepted; GET /jobs/{job_id} tells its status.',
-        created_at: isoTime(createdAt),
+        created_at: isoTime(submitted.createdAt),
       }
     },
   )
@@ -117,6 +173,7 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
         operationId: 'getJob',
         tags: ['jobs'],
         params: JobIdParams,
+        querystring: WaitQuery,
         response: {
           200: described(JobStatusResponse, 'The job, in whatever state it is.'),
           404: wrappedError('JOB_NOT_FOUND: the job does not exist or has expired.'),
@@ -127,12 +184,49 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
     },
     async (request, reply) => {
       const { job_id: id } = request.params as { job_id: string }
-      const job = await backend()
-        .read(id, Date.now())
-        .catch((error) => {
-          throw unavailable(error)
-        })
+      const read = () =>
+        backend()
+          .read(id, Date.now())
+          .catch((error) => {
+            throw unavailable(error)
+          })
+      let job = await read()
       if (job === null) throw new JobNotFoundError(id)
+      const { wait } = request.query as { wait?: string }
+      const waitMs = wait === undefined ? 0 : Number(wait) * 1000
+      if (waitMs > 0 && !isFinished(job)) {
+        const hold = waiters.hold(id)
+        if (hold === null) {
+          reply.header('wait-skipped', 'true')
+        } else {
+          // No loop per client: the backend's one subscription wakes this wait (jobs/waiters.ts); a
+          // client that goes away releases it.
+          const gone = () => hold.release()
+          reply.raw.once('close', gone)
+          let timer: NodeJS.Timeout | undefined
+          try {
+            await subscribe().catch((error) => {
+              throw unavailable(error)
+            })
+            const deadline = new Promise<void>((resolve) => {
+              timer = setTimeout(resolve, waitMs)
+            })
+            const deadlineAt = Date.now() + waitMs
+            for (;;) {
+              const woken = hold.next()
+              // Read after the wait is held, so that an end just before it is not missed.
+              job = await read()
+              if (job === null || isFinished(job) || Date.now() >= deadlineAt || reply.raw.destroyed) break
+              await Promise.race([woken, deadline])
+            }
+          } finally {
+            clearTimeout(timer)
+            reply.raw.off('close', gone)
+            hold.release()
+          }
+          if (job === null) throw new JobNotFoundError(id)
+        }
+      }
       // Written from the stored JSON directly (job-view.ts); the schema above documents it.
       return reply.type('application/json; charset=utf-8').serializer(String).send(jobStatusJson(job))
     },

@@ -37,7 +37,7 @@ export interface WebhookMessage {
 /** How one attempt ended: `refused` (the address rule) and `gone` (410) are never retried. */
 export type AttemptResult =
   | { kind: 'success'; statusCode: number }
-  | { kind: 'failure'; error: string }
+  | { kind: 'failure'; error: string; statusCode?: number }
   | { kind: 'gone' }
   | { kind: 'refused'; error: string }
   | { kind: 'aborted' }
@@ -127,7 +127,7 @@ export class WebhookSender {
       if (status >= 200 && status < 300) return { kind: 'success', statusCode: status }
       if (status === 410) return { kind: 'gone' }
       // Redirects are not followed (undici's request follows none): they count as failures.
-      return { kind: 'failure', error: `the receiver answered ${status}` }
+      return { kind: 'failure', error: `the receiver answered ${status}`, statusCode: status }
     } catch (error) {
       if (signal?.aborted) return { kind: 'aborted' }
       const refused = findRefusal(error)

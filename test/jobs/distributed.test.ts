@@ -192,6 +192,38 @@ describe('distributed mode', { skip: skipWithoutRedis }, () => {
     assert.equal(done.result?.factorization_complete, false, 'it ran its whole budget again')
   })
 
+  test('job control across processes: a cancel at one API stops the run in a worker process; a wait at another API ends with it', {
+    timeout: 120_000,
+  }, async (t) => {
+    const c = cluster(() => redis.url)
+    t.after(() => c.close())
+    const [api, otherApi] = await Promise.all([
+      c.api(),
+      c.api(),
+      c.worker(['--job-factor-budget-ms', '60000']),
+    ])
+    const id = (
+      await createJob(api, { algorithm: 'PrimeChecker', params: { number: RSA_100 }, webhook: receiver.url })
+    ).json.job_id as string
+    await waitJob(api, id, (job) => job.status === 'running')
+    const waiting = fetch(`${otherApi}/jobs/${id}?wait=30`).then(async (r) => (await r.json()) as JobBody)
+    await sleep(300)
+    const cancelledAt = Date.now()
+    const answer = await fetch(`${api}/jobs/${id}/cancel`, { method: 'POST' })
+    const took = Date.now() - cancelledAt
+    assert.equal(answer.status, 200)
+    const job = (await answer.json()) as JobBody
+    assert.equal(job.status, 'failed')
+    assert.equal(job.error, 'The job was cancelled.')
+    assert.ok(took < 1500, `the cancel took ${took} ms`)
+    const waited = await waiting
+    assert.equal(waited.status, 'failed')
+    assert.ok(Date.now() - cancelledAt < 3000, 'the wait at the other API ended with the job')
+    await until(() => receiver.received.some((r) => JSON.parse(r.body).job_id === id), 10_000, 'webhook')
+    const payload = JSON.parse(receiver.received.find((r) => JSON.parse(r.body).job_id === id)?.body ?? '{}')
+    assert.equal(payload.error, 'The job was cancelled.')
+  })
+
   test('Redis down at start: /healthz up, /readyz and jobs 503 at once, /invoke works, no job behind the back; then recovers', {
     timeout: 120_000,
   }, async (t) => {

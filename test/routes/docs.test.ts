@@ -39,6 +39,8 @@ const STATUS_OF_CODE: Record<string, string> = {
   UNAUTHORIZED: '401',
   ALGORITHM_NOT_FOUND: '404',
   JOB_NOT_FOUND: '404',
+  JOB_ALREADY_FINISHED: '409',
+  IDEMPOTENCY_KEY_REUSED: '409',
   PAYLOAD_TOO_LARGE: '413',
   RATE_LIMITED: '429',
   ALGORITHM_ERROR: '500',
@@ -78,11 +80,14 @@ describe('GET /openapi.json', () => {
     assert.ok(!Object.keys(document.components.schemas).some((name) => name.startsWith('def-')))
   })
 
-  test('has every path, method and status code of the interface, and not the documentation routes', () => {
+  test('has every path, method and status code of the interface and of job control, and not the documentation routes', () => {
     const expected: Record<string, Record<string, string[]>> = {
       '/invoke': { post: ['200', '400', '413', '422', '500', '503'] },
-      '/jobs': { post: ['202', '400', '404', '413', '422', '503'] },
+      // 409 only with an Idempotency-Key, and GET /jobs, are job control (tag job-control).
+      '/jobs': { post: ['202', '400', '404', '409', '413', '422', '503'], get: ['200', '422', '503'] },
       '/jobs/{job_id}': { get: ['200', '404', '422', '503'] },
+      '/jobs/{job_id}/cancel': { post: ['200', '404', '409', '422', '503'] },
+      '/jobs/{job_id}/deliveries': { get: ['200', '404', '422', '503'] },
       '/healthz': { get: ['200'] },
       '/readyz': { get: ['200', '503'] },
       '/metrics': { get: ['200'] },
@@ -104,12 +109,12 @@ describe('the OpenAPI document reads as ours and is exact', () => {
     document = (await (await fetch(`${server.url}/openapi.json`)).json()) as Document
   })
 
-  test('has a relative server, the three tags, and no security (no keys are set)', () => {
+  test('has a relative server, the four tags, and no security (no keys are set)', () => {
     assert.equal(document.info.title, 'Algoserve')
     assert.deepEqual(document.servers, [{ url: '/', description: 'This service' }])
     assert.deepEqual(
       document.tags?.map((tag) => tag.name),
-      ['algorithms', 'jobs', 'operations'],
+      ['algorithms', 'jobs', 'operations', 'job-control'],
     )
     assert.equal(document.security, undefined)
     assert.equal(document.components.securitySchemes, undefined)
@@ -118,7 +123,17 @@ describe('the OpenAPI document reads as ours and is exact', () => {
 
   test('every operation has a unique operationId, a tag, and the x-request-id parameter and header', () => {
     const ids = operations(document).map(({ operation }) => operation.operationId)
-    assert.deepEqual(ids.sort(), ['createJob', 'getJob', 'healthz', 'invoke', 'metrics', 'readyz'])
+    assert.deepEqual(ids.sort(), [
+      'cancelJob',
+      'createJob',
+      'getJob',
+      'getJobDeliveries',
+      'healthz',
+      'invoke',
+      'listJobs',
+      'metrics',
+      'readyz',
+    ])
     for (const { path, operation } of operations(document)) {
       assert.equal(operation.tags?.length, 1, path)
       assert.ok(
@@ -139,7 +154,8 @@ describe('the OpenAPI document reads as ours and is exact', () => {
           assert.notEqual(media.example, undefined, `${path} ${status} has an example`)
           const example = media.example as { error?: string; detail?: { error?: string } }
           const code = example.error ?? example.detail?.error
-          if (code === undefined) continue
+          // A failed job's body (a 200) has an `error` too: its message, not a code.
+          if (code === undefined || status < '400') continue
           assert.equal(STATUS_OF_CODE[code], status, `${path} ${status} shows ${code}`)
           checked++
         }
@@ -147,15 +163,17 @@ describe('the OpenAPI document reads as ours and is exact', () => {
     }
     assert.equal(
       checked,
-      10,
-      'error examples: invoke 400, 413, 500, 503; createJob 400, 404, 413, 503; getJob 404, 503',
+      17,
+      'error examples: invoke 400, 413, 500, 503; createJob 400, 404, 409, 413, 503; getJob 404, 503; ' +
+        'cancelJob 404, 409, 503; listJobs 503; getJobDeliveries 404, 503',
     )
   })
 
   test('the request examples are what "Try it out" sends, and they succeed', async () => {
     for (const { path, method, operation } of operations(document)) {
       const example = operation.requestBody?.content['application/json']?.example
-      if (method !== 'post') continue
+      // POST /jobs/{job_id}/cancel takes no body.
+      if (method !== 'post' || operation.operationId === 'cancelJob') continue
       assert.notEqual(example, undefined, path)
       const response = await fetch(`${server.url}${path}`, {
         method: 'POST',

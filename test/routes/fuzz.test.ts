@@ -1,19 +1,14 @@
 // Property-based fuzzing of the three endpoints (issue 14, checks): whatever the body, content type or
-// path, no 5xx, every answer in its contract shape, and no stack trace, path or internal message.
-// Seeded and bounded: a failure prints its seed and the shrunk counterexample.
+// path, no 5xx, every answer in its contract shape, and no stack trace, path or internal message; on
+// every job backend. Seeded and bounded: a failure prints its seed and the shrunk counterexample.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import fc from 'fast-check'
-import { startApp, type TestApp } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { forEachBackend } from '../helpers/backends.js'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123)
 const RUNS = Number(process.env.FUZZ_RUNS ?? 250)
-
-let server: TestApp
-before(async () => {
-  server = await startApp({ jobFactorBudgetMs: 100, invokeFactorBudgetMs: 100, maxPendingJobs: 100_000 })
-})
-after(() => server.close())
 
 const LEAK = /\bat [\w.<>]+ \(|node_modules|\/src\/|\.ts:\d|FST_ERR|RangeError|TypeError|SyntaxError|stack/
 
@@ -143,32 +138,44 @@ function assertShape(path: string, status: number, text: string) {
   assert.ok(text.length < 8192, `${path}: an error of ${text.length} characters`)
 }
 
-test('POST /invoke and POST /jobs: no 5xx, contract shapes, no leaks', { timeout: 600_000 }, async () => {
-  await fc.assert(
-    fc.asyncProperty(fc.constantFrom('/invoke', '/jobs'), body, contentType, async (path, text, type) => {
-      const response = await fetch(`${server.url}${path}`, {
-        method: 'POST',
-        body: text,
-        headers: type === '' ? {} : { 'content-type': type },
-      })
-      assertShape(`POST ${path}`, response.status, await response.text())
-    }),
-    { seed: SEED, numRuns: RUNS, endOnFailure: true },
-  )
-})
+forEachBackend((backend) => {
+  let server: TestApp
+  before(async () => {
+    server = await backend.start({
+      jobFactorBudgetMs: 100,
+      invokeFactorBudgetMs: 100,
+      maxPendingJobs: 100_000,
+    })
+  })
+  after(() => server.close())
 
-test('GET /jobs/{job_id} and other methods: no 5xx, contract shapes, no leaks', {
-  timeout: 600_000,
-}, async () => {
-  await fc.assert(
-    fc.asyncProperty(jobId, fc.constantFrom('GET', 'GET', 'POST', 'DELETE', 'PUT'), async (id, method) => {
-      const response = await fetch(`${server.url}/jobs/${id}`, { method })
-      assertShape(
-        method === 'GET' ? 'GET /jobs' : `${method} /jobs/{id}`,
-        response.status,
-        await response.text(),
-      )
-    }),
-    { seed: SEED, numRuns: RUNS, endOnFailure: true },
-  )
+  test('POST /invoke and POST /jobs: no 5xx, contract shapes, no leaks', { timeout: 600_000 }, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('/invoke', '/jobs'), body, contentType, async (path, text, type) => {
+        const response = await fetch(`${server.url}${path}`, {
+          method: 'POST',
+          body: text,
+          headers: type === '' ? {} : { 'content-type': type },
+        })
+        assertShape(`POST ${path}`, response.status, await response.text())
+      }),
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    )
+  })
+
+  test('GET /jobs/{job_id} and other methods: no 5xx, contract shapes, no leaks', {
+    timeout: 600_000,
+  }, async () => {
+    await fc.assert(
+      fc.asyncProperty(jobId, fc.constantFrom('GET', 'GET', 'POST', 'DELETE', 'PUT'), async (id, method) => {
+        const response = await fetch(`${server.url}/jobs/${id}`, { method })
+        assertShape(
+          method === 'GET' ? 'GET /jobs' : `${method} /jobs/{id}`,
+          response.status,
+          await response.text(),
+        )
+      }),
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    )
+  })
 })

@@ -1,0 +1,231 @@
+// Job control beyond the interface (issue 16), tag `job-control`: cancel a job, list jobs, and read
+// the history of a job's webhook delivery. Every backend does the work (jobs/backend.ts); errors are
+// the /jobs routes' wrapped shape, and a job is shown exactly as GET /jobs/{job_id} shows it.
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import {
+  BadCursorError,
+  JobAlreadyFinishedError,
+  JobNotFoundError,
+  RequestValidationError,
+  ServiceUnavailableError,
+  shortenValue,
+} from '../errors.js'
+import {
+  DeliveryHistoryResponse,
+  described,
+  HTTPValidationError,
+  JobIdParams,
+  JobListResponse,
+  JobStatusResponse,
+  WrappedErrorResponse,
+} from '../http/schemas.js'
+import type { JobBackend } from '../jobs/backend.js'
+import type { DeliveryHistory } from '../jobs/deliveries.js'
+import { jobStatusJson, jsonText, jsonTime } from '../jobs/job-view.js'
+import { decodeCursor, encodeCursor, type ListPosition } from '../jobs/listing.js'
+import { type JobState, StoreFullError, StoreUnavailableError } from '../jobs/store.js'
+import type { Metrics } from '../metrics/metrics.js'
+
+export interface JobControlRouteOptions {
+  backend: () => JobBackend
+  metrics: Metrics
+}
+
+const TAG = 'job-control'
+const DEFAULT_LIMIT = 50
+
+const wrappedError = (description: string) => described(WrappedErrorResponse, description)
+const validationFailed = described(HTTPValidationError, 'The request failed the schema.')
+const storeDown = wrappedError('SERVICE_UNAVAILABLE: the job store is unavailable.')
+
+function unavailable(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError || error instanceof StoreFullError) {
+    return new ServiceUnavailableError('The job store is unavailable; try again later.')
+  }
+  return error
+}
+
+const ListQuery = Type.Object({
+  status: Type.Optional(
+    Type.Unsafe<JobState>({
+      type: 'string',
+      enum: ['pending', 'running', 'completed', 'failed'],
+      description: 'Only jobs in this state.',
+    }),
+  ),
+  algorithm: Type.Optional(Type.String({ description: 'Only jobs of this algorithm (case-sensitive).' })),
+  limit: Type.Optional(
+    Type.Unsafe<number>({
+      type: 'integer',
+      minimum: 1,
+      maximum: 500,
+      default: DEFAULT_LIMIT,
+      description: 'Jobs per page.',
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({ description: 'The next_cursor of the page before; absent for the first page.' }),
+  ),
+})
+
+const write = (
+  reply: { type(t: string): { serializer(f: typeof String): { send(s: string): unknown } } },
+  text: string,
+) => reply.type('application/json; charset=utf-8').serializer(String).send(text)
+
+function historyJson(history: DeliveryHistory): string {
+  const attempts = history.attempts.map(
+    (a) =>
+      `{"attempt":${a.attempt},"at":${jsonTime(a.at)},"duration_ms":${a.durationMs},` +
+      `"status_code":${a.statusCode ?? 'null'},"error":${jsonText(a.error)},` +
+      `"next_attempt_at":${jsonTime(a.nextAttemptAt)}}`,
+  )
+  return (
+    `{"job_id":${jsonText(history.jobId)},"url":${jsonText(history.url)},"state":${jsonText(history.state)},` +
+    `"attempts":[${attempts.join(',')}]}`
+  )
+}
+
+export async function jobControlRoutes(app: FastifyInstance, options: JobControlRouteOptions): Promise<void> {
+  const { backend, metrics } = options
+
+  app.post(
+    '/jobs/:job_id/cancel',
+    {
+      config: { errorShape: 'wrapped' },
+      schema: {
+        summary: 'Cancel a job',
+        operationId: 'cancelJob',
+        tags: [TAG],
+        description:
+          'A pending job fails at once with error "The job was cancelled."; a running one has its run stopped, ' +
+          'in whichever process runs it, and fails the same way within a second. The answer comes once the job ' +
+          'has failed. Its webhook goes out as for any failed job. No body is needed (an empty one or {} is ' +
+          'accepted). A job that ended meanwhile (its run finished first) is a 409.',
+        params: JobIdParams,
+        response: {
+          200: described(JobStatusResponse, 'The job, failed by the cancel.'),
+          404: wrappedError('JOB_NOT_FOUND: the job does not exist or has expired.'),
+          409: wrappedError('JOB_ALREADY_FINISHED: the job had ended; details.status says how.'),
+          422: validationFailed,
+          503: wrappedError(
+            'SERVICE_UNAVAILABLE: the job store is unavailable, or the run did not stop within 5 s (its ' +
+              'process is stuck or gone); read the job later.',
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { job_id: id } = request.params as { job_id: string }
+      const result = await backend()
+        .cancel(id, Date.now())
+        .catch((error) => {
+          throw unavailable(error)
+        })
+      if (result.kind === 'not_found') throw new JobNotFoundError(id)
+      if (result.kind === 'finished') throw new JobAlreadyFinishedError(id, result.job.status)
+      if (result.kind === 'stopping') {
+        throw new ServiceUnavailableError(
+          'The cancel is recorded but the run has not stopped yet; read the job later to see how it ended.',
+        )
+      }
+      metrics.jobsCancelled.inc({ algorithm: result.job.algorithm })
+      return write(reply, jobStatusJson(result.job))
+    },
+  )
+
+  app.get(
+    '/jobs',
+    {
+      config: { errorShape: 'wrapped' },
+      schema: {
+        summary: 'List jobs',
+        operationId: 'listJobs',
+        tags: [TAG],
+        description:
+          'Jobs newest first (created_at, then job_id, descending), each as GET /jobs/{job_id} shows it. ' +
+          'A cursor stays valid while jobs are created (they come before it); expired jobs never appear. ' +
+          'A page may hold fewer than `limit` jobs with a filter; next_cursor null means there are no more.',
+        querystring: ListQuery,
+        response: {
+          200: described(JobListResponse, 'A page of jobs.'),
+          422: validationFailed,
+          503: storeDown,
+        },
+      },
+    },
+    async (request, reply) => {
+      const query = request.query as {
+        status?: JobState
+        algorithm?: string
+        limit?: string
+        cursor?: string
+      }
+      let cursor: ListPosition | null = null
+      if (query.cursor !== undefined) {
+        try {
+          cursor = decodeCursor(query.cursor)
+        } catch (error) {
+          if (!(error instanceof BadCursorError)) throw error
+          throw new RequestValidationError([
+            {
+              type: 'value_error',
+              loc: ['query', 'cursor'],
+              msg: 'Value error, not a cursor this service gave',
+              input: shortenValue(query.cursor),
+              ctx: { error: 'not a cursor this service gave' },
+            },
+          ])
+        }
+      }
+      const page = await backend()
+        .list(
+          {
+            status: query.status ?? null,
+            algorithm: query.algorithm ?? null,
+            limit: query.limit === undefined ? DEFAULT_LIMIT : Number(query.limit),
+            cursor,
+          },
+          Date.now(),
+        )
+        .catch((error) => {
+          throw unavailable(error)
+        })
+      const next = page.next === null ? 'null' : jsonText(encodeCursor(page.next))
+      return write(reply, `{"jobs":[${page.jobs.map(jobStatusJson).join(',')}],"next_cursor":${next}}`)
+    },
+  )
+
+  app.get(
+    '/jobs/:job_id/deliveries',
+    {
+      config: { errorShape: 'wrapped' },
+      schema: {
+        summary: "A job's webhook deliveries",
+        operationId: 'getJobDeliveries',
+        tags: [TAG],
+        description:
+          "Every attempt to deliver the job's webhook (when, how long, the receiver's status or the error, " +
+          'when the next is due) and the delivery state; kept as long as the job.',
+        params: JobIdParams,
+        response: {
+          200: described(DeliveryHistoryResponse, 'The delivery and its attempts.'),
+          404: wrappedError('JOB_NOT_FOUND: the job does not exist or has expired.'),
+          422: validationFailed,
+          503: storeDown,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { job_id: id } = request.params as { job_id: string }
+      const history = await backend()
+        .deliveries(id, Date.now())
+        .catch((error) => {
+          throw unavailable(error)
+        })
+      if (history === null) throw new JobNotFoundError(id)
+      return write(reply, historyJson(history))
+    },
+  )
+}
