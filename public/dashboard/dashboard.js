@@ -1,0 +1,559 @@
+// The job dashboard (/dashboard): plain browser JavaScript, no framework, served by the service with
+// lossless-json (global LosslessJSON), so a 600-digit number or factor shows with every digit.
+//
+// Data: GET /jobs (list, newest first), GET /jobs/{id}, GET /jobs/{id}/deliveries and
+// POST /jobs/{id}/cancel. The overview (counts, throughput, latency) is computed here from the newest
+// jobs of the list (up to SAMPLE_PAGES pages of 500): the service has no summary endpoint.
+;(() => {
+  const { parse, stringify } = globalThis.LosslessJSON
+  const REFRESH_MS = 5000
+  const PAGE_SIZE = 20
+  const SAMPLE_PAGE_SIZE = 500
+  const SAMPLE_PAGES = 4
+  const WINDOW_MINUTES = 15
+  const KEY_STORAGE = 'algoserve-api-key'
+  const STATUSES = ['pending', 'running', 'completed', 'failed']
+
+  const $ = (id) => document.getElementById(id)
+  const state = {
+    status: '',
+    /** The cursor of each page seen so far: [null, cursor of page 2, ...]. */
+    cursors: [null],
+    page: 0,
+    nextCursor: null,
+    openJob: null,
+  }
+
+  // ---- talking to the service -------------------------------------------------------------------
+
+  class HttpError extends Error {
+    constructor(status, body, text) {
+      super(describeError(status, body, text))
+      this.status = status
+    }
+  }
+
+  function describeError(status, body, text) {
+    const detail = body && typeof body === 'object' ? body.detail : undefined
+    const error = detail && typeof detail === 'object' && !Array.isArray(detail) ? detail : body
+    if (error && typeof error === 'object' && 'error' in error)
+      return `${status} ${error.error}: ${error.message}`
+    if (Array.isArray(detail))
+      return `${status} ${detail.map((p) => `${(p.loc || []).join('.')}: ${p.msg}`).join('; ')}`
+    if (typeof detail === 'string') return `${status} ${detail}`
+    return `${status} ${String(text).slice(0, 200)}`
+  }
+
+  const apiKey = () => sessionStorage.getItem(KEY_STORAGE)
+
+  async function api(method, path) {
+    const headers = { accept: 'application/json' }
+    const key = apiKey()
+    if (key) headers.authorization = `Bearer ${key}`
+    const response = await fetch(path, { method, headers, cache: 'no-store' })
+    const text = await response.text()
+    let body
+    try {
+      body = parse(text)
+    } catch {
+      body = undefined
+    }
+    if (!response.ok) {
+      if (response.status === 401)
+        askForKey(key ? 'The API key was not accepted.' : 'This service needs an API key.')
+      throw new HttpError(response.status, body, text)
+    }
+    return body
+  }
+
+  const jobPath = (id) => `/jobs/${encodeURIComponent(id)}`
+
+  // ---- formatting --------------------------------------------------------------------------------
+
+  const text = (value) => (value === null || value === undefined ? '—' : String(value))
+  const ms = (iso) => (iso ? Date.parse(iso) : null)
+  /** "2026-11-23 19:20:01" (UTC) from the service's ISO time. */
+  const time = (iso) => (iso ? new Date(iso).toISOString().replace('T', ' ').slice(0, 19) : '—')
+  function duration(seconds) {
+    if (seconds === null || !Number.isFinite(seconds)) return '—'
+    if (seconds < 1) return `${Math.round(seconds * 1000)} ms`
+    if (seconds < 120) return `${seconds.toFixed(seconds < 10 ? 2 : 1)} s`
+    return `${(seconds / 60).toFixed(1)} min`
+  }
+  const took = (job) => {
+    const start = ms(job.created_at)
+    const end = ms(job.completed_at)
+    return start !== null && end !== null ? (end - start) / 1000 : null
+  }
+  /** A long number cut for a table cell; the job's detail shows it whole. */
+  function shortNumber(value) {
+    const digits = text(value)
+    return digits.length > 20 ? `${digits.slice(0, 10)}…(${digits.replace('-', '').length} digits)` : digits
+  }
+  const numberOf = (job) => (job.result && typeof job.result === 'object' ? job.result.number : undefined)
+
+  function element(tag, attributes = {}, children = []) {
+    const node = document.createElement(tag)
+    for (const [name, value] of Object.entries(attributes)) {
+      if (name === 'text') node.textContent = value
+      else node.setAttribute(name, value)
+    }
+    for (const child of children) node.append(child)
+    return node
+  }
+
+  function badge(status) {
+    return element('span', { class: `badge ${status}`, text: status })
+  }
+
+  // ---- messages and the API key -----------------------------------------------------------------
+
+  function showMessage(message) {
+    $('message').textContent = message
+    $('message').hidden = false
+  }
+  const clearMessage = () => {
+    $('message').hidden = true
+  }
+
+  function askForKey(reason) {
+    $('key-reason').textContent = reason
+    $('key-form').hidden = false
+  }
+
+  $('key-button').addEventListener('click', () => {
+    const form = $('key-form')
+    form.hidden = !form.hidden
+    $('key-reason').textContent = apiKey()
+      ? 'A key is set for this tab.'
+      : 'Set the key this service expects.'
+    if (!form.hidden) $('key-input').focus()
+  })
+  $('key-form').addEventListener('submit', (event) => {
+    event.preventDefault()
+    const key = $('key-input').value.trim()
+    if (key) sessionStorage.setItem(KEY_STORAGE, key)
+    $('key-input').value = ''
+    $('key-form').hidden = true
+    refresh()
+  })
+  $('key-forget').addEventListener('click', () => {
+    sessionStorage.removeItem(KEY_STORAGE)
+    $('key-input').value = ''
+    refresh()
+  })
+
+  // ---- overview: counts, throughput and latency from the newest jobs ------------------------------
+
+  async function loadSample() {
+    const jobs = []
+    let cursor = null
+    for (let page = 0; page < SAMPLE_PAGES; page++) {
+      const query = new URLSearchParams({ limit: String(SAMPLE_PAGE_SIZE) })
+      if (cursor) query.set('cursor', cursor)
+      const body = await api('GET', `/jobs?${query}`)
+      jobs.push(...body.jobs)
+      cursor = body.next_cursor
+      if (!cursor) break
+    }
+    return { jobs, more: Boolean(cursor) }
+  }
+
+  function renderOverview({ jobs, more }) {
+    const counts = Object.fromEntries(STATUSES.map((s) => [s, 0]))
+    for (const job of jobs) counts[job.status] = (counts[job.status] || 0) + 1
+    for (const status of STATUSES) $(`count-${status}`).textContent = `${counts[status]}${more ? '+' : ''}`
+    const kept = jobs.length === 1 ? 'the 1 job' : `all ${jobs.length} jobs`
+    $('sample-note').textContent = more
+      ? `Counted over the newest ${jobs.length} jobs (there are more).`
+      : jobs.length === 0
+        ? 'The service keeps no job yet.'
+        : `Counted over ${kept} the service keeps.`
+
+    const now = Date.now()
+    const firstMinute = Math.floor(now / 60000) - (WINDOW_MINUTES - 1)
+    const buckets = Array.from({ length: WINDOW_MINUTES }, (_, i) => ({
+      minute: firstMinute + i,
+      completed: 0,
+      failed: 0,
+      latencies: [],
+    }))
+    const all = []
+    for (const job of jobs) {
+      const end = ms(job.completed_at)
+      if (end === null || (job.status !== 'completed' && job.status !== 'failed')) continue
+      const bucket = buckets[Math.floor(end / 60000) - firstMinute]
+      if (!bucket) continue
+      bucket[job.status]++
+      const seconds = took(job)
+      bucket.latencies.push(seconds)
+      all.push(seconds)
+    }
+    drawThroughput(buckets)
+    drawLatency(buckets)
+    const ended = all.length
+    $('throughput-summary').textContent =
+      `${ended} ended in ${WINDOW_MINUTES} min (${(ended / WINDOW_MINUTES).toFixed(1)}/min)`
+    $('latency-summary').textContent =
+      ended === 0
+        ? 'No job ended in the window.'
+        : `median ${duration(quantile(all, 0.5))}, p95 ${duration(quantile(all, 0.95))}`
+  }
+
+  function quantile(values, q) {
+    const sorted = [...values].sort((a, b) => a - b)
+    return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
+  }
+
+  const SVG = 'http://www.w3.org/2000/svg'
+  const CHART = { width: 400, height: 120, left: 40, right: 6, top: 8, bottom: 18 }
+
+  function svg(tag, attributes, label) {
+    const node = document.createElementNS(SVG, tag)
+    for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value))
+    if (label !== undefined) node.textContent = label
+    return node
+  }
+
+  /**
+   * Axes, the top value (as `label` writes it) and minute labels; returns x of a bucket's left edge,
+   * its width and y of a value.
+   */
+  function frame(chart, buckets, top, label) {
+    chart.replaceChildren()
+    const plotWidth = CHART.width - CHART.left - CHART.right
+    const plotHeight = CHART.height - CHART.top - CHART.bottom
+    const slot = plotWidth / buckets.length
+    const y = (value) => CHART.top + plotHeight - (top === 0 ? 0 : (value / top) * plotHeight)
+    const base = CHART.top + plotHeight
+    chart.append(
+      svg('line', { class: 'axis', x1: CHART.left, y1: base, x2: CHART.width - CHART.right, y2: base }),
+    )
+    chart.append(svg('line', { class: 'axis', x1: CHART.left, y1: CHART.top, x2: CHART.left, y2: base }))
+    chart.append(
+      svg('text', { class: 'label', x: CHART.left - 3, y: CHART.top + 8, 'text-anchor': 'end' }, label(top)),
+    )
+    chart.append(svg('text', { class: 'label', x: CHART.left - 3, y: base, 'text-anchor': 'end' }, '0'))
+    buckets.forEach((bucket, i) => {
+      if (i % 5 !== 4 && i !== 0) return
+      const label = new Date(bucket.minute * 60000).toISOString().slice(11, 16)
+      // The last minute's label ends at the right edge instead of running past it.
+      const last = i === buckets.length - 1
+      const x = last ? CHART.width - CHART.right : CHART.left + (i + 0.5) * slot
+      const anchor = last ? 'end' : 'middle'
+      chart.append(svg('text', { class: 'label', x, y: CHART.height - 5, 'text-anchor': anchor }, label))
+    })
+    return { x: (i) => CHART.left + i * slot, slot, y, base }
+  }
+
+  /** A latency axis' top, short enough for the margin: "2 ms", "500 ms", "5 s". */
+  const axisSeconds = (seconds) =>
+    seconds < 1 ? `${Number((seconds * 1000).toPrecision(2))} ms` : `${seconds} s`
+
+  /** A round number at or above `value`, for the top of an axis. */
+  function ceiling(value) {
+    if (value <= 0) return 1
+    const power = 10 ** Math.floor(Math.log10(value))
+    for (const step of [1, 2, 5, 10]) if (value <= step * power) return step * power
+    return 10 * power
+  }
+
+  function drawThroughput(buckets) {
+    const chart = $('throughput-chart')
+    const top = ceiling(Math.max(...buckets.map((b) => b.completed + b.failed)))
+    const { x, slot, y, base } = frame(chart, buckets, top, String)
+    buckets.forEach((bucket, i) => {
+      const width = Math.max(1, slot - 2)
+      const completedTop = y(bucket.completed)
+      if (bucket.completed > 0) {
+        chart.append(
+          svg('rect', {
+            class: 'bar-completed',
+            x: x(i) + 1,
+            y: completedTop,
+            width,
+            height: base - completedTop,
+          }),
+        )
+      }
+      if (bucket.failed > 0) {
+        const failedTop = y(bucket.completed + bucket.failed)
+        chart.append(
+          svg('rect', {
+            class: 'bar-failed',
+            x: x(i) + 1,
+            y: failedTop,
+            width,
+            height: completedTop - failedTop,
+          }),
+        )
+      }
+    })
+    const title = svg('title', {}, 'Completed (green) and failed (red) jobs per minute')
+    chart.prepend(title)
+  }
+
+  function drawLatency(buckets) {
+    const chart = $('latency-chart')
+    const medians = buckets.map((b) => (b.latencies.length === 0 ? null : quantile(b.latencies, 0.5)))
+    const known = medians.filter((m) => m !== null)
+    const top = ceiling(Math.max(0, ...known))
+    const { x, slot, y } = frame(chart, buckets, top, axisSeconds)
+    if (known.length === 0) {
+      chart.append(
+        svg(
+          'text',
+          { class: 'empty', x: CHART.width / 2, y: CHART.height / 2, 'text-anchor': 'middle' },
+          'no job ended',
+        ),
+      )
+      return
+    }
+    const points = []
+    medians.forEach((median, i) => {
+      if (median === null) return
+      const px = x(i) + slot / 2
+      points.push(`${px.toFixed(1)},${y(median).toFixed(1)}`)
+      chart.append(svg('circle', { class: 'dot', cx: px.toFixed(1), cy: y(median).toFixed(1), r: 2.5 }))
+    })
+    if (points.length > 1) chart.prepend(svg('polyline', { class: 'line', points: points.join(' ') }))
+  }
+
+  // ---- the job list ----------------------------------------------------------------------------
+
+  async function loadList() {
+    const query = new URLSearchParams({ limit: String(PAGE_SIZE) })
+    if (state.status) query.set('status', state.status)
+    const cursor = state.cursors[state.page]
+    if (cursor) query.set('cursor', cursor)
+    return api('GET', `/jobs?${query}`)
+  }
+
+  function renderList(body) {
+    state.nextCursor = body.next_cursor
+    const rows = body.jobs.map((job) => {
+      const open = element('button', {
+        type: 'button',
+        class: 'job-link',
+        text: job.job_id,
+        'aria-label': `Open job ${job.job_id}`,
+      })
+      const row = element('tr', { 'data-job-id': job.job_id }, [
+        element('td', { 'data-label': 'Job' }, [open]),
+        element('td', { 'data-label': 'Status' }, [badge(job.status)]),
+        element('td', { 'data-label': 'Number', text: shortNumber(numberOf(job)) }),
+        element('td', { 'data-label': 'Created', text: time(job.created_at) }),
+        element('td', { 'data-label': 'Took', text: duration(took(job)) }),
+      ])
+      if (job.job_id === state.openJob) row.classList.add('selected')
+      row.addEventListener('click', () => openJob(job.job_id))
+      return row
+    })
+    $('job-table')
+      .querySelector('tbody')
+      .replaceChildren(...rows)
+    $('no-jobs').hidden = rows.length > 0
+    $('no-jobs').textContent = state.status ? `No ${state.status} jobs.` : 'No jobs.'
+    $('newer').disabled = state.page === 0
+    $('older').disabled = !state.nextCursor
+    $('page-info').textContent = `Page ${state.page + 1}`
+  }
+
+  $('status-filter').addEventListener('change', (event) => {
+    state.status = event.target.value
+    state.cursors = [null]
+    state.page = 0
+    refreshList()
+  })
+  $('older').addEventListener('click', () => {
+    if (!state.nextCursor) return
+    state.cursors[state.page + 1] = state.nextCursor
+    state.page++
+    refreshList()
+  })
+  $('newer').addEventListener('click', () => {
+    if (state.page === 0) return
+    state.page--
+    refreshList()
+  })
+
+  // ---- one job -------------------------------------------------------------------------------
+
+  function openJob(id) {
+    if (location.hash !== `#job=${id}`) history.pushState(null, '', `#job=${encodeURIComponent(id)}`)
+    state.openJob = id
+    for (const row of document.querySelectorAll('#job-table tbody tr')) {
+      row.classList.toggle('selected', row.dataset.jobId === id)
+    }
+    $('detail').hidden = false
+    refreshDetail()
+      .then(() => {
+        // Narrow screens show the job above the list, out of view once the list is scrolled; scrolled
+        // to once filled, since the browser keeps the list still while the job above it grows.
+        if (state.openJob === id && matchMedia('(max-width: 959px)').matches) {
+          $('detail').scrollIntoView({ block: 'start' })
+        }
+      })
+      .catch((error) => showMessage(error.message))
+  }
+
+  function closeJob() {
+    state.openJob = null
+    $('detail').hidden = true
+    if (location.hash) history.pushState(null, '', location.pathname + location.search)
+    for (const row of document.querySelectorAll('#job-table tbody tr.selected'))
+      row.classList.remove('selected')
+  }
+
+  function renderJob(job) {
+    $('detail-id').textContent = job.job_id
+    const started = ms(job.started_at)
+    const created = ms(job.created_at)
+    const end = ms(job.completed_at)
+    const fields = [
+      ['Status', badge(job.status)],
+      ['Algorithm', text(job.algorithm)],
+      ['Created', text(job.created_at)],
+      ['Started', text(job.started_at)],
+      ['Ended', text(job.completed_at)],
+      ['Waited', duration(started !== null && created !== null ? (started - created) / 1000 : null)],
+      ['Ran', duration(started !== null && end !== null ? (end - started) / 1000 : null)],
+      ['Error', text(job.error)],
+    ]
+    if (job.metadata) fields.push(['Metadata', stringify(job.metadata)])
+    $('detail-fields').replaceChildren(
+      ...fields.flatMap(([label, value]) => [element('dt', { text: label }), element('dd', {}, [value])]),
+    )
+    // The job body has no params member (the contract's GET /jobs/{job_id}); PrimeChecker's result
+    // names the number, so the params show once the job has completed.
+    const number = numberOf(job)
+    $('detail-params').textContent =
+      number === undefined
+        ? 'Not in the job body; the number shows here once the job has completed.'
+        : stringify({ number }, null, 2)
+    $('detail-result').textContent = job.result ? stringify(job.result, null, 2) : '—'
+    $('cancel-job').disabled = job.status !== 'pending' && job.status !== 'running'
+  }
+
+  function renderDeliveries(body) {
+    const states = {
+      none: 'No webhook for this job.',
+      waiting: 'Waiting: the job has not ended, or the first attempt is under way.',
+      retrying: 'Retrying: an attempt failed and another is scheduled.',
+      delivered: 'Delivered.',
+      failed: 'Failed: the service gave up.',
+    }
+    $('delivery-state').textContent = `${states[body.state] || body.state}${body.url ? ` (${body.url})` : ''}`
+    const rows = body.attempts.map((a) =>
+      element('tr', {}, [
+        element('td', { 'data-label': '#', text: text(a.attempt) }),
+        element('td', { 'data-label': 'At', text: time(a.at) }),
+        element('td', { 'data-label': 'Took', text: `${text(a.duration_ms)} ms` }),
+        element('td', { 'data-label': 'HTTP', text: text(a.status_code) }),
+        element('td', { 'data-label': 'Error', text: text(a.error) }),
+        element('td', { 'data-label': 'Next attempt', text: time(a.next_attempt_at) }),
+      ]),
+    )
+    $('delivery-table')
+      .querySelector('tbody')
+      .replaceChildren(...rows)
+    $('delivery-table').hidden = rows.length === 0
+  }
+
+  async function refreshDetail() {
+    const id = state.openJob
+    if (id === null) return
+    const [job, deliveries] = await Promise.all([
+      api('GET', jobPath(id)).catch((error) => {
+        throw new Error(`Job ${id}: ${error.message}`)
+      }),
+      api('GET', `${jobPath(id)}/deliveries`).catch((error) => error),
+    ])
+    if (state.openJob !== id) return
+    renderJob(job)
+    if (deliveries instanceof Error) {
+      $('delivery-state').textContent = `Delivery history unavailable: ${deliveries.message}`
+      $('delivery-table').hidden = true
+    } else renderDeliveries(deliveries)
+  }
+
+  $('close-detail').addEventListener('click', closeJob)
+  $('cancel-job').addEventListener('click', async () => {
+    const id = state.openJob
+    if (id === null) return
+    $('cancel-job').disabled = true
+    try {
+      renderJob(await api('POST', `${jobPath(id)}/cancel`))
+      clearMessage()
+    } catch (error) {
+      showMessage(`Cancel ${id}: ${error.message}`)
+    }
+    await refresh()
+  })
+
+  function jobFromHash() {
+    const match = /^#job=(.+)$/.exec(location.hash)
+    return match ? decodeURIComponent(match[1]) : null
+  }
+  // Back, forward, or an address edited by hand (pushState itself fires nothing).
+  window.addEventListener('hashchange', () => {
+    const id = jobFromHash()
+    if (id === null) closeJob()
+    else openJob(id)
+  })
+
+  // ---- refreshing ------------------------------------------------------------------------------
+
+  async function refreshList() {
+    try {
+      renderList(await loadList())
+    } catch (error) {
+      showMessage(`Job list (GET /jobs): ${error.message}`)
+    }
+  }
+
+  /** Reads everything once; the message shows the first thing that failed, or goes. */
+  async function refreshOnce() {
+    const labelled = (what, promise) =>
+      promise.catch((error) => {
+        throw new Error(`${what}: ${error.message}`)
+      })
+    const results = await Promise.allSettled([
+      labelled('Overview (GET /jobs)', loadSample().then(renderOverview)),
+      labelled('Job list (GET /jobs)', loadList().then(renderList)),
+      refreshDetail(),
+    ])
+    const failure = results.find((r) => r.status === 'rejected')
+    if (failure) showMessage(failure.reason.message)
+    else clearMessage()
+    $('updated').textContent = `Updated ${time(new Date().toISOString())} UTC`
+  }
+
+  // One refresh at a time; one asked for meanwhile (a cancel, a click) runs right after it.
+  let inFlight = null
+  let again = false
+  function refresh() {
+    if (inFlight) {
+      again = true
+      return inFlight
+    }
+    inFlight = (async () => {
+      do {
+        again = false
+        await refreshOnce()
+      } while (again)
+    })().finally(() => {
+      inFlight = null
+    })
+    return inFlight
+  }
+
+  $('refresh-now').addEventListener('click', refresh)
+  setInterval(() => {
+    if ($('auto-refresh').checked && document.visibilityState === 'visible') refresh()
+  }, REFRESH_MS)
+
+  const initial = jobFromHash()
+  if (initial !== null) openJob(initial)
+  refresh()
+})()

@@ -1,0 +1,228 @@
+// The client's command line: `algoserve call|jobs ...` read into a command and its options. Anything a
+// person mistyped is a UsageError (exit 2) naming the problem; values the service judges (a status, a
+// limit) are passed on for it to judge.
+
+export const EXIT = {
+  ok: 0,
+  /** The service answered with an error (4xx/5xx), or a waited-for job failed. */
+  service: 1,
+  usage: 2,
+  /** No answer: the service could not be reached, or the connection broke. */
+  connection: 3,
+  /** `jobs wait`: the timeout passed before the job ended. */
+  waitTimeout: 4,
+} as const
+
+export class UsageError extends Error {}
+
+export const DEFAULT_URL = 'http://127.0.0.1:8000'
+/** `jobs wait` without --timeout: long enough for a heavy job, short enough not to hang a script. */
+export const DEFAULT_WAIT_SECONDS = 300
+
+export type ClientCommand =
+  | { name: 'call'; number: string }
+  | { name: 'create'; number: string; webhook: string | null; idempotencyKey: string | null }
+  | { name: 'get'; id: string }
+  | { name: 'list'; status: string | null; limit: string | null; cursor: string | null }
+  | { name: 'cancel'; id: string }
+  | { name: 'wait'; id: string; timeoutSeconds: number }
+
+export interface ClientOptions {
+  command: ClientCommand
+  /** The service's base URL, without a trailing slash. */
+  url: string
+  apiKey: string | null
+  json: boolean
+}
+
+/** What `--help` asks for: the client's usage instead of a command. */
+export const HELP = Symbol('help')
+
+const VALUE_FLAGS = new Set([
+  'url',
+  'api-key',
+  'webhook',
+  'idempotency-key',
+  'status',
+  'limit',
+  'cursor',
+  'timeout',
+])
+const ALLOWED: Record<string, string[]> = {
+  call: ['url', 'api-key', 'json'],
+  create: ['url', 'api-key', 'json', 'webhook', 'idempotency-key'],
+  get: ['url', 'api-key', 'json'],
+  list: ['url', 'api-key', 'json', 'status', 'limit', 'cursor'],
+  cancel: ['url', 'api-key', 'json'],
+  wait: ['url', 'api-key', 'json', 'timeout'],
+}
+
+/** Splits arguments into positionals and `--flag value` / `--flag=value` / `--json` options. */
+function split(args: string[]): { positionals: string[]; flags: Map<string, string> } {
+  const positionals: string[] = []
+  const flags = new Map<string, string>()
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string
+    // A negative number is a positional, not a flag.
+    if (!arg.startsWith('--') || /^-[0-9]/.test(arg)) {
+      positionals.push(arg)
+      continue
+    }
+    const eq = arg.indexOf('=')
+    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq)
+    if (name === 'json' || name === 'help') {
+      if (eq !== -1) throw new UsageError(`--${name} takes no value`)
+      flags.set(name, '')
+      continue
+    }
+    if (!VALUE_FLAGS.has(name)) throw new UsageError(`unknown option --${name}`)
+    const value = eq === -1 ? args[++i] : arg.slice(eq + 1)
+    if (value === undefined) throw new UsageError(`--${name} needs a value`)
+    if (flags.has(name)) throw new UsageError(`--${name} is given twice`)
+    flags.set(name, value)
+  }
+  return { positionals, flags }
+}
+
+/** An integer as the service reads it: optional sign, digits; leading zeros dropped, `+` dropped. */
+export function integerLiteral(text: string): string {
+  const match = /^([+-]?)([0-9]+)$/.exec(text)
+  if (match === null) throw new UsageError(`'${shorten(text)}' is not an integer`)
+  const digits = (match[2] as string).replace(/^0+(?=[0-9])/, '')
+  return match[1] === '-' && digits !== '0' ? `-${digits}` : digits
+}
+
+const shorten = (text: string) => (text.length > 40 ? `${text.slice(0, 40)}…` : text)
+
+function positionals(command: string, given: string[], names: string[]): string[] {
+  if (given.length < names.length) throw new UsageError(`${command}: missing <${names[given.length]}>`)
+  if (given.length > names.length)
+    throw new UsageError(`${command}: unexpected argument '${shorten(given[names.length] as string)}'`)
+  return given
+}
+
+function baseUrl(raw: string): string {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new UsageError(`'${raw}' is not a URL such as ${DEFAULT_URL}`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`'${raw}' is not an http:// or https:// URL`)
+  }
+  return url.href.replace(/\/+$/, '')
+}
+
+/** A value sent as a header: fetch refuses other characters before anything is sent. */
+function headerValue(flag: string, value: string | null): string | null {
+  if (value !== null && !/^[\x20-\x7e]+$/.test(value)) {
+    throw new UsageError(`--${flag} may hold printable ASCII characters only`)
+  }
+  return value
+}
+
+function seconds(raw: string): number {
+  const value = Number(raw)
+  if (raw.trim() === '' || !Number.isFinite(value) || value < 0) {
+    throw new UsageError(`--timeout '${raw}' is not a number of seconds (0 or more)`)
+  }
+  return value
+}
+
+/** Reads `call ...` or `jobs ...` (argv without the program), with ALGOSERVE_URL and ALGOSERVE_API_KEY. */
+export function parseClientArgs(argv: string[], env: NodeJS.ProcessEnv): ClientOptions | typeof HELP {
+  const [first, ...rest] = argv
+  let name: string
+  let args: string[]
+  if (first === 'call') {
+    name = 'call'
+    args = rest
+  } else if (first === 'jobs') {
+    const [sub, ...more] = rest
+    if (sub === undefined || sub === '--help' || sub === '-h') return HELP
+    if (!['create', 'get', 'list', 'cancel', 'wait'].includes(sub)) {
+      throw new UsageError(`unknown jobs command '${shorten(sub)}' (create, get, list, cancel, wait)`)
+    }
+    name = sub
+    args = more
+  } else {
+    throw new UsageError(`unknown command '${first}'`)
+  }
+  if (args.includes('-h')) return HELP
+  const { positionals: given, flags } = split(args)
+  if (flags.has('help')) return HELP
+  for (const flag of flags.keys()) {
+    if (!ALLOWED[name]?.includes(flag)) throw new UsageError(`${name} takes no --${flag}`)
+  }
+  const flag = (key: string) => flags.get(key) ?? null
+  let command: ClientCommand
+  switch (name) {
+    case 'call':
+    case 'create': {
+      const [number] = positionals(name, given, ['number'])
+      const literal = integerLiteral(number as string)
+      command =
+        name === 'call'
+          ? { name, number: literal }
+          : {
+              name,
+              number: literal,
+              webhook: flag('webhook'),
+              idempotencyKey: headerValue('idempotency-key', flag('idempotency-key')),
+            }
+      break
+    }
+    case 'list':
+      positionals(name, given, [])
+      command = { name, status: flag('status'), limit: flag('limit'), cursor: flag('cursor') }
+      break
+    case 'wait': {
+      const [id] = positionals(name, given, ['id'])
+      const timeout = flag('timeout')
+      command = {
+        name,
+        id: id as string,
+        timeoutSeconds: timeout === null ? DEFAULT_WAIT_SECONDS : seconds(timeout),
+      }
+      break
+    }
+    default: {
+      const [id] = positionals(name, given, ['id'])
+      command = { name: name as 'get' | 'cancel', id: id as string }
+    }
+  }
+  const apiKey = headerValue('api-key', flag('api-key') ?? (env.ALGOSERVE_API_KEY || null))
+  return {
+    command,
+    url: baseUrl(flag('url') ?? (env.ALGOSERVE_URL || DEFAULT_URL)),
+    apiKey,
+    json: flags.has('json'),
+  }
+}
+
+export const CLIENT_USAGE = `Client commands (talk to a running service):
+  algoserve call <number>                     POST /invoke: is it prime, and its factors
+  algoserve jobs create <number> [--webhook URL] [--idempotency-key K]
+                                              POST /jobs (PrimeChecker)
+  algoserve jobs get <id>                     GET /jobs/{id}
+  algoserve jobs list [--status S] [--limit N] [--cursor C]
+                                              GET /jobs, newest first; S: pending, running,
+                                              completed or failed
+  algoserve jobs cancel <id>                  POST /jobs/{id}/cancel
+  algoserve jobs wait <id> [--timeout S]      GET /jobs/{id}?wait= until the job ends or S seconds
+                                              pass (default ${DEFAULT_WAIT_SECONDS})
+
+  --url URL        the service (ALGOSERVE_URL; default ${DEFAULT_URL})
+  --api-key KEY    sent as Authorization: Bearer KEY (ALGOSERVE_API_KEY)
+  --json           print the service's JSON body exactly as it was sent (on errors too)
+
+  Integers of any size are sent and shown with every digit.
+
+Exit codes:
+  0  success
+  1  the service answered with an error (4xx/5xx), or the job waited for failed
+  2  usage error (bad command, option or number)
+  3  connection failure (the service could not be reached)
+  4  jobs wait: the timeout passed before the job ended
+`

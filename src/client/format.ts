@@ -1,0 +1,132 @@
+// What a person reads: the service's bodies (parsed by lossless-json, so numbers are LosslessNumber and
+// print with every digit) as short aligned lines. --json bypasses all of this.
+import type { Answer } from './http.js'
+
+type Json = Record<string, unknown>
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** A JSON value as text: numbers with every digit, strings as they are, null as a dash. */
+const text = (value: unknown): string => (value === null || value === undefined ? '-' : String(value))
+
+/** Seconds (a float the service measured) for a person: "11.3 ms", "2.41 s". */
+function seconds(value: unknown): string {
+  const s = Number(String(value))
+  if (!Number.isFinite(s)) return text(value)
+  return s < 1 ? `${Number((s * 1000).toPrecision(3))} ms` : `${s.toFixed(2)} s`
+}
+
+const lines = (rows: [string, string][]): string => {
+  const width = Math.max(...rows.map(([label]) => label.length))
+  return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join('\n')
+}
+
+/** PrimeChecker's result in words: "97 is prime", "91 is not prime: 7 × 13". */
+export function describePrime(result: unknown): [string, string][] {
+  if (!isObject(result)) return [['result', text(result)]]
+  const rows: [string, string][] = []
+  const prime = result.is_prime === true
+  rows.push(['number', `${text(result.number)} ${prime ? 'is prime' : 'is not prime'}`])
+  const factors = Array.isArray(result.factors) ? result.factors.map(text) : []
+  if (!prime && factors.length > 0) {
+    const incomplete = result.factorization_complete === false
+    rows.push([
+      'factors',
+      `${factors.join(' × ')}${incomplete ? '  (incomplete: the factorisation budget ran out)' : ''}`,
+    ])
+  }
+  if (result.algorithm !== undefined) rows.push(['method', text(result.algorithm)])
+  return rows
+}
+
+export function formatInvoke(body: unknown): string {
+  if (!isObject(body)) return String(body)
+  const rows = describePrime(body.result)
+  if (isObject(body.metadata)) rows.push(['elapsed', seconds(body.metadata.elapsed_time)])
+  rows.push(['request id', text(body.request_id)])
+  return lines(rows)
+}
+
+export function formatJob(job: unknown): string {
+  if (!isObject(job)) return String(job)
+  const rows: [string, string][] = [
+    ['job', text(job.job_id)],
+    ['status', text(job.status)],
+    ['algorithm', text(job.algorithm)],
+    ['created', text(job.created_at)],
+    ['started', text(job.started_at)],
+    ['ended', text(job.completed_at)],
+  ]
+  if (job.result !== null && job.result !== undefined) rows.push(...describePrime(job.result))
+  if (job.error !== null && job.error !== undefined) rows.push(['error', text(job.error)])
+  if (isObject(job.metadata) && job.metadata.elapsed_time !== undefined) {
+    rows.push(['elapsed', seconds(job.metadata.elapsed_time)])
+  }
+  return lines(rows)
+}
+
+export function formatCreated(body: unknown, replayed: boolean): string {
+  if (!isObject(body)) return String(body)
+  const rows: [string, string][] = [
+    ['job', text(body.job_id)],
+    ['status', text(body.status)],
+    ['created', text(body.created_at)],
+  ]
+  if (replayed) rows.push(['replayed', 'yes: the Idempotency-Key was used before; this is that job'])
+  return lines(rows)
+}
+
+/** A number in a table cell: long ones cut, with their length (the job's own page shows them whole). */
+function cell(value: unknown): string {
+  const digits = text(value)
+  return digits.length > 24 ? `${digits.slice(0, 12)}…(${digits.replace('-', '').length} digits)` : digits
+}
+
+export function formatList(body: unknown, status: string | null): string {
+  if (!isObject(body) || !Array.isArray(body.jobs)) return String(body)
+  const jobs = body.jobs.filter(isObject)
+  const out: string[] = []
+  if (jobs.length === 0) out.push(status === null ? 'No jobs.' : `No ${status} jobs.`)
+  else {
+    const rows = [
+      ['ID', 'STATUS', 'CREATED', 'NUMBER'],
+      ...jobs.map((job) => [
+        text(job.job_id),
+        text(job.status),
+        text(job.created_at),
+        isObject(job.result) ? cell(job.result.number) : '-',
+      ]),
+    ]
+    const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => (row[i] as string).length)))
+    for (const row of rows)
+      out.push(row.map((value, i) => (i < 3 ? value.padEnd(widths[i] ?? 0) : value)).join('  '))
+  }
+  if (typeof body.next_cursor === 'string') {
+    const filter = status === null ? '' : ` --status ${status}`
+    out.push('', `More: algoserve jobs list${filter} --cursor ${body.next_cursor}`)
+  }
+  return out.join('\n')
+}
+
+/** An error answer in one line: status, code and message, or the 422's problems. */
+export function formatError(answer: Answer): string {
+  const { status, body } = answer
+  // /invoke's errors are flat; /jobs' sit under `detail`; 422 has a list of problems under `detail`.
+  const detail = isObject(body) ? body.detail : undefined
+  const error = isObject(detail) ? detail : isObject(body) && 'error' in body ? body : null
+  let message: string
+  if (error !== null) message = `${text(error.error)}: ${text(error.message)}`
+  else if (Array.isArray(detail)) {
+    message = detail
+      .filter(isObject)
+      .map((problem) => {
+        const loc = Array.isArray(problem.loc) ? problem.loc.map(text).join('.') : ''
+        return `${loc}: ${text(problem.msg)}`
+      })
+      .join('; ')
+  } else if (typeof detail === 'string') message = detail
+  else message = answer.text.slice(0, 200) || '(empty body)'
+  const retry = answer.headers.get('retry-after')
+  return `${status} ${message}${retry === null ? '' : ` (retry after ${retry} s)`}`
+}
