@@ -8,7 +8,9 @@
 # Usage: bash .ci/node-lines.sh [LINE...]        (default: 22 24 26)
 #   TESTS=full     every test (`npm test`)
 #   TESTS=service  (default) the tests that start the service, open the job store or use the worker pool:
-#                  the rest is plain TypeScript that the machine's line has already run.
+#                  the rest is plain TypeScript that the machine's line has already run. Of those, the
+#                  browser tests and the fuzz test are left to the machine's line: they drive the same
+#                  JavaScript at length and keep CI under its time budget.
 #   ALGOSERVE_NODE_CACHE  where the binaries are kept (default ${XDG_CACHE_HOME:-$HOME/.cache}/algoserve/node)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +26,7 @@ SERVICE_TESTS=(
   'test/execution/*.test.ts'
   'test/webhooks/dispatcher.test.ts'
 )
+SERVICE_TESTS_LEFT_OUT='-browser\.test\.ts$|/fuzz\.test\.ts$'
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$cache"
@@ -92,7 +95,9 @@ run_line() {
         # shellcheck disable=SC2206 # the pattern is meant to expand
         matched=($pattern)
         [ -e "${matched[0]}" ] || { echo "no test matches $pattern" >&2; exit 1; }
-        files+=("${matched[@]}")
+        for file in "${matched[@]}"; do
+          [[ $file =~ $SERVICE_TESTS_LEFT_OUT ]] || files+=("$file")
+        done
       done
       npm run pretest --silent
       node --import tsx --test --test-reporter=spec "${files[@]}"
