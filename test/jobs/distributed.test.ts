@@ -381,12 +381,20 @@ describe('distributed mode', { skip: skipWithoutRedis }, () => {
       assert.equal(job.status, 'completed', `${job.job_id}: ${job.error}`)
       if (expected.has(job.job_id)) assert.equal(job.result?.is_prime, expected.get(job.job_id))
     }
+    const delivered = () => new Set(hook.received.map((r) => (JSON.parse(r.body) as JobBody).job_id))
     await until(
-      () => new Set(hook.received.map((r) => (JSON.parse(r.body) as JobBody).job_id)).size >= ids.length,
+      () => delivered().size >= ids.length,
       60_000,
       () => `a webhook for every job: ${hook.received.length} received`,
       200,
-    )
+    ).catch(async (error: unknown) => {
+      // What the service says of a few of the missing webhooks' deliveries, to tell why.
+      const missing = ids.filter((id) => !delivered().has(id)).slice(0, 3)
+      const histories = await Promise.all(
+        missing.map(async (id) => `${id}: ${await (await fetch(`${api1}/jobs/${id}/deliveries`)).text()}`),
+      )
+      throw new Error(`${(error as Error).message}; deliveries of some missing: ${histories.join('; ')}`)
+    })
     const byJob = new Map<string, { ids: Set<string>; bodies: Set<string> }>()
     for (const r of hook.received) {
       const jobId = (JSON.parse(r.body) as JobBody).job_id
