@@ -12,6 +12,7 @@ import { registerCors } from './http/cors.js'
 import { type FrameworkErrorHandler, registerErrorHandlers } from './http/error-handler.js'
 import { endpointObserver, observeRequests, requestId } from './http/http-observer.js'
 import { registerBodyParsers } from './http/json-body.js'
+import { lazySerializers } from './http/lazy-serializers.js'
 import { registerRateLimit } from './http/rate-limit.js'
 import { AccessLog, lazyRequestLogger } from './http/request-log.js'
 import { sharedSchemas } from './http/schemas.js'
@@ -67,6 +68,7 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<FastifyIn
     },
     // A path parameter of any length reaches its route, which judges it by its schema.
     routerOptions: { maxParamLength: 65_536 },
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
   })
   app.server.on('checkExpectation', expectationFailed)
 
