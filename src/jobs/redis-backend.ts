@@ -286,18 +286,28 @@ export class RedisBackend implements JobBackend {
       // first: see listMember). It is written before the add, in the same round trip as the checks: a
       // refused or failed add leaves a member whose job is missing, which a listing skips and removes;
       // an add without its member cannot happen.
+      // One pipeline, one write: the API's CPU per POST is mostly its system calls (BENCHMARKS.md).
       const member = listMember(job)
-      const [counts, existing] = await Promise.all([
-        this.#jobs.getJobCounts(...PENDING_STATES),
-        Job.fromId(this.#jobs, job.id),
-        this.#client.zadd(this.#key('created'), 0, member),
-      ])
-      if (existing !== undefined) {
+      const { keys } = this.#jobs
+      const answers = await this.#client
+        .pipeline()
+        .llen(keys.wait as string)
+        .zcard(keys.prioritized as string)
+        .zcard(keys.delayed as string)
+        .exists(this.#jobKey(job.id))
+        .zadd(this.#key('created'), 0, member)
+        .exec()
+      const failed = answers?.find(([error]) => error !== null)
+      if (answers === null || failed !== undefined) throw failed?.[0] ?? new Error('no answer')
+      const [pending, existing] = [
+        (answers[0]?.[1] as number) + (answers[1]?.[1] as number) + (answers[2]?.[1] as number),
+        answers[3]?.[1] as number,
+      ]
+      if (existing === 1) {
         // The member names the other job's id: it goes, or the listing would show that job twice.
         await this.#client.zrem(this.#key('created'), member)
         throw new DuplicateJobIdError(job.id)
       }
-      const pending = PENDING_STATES.reduce((sum, state) => sum + (counts[state] ?? 0), 0)
       if (pending >= this.#o.maxPending)
         throw new StoreFullError(`${pending} jobs are waiting, the most allowed.`)
       if (job.webhook === null) {
