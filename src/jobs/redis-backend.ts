@@ -286,7 +286,7 @@ export class RedisBackend implements JobBackend {
       // first: see listMember). It is written before the add, in the same round trip as the checks: a
       // refused or failed add leaves a member whose job is missing, which a listing skips and removes;
       // an add without its member cannot happen.
-      // One pipeline, one write: the API's CPU per POST is mostly its system calls (BENCHMARKS.md).
+      // Plain reads in one pipeline: one write to Redis, and no Lua script for the count.
       const member = listMember(job)
       const { keys } = this.#jobs
       const answers = await this.#client
