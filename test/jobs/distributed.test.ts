@@ -18,7 +18,10 @@ import {
 } from '../helpers/redis.js'
 import { sleep, until } from '../helpers/time.js'
 
-const LOCK_MS = 1000
+// Short, so that takeovers are quick; not shorter, because a process starved of CPU for a lock period
+// (a loaded CI machine) has its runs and deliveries taken as stalled, which is not what these tests
+// are about, and a delivery taken so repeatedly is failed (maxStalledCount).
+const LOCK_MS = 2000
 
 interface Cluster {
   prefix: string
