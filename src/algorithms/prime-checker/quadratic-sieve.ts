@@ -5,8 +5,7 @@
 // Manasse's partial relations) and, from about 50 digits, two (Lenstra and Manasse 1994, the double large
 // prime variation): partial relations are edges between their large primes (1 for none), every cycle of the
 // graph combines into a relation whose large primes appear squared, and a union-find counts the cycles as they
-// close. Relations with a prime no other relation has an odd power of are removed before Gaussian elimination
-// over GF(2) gives the congruences of squares. Every loop over the factor base runs in the kernel
+// close. The linear algebra over GF(2) that gives the congruences of squares is in qs-matrix.ts. Every loop over the factor base runs in the kernel
 // (wasm/prime/qs.ts): the factor base, each polynomial's roots, the sieve, the search for the primes dividing
 // a candidate (and its whole trial division while g(x) fits 64 bits, to about 29 digits) and the elimination. Here, V8 spent more CPU time optimising them, on its compiler
 // threads, than a warm 20-digit factorisation takes; what is left here works per polynomial or per relation,
@@ -14,7 +13,6 @@
 import { bitLength, gcd } from './bigint-math.js'
 import type { Budget } from './budget.js'
 import {
-  ensureBytes,
   kernel,
   limbCount,
   QS_MAX_A_PRIMES,
@@ -24,6 +22,7 @@ import {
   QS_MAX_WIDTH,
   writeLimbs,
 } from './kernel.js'
+import { denseDependencies, mergeColumns, pruneSingletons, removeCliques, xorSorted } from './qs-matrix.js'
 import { SMALL_PRIMES } from './small-primes.js'
 
 /** Candidate multipliers k for Knuth-Schroeppel: squarefree and small, so kN grows by a few bits at most. */
@@ -713,44 +712,6 @@ class Sieve {
  */
 const DOUBLE_RHO_STEPS = 30_000
 
-/** Word operations the kernel does between two looks at the budget: a few ms. */
-const ELIMINATION_WORK = 20_000_000
-
-/**
- * The relations that can be in a dependency, and the matrix's columns: repeatedly drops every relation with a
- * prime (or the sign) no other remaining relation has an odd power of (Pomerance and Smith 1992, the first
- * step of structured Gaussian elimination). Returns the kept relations' odd columns, numbered from 0 among the
- * columns still used, and the count of those columns.
- */
-export function pruneSingletons(
-  odd: number[][],
-  columns: number,
-): { kept: number[]; rows: number[][]; columns: number } {
-  const weight = new Int32Array(columns)
-  for (const row of odd) for (const c of row) weight[c] = (weight[c] as number) + 1
-  const alive = new Uint8Array(odd.length).fill(1)
-  for (let changed = true; changed; ) {
-    changed = false
-    odd.forEach((row, r) => {
-      if (!alive[r] || !row.some((c) => weight[c] === 1)) return
-      alive[r] = 0
-      changed = true
-      for (const c of row) weight[c] = (weight[c] as number) - 1
-    })
-  }
-  const column = new Int32Array(columns).fill(-1)
-  let used = 0
-  for (let c = 0; c < columns; c++) if ((weight[c] as number) > 0) column[c] = used++
-  const kept: number[] = []
-  const rows: number[][] = []
-  odd.forEach((row, r) => {
-    if (!alive[r]) return
-    kept.push(r)
-    rows.push(row.map((c) => column[c] as number))
-  })
-  return { kept, rows, columns: used }
-}
-
 /** Column 0 for the sign, 1 + i for prime i: those with an odd exponent in the relation, ascending. */
 function oddColumns(r: Relation): number[] {
   const odd = new Set<number>()
@@ -763,10 +724,10 @@ function oddColumns(r: Relation): number[] {
 }
 
 /**
- * Gaussian elimination over GF(2) on the exponent vectors (sign, then one bit per prime) of the relations that
- * survive singleton removal, with each row's history of combined relations; each zero row is a dependency,
- * tried for a nontrivial gcd. Returns the divisor, 1n when every dependency was trivial, the number of further
- * relations wanted when too few survive, or undefined at the deadline.
+ * The congruences of squares from the exponent vectors (sign, then one bit per prime) of the relations:
+ * singleton and clique removal, the structured step and the kernel's dense elimination (qs-matrix.ts); each
+ * dependency is tried for a nontrivial gcd. Returns the divisor, 1n when every dependency was trivial, the
+ * number of further relations wanted when too few survive, or undefined at the deadline.
  */
 function solve(
   n: bigint,
@@ -782,40 +743,18 @@ function solve(
   const excess = pruned.kept.length - pruned.columns
   if (excess < EXTRA_RELATIONS / 2) return Math.max(EXTRA_RELATIONS, Math.ceil(0.05 * pruned.columns))
   // More rows than the columns and the extra dependencies only make the matrix larger.
-  const rows = Math.min(pruned.kept.length, pruned.columns + EXTRA_RELATIONS)
-  const columns = pruned.columns
-  // Rows of whole 16-byte vectors for the kernel's XOR.
-  const rowWords = (columns + 31) >>> 5
-  const historyWords = (rows + 31) >>> 5
-  const stride = (rowWords + historyWords + 3) & ~3
-  // The matrix lives in the kernel's memory from modulusPtr() on (16-byte aligned), free while the sieve runs
-  // (rho and ECM use it between calls), with a byte per row after it for the pivots.
-  const base = (kernel.modulusPtr() + 15) & ~15
-  const matrixBytes = rows * stride * 4
-  ensureBytes(base + matrixBytes + rows)
-  const matrix = new Uint32Array(kernel.memory.buffer, base, rows * stride).fill(0)
-  const pivoted = new Uint8Array(kernel.memory.buffer, base + matrixBytes, rows).fill(0)
-  for (let row = 0; row < rows; row++) {
-    const start = row * stride
-    for (const c of pruned.rows[row] as number[]) {
-      matrix[start + (c >>> 5)] = (matrix[start + (c >>> 5)] as number) | (1 << (c & 31))
-    }
-    matrix[start + rowWords + (row >>> 5)] = 1 << (row & 31)
-  }
-  const chunk = Math.max(1, Math.min(64, Math.floor(ELIMINATION_WORK / (rows * stride))))
-  for (let c = 0; c < columns; c += chunk) {
+  const cliques = removeCliques(pruned.rows, pruned.columns, EXTRA_RELATIONS)
+  if (budget.timeIsUp()) return undefined
+  const merged = mergeColumns(cliques.rows, cliques.columns, EXTRA_RELATIONS, budget)
+  if (merged === undefined) return undefined
+  const dependencies = denseDependencies(merged.rows, merged.columns, budget)
+  if (dependencies === undefined) return undefined
+  for (const used of dependencies) {
     if (budget.timeIsUp()) return undefined
-    kernel.qsEliminate(base, rows, stride, c, Math.min(columns, c + chunk), base + matrixBytes)
-  }
-  for (let r = 0; r < rows; r++) {
-    if (pivoted[r]) continue
-    if (budget.timeIsUp()) return undefined
-    const history = matrix.subarray(r * stride + rowWords, r * stride + rowWords + historyWords)
-    const chosen: Relation[] = []
-    for (let h = 0; h < rows; h++) {
-      if ((history[h >>> 5] as number) & (1 << (h & 31)))
-        chosen.push(relations[pruned.kept[h] as number] as Relation)
-    }
+    // Merged rows share input rows when a column of three or more was eliminated: those cancel in pairs.
+    let inputs: number[] = []
+    for (const m of used) inputs = xorSorted(inputs, merged.sets[m] as number[])
+    const chosen = inputs.map((i) => relations[pruned.kept[cliques.kept[i] as number] as number] as Relation)
     const d = squareRoot(n, primes, chosen)
     if (d !== 1n && d !== n) return d
   }

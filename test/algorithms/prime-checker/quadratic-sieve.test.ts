@@ -3,11 +3,8 @@ import { describe, test } from 'node:test'
 import { Budget } from '../../../src/algorithms/prime-checker/budget.js'
 import { factorize } from '../../../src/algorithms/prime-checker/factorize.js'
 import { ensureBytes, kernel, limbCount, writeLimbs } from '../../../src/algorithms/prime-checker/kernel.js'
-import {
-  PartialGraph,
-  pruneSingletons,
-  quadraticSieve,
-} from '../../../src/algorithms/prime-checker/quadratic-sieve.js'
+import { pruneSingletons } from '../../../src/algorithms/prime-checker/qs-matrix.js'
+import { PartialGraph, quadraticSieve } from '../../../src/algorithms/prime-checker/quadratic-sieve.js'
 import {
   prng,
   randomBits,
