@@ -602,17 +602,21 @@ class Sieve {
   /** Sieves the current polynomial and returns the relations (full, or with one or two large primes) it yields. */
   collect(): Relation[] {
     const count = kernel.qsSieve(this.width, this.firstSieved, this.size, this.init)
+    // Resieving a prime p costs about 2 width / p steps for the whole polynomial, checking it a few
+    // operations at each candidate: from about RESIEVE_FACTOR width / count on, the first costs less.
+    let from = this.size
+    const bound = (RESIEVE_FACTOR * this.width) / count
+    if (!this.fits && count > 0 && bound <= (this.primes[this.size - 1] as number)) {
+      from = Math.max(this.firstSieved, this.firstAtLeast(bound))
+      if (kernel.qsResieve(this.width, from, this.size, count) < 0) from = this.size
+    }
     const found: Relation[] = []
     for (let c = 0; c < count; c++) {
-      const r = this.relationAt(this.candidates[c] as number)
+      const j = this.candidates[c] as number
+      const r = this.fits ? this.relationInKernel(j) : this.relationOnBigInts(j, c, from)
       if (r !== undefined) found.push(r)
     }
     return found
-  }
-
-  /** Trial-divides g(x) at sieve position j by the primes whose roots say they divide it. */
-  private relationAt(j: number): Relation | undefined {
-    return this.fits ? this.relationInKernel(j) : this.relationOnBigInts(j)
   }
 
   /** relationAt for a g(x) that fits a word: the kernel finds its factors, BigInt is only for y. */
@@ -631,11 +635,15 @@ class Sieve {
     }
   }
 
-  private relationOnBigInts(j: number): Relation | undefined {
+  /**
+   * Trial-divides g(x) at sieve position j (candidate c) by the primes whose roots say they divide it: those
+   * below index `from` checked here, the rest found by resieving (all checked when `from` is the size).
+   */
+  private relationOnBigInts(j: number, c: number, from: number): Relation | undefined {
     const { primes, size, hits } = this
     // The kernel lists the primes whose roots say they divide g(x); the BigInt side divides by their products.
     hits.length = 0
-    const count = kernel.qsDividing(j, size)
+    const count = from < size ? kernel.qsDividingResieved(j, c, from) : kernel.qsDividing(j, size)
     for (let h = 0; h < count; h++) hits.push(this.hitList[h] as number)
     this.aIndices.forEach((i, l) => {
       if (j % (primes[i] as number) === this.aRoots[l]) hits.push(i)
@@ -705,6 +713,9 @@ class Sieve {
     return undefined
   }
 }
+
+/** Primes from this many times the sieve width over the candidate count on are resieved (Sieve.collect). */
+const RESIEVE_FACTOR = 0.5
 
 /**
  * Rho steps on a double large prime cofactor: its two primes are near the bound, below 2^26, and rho needs
