@@ -2,9 +2,11 @@
 // where its exponent is odd, and a dependency is a set of rows whose columns all cancel. Filtering first makes
 // the matrix small while keeping enough dependencies (Cavallar, "Strategies in filtering in the number field
 // sieve", 2000): singleton removal, then clique removal while there are more rows than the elimination needs.
-// The structured step of LaMacchia and Odlyzko ("Solving large sparse linear systems over finite fields",
-// 1990) then eliminates the light columns on the sparse rows, each merge taking one row and one column off
-// the matrix; what is left is eliminated densely, on packed bit rows, by the kernel (wasm/prime/qs.ts).
+// The kernel (wasm/prime/qs.ts) then eliminates on packed bit rows, the lightest columns first, as structured
+// Gaussian elimination (LaMacchia and Odlyzko 1990) does on its sparse part: their pivots meet few rows, so the
+// rows stay sparse and few are added to before the heavy columns of the small primes. Merging the light
+// columns on sparse rows here first, the rest of the structured step, cost more than it saved at every size
+// this sieve reaches (BENCHMARKS.md), so it is not done.
 import type { Budget } from './budget.js'
 import { ensureBytes, kernel } from './kernel.js'
 
@@ -134,123 +136,20 @@ export function removeCliques(odd: number[][], columns: number, keepExcess: numb
   return renumber(odd, alive, weight)
 }
 
-/** A matrix after the structured step: its rows, and for each the input rows it is the sum of. */
-export interface Merged {
-  rows: number[][]
-  sets: number[][]
-  columns: number
-}
-
-/** Columns of up to this many rows are eliminated on the sparse rows before the dense elimination. */
-const MERGE_WEIGHT = 8
-
-/** Columns looked at between two looks at the budget. */
-const MERGE_CHECK = 128
-
-/**
- * The structured step (LaMacchia and Odlyzko, section 5): a column in one row takes the row out (a singleton);
- * a column in 2 to MERGE_WEIGHT rows is eliminated by adding its lightest row to the others and dropping that
- * row, so each takes one row and one column off the matrix for little fill. Then rows beyond the columns plus
- * `extra` go, the heaviest first. Each result row is the sum of the input rows in its set; columns are
- * renumbered. Undefined at the budget's deadline.
- */
-export function mergeColumns(
-  odd: number[][],
-  columns: number,
-  extra: number,
-  budget?: Budget,
-): Merged | undefined {
-  const rows = odd.map((row) => [...row].sort((a, b) => a - b))
-  const sets = odd.map((_, r) => [r])
-  const alive = new Uint8Array(odd.length).fill(1)
-  const holders: Set<number>[] = Array.from({ length: columns }, () => new Set<number>())
-  rows.forEach((row, r) => {
-    for (const c of row) (holders[c] as Set<number>).add(r)
-  })
-  const drop = (r: number): void => {
-    alive[r] = 0
-    for (const c of rows[r] as number[]) (holders[c] as Set<number>).delete(r)
-  }
-  // The lightest columns first, as in Markowitz pivoting: each merge adds the least fill then.
-  for (let limit = 1; limit <= MERGE_WEIGHT; ) {
-    let changed = false
-    for (let c = 0; c < columns; c++) {
-      if (budget && c % MERGE_CHECK === 0 && budget.timeIsUp()) return undefined
-      const holding = holders[c] as Set<number>
-      if (holding.size === 0 || holding.size > limit) continue
-      changed = true
-      let pivot = -1
-      for (const r of holding) {
-        if (pivot < 0 || (rows[r] as number[]).length < (rows[pivot] as number[]).length) pivot = r
-      }
-      const pivotRow = rows[pivot] as number[]
-      for (const r of [...holding]) {
-        if (r === pivot) continue
-        for (const k of pivotRow) {
-          const at = holders[k] as Set<number>
-          if (at.has(r)) at.delete(r)
-          else at.add(r)
-        }
-        rows[r] = xorSorted(rows[r] as number[], pivotRow)
-        sets[r] = xorSorted(sets[r] as number[], sets[pivot] as number[])
-      }
-      drop(pivot)
-    }
-    if (!changed) limit++
-  }
-  let live = 0
-  for (let r = 0; r < rows.length; r++) if (alive[r]) live++
-  let used = 0
-  const column = new Int32Array(columns).fill(-1)
-  for (let c = 0; c < columns; c++) if ((holders[c] as Set<number>).size > 0) column[c] = used++
-  if (live > used + extra) {
-    const byWeight = [...rows.keys()]
-      .filter((r) => alive[r])
-      .sort((a, b) => (rows[b] as number[]).length - (rows[a] as number[]).length || a - b)
-    for (const r of byWeight.slice(0, live - used - extra)) alive[r] = 0
-  }
-  const result: Merged = { rows: [], sets: [], columns: used }
-  rows.forEach((row, r) => {
-    if (!alive[r]) return
-    result.rows.push(row.map((c) => column[c] as number))
-    result.sets.push(sets[r] as number[])
-  })
-  return result
-}
-
-/** The symmetric difference of two ascending lists, ascending. */
-export function xorSorted(a: number[], b: number[]): number[] {
-  const out: number[] = []
-  let i = 0
-  let j = 0
-  while (i < a.length && j < b.length) {
-    const x = a[i] as number
-    const y = b[j] as number
-    if (x < y) {
-      out.push(x)
-      i++
-    } else if (y < x) {
-      out.push(y)
-      j++
-    } else {
-      i++
-      j++
-    }
-  }
-  while (i < a.length) out.push(a[i++] as number)
-  while (j < b.length) out.push(b[j++] as number)
-  return out
-}
-
 /** Word operations the kernel does between two looks at the budget: a few ms. */
 const ELIMINATION_WORK = 20_000_000
 
 /**
  * Gaussian elimination over GF(2) in the kernel on packed bit rows, each with its history of combined rows:
- * returns, for each row reduced to zero, the ascending indices of the rows it sums (a dependency), or
- * undefined at the budget's deadline.
+ * returns, for each row reduced to zero, its history (bit h for row h; rowsOf lists them), a dependency; or
+ * undefined at the budget's deadline. Histories are decoded only as they are tried: most factorisations need
+ * the first one or two.
  */
-export function denseDependencies(odd: number[][], columns: number, budget: Budget): number[][] | undefined {
+export function denseDependencies(
+  odd: number[][],
+  columns: number,
+  budget: Budget,
+): Uint32Array[] | undefined {
   const rows = odd.length
   // Rows of whole 16-byte vectors for the kernel's XOR.
   const rowWords = (columns + 31) >>> 5
@@ -287,15 +186,20 @@ export function denseDependencies(odd: number[][], columns: number, budget: Budg
     if (budget.timeIsUp()) return undefined
     kernel.qsEliminate(base, rows, stride, c, Math.min(columns, c + chunk), base + matrixBytes)
   }
-  const dependencies: number[][] = []
+  const dependencies: Uint32Array[] = []
   for (let r = 0; r < rows; r++) {
     if (pivoted[r]) continue
     const history = r * stride + rowWords
-    const used: number[] = []
-    for (let h = 0; h < rows; h++) {
-      if ((matrix[history + (h >>> 5)] as number) & (1 << (h & 31))) used.push(h)
-    }
-    dependencies.push(used)
+    dependencies.push(matrix.slice(history, history + historyWords))
   }
   return dependencies
+}
+
+/** The ascending row indices of a dependency's history bits (denseDependencies). */
+export function rowsOf(history: Uint32Array): number[] {
+  const used: number[] = []
+  history.forEach((word, w) => {
+    for (let bits = word; bits !== 0; bits &= bits - 1) used.push(w * 32 + 31 - Math.clz32(bits & -bits))
+  })
+  return used
 }

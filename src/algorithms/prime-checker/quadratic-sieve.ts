@@ -22,7 +22,7 @@ import {
   QS_MAX_WIDTH,
   writeLimbs,
 } from './kernel.js'
-import { denseDependencies, mergeColumns, pruneSingletons, removeCliques, xorSorted } from './qs-matrix.js'
+import { denseDependencies, pruneSingletons, removeCliques, rowsOf } from './qs-matrix.js'
 import { SMALL_PRIMES } from './small-primes.js'
 
 /** Candidate multipliers k for Knuth-Schroeppel: squarefree and small, so kN grows by a few bits at most. */
@@ -30,6 +30,9 @@ const MULTIPLIERS = [1, 3, 5, 7, 11, 13, 15, 17, 19, 21, 23, 29, 31, 33, 35, 37,
 
 /** Relations kept beyond the matrix's columns, so that elimination leaves that many dependencies. */
 const EXTRA_RELATIONS = 24
+
+/** Clique removal runs when singleton removal leaves more excess relations than this (solve). */
+const CLIQUE_EXCESS = 2 * EXTRA_RELATIONS
 
 interface Params {
   /** Factor-base size, including 2. */
@@ -602,8 +605,9 @@ class Sieve {
   /** Sieves the current polynomial and returns the relations (full, or with one or two large primes) it yields. */
   collect(): Relation[] {
     const count = kernel.qsSieve(this.width, this.firstSieved, this.size, this.init)
-    // Resieving a prime p costs about 2 width / p steps for the whole polynomial, checking it a few
-    // operations at each candidate: from about RESIEVE_FACTOR width / count on, the first costs less.
+    // Resieving a prime p costs about 2 width / p steps and a fixed part for the whole polynomial, checking it
+    // a fraction of a SIMD step at each candidate: from about RESIEVE_FACTOR width / count on, the first costs
+    // less (the factor measured, BENCHMARKS.md).
     let from = this.size
     const bound = (RESIEVE_FACTOR * this.width) / count
     if (!this.fits && count > 0 && bound <= (this.primes[this.size - 1] as number)) {
@@ -715,7 +719,7 @@ class Sieve {
 }
 
 /** Primes from this many times the sieve width over the candidate count on are resieved (Sieve.collect). */
-const RESIEVE_FACTOR = 0.5
+const RESIEVE_FACTOR = 4
 
 /**
  * Rho steps on a double large prime cofactor: its two primes are near the bound, below 2^26, and rho needs
@@ -736,8 +740,8 @@ function oddColumns(r: Relation): number[] {
 
 /**
  * The congruences of squares from the exponent vectors (sign, then one bit per prime) of the relations:
- * singleton and clique removal, the structured step and the kernel's dense elimination (qs-matrix.ts); each
- * dependency is tried for a nontrivial gcd. Returns the divisor, 1n when every dependency was trivial, the
+ * singleton removal, clique removal when the excess is large, and the kernel's elimination (qs-matrix.ts);
+ * each dependency is tried for a nontrivial gcd. Returns the divisor, 1n when every dependency was trivial, the
  * number of further relations wanted when too few survive, or undefined at the deadline.
  */
 function solve(
@@ -753,19 +757,25 @@ function solve(
   if (budget.timeIsUp()) return undefined
   const excess = pruned.kept.length - pruned.columns
   if (excess < EXTRA_RELATIONS / 2) return Math.max(EXTRA_RELATIONS, Math.ceil(0.05 * pruned.columns))
-  // More rows than the columns and the extra dependencies only make the matrix larger.
-  const cliques = removeCliques(pruned.rows, pruned.columns, EXTRA_RELATIONS)
+  // More rows than the columns and the extra dependencies only make the matrix larger: with a large excess,
+  // clique removal chooses the rows to drop; with a small one, the first rows beyond are dropped, as its cost
+  // would exceed what it saves the elimination (BENCHMARKS.md).
+  const matrix =
+    excess > CLIQUE_EXCESS
+      ? removeCliques(pruned.rows, pruned.columns, EXTRA_RELATIONS)
+      : {
+          kept: pruned.kept.map((_, r) => r),
+          rows: pruned.rows.slice(0, pruned.columns + EXTRA_RELATIONS),
+          columns: pruned.columns,
+        }
   if (budget.timeIsUp()) return undefined
-  const merged = mergeColumns(cliques.rows, cliques.columns, EXTRA_RELATIONS, budget)
-  if (merged === undefined) return undefined
-  const dependencies = denseDependencies(merged.rows, merged.columns, budget)
+  const dependencies = denseDependencies(matrix.rows, matrix.columns, budget)
   if (dependencies === undefined) return undefined
-  for (const used of dependencies) {
+  for (const history of dependencies) {
     if (budget.timeIsUp()) return undefined
-    // Merged rows share input rows when a column of three or more was eliminated: those cancel in pairs.
-    let inputs: number[] = []
-    for (const m of used) inputs = xorSorted(inputs, merged.sets[m] as number[])
-    const chosen = inputs.map((i) => relations[pruned.kept[cliques.kept[i] as number] as number] as Relation)
+    const chosen = rowsOf(history).map(
+      (r) => relations[pruned.kept[matrix.kept[r] as number] as number] as Relation,
+    )
     const d = squareRoot(n, primes, chosen)
     if (d !== 1n && d !== n) return d
   }

@@ -3,10 +3,9 @@ import { describe, test } from 'node:test'
 import { Budget } from '../../../src/algorithms/prime-checker/budget.js'
 import {
   denseDependencies,
-  mergeColumns,
   pruneSingletons,
   removeCliques,
-  xorSorted,
+  rowsOf,
 } from '../../../src/algorithms/prime-checker/qs-matrix.js'
 import { prng, testSeed } from '../../helpers/reference-math.js'
 
@@ -103,41 +102,7 @@ describe("quadratic sieve's linear algebra", () => {
     }
   })
 
-  test('mergeColumns: each merged row is the sum of its input rows, no column of weight 8 or less is left', () => {
-    const next = prng(SEED + 2)
-    for (let round = 0; round < 30; round++) {
-      const columns = 60 + (next() % 200)
-      const start = pruneSingletons(relationLike(next, columns + 10 + (next() % 40), columns), columns)
-      const merged = mergeColumns(start.rows, start.columns, 1000) as NonNullable<
-        ReturnType<typeof mergeColumns>
-      >
-      // The renumbering keeps the order of columns: map each input column to its merged one and check it is
-      // one map, increasing.
-      const map = new Map<number, number>()
-      merged.rows.forEach((row, m) => {
-        const sum = (merged.sets[m] as number[]).map((r) => start.rows[r] as number[]).reduce(xorSorted, [])
-        assert.equal(row.length, sum.length, `merged row ${m}'s weight, seed ${SEED}`)
-        sum.forEach((c, at) => {
-          const mapped = map.get(c)
-          assert.ok(mapped === undefined || mapped === row[at], `column ${c} renumbered twice, seed ${SEED}`)
-          map.set(c, row[at] as number)
-        })
-      })
-      const mapped = [...map].sort((a, b) => a[0] - b[0]).map(([, to]) => to)
-      assert.deepEqual(
-        mapped,
-        [...mapped].sort((a, b) => a - b),
-        `columns renumbered out of order, seed ${SEED}`,
-      )
-      const w = weights(merged.rows, merged.columns)
-      assert.ok(
-        w.every((x) => x > 8),
-        `a column of weight ${Math.min(...w)} left by mergeColumns, seed ${SEED}`,
-      )
-    }
-  })
-
-  test('singletons, cliques, merges and the dense kernel elimination give dependencies that sum to zero', () => {
+  test('singletons, cliques and the kernel elimination give dependencies that sum to zero mod 2 (BigInt)', () => {
     const next = prng(SEED + 3)
     const budget = new Budget(performance.now() + 60_000)
     let found = 0
@@ -146,23 +111,16 @@ describe("quadratic sieve's linear algebra", () => {
       const rows = relationLike(next, columns + 5 + (next() % 60), columns)
       const pruned = pruneSingletons(rows, columns)
       const cliques = removeCliques(pruned.rows, pruned.columns, 8)
-      const extra = 8
-      const merged = mergeColumns(cliques.rows, cliques.columns, extra, budget) as NonNullable<
-        ReturnType<typeof mergeColumns>
-      >
-      assert.ok(merged.rows.length <= merged.columns + extra)
-      const dependencies = denseDependencies(merged.rows, merged.columns, budget) as number[][]
+      const dependencies = (denseDependencies(cliques.rows, cliques.columns, budget) as Uint32Array[]).map(
+        rowsOf,
+      )
       assert.ok(
-        dependencies.length >= merged.rows.length - merged.columns,
+        dependencies.length >= cliques.rows.length - cliques.columns,
         `too few dependencies, seed ${SEED}`,
       )
       const seen = new Set<string>()
       for (const used of dependencies) {
-        // Back to the input rows: merged rows sharing an input row cancel it.
-        const inputs = used
-          .map((m) => merged.sets[m] as number[])
-          .reduce(xorSorted, [])
-          .map((i) => pruned.kept[cliques.kept[i] as number] as number)
+        const inputs = used.map((r) => pruned.kept[cliques.kept[r] as number] as number)
         assert.ok(inputs.length > 0, `an empty dependency, seed ${SEED}`)
         const sum = inputs.map((r) => mask(rows[r] as number[])).reduce((a, b) => a ^ b, 0n)
         assert.equal(sum, 0n, `rows ${inputs} do not sum to zero mod 2, seed ${SEED}`)
@@ -174,11 +132,9 @@ describe("quadratic sieve's linear algebra", () => {
     assert.ok(found > 40, `${found} dependencies`)
   })
 
-  test('mergeColumns and denseDependencies stop at the deadline', () => {
+  test('denseDependencies stops at the deadline', () => {
     const next = prng(SEED + 4)
     const rows = relationLike(next, 600, 500)
-    const past = new Budget(performance.now() - 1)
-    assert.equal(mergeColumns(rows, 500, 8, past), undefined)
-    assert.equal(denseDependencies(rows, 500, past), undefined)
+    assert.equal(denseDependencies(rows, 500, new Budget(performance.now() - 1)), undefined)
   })
 })
