@@ -42,6 +42,15 @@ const NEXT1 = memory.data(QS_MAX_PRIMES * 4, 16)
 const NEXT2 = memory.data(QS_MAX_PRIMES * 4, 16)
 /** 1 / p for each factor-base prime as a 32-bit float, for remainders without a division (qsDividing). */
 const RECIPROCALS = memory.data(QS_MAX_PRIMES * 4, 16)
+/** The most (candidate, prime) pairs one qsResieve keeps; past it the caller checks every prime instead. */
+const RESIEVE_MAX: i32 = QS_MAX_CANDIDATES * 8
+/** Prime indices take the low 13 bits of a pair (QS_MAX_PRIMES is 2^13), the candidate the bits above. */
+const PRIME_BITS: i32 = 13
+/** qsResieve's pairs in the order found, then sorted by candidate. */
+const RESIEVE_PAIRS = memory.data(RESIEVE_MAX * 4, 16)
+const RESIEVED = memory.data(RESIEVE_MAX * 4, 16)
+/** Where each candidate's primes start in RESIEVED; entry c + 1 is where they end. */
+const RESIEVE_STARTS = memory.data((QS_MAX_CANDIDATES + 1) * 4, 16)
 /** The first factor-base index whose prime is at least BLOCK (set by qsFactorBase). */
 let firstLarge: i32 = 0
 
@@ -435,6 +444,89 @@ export function qsSieve(width: i32, first: i32, count: i32, init: u32): i32 {
       store<i32>(CANDIDATES + (usize(found) << 2), j)
       found++
     }
+  }
+  return found
+}
+
+/** The index of position j among the first `found` candidates (ascending), or -1 if it was not listed. */
+function candidateAt(j: i32, found: i32): i32 {
+  let lo: i32 = 0
+  let hi: i32 = found - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1
+    const at = load<i32>(CANDIDATES + (usize(mid) << 2))
+    if (at < j) lo = mid + 1
+    else if (at > j) hi = mid - 1
+    else return mid
+  }
+  return -1
+}
+
+/** Notes prime i at the candidates among r, r + p, ... below width; returns the new pair count, or -1 when full. */
+function resieveRoot(r: i32, p: i32, i: i32, width: i32, found: i32, pairs: i32): i32 {
+  for (let j = r; j < width; j += p) {
+    // The sieve still holds the sums qsSieve listed its candidates by.
+    if (load<u8>(SIEVE + usize(j)) < 128) continue
+    const c = candidateAt(j, found)
+    if (c < 0) continue
+    if (pairs == RESIEVE_MAX) return -1
+    store<i32>(RESIEVE_PAIRS + (usize(pairs) << 2), (c << PRIME_BITS) | i)
+    pairs++
+  }
+  return pairs
+}
+
+/**
+ * Resieving: after qsSieve has listed `found` candidates, walks the roots of the
+ * primes from <= i < count over the sieve once more and notes each candidate a root lands on, so that those
+ * primes need not be checked candidate by candidate; a large prime lands on few positions, so this costs less
+ * than checking it at every candidate. Groups the primes by candidate for qsDividingResieved (each
+ * candidate's ascending). Returns how many (candidate, prime) pairs, or -1 when they do not fit.
+ */
+export function qsResieve(width: i32, from: i32, count: i32, found: i32): i32 {
+  let pairs: i32 = 0
+  for (let i = from; i < count && pairs >= 0; i++) {
+    const at = usize(i) << 2
+    const r1 = load<i32>(ROOT1 + at)
+    if (r1 < 0) continue
+    const p = load<i32>(PRIMES + at)
+    const r2 = load<i32>(ROOT2 + at)
+    pairs = resieveRoot(r1, p, i, width, found, pairs)
+    if (r2 != r1 && pairs >= 0) pairs = resieveRoot(r2, p, i, width, found, pairs)
+  }
+  if (pairs < 0) return -1
+  // Counting sort by candidate, stable, so each candidate's primes stay ascending; NEXT1 (free between
+  // sieves) holds the cursors.
+  for (let c: i32 = 0; c <= found; c++) store<i32>(RESIEVE_STARTS + (usize(c) << 2), 0)
+  for (let k: i32 = 0; k < pairs; k++) {
+    const at = RESIEVE_STARTS + (usize((load<i32>(RESIEVE_PAIRS + (usize(k) << 2)) >>> PRIME_BITS) + 1) << 2)
+    store<i32>(at, load<i32>(at) + 1)
+  }
+  for (let c: i32 = 0; c < found; c++) {
+    const at = RESIEVE_STARTS + (usize(c) << 2)
+    store<i32>(at + 4, load<i32>(at + 4) + load<i32>(at))
+    store<i32>(NEXT1 + (usize(c) << 2), load<i32>(at))
+  }
+  for (let k: i32 = 0; k < pairs; k++) {
+    const pair = load<i32>(RESIEVE_PAIRS + (usize(k) << 2))
+    const cursor = NEXT1 + (usize(pair >>> PRIME_BITS) << 2)
+    const to = load<i32>(cursor)
+    store<i32>(RESIEVED + (usize(to) << 2), pair & ((1 << PRIME_BITS) - 1))
+    store<i32>(cursor, to + 1)
+  }
+  return pairs
+}
+
+/**
+ * qsDividing for the primes below `from`, then the primes qsResieve found for candidate c (at position j):
+ * lists in qsHits() every index 1 <= i < count of a prime dividing g there. Returns how many.
+ */
+export function qsDividingResieved(j: i32, c: i32, from: i32): i32 {
+  let found = qsDividing(j, from)
+  const end = load<i32>(RESIEVE_STARTS + ((usize(c) + 1) << 2))
+  for (let k = load<i32>(RESIEVE_STARTS + (usize(c) << 2)); k < end; k++) {
+    store<i32>(HITS + (usize(found) << 2), load<i32>(RESIEVED + (usize(k) << 2)))
+    found++
   }
   return found
 }

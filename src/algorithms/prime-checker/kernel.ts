@@ -63,6 +63,8 @@ export interface KernelExports {
   qsSieve(width: number, first: number, count: number, init: number): number
   qsHits(): number
   qsDividing(j: number, count: number): number
+  qsResieve(width: number, from: number, count: number, found: number): number
+  qsDividingResieved(j: number, c: number, from: number): number
   qsSqrts(): number
   qsKn(): number
   qsLegendre(limbs: number, count: number): void

@@ -5,8 +5,7 @@
 // Manasse's partial relations) and, from about 50 digits, two (Lenstra and Manasse 1994, the double large
 // prime variation): partial relations are edges between their large primes (1 for none), every cycle of the
 // graph combines into a relation whose large primes appear squared, and a union-find counts the cycles as they
-// close. Relations with a prime no other relation has an odd power of are removed before Gaussian elimination
-// over GF(2) gives the congruences of squares. Every loop over the factor base runs in the kernel
+// close. The linear algebra over GF(2) that gives the congruences of squares is in qs-matrix.ts. Every loop over the factor base runs in the kernel
 // (wasm/prime/qs.ts): the factor base, each polynomial's roots, the sieve, the search for the primes dividing
 // a candidate (and its whole trial division while g(x) fits 64 bits, to about 29 digits) and the elimination. Here, V8 spent more CPU time optimising them, on its compiler
 // threads, than a warm 20-digit factorisation takes; what is left here works per polynomial or per relation,
@@ -14,7 +13,6 @@
 import { bitLength, gcd } from './bigint-math.js'
 import type { Budget } from './budget.js'
 import {
-  ensureBytes,
   kernel,
   limbCount,
   QS_MAX_A_PRIMES,
@@ -24,6 +22,7 @@ import {
   QS_MAX_WIDTH,
   writeLimbs,
 } from './kernel.js'
+import { denseDependencies, pruneSingletons, removeCliques, rowsOf } from './qs-matrix.js'
 import { SMALL_PRIMES } from './small-primes.js'
 
 /** Candidate multipliers k for Knuth-Schroeppel: squarefree and small, so kN grows by a few bits at most. */
@@ -31,6 +30,9 @@ const MULTIPLIERS = [1, 3, 5, 7, 11, 13, 15, 17, 19, 21, 23, 29, 31, 33, 35, 37,
 
 /** Relations kept beyond the matrix's columns, so that elimination leaves that many dependencies. */
 const EXTRA_RELATIONS = 24
+
+/** Clique removal runs when singleton removal leaves more excess relations than this (solve). */
+const CLIQUE_EXCESS = 2 * EXTRA_RELATIONS
 
 interface Params {
   /** Factor-base size, including 2. */
@@ -603,17 +605,22 @@ class Sieve {
   /** Sieves the current polynomial and returns the relations (full, or with one or two large primes) it yields. */
   collect(): Relation[] {
     const count = kernel.qsSieve(this.width, this.firstSieved, this.size, this.init)
+    // Resieving a prime p costs about 2 width / p steps and a fixed part for the whole polynomial, checking it
+    // a fraction of a SIMD step at each candidate: from about RESIEVE_FACTOR width / count on, the first costs
+    // less (the factor measured, BENCHMARKS.md).
+    let from = this.size
+    const bound = (RESIEVE_FACTOR * this.width) / count
+    if (!this.fits && count > 0 && bound <= (this.primes[this.size - 1] as number)) {
+      from = Math.max(this.firstSieved, this.firstAtLeast(bound))
+      if (kernel.qsResieve(this.width, from, this.size, count) < 0) from = this.size
+    }
     const found: Relation[] = []
     for (let c = 0; c < count; c++) {
-      const r = this.relationAt(this.candidates[c] as number)
+      const j = this.candidates[c] as number
+      const r = this.fits ? this.relationInKernel(j) : this.relationOnBigInts(j, c, from)
       if (r !== undefined) found.push(r)
     }
     return found
-  }
-
-  /** Trial-divides g(x) at sieve position j by the primes whose roots say they divide it. */
-  private relationAt(j: number): Relation | undefined {
-    return this.fits ? this.relationInKernel(j) : this.relationOnBigInts(j)
   }
 
   /** relationAt for a g(x) that fits a word: the kernel finds its factors, BigInt is only for y. */
@@ -632,11 +639,15 @@ class Sieve {
     }
   }
 
-  private relationOnBigInts(j: number): Relation | undefined {
+  /**
+   * Trial-divides g(x) at sieve position j (candidate c) by the primes whose roots say they divide it: those
+   * below index `from` checked here, the rest found by resieving (all checked when `from` is the size).
+   */
+  private relationOnBigInts(j: number, c: number, from: number): Relation | undefined {
     const { primes, size, hits } = this
     // The kernel lists the primes whose roots say they divide g(x); the BigInt side divides by their products.
     hits.length = 0
-    const count = kernel.qsDividing(j, size)
+    const count = from < size ? kernel.qsDividingResieved(j, c, from) : kernel.qsDividing(j, size)
     for (let h = 0; h < count; h++) hits.push(this.hitList[h] as number)
     this.aIndices.forEach((i, l) => {
       if (j % (primes[i] as number) === this.aRoots[l]) hits.push(i)
@@ -707,49 +718,14 @@ class Sieve {
   }
 }
 
+/** Primes from this many times the sieve width over the candidate count on are resieved (Sieve.collect). */
+const RESIEVE_FACTOR = 4
+
 /**
  * Rho steps on a double large prime cofactor: its two primes are near the bound, below 2^26, and rho needs
  * about the square root of the smaller in steps; a cofactor that needs more is dropped.
  */
 const DOUBLE_RHO_STEPS = 30_000
-
-/** Word operations the kernel does between two looks at the budget: a few ms. */
-const ELIMINATION_WORK = 20_000_000
-
-/**
- * The relations that can be in a dependency, and the matrix's columns: repeatedly drops every relation with a
- * prime (or the sign) no other remaining relation has an odd power of (Pomerance and Smith 1992, the first
- * step of structured Gaussian elimination). Returns the kept relations' odd columns, numbered from 0 among the
- * columns still used, and the count of those columns.
- */
-export function pruneSingletons(
-  odd: number[][],
-  columns: number,
-): { kept: number[]; rows: number[][]; columns: number } {
-  const weight = new Int32Array(columns)
-  for (const row of odd) for (const c of row) weight[c] = (weight[c] as number) + 1
-  const alive = new Uint8Array(odd.length).fill(1)
-  for (let changed = true; changed; ) {
-    changed = false
-    odd.forEach((row, r) => {
-      if (!alive[r] || !row.some((c) => weight[c] === 1)) return
-      alive[r] = 0
-      changed = true
-      for (const c of row) weight[c] = (weight[c] as number) - 1
-    })
-  }
-  const column = new Int32Array(columns).fill(-1)
-  let used = 0
-  for (let c = 0; c < columns; c++) if ((weight[c] as number) > 0) column[c] = used++
-  const kept: number[] = []
-  const rows: number[][] = []
-  odd.forEach((row, r) => {
-    if (!alive[r]) return
-    kept.push(r)
-    rows.push(row.map((c) => column[c] as number))
-  })
-  return { kept, rows, columns: used }
-}
 
 /** Column 0 for the sign, 1 + i for prime i: those with an odd exponent in the relation, ascending. */
 function oddColumns(r: Relation): number[] {
@@ -763,10 +739,10 @@ function oddColumns(r: Relation): number[] {
 }
 
 /**
- * Gaussian elimination over GF(2) on the exponent vectors (sign, then one bit per prime) of the relations that
- * survive singleton removal, with each row's history of combined relations; each zero row is a dependency,
- * tried for a nontrivial gcd. Returns the divisor, 1n when every dependency was trivial, the number of further
- * relations wanted when too few survive, or undefined at the deadline.
+ * The congruences of squares from the exponent vectors (sign, then one bit per prime) of the relations:
+ * singleton removal, clique removal when the excess is large, and the kernel's elimination (qs-matrix.ts);
+ * each dependency is tried for a nontrivial gcd. Returns the divisor, 1n when every dependency was trivial, the
+ * number of further relations wanted when too few survive, or undefined at the deadline.
  */
 function solve(
   n: bigint,
@@ -781,41 +757,25 @@ function solve(
   if (budget.timeIsUp()) return undefined
   const excess = pruned.kept.length - pruned.columns
   if (excess < EXTRA_RELATIONS / 2) return Math.max(EXTRA_RELATIONS, Math.ceil(0.05 * pruned.columns))
-  // More rows than the columns and the extra dependencies only make the matrix larger.
-  const rows = Math.min(pruned.kept.length, pruned.columns + EXTRA_RELATIONS)
-  const columns = pruned.columns
-  // Rows of whole 16-byte vectors for the kernel's XOR.
-  const rowWords = (columns + 31) >>> 5
-  const historyWords = (rows + 31) >>> 5
-  const stride = (rowWords + historyWords + 3) & ~3
-  // The matrix lives in the kernel's memory from modulusPtr() on (16-byte aligned), free while the sieve runs
-  // (rho and ECM use it between calls), with a byte per row after it for the pivots.
-  const base = (kernel.modulusPtr() + 15) & ~15
-  const matrixBytes = rows * stride * 4
-  ensureBytes(base + matrixBytes + rows)
-  const matrix = new Uint32Array(kernel.memory.buffer, base, rows * stride).fill(0)
-  const pivoted = new Uint8Array(kernel.memory.buffer, base + matrixBytes, rows).fill(0)
-  for (let row = 0; row < rows; row++) {
-    const start = row * stride
-    for (const c of pruned.rows[row] as number[]) {
-      matrix[start + (c >>> 5)] = (matrix[start + (c >>> 5)] as number) | (1 << (c & 31))
-    }
-    matrix[start + rowWords + (row >>> 5)] = 1 << (row & 31)
-  }
-  const chunk = Math.max(1, Math.min(64, Math.floor(ELIMINATION_WORK / (rows * stride))))
-  for (let c = 0; c < columns; c += chunk) {
+  // More rows than the columns and the extra dependencies only make the matrix larger: with a large excess,
+  // clique removal chooses the rows to drop; with a small one, the first rows beyond are dropped, as its cost
+  // would exceed what it saves the elimination (BENCHMARKS.md).
+  const matrix =
+    excess > CLIQUE_EXCESS
+      ? removeCliques(pruned.rows, pruned.columns, EXTRA_RELATIONS)
+      : {
+          kept: pruned.kept.map((_, r) => r),
+          rows: pruned.rows.slice(0, pruned.columns + EXTRA_RELATIONS),
+          columns: pruned.columns,
+        }
+  if (budget.timeIsUp()) return undefined
+  const dependencies = denseDependencies(matrix.rows, matrix.columns, budget)
+  if (dependencies === undefined) return undefined
+  for (const history of dependencies) {
     if (budget.timeIsUp()) return undefined
-    kernel.qsEliminate(base, rows, stride, c, Math.min(columns, c + chunk), base + matrixBytes)
-  }
-  for (let r = 0; r < rows; r++) {
-    if (pivoted[r]) continue
-    if (budget.timeIsUp()) return undefined
-    const history = matrix.subarray(r * stride + rowWords, r * stride + rowWords + historyWords)
-    const chosen: Relation[] = []
-    for (let h = 0; h < rows; h++) {
-      if ((history[h >>> 5] as number) & (1 << (h & 31)))
-        chosen.push(relations[pruned.kept[h] as number] as Relation)
-    }
+    const chosen = rowsOf(history).map(
+      (r) => relations[pruned.kept[matrix.kept[r] as number] as number] as Relation,
+    )
     const d = squareRoot(n, primes, chosen)
     if (d !== 1n && d !== n) return d
   }

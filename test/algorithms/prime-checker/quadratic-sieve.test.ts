@@ -3,11 +3,8 @@ import { describe, test } from 'node:test'
 import { Budget } from '../../../src/algorithms/prime-checker/budget.js'
 import { factorize } from '../../../src/algorithms/prime-checker/factorize.js'
 import { ensureBytes, kernel, limbCount, writeLimbs } from '../../../src/algorithms/prime-checker/kernel.js'
-import {
-  PartialGraph,
-  pruneSingletons,
-  quadraticSieve,
-} from '../../../src/algorithms/prime-checker/quadratic-sieve.js'
+import { pruneSingletons } from '../../../src/algorithms/prime-checker/qs-matrix.js'
+import { PartialGraph, quadraticSieve } from '../../../src/algorithms/prime-checker/quadratic-sieve.js'
 import {
   prng,
   randomBits,
@@ -375,6 +372,54 @@ describe("quadratic sieve's sieve and roots against BigInt", () => {
         if (((((a * x + b) ** 2n - fb.kn) % p) + p) % p === 0n) expected.push(i)
       }
       assert.deepEqual(found, expected, `primes dividing at ${j}, seed ${SEED}`)
+    }
+  })
+
+  test('qsResieve and qsDividingResieved find exactly the primes that divide each candidate, as BigInt does', () => {
+    const next = prng(SEED + 14)
+    for (let round = 0; round < 3; round++) {
+      const fb = factorBaseFor(next, 2000 + (next() % 4000))
+      const s = 4
+      const aIndices = Array.from({ length: s }, (_, l) => 200 + 97 * l + (next() % 90))
+      const a = aIndices.reduce((x, i) => x * BigInt(fb.primes[i] as number), 1n)
+      const terms = Array.from({ length: s }, () => randomBits(next, 60) % a)
+      const b = terms.reduce((x, y) => x + y, 0n)
+      writeLimbs(kernel.qsTerms(), a, fb.limbs)
+      terms.forEach((t, l) => {
+        writeLimbs(kernel.qsTerms() + 8 * 4 * (l + 1), t, fb.limbs)
+      })
+      const half = 50_000
+      const width = 2 * half
+      kernel.qsNewA(fb.count, s, half, fb.limbs)
+      for (const i of aIndices) {
+        fb.root1[i] = -1
+        fb.root2[i] = -1
+      }
+      // A threshold loose enough for a few hundred candidates, from the primes above 30 as quadraticSieve sieves.
+      const first = 10
+      let found = 0
+      for (let threshold = 60; found < 200 && threshold > 0; threshold--) {
+        found = kernel.qsSieve(width, first, fb.count, 128 - threshold)
+      }
+      assert.ok(found >= 200 && found < 4096, `${found} candidates`)
+      const candidates = Array.from(new Int32Array(kernel.memory.buffer, kernel.qsCandidates(), found))
+      // From a middle prime, and from the first sieved one (every sieved prime resieved).
+      for (const from of [first, 1 + (next() % (fb.count - 1))]) {
+        assert.ok(kernel.qsResieve(width, from, fb.count, found) >= 0)
+        candidates.forEach((j, c) => {
+          const count = kernel.qsDividingResieved(j, c, from)
+          const listed = Array.from(new Int32Array(kernel.memory.buffer, kernel.qsHits(), count))
+          const x = BigInt(j - half)
+          const g = (a * x + b) ** 2n - fb.kn
+          const expected: number[] = []
+          for (let i = 1; i < fb.count; i++) {
+            if (aIndices.includes(i)) continue
+            const p = BigInt(fb.primes[i] as number)
+            if (g % p === 0n) expected.push(i)
+          }
+          assert.deepEqual(listed, expected, `primes dividing at ${j}, resieved from ${from}, seed ${SEED}`)
+        })
+      }
     }
   })
 
