@@ -19,11 +19,16 @@ export type AttemptDelivery = (message: WebhookMessage, signal: AbortSignal) => 
 export type JobEndStatus = 'completed' | 'failed'
 export type AttemptStatus = 'success' | 'retry' | 'failed'
 
+/**
+ * A backend's option: called once for each job end this process stores (never for a give-back or a
+ * retry), with its run time; the job metrics. A cancel ends a job in the process that serves it, which
+ * may run no jobs, so this belongs to the backend rather than to consumeJobs.
+ */
+export type CountEnded = (algorithm: string, status: JobEndStatus, seconds: number) => void
+
 export interface ConsumeJobsOptions {
   /** Jobs holding a worker thread at once. */
   concurrency: number
-  /** Called once a job's end is stored (never for a give-back or a retry), with its run time. */
-  onEnded(algorithm: string, status: JobEndStatus, seconds: number): void
 }
 
 export interface ConsumeDeliveriesOptions {

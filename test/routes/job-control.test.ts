@@ -9,6 +9,7 @@ import { forEachBackend } from '../helpers/backends.js'
 import { createJob, type JobBody, waitForJob } from '../helpers/jobs.js'
 import { RSA_100 } from '../helpers/numbers.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
+import { redisCommand } from '../helpers/redis.js'
 import { sleep, until } from '../helpers/time.js'
 
 const CANCELLED = 'The job was cancelled.'
@@ -114,6 +115,51 @@ forEachBackend((backend) => {
         const read = (await call(`${server.url}/jobs/${id}`)).json
         assert.equal(read.status, 'failed')
         assert.equal(read.error, CANCELLED)
+      }
+    })
+
+    test('a pending job cancelled behind a backlog ends at once: its webhook goes out, counted once', async () => {
+      const cancelledTotal = 'jobs_cancelled_total{algorithm="PrimeChecker"}'
+      const failedTotal = 'jobs_completed_total{algorithm="PrimeChecker",status="failed"}'
+      // Two slow jobs hold both worker threads and three more wait behind them: the job cancelled is
+      // last in line, and no slot frees up while its webhook is awaited.
+      const running = [await slowJob(), await slowJob()]
+      for (const id of running) await waitForJob(server.url, id, (job) => job.status === 'running')
+      const backlog = [await slowJob(), await slowJob(), await slowJob()]
+      const last = await slowJob(receiver.url)
+      const before = await samples(server.url)
+
+      const answer = await cancel(last)
+      assert.equal(answer.status, 200, JSON.stringify(answer.json))
+      assert.equal(answer.json.error, CANCELLED)
+      const delivered = await until(() => webhookOf(last), 3000, "the cancelled job's webhook")
+      const payload = JSON.parse(delivered.body)
+      assert.equal(payload.status, 'failed')
+      assert.equal(payload.error, CANCELLED)
+      assert.equal(payload.completed_at, answer.json.completed_at)
+      // The backlog is as it was: nothing ran or ended to let the cancelled job through.
+      for (const id of running) assert.equal((await call(`${server.url}/jobs/${id}`)).json.status, 'running')
+      for (const id of backlog) assert.equal((await call(`${server.url}/jobs/${id}`)).json.status, 'pending')
+      assert.deepEqual((await call(`${server.url}/jobs/${last}`)).json, answer.json, 'read as answered')
+      // Counted once as cancelled and once as failed, also a while later.
+      await until(
+        async () =>
+          ((await samples(server.url)).get(failedTotal) ?? 0) === (before.get(failedTotal) ?? 0) + 1,
+        3000,
+        'the failed job counted',
+      )
+      await sleep(300)
+      const after = await samples(server.url)
+      assert.equal(after.get(failedTotal), (before.get(failedTotal) ?? 0) + 1)
+      assert.equal(after.get(cancelledTotal), (before.get(cancelledTotal) ?? 0) + 1)
+      if (backend.name === 'redis') {
+        // Ended in BullMQ's terms too: in its failed set with finishedOn, so retention, BullMQ's own
+        // counts and the sweeper treat it as any failed job.
+        const port = Number(new URL(server.config.redisUrl as string).port)
+        const key = `${server.config.redisPrefix}:jobs`
+        assert.notEqual(await redisCommand(port, `ZSCORE ${key}:failed ${last}`), '', 'in the failed set')
+        assert.match(await redisCommand(port, `HGET ${key}:${last} finishedOn`), /^\d+$/)
+        assert.equal(await redisCommand(port, `HGET ${key}:${last} failedReason`), CANCELLED)
       }
     })
 
