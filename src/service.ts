@@ -11,7 +11,7 @@ import { buildApp, buildWorkerApp } from './app.js'
 import type { Config } from './config.js'
 import { ConfigError } from './errors.js'
 import { Executor } from './execution/executor.js'
-import type { Consumer, JobBackend } from './jobs/backend.js'
+import type { Consumer, JobBackend, JobEndStatus } from './jobs/backend.js'
 import { EmbeddedBackend } from './jobs/embedded-backend.js'
 import { createRunJob } from './jobs/execute.js'
 import { JobSweeper } from './jobs/sweeper.js'
@@ -59,12 +59,17 @@ export interface Service {
 async function openBackend(
   config: Config,
   log: FastifyBaseLogger,
+  metrics: Metrics,
   options: ServiceOptions,
 ): Promise<JobBackend> {
   const common = {
     ttlMs: config.jobTtlSeconds * 1000,
     maxPending: config.maxPendingJobs,
     retryWaitsMs: options.webhooks?.retryWaitsMs ?? RETRY_WAITS_MS,
+    countEnded: (algorithm: string, status: JobEndStatus, seconds: number) => {
+      metrics.jobsCompleted.inc({ algorithm, status })
+      metrics.jobDuration.observe({ algorithm }, seconds)
+    },
     log,
   }
   if (config.redisUrl === null) return new EmbeddedBackend({ ...common, dataDir: config.dataDir })
@@ -111,7 +116,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     }
     app =
       role === 'worker' ? await buildWorkerApp(config, deps) : await buildApp(config, { ...deps, algorithms })
-    backend = await openBackend(config, app.log.child({ component: 'jobs' }), options)
+    backend = await openBackend(config, app.log.child({ component: 'jobs' }), metrics, options)
   } catch (error) {
     await Promise.all([executor.close(), backend?.close()])
     throw error
@@ -154,10 +159,6 @@ export async function createService(config: Config, options: ServiceOptions = {}
       consumers.push(
         jobs.consumeJobs(runJob, {
           concurrency: config.jobConcurrency > 0 ? config.jobConcurrency : executor.threads,
-          onEnded: (algorithm, status, seconds) => {
-            metrics.jobsCompleted.inc({ algorithm, status })
-            metrics.jobDuration.observe({ algorithm }, seconds)
-          },
         }),
         jobs.consumeDeliveries((message, signal) => sender.send(message, signal), {
           maxInFlight: MAX_DELIVERIES_IN_FLIGHT,

@@ -6,6 +6,7 @@ import type { AttemptResult, WebhookMessage } from '../webhooks/sender.js'
 import type { DeliveryHistory } from './deliveries.js'
 import type { JobListPage, JobListQuery } from './listing.js'
 import type { JobOutcome, JobRecord, NewJob } from './store.js'
+import type { JobSummary } from './summary.js'
 
 /**
  * Runs one job. Its failures are outcomes; it throws only ShutdownAbort (give the job back) or
@@ -19,11 +20,16 @@ export type AttemptDelivery = (message: WebhookMessage, signal: AbortSignal) => 
 export type JobEndStatus = 'completed' | 'failed'
 export type AttemptStatus = 'success' | 'retry' | 'failed'
 
+/**
+ * A backend's option: called once for each job end this process stores (never for a give-back or a
+ * retry), with its run time; the job metrics. A cancel ends a job in the process that serves it, which
+ * may run no jobs, so this belongs to the backend rather than to consumeJobs.
+ */
+export type CountEnded = (algorithm: string, status: JobEndStatus, seconds: number) => void
+
 export interface ConsumeJobsOptions {
   /** Jobs holding a worker thread at once. */
   concurrency: number
-  /** Called once a job's end is stored (never for a give-back or a retry), with its run time. */
-  onEnded(algorithm: string, status: JobEndStatus, seconds: number): void
 }
 
 export interface ConsumeDeliveriesOptions {
@@ -84,6 +90,8 @@ export interface JobBackend {
   cancel(id: string, now: number): Promise<CancelResult>
   /** A page of jobs, newest first; expired jobs never appear. Throws BadCursorError. */
   list(query: JobListQuery, now: number): Promise<JobListPage>
+  /** Jobs by state, and those that ended in each of the last minutes (summary.ts), over every job kept. */
+  summary(now: number): Promise<JobSummary>
   /** The webhook delivery of a job and its attempts, or null when the job is not there. */
   deliveries(id: string, now: number): Promise<DeliveryHistory | null>
   /**

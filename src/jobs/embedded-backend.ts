@@ -13,6 +13,7 @@ import type {
   ConsumeDeliveriesOptions,
   ConsumeJobsOptions,
   Consumer,
+  CountEnded,
   IdempotencyClaim,
   JobBackend,
   JobCounts,
@@ -24,12 +25,14 @@ import type { JobListPage, JobListQuery } from './listing.js'
 import { JobRunner } from './runner.js'
 import { SqliteJobStore } from './sqlite-store.js'
 import type { JobRecord, NewJob } from './store.js'
+import type { JobSummary } from './summary.js'
 
 export interface EmbeddedBackendOptions {
   dataDir: string
   ttlMs: number
   maxPending: number
   retryWaitsMs: readonly number[]
+  countEnded: CountEnded
   log: FastifyBaseLogger
 }
 
@@ -39,7 +42,6 @@ export class EmbeddedBackend implements JobBackend {
   readonly #o: EmbeddedBackendOptions
   #runner: JobRunner | undefined
   #dispatcher: WebhookDispatcher | undefined
-  #jobEnded: ConsumeJobsOptions['onEnded'] | undefined
   // Every job end in this process (the only one using the store): waiters listen here.
   readonly #ended = new EventEmitter().setMaxListeners(0)
 
@@ -66,8 +68,8 @@ export class EmbeddedBackend implements JobBackend {
     if (job.status === 'pending') {
       const cancelled = await this.store.cancelPending(id, now)
       if (cancelled !== null) {
-        // Counted as a failed job that ran for no time, as the Redis worker that fails it counts it.
-        this.#jobEnded?.(cancelled.algorithm, 'failed', 0)
+        // Counted as a failed job that ran for no time, as the Redis backend counts it.
+        this.#o.countEnded(cancelled.algorithm, 'failed', 0)
         this.#ended.emit('ended', id)
         if (cancelled.webhook !== null) this.#dispatcher?.notify()
         return { kind: 'cancelled', job: cancelled }
@@ -94,6 +96,10 @@ export class EmbeddedBackend implements JobBackend {
 
   list(query: JobListQuery, now: number): Promise<JobListPage> {
     return this.store.list(query, now)
+  }
+
+  summary(now: number): Promise<JobSummary> {
+    return this.store.summary(now)
   }
 
   async deliveries(id: string, now: number): Promise<DeliveryHistory | null> {
@@ -123,14 +129,13 @@ export class EmbeddedBackend implements JobBackend {
   }
 
   consumeJobs(run: RunJob, options: ConsumeJobsOptions): Consumer {
-    this.#jobEnded = options.onEnded
     const runner = new JobRunner({
       store: this.store,
       run,
       log: this.#o.log,
       concurrency: options.concurrency,
       onEnded: (job, status, seconds) => {
-        options.onEnded(job.algorithm, status, seconds)
+        this.#o.countEnded(job.algorithm, status, seconds)
         this.#ended.emit('ended', job.id)
         if (job.webhook !== null) this.#dispatcher?.notify()
       },

@@ -3,7 +3,7 @@
 // its Workers take jobs, hold their locks, find the runs of dead workers (the stalled checker), and
 // retry deliveries on our schedule (a custom backoff). A job with a webhook is the child of its
 // delivery in a flow, so BullMQ releases the delivery in the same step that ends the job.
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { EventEmitter, once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
@@ -37,6 +37,7 @@ import type {
   ConsumeDeliveriesOptions,
   ConsumeJobsOptions,
   Consumer,
+  CountEnded,
   IdempotencyClaim,
   JobBackend,
   JobCounts,
@@ -55,6 +56,7 @@ import {
   StoreFullError,
   StoreUnavailableError,
 } from './store.js'
+import { type JobSummary, MINUTE_MS, summaryMinutes } from './summary.js'
 
 export interface RedisBackendOptions {
   url: string
@@ -65,6 +67,7 @@ export interface RedisBackendOptions {
   /** BullMQ's lockDuration and stalledInterval: a dead worker's job runs again within about twice this. */
   lockMs: number
   retryWaitsMs: readonly number[]
+  countEnded: CountEnded
   log: FastifyBaseLogger
 }
 
@@ -98,6 +101,8 @@ const CANCEL_EVENT = 'algoserve-cancel'
 const CANCEL_MEMORY_MS = 10_000
 /** How long a cancel waits for a running job to end (the contract: it ends within 1 s). */
 const CANCEL_WAIT_MS = 5000
+/** How often a cancel takes a job that is not the one cancelled (moved ahead of it just then) before leaving it to the workers. */
+const CANCEL_TAKE_TRIES = 5
 /**
  * Listing with a filter: the most jobs read at once (batches start at a page's size and double), and
  * the most looked at for one page.
@@ -130,6 +135,8 @@ export class RedisBackend implements JobBackend {
   // Cancels asked, by job id (with when): a run that starts just after one is still stopped.
   readonly #cancels = new Map<string, number>()
   #jobWorker: Worker<RedisJobData, RedisJobResult> | undefined
+  // A Worker without a processor (BullMQ's manual fetching), made at the first cancel of a waiting job.
+  #fetcher: Worker<RedisJobData, RedisJobResult> | undefined
 
   constructor(options: RedisBackendOptions) {
     this.#o = options
@@ -371,10 +378,9 @@ export class RedisBackend implements JobBackend {
       if (job === undefined || before === null) return { kind: 'not_found' }
       if (before.status === 'completed' || before.status === 'failed')
         return { kind: 'finished', job: before }
-      // A waiting job cannot be failed through BullMQ without taking it (moveToFailed needs the lock
-      // of an active job), so the cancel is a mark on the job: a pending job with it reads as failed
-      // from now on, and the processor that takes it fails it without running it (which sends its
-      // webhook). A running job is stopped by the cancel event, in whichever process runs it.
+      // The cancel is first a mark on the job: a pending job with it reads as failed from now on, and
+      // whoever takes it (this cancel, or a worker just before) fails it without running it. A running
+      // job is stopped by the cancel event, in whichever process runs it.
       await job.updateData({ ...job.data, cancelledAt: now })
       await this.#subscribe()
       // Woken by the job's end in any process (QueueEvents); the event of the cancel itself wakes it
@@ -389,6 +395,7 @@ export class RedisBackend implements JobBackend {
           { eventName: CANCEL_EVENT, jobId: id },
           10_000,
         )
+        if (before.status === 'pending') await this.#endWaiting(job)
         const deadline = Date.now() + CANCEL_WAIT_MS
         for (;;) {
           const woken = new Promise<void>((resolve) => {
@@ -416,6 +423,44 @@ export class RedisBackend implements JobBackend {
     } catch (error) {
       if (error instanceof Error && /Missing key/.test(error.message)) return { kind: 'not_found' }
       throw new StoreUnavailableError('Redis failed.', { cause: error })
+    }
+  }
+
+  /**
+   * Ends a waiting job that is marked cancelled now, however long the line ahead of it: BullMQ fails
+   * only an active job (moveToFailed needs its lock), so the job is moved to the front of the line
+   * (lifo) and taken by this process's fetcher, then failed as a worker fails it, which releases its
+   * webhook's delivery in the same step. A job taken instead (moved to the front just then: a stalled
+   * run, a give-back) goes back to the front as it was, unless it is marked cancelled too; a worker
+   * that took the job first fails it itself. Bounded in time: past it, the mark stays, and the
+   * fetching goes on once Redis answers (its connection waits for Redis, as a worker's does).
+   */
+  async #endWaiting(job: Job<RedisJobData, RedisJobResult>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    const ending = this.#takeAndFail(job).catch((error: unknown) =>
+      this.#log.warn({ err: error, job_id: job.id }, 'a cancelled job is left for a worker to end'),
+    )
+    await Promise.race([ending, new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_WAIT_MS)))])
+    clearTimeout(timer)
+  }
+
+  async #takeAndFail(job: Job<RedisJobData, RedisJobResult>): Promise<void> {
+    this.#fetcher ??= this.#worker<RedisJobData, RedisJobResult>(JOBS, 1, null)
+    for (let tries = 0; tries < CANCEL_TAKE_TRIES; tries++) {
+      const state = await this.#jobs.getJobState(job.id as string)
+      if (state !== 'waiting' && state !== 'prioritized') return
+      await job.changePriority({ lifo: true })
+      const token = randomUUID()
+      const taken = await this.#fetcher.getNextJob(token, { block: false })
+      if (taken === undefined) return
+      if (taken.data.cancelledAt === undefined) {
+        await taken.moveToWait(token)
+        continue
+      }
+      await taken.moveToFailed(new UnrecoverableError(JOB_CANCELLED), token)
+      const seconds = ((taken.finishedOn ?? Date.now()) - (taken.processedOn ?? Date.now())) / 1000
+      this.#o.countEnded(taken.name, 'failed', Math.max(0, seconds))
+      if (taken.id === job.id) return
     }
   }
 
@@ -471,6 +516,51 @@ export class RedisBackend implements JobBackend {
     } catch (error) {
       throw new StoreUnavailableError('Redis failed.', { cause: error })
     }
+  }
+
+  /**
+   * Counts from BullMQ's own sets, O(log n) each: its finished sets are scored by finishedOn, so jobs
+   * past their retention (which a read shows as gone, and the sweeper removes later) are left out by
+   * score, and each minute's ends are a score range. A waiting job marked cancelled counts as pending
+   * for the moment until its cancel has taken it.
+   */
+  async summary(now: number): Promise<JobSummary> {
+    this.#usable()
+    try {
+      const since = now - this.#o.ttlMs
+      const minutes = summaryMinutes(now)
+      const finished = ['completed', 'failed'] as const
+      const batch = this.#client.pipeline()
+      for (const set of finished) batch.zcount(this.#setKey(set), `(${since}`, '+inf')
+      for (const minute of minutes) {
+        const from = Math.max(minute, since + 1)
+        for (const set of finished) batch.zcount(this.#setKey(set), from, `(${minute + MINUTE_MS}`)
+      }
+      const [counts, answers] = await Promise.all([
+        this.#jobs.getJobCounts(...PENDING_STATES, 'active'),
+        batch.exec(),
+      ])
+      const numbers = (answers ?? []).map(([error, n]) => {
+        if (error !== null) throw error
+        return Number(n)
+      })
+      const at = (i: number) => numbers[i] ?? 0
+      return {
+        counts: {
+          pending: PENDING_STATES.reduce((sum, state) => sum + (counts[state] ?? 0), 0),
+          running: counts.active ?? 0,
+          completed: at(0),
+          failed: at(1),
+        },
+        ended: minutes.map((minute, i) => ({ minute, completed: at(2 + 2 * i), failed: at(3 + 2 * i) })),
+      }
+    } catch (error) {
+      throw new StoreUnavailableError('Redis failed.', { cause: error })
+    }
+  }
+
+  #setKey(set: 'completed' | 'failed'): string {
+    return `${this.#o.prefix}:${JOBS}:${set}`
   }
 
   /** Removes the members of jobs that no longer exist (a job past its retention may linger a moment). */
@@ -566,15 +656,16 @@ export class RedisBackend implements JobBackend {
     return connection
   }
 
+  /** A Worker on `queue`; without `process`, one that only takes what it is asked for (getNextJob). */
   #worker<D, R>(
     queue: string,
     concurrency: number,
-    process: (job: Job<D, R>, token: string | undefined, signal: AbortSignal) => Promise<R>,
+    process: ((job: Job<D, R>, token: string | undefined, signal: AbortSignal) => Promise<R>) | null,
     settings: Partial<WorkerOptions> = {},
   ): Worker<D, R> {
     const worker = new Worker<D, R>(
       queue,
-      (job, token, signal) => process(job, token, signal as AbortSignal),
+      process === null ? null : (job, token, signal) => process(job, token, signal as AbortSignal),
       {
         ...settings,
         connection: this.#workerConnection(),
@@ -633,7 +724,7 @@ export class RedisBackend implements JobBackend {
     )
     const ended = (job: Job, status: 'completed' | 'failed') => {
       const seconds = ((job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now())) / 1000
-      options.onEnded(job.name, status, Math.max(0, seconds))
+      this.#o.countEnded(job.name, status, Math.max(0, seconds))
     }
     worker.on('completed', (job) => ended(job, 'completed'))
     worker.on('failed', (job) => {

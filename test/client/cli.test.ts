@@ -1,6 +1,6 @@
 // The command-line client as a person or a script runs it: `algoserve call|jobs ...` in a child process
-// (through tsx) against a real service on port 0. Output for people and --json, exit codes (usage 2,
-// service 1, connection 3, wait timeout 4), a 600-digit number kept exact, API keys.
+// (through tsx) against a real service on port 0, on each job backend. Output for people and --json,
+// exit codes (usage 2, service 1, connection 3, wait timeout 4), a 600-digit number kept exact, API keys.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -8,7 +8,8 @@ import { createServer } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'lossless-json'
-import { startApp, type TestApp } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { forEachBackend } from '../helpers/backends.js'
 import { createJob, waitForJob } from '../helpers/jobs.js'
 import { BIG_600, PRIME_599, RSA_100 } from '../helpers/numbers.js'
 
@@ -48,215 +49,243 @@ async function closedPort(): Promise<number> {
   return address.port
 }
 
-describe('against a service without keys', () => {
-  let server: TestApp
-  /** RSA-100's job: still running after the wait test, cancelled by the cancel test. */
-  let heavyJob = ''
-  before(async () => {
-    // A long budget keeps RSA-100's job running for as long as the wait tests need.
-    server = await startApp({ jobFactorBudgetMs: 120_000 })
+// Everything that reaches a service runs on both job backends.
+forEachBackend((backend) => {
+  describe('against a service without keys', () => {
+    let server: TestApp
+    /** RSA-100's job: still running after the wait test, cancelled by the cancel test. */
+    let heavyJob = ''
+    before(async () => {
+      // A long budget keeps RSA-100's job running for as long as the wait tests need.
+      server = await backend.start({ jobFactorBudgetMs: 120_000 })
+    })
+    after(() => server.close())
+
+    test('call 97: readable answer, exit 0', async () => {
+      const run = await cli(['call', '97', '--url', server.url])
+      assert.equal(run.code, 0, run.stderr)
+      assert.match(run.stdout, /^number +97 is prime$/m)
+      assert.match(run.stdout, /^method +trial_division$/m)
+      assert.match(run.stdout, /^elapsed +[0-9.]+ (ms|s)$/m)
+      assert.equal(run.stderr, '')
+    })
+
+    test('call 91 names its factors; ALGOSERVE_URL is used when --url is not given', async () => {
+      const run = await cli(['call', '91'], { ALGOSERVE_URL: server.url })
+      assert.equal(run.code, 0, run.stderr)
+      assert.match(run.stdout, /^number +91 is not prime$/m)
+      assert.match(run.stdout, /^factors +7 × 13$/m)
+    })
+
+    test('call --json prints the body as the service sent it', async () => {
+      const run = await cli(['call', '18446744073709551617', '--json', '--url', server.url])
+      assert.equal(run.code, 0, run.stderr)
+      assert.ok(run.stdout.endsWith('}\n'))
+      assert.match(run.stdout, /"number":18446744073709551617,/)
+      assert.match(run.stdout, /"factors":\[274177,67280421310721\]/)
+      // One JSON document, exactly: nothing before or after it.
+      assert.doesNotThrow(() => JSON.parse(run.stdout))
+    })
+
+    test('a 600-digit number goes there and back with every digit, readable and --json', async () => {
+      assert.equal(BIG_600.length, 600)
+      const readable = await cli(['call', BIG_600, '--url', server.url])
+      assert.equal(readable.code, 0, readable.stderr)
+      assert.match(readable.stdout, new RegExp(`^number +${BIG_600} is not prime$`, 'm'))
+      assert.match(readable.stdout, new RegExp(`^factors +3 × ${PRIME_599}$`, 'm'))
+
+      const json = await cli(['call', BIG_600, '--json', '--url', server.url])
+      assert.equal(json.code, 0, json.stderr)
+      const body = parse(json.stdout) as { result: { number: unknown; factors: unknown[] } }
+      assert.equal(String(body.result.number), BIG_600)
+      assert.deepEqual(body.result.factors.map(String), ['3', PRIME_599])
+
+      const created = await cli(['jobs', 'create', BIG_600, '--json', '--url', server.url])
+      assert.equal(created.code, 0, created.stderr)
+      const id = (JSON.parse(created.stdout) as { job_id: string }).job_id
+      await waitForJob(server.url, id)
+      const job = await cli(['jobs', 'get', id, '--url', server.url])
+      assert.equal(job.code, 0, job.stderr)
+      assert.match(job.stdout, new RegExp(`^number +${BIG_600} is not prime$`, 'm'))
+      assert.match(job.stdout, new RegExp(`^factors +3 × ${PRIME_599}$`, 'm'))
+    })
+
+    test('jobs create, get and wait: readable, and get --json is the service body byte for byte', async () => {
+      const created = await cli(['jobs', 'create', '97', '--url', server.url])
+      assert.equal(created.code, 0, created.stderr)
+      const id = /^job +([0-9a-f]{12})$/m.exec(created.stdout)?.[1]
+      assert.ok(id, created.stdout)
+      assert.match(created.stdout, /^status +pending$/m)
+
+      const waited = await cli(['jobs', 'wait', id, '--timeout', '20', '--url', server.url])
+      assert.equal(waited.code, 0, waited.stderr)
+      assert.match(waited.stdout, /^status +completed$/m)
+      assert.match(waited.stdout, /^number +97 is prime$/m)
+
+      const json = await cli(['jobs', 'get', id, '--json', '--url', server.url])
+      assert.equal(json.code, 0, json.stderr)
+      const direct = await (await fetch(`${server.url}/jobs/${id}`)).text()
+      assert.equal(json.stdout, `${direct}\n`)
+    })
+
+    test('jobs wait: exit 4 when the timeout passes first, with the state it saw', async () => {
+      const { json } = await createJob(server.url, { algorithm: 'PrimeChecker', params: { number: RSA_100 } })
+      const started = Date.now()
+      const run = await cli(['jobs', 'wait', String(json.job_id), '--timeout', '1.5', '--url', server.url])
+      assert.equal(run.code, 4, run.stderr)
+      assert.match(run.stdout, /^status +(pending|running)$/m)
+      assert.match(run.stderr, /still (pending|running) after 1\.5 s/)
+      assert.ok(Date.now() - started >= 1500)
+      heavyJob = String(json.job_id)
+    })
+
+    // The tests from here to the unknown job use the job-control endpoints (cancel, list, idempotency).
+    test('jobs cancel: the running job ends failed as cancelled; a second cancel is exit 1 with 409', async () => {
+      assert.ok(heavyJob, 'the job of the wait test')
+      const run = await cli(['jobs', 'cancel', heavyJob, '--url', server.url])
+      assert.equal(run.code, 0, run.stderr)
+      assert.match(run.stdout, /^status +failed$/m)
+      assert.match(run.stdout, /^error +The job was cancelled\.$/m)
+      const again = await cli(['jobs', 'cancel', heavyJob, '--url', server.url])
+      assert.equal(again.code, 1)
+      assert.match(again.stderr, /^algoserve: 409 JOB_ALREADY_FINISHED: /)
+    })
+
+    test('jobs list: a table, the next page by --cursor, --json as sent, and a bad limit is exit 1 with 422', async () => {
+      // Three completed jobs of its own, at least, so that two a page make two pages.
+      for (const number of [83, 89, 97]) {
+        const { json } = await createJob(server.url, { algorithm: 'PrimeChecker', params: { number } })
+        await waitForJob(server.url, String(json.job_id))
+      }
+      const first = await cli(['jobs', 'list', '--status', 'completed', '--limit', '2', '--url', server.url])
+      assert.equal(first.code, 0, first.stderr)
+      const lines = first.stdout.split('\n')
+      assert.match(lines[0] ?? '', /^ID +STATUS +CREATED +NUMBER$/)
+      assert.equal(lines.filter((line) => /^[0-9a-f]{12} +completed /.test(line)).length, 2)
+      const more = /^More: algoserve jobs list --status completed --cursor (\S+)$/m.exec(first.stdout)
+      assert.ok(more, first.stdout)
+      const direct = await (await fetch(`${server.url}/jobs?status=completed&limit=2`)).text()
+      const json = await cli([
+        'jobs',
+        'list',
+        '--status',
+        'completed',
+        '--limit',
+        '2',
+        '--json',
+        '--url',
+        server.url,
+      ])
+      assert.equal(json.stdout, `${direct}\n`)
+
+      const next = await cli([
+        'jobs',
+        'list',
+        '--status',
+        'completed',
+        '--limit',
+        '2',
+        '--cursor',
+        more[1] as string,
+        '--url',
+        server.url,
+      ])
+      assert.equal(next.code, 0, next.stderr)
+      const ids = (text: string) => [...text.matchAll(/^([0-9a-f]{12}) /gm)].map((m) => m[1])
+      assert.ok(ids(next.stdout).length >= 1, next.stdout)
+      assert.deepEqual(
+        ids(first.stdout).filter((id) => ids(next.stdout).includes(id)),
+        [],
+        'no job on both pages',
+      )
+
+      const cancelled = await cli(['jobs', 'list', '--status', 'failed', '--url', server.url])
+      assert.match(cancelled.stdout, new RegExp(`^${heavyJob} +failed `, 'm'))
+
+      const bad = await cli(['jobs', 'list', '--limit', '0', '--url', server.url])
+      assert.equal(bad.code, 1)
+      assert.match(bad.stderr, /^algoserve: 422 query\.limit: /)
+    })
+
+    test('jobs create --idempotency-key: the same job again, said to be replayed; another number is exit 1 with 409', async () => {
+      const key = `cli-test-${Date.now()}`
+      const first = await cli(['jobs', 'create', '97', '--idempotency-key', key, '--url', server.url])
+      assert.equal(first.code, 0, first.stderr)
+      const id = /^job +([0-9a-f]{12})$/m.exec(first.stdout)?.[1]
+      assert.ok(id)
+      assert.doesNotMatch(first.stdout, /^replayed/m)
+      const again = await cli(['jobs', 'create', '97', '--idempotency-key', key, '--url', server.url])
+      assert.equal(again.code, 0, again.stderr)
+      assert.match(again.stdout, new RegExp(`^job +${id}$`, 'm'))
+      assert.match(again.stdout, /^replayed +yes/m)
+      const other = await cli(['jobs', 'create', '98', '--idempotency-key', key, '--url', server.url])
+      assert.equal(other.code, 1)
+      assert.match(other.stderr, /^algoserve: 409 IDEMPOTENCY_KEY_REUSED: /)
+    })
+
+    test('an unknown job: exit 1, the code and message on stderr; --json puts the error body on stdout', async () => {
+      const run = await cli(['jobs', 'get', '0123456789ab', '--url', server.url])
+      assert.equal(run.code, 1)
+      assert.equal(run.stdout, '')
+      assert.match(run.stderr, /^algoserve: 404 JOB_NOT_FOUND: Job '0123456789ab' does not exist/)
+
+      const json = await cli(['jobs', 'get', '0123456789ab', '--json', '--url', server.url])
+      assert.equal(json.code, 1)
+      assert.equal((JSON.parse(json.stdout) as { detail: { error: string } }).detail.error, 'JOB_NOT_FOUND')
+    })
+
+    test('a number over the service limit: exit 1 with its VALIDATION_ERROR', async () => {
+      const run = await cli(['call', '9'.repeat(server.config.maxDigits + 1), '--url', server.url])
+      assert.equal(run.code, 1)
+      assert.match(run.stderr, /^algoserve: 400 VALIDATION_ERROR: /)
+    })
   })
-  after(() => server.close())
 
-  test('call 97: readable answer, exit 0', async () => {
-    const run = await cli(['call', '97', '--url', server.url])
-    assert.equal(run.code, 0, run.stderr)
-    assert.match(run.stdout, /^number +97 is prime$/m)
-    assert.match(run.stdout, /^method +trial_division$/m)
-    assert.match(run.stdout, /^elapsed +[0-9.]+ (ms|s)$/m)
-    assert.equal(run.stderr, '')
-  })
-
-  test('call 91 names its factors; ALGOSERVE_URL is used when --url is not given', async () => {
-    const run = await cli(['call', '91'], { ALGOSERVE_URL: server.url })
-    assert.equal(run.code, 0, run.stderr)
-    assert.match(run.stdout, /^number +91 is not prime$/m)
-    assert.match(run.stdout, /^factors +7 × 13$/m)
-  })
-
-  test('call --json prints the body as the service sent it', async () => {
-    const run = await cli(['call', '18446744073709551617', '--json', '--url', server.url])
-    assert.equal(run.code, 0, run.stderr)
-    assert.ok(run.stdout.endsWith('}\n'))
-    assert.match(run.stdout, /"number":18446744073709551617,/)
-    assert.match(run.stdout, /"factors":\[274177,67280421310721\]/)
-    // One JSON document, exactly: nothing before or after it.
-    assert.doesNotThrow(() => JSON.parse(run.stdout))
-  })
-
-  test('a 600-digit number goes there and back with every digit, readable and --json', async () => {
-    assert.equal(BIG_600.length, 600)
-    const readable = await cli(['call', BIG_600, '--url', server.url])
-    assert.equal(readable.code, 0, readable.stderr)
-    assert.match(readable.stdout, new RegExp(`^number +${BIG_600} is not prime$`, 'm'))
-    assert.match(readable.stdout, new RegExp(`^factors +3 × ${PRIME_599}$`, 'm'))
-
-    const json = await cli(['call', BIG_600, '--json', '--url', server.url])
-    assert.equal(json.code, 0, json.stderr)
-    const body = parse(json.stdout) as { result: { number: unknown; factors: unknown[] } }
-    assert.equal(String(body.result.number), BIG_600)
-    assert.deepEqual(body.result.factors.map(String), ['3', PRIME_599])
-
-    const created = await cli(['jobs', 'create', BIG_600, '--json', '--url', server.url])
-    assert.equal(created.code, 0, created.stderr)
-    const id = (JSON.parse(created.stdout) as { job_id: string }).job_id
-    await waitForJob(server.url, id)
-    const job = await cli(['jobs', 'get', id, '--url', server.url])
-    assert.equal(job.code, 0, job.stderr)
-    assert.match(job.stdout, new RegExp(`^number +${BIG_600} is not prime$`, 'm'))
-    assert.match(job.stdout, new RegExp(`^factors +3 × ${PRIME_599}$`, 'm'))
-  })
-
-  test('jobs create, get and wait: readable, and get --json is the service body byte for byte', async () => {
-    const created = await cli(['jobs', 'create', '97', '--url', server.url])
-    assert.equal(created.code, 0, created.stderr)
-    const id = /^job +([0-9a-f]{12})$/m.exec(created.stdout)?.[1]
-    assert.ok(id, created.stdout)
-    assert.match(created.stdout, /^status +pending$/m)
-
-    const waited = await cli(['jobs', 'wait', id, '--timeout', '20', '--url', server.url])
-    assert.equal(waited.code, 0, waited.stderr)
-    assert.match(waited.stdout, /^status +completed$/m)
-    assert.match(waited.stdout, /^number +97 is prime$/m)
-
-    const json = await cli(['jobs', 'get', id, '--json', '--url', server.url])
-    assert.equal(json.code, 0, json.stderr)
-    const direct = await (await fetch(`${server.url}/jobs/${id}`)).text()
-    assert.equal(json.stdout, `${direct}\n`)
-  })
-
-  test('jobs wait: exit 4 when the timeout passes first, with the state it saw', async () => {
-    const { json } = await createJob(server.url, { algorithm: 'PrimeChecker', params: { number: RSA_100 } })
-    const started = Date.now()
-    const run = await cli(['jobs', 'wait', String(json.job_id), '--timeout', '1.5', '--url', server.url])
-    assert.equal(run.code, 4, run.stderr)
-    assert.match(run.stdout, /^status +(pending|running)$/m)
-    assert.match(run.stderr, /still (pending|running) after 1\.5 s/)
-    assert.ok(Date.now() - started >= 1500)
-    heavyJob = String(json.job_id)
-  })
-
-  // The tests from here to the unknown job use the job-control endpoints (cancel, list, idempotency).
-  test('jobs cancel: the running job ends failed as cancelled; a second cancel is exit 1 with 409', async () => {
-    assert.ok(heavyJob, 'the job of the wait test')
-    const run = await cli(['jobs', 'cancel', heavyJob, '--url', server.url])
-    assert.equal(run.code, 0, run.stderr)
-    assert.match(run.stdout, /^status +failed$/m)
-    assert.match(run.stdout, /^error +The job was cancelled\.$/m)
-    const again = await cli(['jobs', 'cancel', heavyJob, '--url', server.url])
-    assert.equal(again.code, 1)
-    assert.match(again.stderr, /^algoserve: 409 JOB_ALREADY_FINISHED: /)
-  })
-
-  test('jobs list: a table, the next page by --cursor, --json as sent, and a bad limit is exit 1 with 422', async () => {
-    // Three completed jobs of its own, at least, so that two a page make two pages.
-    for (const number of [83, 89, 97]) {
-      const { json } = await createJob(server.url, { algorithm: 'PrimeChecker', params: { number } })
-      await waitForJob(server.url, String(json.job_id))
+  test('jobs wait when the service holds no wait (Wait-Skipped): it reads again at a pace, not in a tight loop', async () => {
+    const server = await backend.start({ maxJobWaiters: 0, jobFactorBudgetMs: 60_000 })
+    const reads = async () => {
+      const text = await (await fetch(`${server.url}/metrics`)).text()
+      const line =
+        /^http_requests_total\{method="GET",endpoint="\/jobs\/\{job_id\}",status="200"\} (\d+)$/m.exec(text)
+      return Number(line?.[1] ?? 0)
     }
-    const first = await cli(['jobs', 'list', '--status', 'completed', '--limit', '2', '--url', server.url])
-    assert.equal(first.code, 0, first.stderr)
-    const lines = first.stdout.split('\n')
-    assert.match(lines[0] ?? '', /^ID +STATUS +CREATED +NUMBER$/)
-    assert.equal(lines.filter((line) => /^[0-9a-f]{12} +completed /.test(line)).length, 2)
-    const more = /^More: algoserve jobs list --status completed --cursor (\S+)$/m.exec(first.stdout)
-    assert.ok(more, first.stdout)
-    const direct = await (await fetch(`${server.url}/jobs?status=completed&limit=2`)).text()
-    const json = await cli([
-      'jobs',
-      'list',
-      '--status',
-      'completed',
-      '--limit',
-      '2',
-      '--json',
-      '--url',
-      server.url,
-    ])
-    assert.equal(json.stdout, `${direct}\n`)
-
-    const next = await cli([
-      'jobs',
-      'list',
-      '--status',
-      'completed',
-      '--limit',
-      '2',
-      '--cursor',
-      more[1] as string,
-      '--url',
-      server.url,
-    ])
-    assert.equal(next.code, 0, next.stderr)
-    const ids = (text: string) => [...text.matchAll(/^([0-9a-f]{12}) /gm)].map((m) => m[1])
-    assert.ok(ids(next.stdout).length >= 1, next.stdout)
-    assert.deepEqual(
-      ids(first.stdout).filter((id) => ids(next.stdout).includes(id)),
-      [],
-      'no job on both pages',
-    )
-
-    const cancelled = await cli(['jobs', 'list', '--status', 'failed', '--url', server.url])
-    assert.match(cancelled.stdout, new RegExp(`^${heavyJob} +failed `, 'm'))
-
-    const bad = await cli(['jobs', 'list', '--limit', '0', '--url', server.url])
-    assert.equal(bad.code, 1)
-    assert.match(bad.stderr, /^algoserve: 422 query\.limit: /)
+    try {
+      const { json } = await createJob(server.url, { algorithm: 'PrimeChecker', params: { number: RSA_100 } })
+      const before = await reads()
+      const run = await cli(['jobs', 'wait', String(json.job_id), '--timeout', '2', '--url', server.url])
+      assert.equal(run.code, 4, run.stderr)
+      // One read every 0.5 s or so over 2 s; a loop without the pause makes hundreds.
+      const made = (await reads()) - before
+      assert.ok(made >= 3 && made <= 8, `${made} reads in 2 s`)
+    } finally {
+      await server.close()
+    }
   })
 
-  test('jobs create --idempotency-key: the same job again, said to be replayed; another number is exit 1 with 409', async () => {
-    const key = `cli-test-${Date.now()}`
-    const first = await cli(['jobs', 'create', '97', '--idempotency-key', key, '--url', server.url])
-    assert.equal(first.code, 0, first.stderr)
-    const id = /^job +([0-9a-f]{12})$/m.exec(first.stdout)?.[1]
-    assert.ok(id)
-    assert.doesNotMatch(first.stdout, /^replayed/m)
-    const again = await cli(['jobs', 'create', '97', '--idempotency-key', key, '--url', server.url])
-    assert.equal(again.code, 0, again.stderr)
-    assert.match(again.stdout, new RegExp(`^job +${id}$`, 'm'))
-    assert.match(again.stdout, /^replayed +yes/m)
-    const other = await cli(['jobs', 'create', '98', '--idempotency-key', key, '--url', server.url])
-    assert.equal(other.code, 1)
-    assert.match(other.stderr, /^algoserve: 409 IDEMPOTENCY_KEY_REUSED: /)
+  describe('against a service with API keys', () => {
+    const KEY = 'cli-test-key-4c1d'
+    let server: TestApp
+    before(async () => {
+      server = await backend.start({ apiKeys: [createHash('sha256').update(KEY).digest('hex')] })
+    })
+    after(() => server.close())
+
+    test('the right key, by flag or by ALGOSERVE_API_KEY: exit 0', async () => {
+      const byFlag = await cli(['call', '97', '--api-key', KEY, '--url', server.url])
+      assert.equal(byFlag.code, 0, byFlag.stderr)
+      const byEnv = await cli(['jobs', 'create', '97', '--url', server.url], { ALGOSERVE_API_KEY: KEY })
+      assert.equal(byEnv.code, 0, byEnv.stderr)
+    })
+
+    test('a wrong key or none: exit 1 with UNAUTHORIZED', async () => {
+      const wrong = await cli(['call', '97', '--api-key', 'not-the-key', '--url', server.url])
+      assert.equal(wrong.code, 1)
+      assert.match(wrong.stderr, /^algoserve: 401 UNAUTHORIZED: The API key is not accepted\./)
+      const none = await cli(['jobs', 'get', '0123456789ab', '--url', server.url])
+      assert.equal(none.code, 1)
+      assert.match(none.stderr, /^algoserve: 401 UNAUTHORIZED: An API key is required/)
+    })
   })
-
-  test('an unknown job: exit 1, the code and message on stderr; --json puts the error body on stdout', async () => {
-    const run = await cli(['jobs', 'get', '0123456789ab', '--url', server.url])
-    assert.equal(run.code, 1)
-    assert.equal(run.stdout, '')
-    assert.match(run.stderr, /^algoserve: 404 JOB_NOT_FOUND: Job '0123456789ab' does not exist/)
-
-    const json = await cli(['jobs', 'get', '0123456789ab', '--json', '--url', server.url])
-    assert.equal(json.code, 1)
-    assert.equal((JSON.parse(json.stdout) as { detail: { error: string } }).detail.error, 'JOB_NOT_FOUND')
-  })
-
-  test('a number over the service limit: exit 1 with its VALIDATION_ERROR', async () => {
-    const run = await cli(['call', '9'.repeat(server.config.maxDigits + 1), '--url', server.url])
-    assert.equal(run.code, 1)
-    assert.match(run.stderr, /^algoserve: 400 VALIDATION_ERROR: /)
-  })
-})
-
-test('jobs wait when the service holds no wait (Wait-Skipped): it reads again at a pace, not in a tight loop', async () => {
-  const server = await startApp({ maxJobWaiters: 0, jobFactorBudgetMs: 60_000 })
-  const reads = async () => {
-    const text = await (await fetch(`${server.url}/metrics`)).text()
-    const line =
-      /^http_requests_total\{method="GET",endpoint="\/jobs\/\{job_id\}",status="200"\} (\d+)$/m.exec(text)
-    return Number(line?.[1] ?? 0)
-  }
-  try {
-    const { json } = await createJob(server.url, { algorithm: 'PrimeChecker', params: { number: RSA_100 } })
-    const before = await reads()
-    const run = await cli(['jobs', 'wait', String(json.job_id), '--timeout', '2', '--url', server.url])
-    assert.equal(run.code, 4, run.stderr)
-    // One read every 0.5 s or so over 2 s; a loop without the pause makes hundreds.
-    const made = (await reads()) - before
-    assert.ok(made >= 3 && made <= 8, `${made} reads in 2 s`)
-  } finally {
-    await server.close()
-  }
 })
 
 test('usage errors exit 2 and name the problem', async () => {
@@ -301,29 +330,4 @@ test('no service at the URL: exit 3, saying so', async () => {
     run.stderr,
     new RegExp(`^algoserve: cannot reach http://127\\.0\\.0\\.1:${port}: ECONNREFUSED`),
   )
-})
-
-describe('against a service with API keys', () => {
-  const KEY = 'cli-test-key-4c1d'
-  let server: TestApp
-  before(async () => {
-    server = await startApp({ apiKeys: [createHash('sha256').update(KEY).digest('hex')] })
-  })
-  after(() => server.close())
-
-  test('the right key, by flag or by ALGOSERVE_API_KEY: exit 0', async () => {
-    const byFlag = await cli(['call', '97', '--api-key', KEY, '--url', server.url])
-    assert.equal(byFlag.code, 0, byFlag.stderr)
-    const byEnv = await cli(['jobs', 'create', '97', '--url', server.url], { ALGOSERVE_API_KEY: KEY })
-    assert.equal(byEnv.code, 0, byEnv.stderr)
-  })
-
-  test('a wrong key or none: exit 1 with UNAUTHORIZED', async () => {
-    const wrong = await cli(['call', '97', '--api-key', 'not-the-key', '--url', server.url])
-    assert.equal(wrong.code, 1)
-    assert.match(wrong.stderr, /^algoserve: 401 UNAUTHORIZED: The API key is not accepted\./)
-    const none = await cli(['jobs', 'get', '0123456789ab', '--url', server.url])
-    assert.equal(none.code, 1)
-    assert.match(none.stderr, /^algoserve: 401 UNAUTHORIZED: An API key is required/)
-  })
 })

@@ -227,6 +227,38 @@ describe('distributed mode', { skip: skipWithoutRedis }, () => {
     assert.equal(payload.error, 'The job was cancelled.')
   })
 
+  test('a waiting job cancelled at an API that runs no jobs ends there at once, behind a busy worker, counted once', {
+    timeout: 120_000,
+  }, async (t) => {
+    const c = cluster(() => redis.url)
+    t.after(() => c.close())
+    const [api, worker] = await Promise.all([c.api(), c.worker(['--job-factor-budget-ms', '60000'])])
+    const slow = async (webhook: string | null = null) =>
+      (await createJob(api, { algorithm: 'PrimeChecker', params: { number: RSA_100 }, webhook })).json
+        .job_id as string
+    // The worker's one thread is busy for a minute, two jobs wait behind it, the job cancelled is last.
+    const busy = await slow()
+    await waitJob(api, busy, (job) => job.status === 'running')
+    const behind = [await slow(), await slow()]
+    const last = await slow(receiver.url)
+    const answer = await fetch(`${api}/jobs/${last}/cancel`, { method: 'POST' })
+    assert.equal(answer.status, 200)
+    await until(() => receiver.received.some((r) => JSON.parse(r.body).job_id === last), 3000, 'webhook')
+    // Nothing ahead of it ended to let it through (on a loaded machine the busy job's 1 s lock may
+    // lapse, putting it back in line, so it may read pending).
+    for (const id of [busy, ...behind]) assert.ok(!finished((await readJob(api, id)) as JobBody), id)
+    // Counted once, by the API process that ended it; the worker never took it.
+    const failed = 'jobs_completed_total{algorithm="PrimeChecker",status="failed"}'
+    const sample = async (url: string, name: string) => {
+      const text = await (await fetch(`${url}/metrics`)).text()
+      const line = text.split('\n').find((l) => l.startsWith(`${name} `))
+      return line === undefined ? 0 : Number(line.slice(name.length + 1))
+    }
+    assert.equal(await sample(api, failed), 1)
+    assert.equal(await sample(api, 'jobs_cancelled_total{algorithm="PrimeChecker"}'), 1)
+    assert.equal(await sample(worker.url, failed), 0)
+  })
+
   test('Redis down at start: /healthz up, /readyz and jobs 503 at once, /invoke works, no job behind the back; then recovers', {
     timeout: 120_000,
   }, async (t) => {
