@@ -1,16 +1,16 @@
 // The job dashboard (/dashboard): plain browser JavaScript, no framework, served by the service with
 // lossless-json (global LosslessJSON), so a 600-digit number or factor shows with every digit.
 //
-// Data: GET /jobs (list, newest first), GET /jobs/{id}, GET /jobs/{id}/deliveries,
-// POST /jobs/{id}/cancel and GET /job-summary. The overview's counts and jobs ended per minute come
-// from the summary, counted by the service over every job it keeps; latency needs each job's times,
-// so it is computed here from the newest jobs of the list (up to SAMPLE_PAGES pages of 500).
+// Data: GET /jobs (list, newest first), GET /jobs/{id}, GET /jobs/{id}/deliveries and
+// POST /jobs/{id}/cancel. The overview (counts, throughput, latency) is computed here from the newest
+// jobs of the list (up to SAMPLE_PAGES pages of 500): the service has no summary endpoint.
 ;(() => {
   const { parse, stringify } = globalThis.LosslessJSON
   const REFRESH_MS = 5000
   const PAGE_SIZE = 20
   const SAMPLE_PAGE_SIZE = 500
   const SAMPLE_PAGES = 4
+  const WINDOW_MINUTES = 15
   const KEY_STORAGE = 'algoserve-api-key'
   const STATUSES = ['pending', 'running', 'completed', 'failed']
 
@@ -143,12 +143,7 @@
     refresh()
   })
 
-  // ---- overview: counts and throughput from the summary, latency from the newest jobs -------------
-
-  async function loadOverview() {
-    const [summary, sample] = await Promise.all([api('GET', '/job-summary'), loadSample()])
-    return { summary, ...sample }
-  }
+  // ---- overview: counts, throughput and latency from the newest jobs ------------------------------
 
   async function loadSample() {
     const jobs = []
@@ -164,42 +159,43 @@
     return { jobs, more: Boolean(cursor) }
   }
 
-  function renderOverview({ summary, jobs, more }) {
-    const counts = summary.counts
-    for (const status of STATUSES) $(`count-${status}`).textContent = String(counts[status])
-    const total = STATUSES.reduce((sum, status) => sum + counts[status], 0)
-    const kept = total === 1 ? 'the 1 job' : `all ${total} jobs`
-    $('sample-note').textContent =
-      total === 0
+  function renderOverview({ jobs, more }) {
+    const counts = Object.fromEntries(STATUSES.map((s) => [s, 0]))
+    for (const job of jobs) counts[job.status] = (counts[job.status] || 0) + 1
+    for (const status of STATUSES) $(`count-${status}`).textContent = `${counts[status]}${more ? '+' : ''}`
+    const kept = jobs.length === 1 ? 'the 1 job' : `all ${jobs.length} jobs`
+    $('sample-note').textContent = more
+      ? `Counted over the newest ${jobs.length} jobs (there are more).`
+      : jobs.length === 0
         ? 'The service keeps no job yet.'
-        : `Counted over ${kept} the service keeps.${more ? ` Latency from the newest ${jobs.length}.` : ''}`
+        : `Counted over ${kept} the service keeps.`
 
-    // The service's minutes, oldest first (the last is the current one): its counts, and the latency
-    // of each sampled job that ended in one of them.
-    const buckets = summary.ended_per_minute.map((m) => ({
-      minute: Math.floor(Date.parse(m.minute) / 60000),
-      completed: m.completed,
-      failed: m.failed,
+    const now = Date.now()
+    const firstMinute = Math.floor(now / 60000) - (WINDOW_MINUTES - 1)
+    const buckets = Array.from({ length: WINDOW_MINUTES }, (_, i) => ({
+      minute: firstMinute + i,
+      completed: 0,
+      failed: 0,
       latencies: [],
     }))
-    const firstMinute = buckets[0].minute
     const all = []
     for (const job of jobs) {
       const end = ms(job.completed_at)
       if (end === null || (job.status !== 'completed' && job.status !== 'failed')) continue
       const bucket = buckets[Math.floor(end / 60000) - firstMinute]
       if (!bucket) continue
+      bucket[job.status]++
       const seconds = took(job)
       bucket.latencies.push(seconds)
       all.push(seconds)
     }
     drawThroughput(buckets)
     drawLatency(buckets)
-    const ended = buckets.reduce((sum, bucket) => sum + bucket.completed + bucket.failed, 0)
+    const ended = all.length
     $('throughput-summary').textContent =
-      `${ended} ended in ${buckets.length} min (${(ended / buckets.length).toFixed(1)}/min)`
+      `${ended} ended in ${WINDOW_MINUTES} min (${(ended / WINDOW_MINUTES).toFixed(1)}/min)`
     $('latency-summary').textContent =
-      all.length === 0
+      ended === 0
         ? 'No job ended in the window.'
         : `median ${duration(quantile(all, 0.5))}, p95 ${duration(quantile(all, 0.95))}`
   }
@@ -523,7 +519,7 @@
         throw new Error(`${what}: ${error.message}`)
       })
     const results = await Promise.allSettled([
-      labelled('Overview (GET /job-summary, GET /jobs)', loadOverview().then(renderOverview)),
+      labelled('Overview (GET /jobs)', loadSample().then(renderOverview)),
       labelled('Job list (GET /jobs)', loadList().then(renderList)),
       refreshDetail(),
     ])

@@ -397,19 +397,6 @@ const EXAMPLES: Record<
       503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
     },
   },
-  getJobSummary: {
-    responses: {
-      200: {
-        counts: { pending: 12, running: 2, completed: 18204, failed: 31 },
-        ended_per_minute: [
-          { minute: '2026-11-21T16:01:00.000+00:00', completed: 1204, failed: 2 },
-          { minute: '2026-11-21T16:02:00.000+00:00', completed: 1187, failed: 0 },
-          { minute: '2026-11-21T16:15:00.000+00:00', completed: 410, failed: 1 },
-        ],
-      },
-      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
-    },
-  },
   getJobDeliveries: {
     parameters: { job_id: JOB_ID },
     responses: {

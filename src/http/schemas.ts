@@ -179,34 +179,6 @@ export const DeliveryHistoryResponse = Type.Object(
   { $id: 'DeliveryHistoryResponse', description: "A job's webhook delivery and its attempts." },
 )
 
-const Count = (description: string) => Type.Integer({ minimum: 0, description })
-
-export const JobSummaryResponse = Type.Object(
-  {
-    counts: Type.Object(
-      {
-        pending: Count('Jobs waiting to run.'),
-        running: Count('Jobs running now.'),
-        completed: Count('Completed jobs still kept (not past ALGOSERVE_JOB_TTL_SECONDS).'),
-        failed: Count('Failed jobs still kept, cancelled ones included.'),
-      },
-      { description: 'Jobs in each state now, over every job the service keeps.' },
-    ),
-    ended_per_minute: Type.Array(
-      Type.Object({
-        minute: { ...Timestamp, description: 'The start of a whole UTC minute.' },
-        completed: Count('Jobs that completed in that minute.'),
-        failed: Count('Jobs that failed in that minute.'),
-      }),
-      { description: 'The last 15 minutes, oldest first; the last is the current (partial) minute.' },
-    ),
-  },
-  {
-    $id: 'JobSummaryResponse',
-    description: 'Counts by state and job ends per minute, over every job kept (GET /job-summary).',
-  },
-)
-
 export const JobIdParams = Type.Object({
   job_id: Type.String({ pattern: '^[0-9a-f]{12}$', description: '12 lowercase hexadecimal characters.' }),
 })
@@ -276,7 +248,6 @@ export const sharedSchemas: TSchema[] = [
   JobListResponse,
   DeliveryAttempt,
   DeliveryHistoryResponse,
-  JobSummaryResponse,
   ErrorResponse,
   WrappedErrorResponse,
   ValidationProblem,

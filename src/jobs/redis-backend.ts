@@ -56,7 +56,6 @@ import {
   StoreFullError,
   StoreUnavailableError,
 } from './store.js'
-import { type JobSummary, MINUTE_MS, summaryMinutes } from './summary.js'
 
 export interface RedisBackendOptions {
   url: string
@@ -516,51 +515,6 @@ export class RedisBackend implements JobBackend {
     } catch (error) {
       throw new StoreUnavailableError('Redis failed.', { cause: error })
     }
-  }
-
-  /**
-   * Counts from BullMQ's own sets, O(log n) each: its finished sets are scored by finishedOn, so jobs
-   * past their retention (which a read shows as gone, and the sweeper removes later) are left out by
-   * score, and each minute's ends are a score range. A waiting job marked cancelled counts as pending
-   * for the moment until its cancel has taken it.
-   */
-  async summary(now: number): Promise<JobSummary> {
-    this.#usable()
-    try {
-      const since = now - this.#o.ttlMs
-      const minutes = summaryMinutes(now)
-      const finished = ['completed', 'failed'] as const
-      const batch = this.#client.pipeline()
-      for (const set of finished) batch.zcount(this.#setKey(set), `(${since}`, '+inf')
-      for (const minute of minutes) {
-        const from = Math.max(minute, since + 1)
-        for (const set of finished) batch.zcount(this.#setKey(set), from, `(${minute + MINUTE_MS}`)
-      }
-      const [counts, answers] = await Promise.all([
-        this.#jobs.getJobCounts(...PENDING_STATES, 'active'),
-        batch.exec(),
-      ])
-      const numbers = (answers ?? []).map(([error, n]) => {
-        if (error !== null) throw error
-        return Number(n)
-      })
-      const at = (i: number) => numbers[i] ?? 0
-      return {
-        counts: {
-          pending: PENDING_STATES.reduce((sum, state) => sum + (counts[state] ?? 0), 0),
-          running: counts.active ?? 0,
-          completed: at(0),
-          failed: at(1),
-        },
-        ended: minutes.map((minute, i) => ({ minute, completed: at(2 + 2 * i), failed: at(3 + 2 * i) })),
-      }
-    } catch (error) {
-      throw new StoreUnavailableError('Redis failed.', { cause: error })
-    }
-  }
-
-  #setKey(set: 'completed' | 'failed'): string {
-    return `${this.#o.prefix}:${JOBS}:${set}`
   }
 
   /** Removes the members of jobs that no longer exist (a job past its retention may linger a moment). */

@@ -34,7 +34,6 @@ import {
   StoreFullError,
   StoreUnavailableError,
 } from './store.js'
-import { type JobSummary, MINUTE_MS, summaryMinutes } from './summary.js'
 
 export const DATABASE_FILE = 'jobs.sqlite3'
 
@@ -189,19 +188,6 @@ export class SqliteJobStore implements JobStore {
       ),
       running: db.prepare(`SELECT id, runs FROM jobs WHERE status = 'running'`),
       countPending: db.prepare(`SELECT count(*) AS n FROM jobs WHERE status = 'pending'`),
-      // Both read indexes only: the counts of every state, and the finished jobs past their retention
-      // that the sweeper has not deleted yet (a read shows them as gone), which are taken off.
-      countByStatus: db.prepare(
-        `SELECT status, count(*) AS n FROM jobs INDEXED BY jobs_status_created GROUP BY status`,
-      ),
-      countExpired: db.prepare(
-        `SELECT status, count(*) AS n FROM jobs INDEXED BY jobs_finished
-         WHERE completed_at IS NOT NULL AND completed_at <= @before GROUP BY status`,
-      ),
-      endedByMinute: db.prepare(
-        `SELECT completed_at / 60000 AS minute, status, count(*) AS n FROM jobs INDEXED BY jobs_finished
-         WHERE completed_at IS NOT NULL AND completed_at >= @from GROUP BY minute, status`,
-      ),
       countRunning: db.prepare(`SELECT count(*) AS n FROM jobs WHERE status = 'running'`),
       expireJobs: db.prepare(
         `DELETE FROM jobs WHERE completed_at IS NOT NULL AND completed_at <= @before
@@ -488,30 +474,6 @@ export class SqliteJobStore implements JobStore {
 
   async countPending(): Promise<number> {
     return this.#pending
-  }
-
-  async summary(now: number): Promise<JobSummary> {
-    return this.#guard(() => {
-      const before = now - this.#ttlMs
-      const counts: Record<JobState, number> = { pending: 0, running: 0, completed: 0, failed: 0 }
-      for (const row of this.#sql.countByStatus.all() as { status: JobState; n: number }[]) {
-        counts[row.status] = row.n
-      }
-      for (const row of this.#sql.countExpired.all({ before }) as { status: JobState; n: number }[]) {
-        counts[row.status] -= row.n
-      }
-      const minutes = summaryMinutes(now)
-      const ended = minutes.map((minute) => ({ minute, completed: 0, failed: 0 }))
-      const from = Math.max(minutes[0] as number, before + 1)
-      const rows = this.#sql.endedByMinute.all({ from }) as { minute: number; status: JobState; n: number }[]
-      for (const row of rows) {
-        const bucket = ended[row.minute - (minutes[0] as number) / MINUTE_MS]
-        if (bucket !== undefined && (row.status === 'completed' || row.status === 'failed')) {
-          bucket[row.status] += row.n
-        }
-      }
-      return { counts, ended }
-    })
   }
 
   async countRunning(): Promise<number> {

@@ -427,85 +427,6 @@ forEachBackend((backend) => {
     })
   })
 
-  describe('GET /job-summary', () => {
-    test('counts every job by state and the ends of each of the last 15 minutes, as the list shows them', async () => {
-      // A service of its own, so that every job counted is known: one worker thread, so one slow job
-      // runs and the next waits.
-      const own = await backend.start({ jobFactorBudgetMs: 60_000, workerThreads: 1 })
-      const post = async (number: number | string) => {
-        const created = await createJob(own.url, { algorithm: 'PrimeChecker', params: { number } })
-        return created.json.job_id as string
-      }
-      const stop = (id: string) => call(`${own.url}/jobs/${id}/cancel`, { method: 'POST' })
-      try {
-        const empty = await call(`${own.url}/job-summary`)
-        assert.equal(empty.status, 200)
-        assert.deepEqual(empty.json.counts, { pending: 0, running: 0, completed: 0, failed: 0 })
-        for (const number of [97, 91, 89]) await waitForJob(own.url, await post(number))
-        const running = await post(RSA_100)
-        await waitForJob(own.url, running, (job) => job.status === 'running')
-        const waiting = await post(RSA_100)
-        const cancelled = await post(RSA_100)
-        assert.equal((await stop(cancelled)).status, 200)
-
-        const answer = await call(`${own.url}/job-summary`)
-        assert.equal(answer.status, 200)
-        assert.equal(answer.headers.get('content-type'), 'application/json; charset=utf-8')
-        assert.deepEqual(answer.json.counts, { pending: 1, running: 1, completed: 3, failed: 1 })
-        const listed = (await call(`${own.url}/jobs?limit=500`)).json.jobs as JobBody[]
-        for (const status of ['pending', 'running', 'completed', 'failed']) {
-          const counts = answer.json.counts as Record<string, number>
-          assert.equal(counts[status], listed.filter((job) => job.status === status).length, status)
-        }
-        const minutes = answer.json.ended_per_minute as {
-          minute: string
-          completed: number
-          failed: number
-        }[]
-        assert.equal(minutes.length, 15)
-        const starts = minutes.map((m) => Date.parse(m.minute))
-        for (const [i, start] of starts.entries()) {
-          assert.equal(start % 60_000, 0, 'a whole minute')
-          if (i > 0) assert.equal(start - (starts[i - 1] as number), 60_000, 'one minute after another')
-        }
-        assert.ok(Date.now() - (starts.at(-1) as number) < 120_000, 'the last is the current minute')
-        assert.equal(
-          minutes.reduce((sum, m) => sum + m.completed, 0),
-          3,
-        )
-        assert.equal(
-          minutes.reduce((sum, m) => sum + m.failed, 0),
-          1,
-        )
-        for (const id of [waiting, running]) assert.equal((await stop(id)).status, 200)
-        const after = (await call(`${own.url}/job-summary`)).json
-        assert.deepEqual(after.counts, { pending: 0, running: 0, completed: 3, failed: 3 })
-      } finally {
-        await own.close()
-      }
-    })
-
-    test('expired jobs are not counted', async () => {
-      const short = await backend.start({ jobTtlSeconds: 1 })
-      try {
-        const created = await createJob(short.url, { algorithm: 'PrimeChecker', params: { number: 7 } })
-        await waitForJob(short.url, created.json.job_id as string)
-        const before = (await call(`${short.url}/job-summary`)).json
-        assert.equal((before.counts as Record<string, number>).completed, 1)
-        await sleep(1100)
-        const after = (await call(`${short.url}/job-summary`)).json
-        assert.deepEqual(after.counts, { pending: 0, running: 0, completed: 0, failed: 0 })
-        const ends = after.ended_per_minute as { completed: number }[]
-        assert.equal(
-          ends.reduce((sum, m) => sum + m.completed, 0),
-          0,
-        )
-      } finally {
-        await short.close()
-      }
-    })
-  })
-
   describe('GET /jobs/{job_id}/deliveries', () => {
     test('every attempt of a delivery that fails, then succeeds', async () => {
       const flaky = await startReceiver((n) => (n === 0 ? 500 : 204))
@@ -605,7 +526,6 @@ forEachBackend((backend) => {
     assert.deepEqual(document.paths['/jobs/{job_id}/cancel']?.post?.tags, ['job-control'])
     assert.deepEqual(document.paths['/jobs']?.get?.tags, ['job-control'])
     assert.deepEqual(document.paths['/jobs/{job_id}/deliveries']?.get?.tags, ['job-control'])
-    assert.deepEqual(document.paths['/job-summary']?.get?.tags, ['job-control'])
     const names = (path: string, method: string) =>
       (document.paths[path]?.[method]?.parameters ?? []).map((p) => `${p.in}:${p.name}`)
     assert.ok(names('/jobs', 'post').includes('header:idempotency-key'))
