@@ -8,16 +8,18 @@
 # free port, one `algoserve serve` and WORKERS_LIST (1 and 2) `algoserve worker` processes; the
 # baseline in the same run is raw BullMQ on the same Redis (bench/http/bullmq-raw.mjs: add and
 # process an empty job, no HTTP), with the worker's concurrency.
-# RATE=<jobs per second> paces the posts instead of a closed loop: each connection waits
-# CONNECTIONS/RATE s before each request (wrk's delay hook), so the service sees about RATE jobs/s, and
-# the raw BullMQ baseline adds at RATE on a fixed schedule; p99 at a rate is the figure issue 13 targets.
+# RATE=<jobs per second> paces the posts instead of a closed loop: each wrk thread sends on a fixed
+# schedule (wrk's delay hook), so the service is offered RATE jobs/s whatever its latency, as long as
+# one of the CONNECTIONS is free; the raw BullMQ baseline adds at RATE on the same kind of schedule. p99
+# at a rate is the figure issue 13 targets.
 # Usage: bash bench/http/jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=3 COUNT=200 LOG_LEVEL=info REDIS=1 RATE=1500)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-16}
-export CONNECTIONS RATE=${RATE:-}
+THREADS=2
+export THREADS RATE=${RATE:-}
 ROUNDS=${ROUNDS:-3}
 COUNT=${COUNT:-200}
 LOG_LEVEL=${LOG_LEVEL:-info}
@@ -52,6 +54,16 @@ stop_service() {
 
 cat >"$work/post.lua" <<'LUA'
 -- Each wrk thread writes the ids of the jobs it created to a file of its own.
+local ffi = require("ffi")
+ffi.cdef[[
+  typedef struct { long tv_sec; long tv_usec; } bench_timeval;
+  int gettimeofday(bench_timeval *tv, void *tz);
+]]
+local tv = ffi.new("bench_timeval")
+local function now_ms()
+  ffi.C.gettimeofday(tv, nil)
+  return tonumber(tv.tv_sec) * 1000 + tonumber(tv.tv_usec) / 1000
+end
 local threads = 0
 function setup(thread)
   thread:set("n", threads)
@@ -63,10 +75,16 @@ function init(args)
   wrk.body = '{"algorithm":"PrimeChecker","params":{"number":1000003}}'
   out = io.open(os.getenv("IDS_DIR") .. "/ids-" .. n .. ".txt", "w")
   local rate = tonumber(os.getenv("RATE") or "")
-  pause = rate and (tonumber(os.getenv("CONNECTIONS")) * 1000 / rate) or 0
+  -- Each thread sends on its own fixed schedule, RATE / threads per second, whatever the answers'
+  -- latency: the next send is due one interval after the previous one was due (a late send does not
+  -- push the schedule back), so the offered rate is RATE as long as a connection is free.
+  interval = rate and (tonumber(os.getenv("THREADS")) * 1000 / rate) or nil
+  due = now_ms()
 end
 function delay()
-  return pause
+  if not interval then return 0 end
+  due = due + interval
+  return math.max(0, math.floor(due - now_ms()))
 end
 function response(status, headers, body)
   local id = body:match('"job_id":"(%x+)"')
@@ -110,7 +128,7 @@ if [ "${REDIS:-}" = "1" ]; then
   for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
   redis_url="redis://127.0.0.1:$REDIS_PORT"
   export ALGOSERVE_REDIS_URL=$redis_url
-  echo "## Redis mode, small primes (1000003): wrk -t2 -c$CONNECTIONS -d$DURATION${RATE:+ paced at $RATE/s}, $ROUNDS rounds; raw BullMQ baseline"
+  echo "## Redis mode, small primes (1000003): wrk -t$THREADS -c$CONNECTIONS -d$DURATION${RATE:+ paced at $RATE/s}, $ROUNDS rounds; raw BullMQ baseline"
   for round in $(seq 1 "$ROUNDS"); do
     for workers in $WORKERS_LIST; do
       prefix="bench$round$workers"
@@ -127,7 +145,7 @@ if [ "${REDIS:-}" = "1" ]; then
       ids="$work/ids-redis-$round-$workers"
       mkdir -p "$ids"
       cpu_before=$(cpu_ticks "$service_pid" "${worker_pids[@]}" "$redis_pid")
-      IDS_DIR="$ids" wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
+      IDS_DIR="$ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
       posted=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
       jobs=$(cat "$ids"/*.txt | wc -l)
       # Read before job-stats, whose GETs would count as the API's work.
@@ -147,15 +165,15 @@ if [ "${REDIS:-}" = "1" ]; then
   exit 0
 fi
 
-echo "## small primes (1000003): wrk -t2 -c$CONNECTIONS -d$DURATION, $ROUNDS rounds"
+echo "## small primes (1000003): wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $ROUNDS rounds"
 for round in $(seq 1 "$ROUNDS"); do
   start_service
   ids="$work/ids-small-$round"
   mkdir -p "$ids"
-  IDS_DIR="$ids" wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
+  IDS_DIR="$ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   posted=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
   stats=$(node bench/http/job-stats.mjs "http://127.0.0.1:$PORT" "$ids")
-  wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s "$work/invoke.lua" "http://127.0.0.1:$PORT/invoke" >"$work/wrk.out"
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/invoke.lua" "http://127.0.0.1:$PORT/invoke" >"$work/wrk.out"
   invoked=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
   echo "round $round: POST /jobs $posted req/s; $stats; baseline POST /invoke $invoked req/s"
   stop_service
