@@ -20,7 +20,7 @@ import {
   type WorkerOptions,
 } from 'bullmq'
 import type { FastifyBaseLogger } from 'fastify'
-import { Redis } from 'ioredis'
+import { type ChainableCommander, Redis } from 'ioredis'
 import {
   CANCEL_REASON,
   IdempotencyKeyReusedError,
@@ -90,7 +90,6 @@ interface KeyClaim {
 
 const JOBS = 'jobs'
 const WEBHOOKS = 'webhooks'
-const PENDING_STATES = ['waiting', 'prioritized', 'delayed'] as const
 const CLEAN_BATCH = 1000
 /** How long a stop waits, after the grace period, for work to be given back before closing anyway. */
 const FORCE_CLOSE_AFTER_MS = 5000
@@ -117,8 +116,11 @@ export class RedisBackend implements JobBackend {
   readonly kind = 'redis'
   readonly #o: RedisBackendOptions
   readonly #log: FastifyBaseLogger
-  // The API's connection fails fast while Redis is away: no offline queue, one retry, a time limit.
+  // The API's connections fail fast while Redis is away: no offline queue, one retry, a time limit.
+  // BullMQ defines its scripts (about 60) on the connection it is given, and ioredis copies every one
+  // onto each pipeline made from that connection: our own commands use a connection without them.
   readonly #client: Redis
+  readonly #bullClient: Redis
   readonly #jobs: Queue<RedisJobData, RedisJobResult>
   readonly #webhooks: Queue<DeliveryData>
   readonly #flows: FlowProducer
@@ -140,17 +142,21 @@ export class RedisBackend implements JobBackend {
   constructor(options: RedisBackendOptions) {
     this.#o = options
     this.#log = options.log
-    this.#client = new Redis(options.url, {
+    const failFast = {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       commandTimeout: 2000,
       retryStrategy,
-    })
-    this.#client.on('error', (error) => this.#log.debug({ err: error }, 'redis connection error'))
+    }
+    this.#client = new Redis(options.url, failFast)
+    this.#bullClient = new Redis(options.url, failFast)
+    for (const client of [this.#client, this.#bullClient]) {
+      client.on('error', (error) => this.#log.debug({ err: error }, 'redis connection error'))
+    }
     this.#client.on('ready', () => {
       this.#checked = this.#checkRedis()
     })
-    const shared = { connection: this.#client, prefix: options.prefix }
+    const shared = { connection: this.#bullClient, prefix: options.prefix }
     this.#jobs = new Queue(JOBS, shared)
     this.#webhooks = new Queue(WEBHOOKS, shared)
     this.#flows = new FlowProducer(shared)
@@ -212,7 +218,12 @@ export class RedisBackend implements JobBackend {
 
   /** Connected, set up and accepted: BullMQ may be called without waiting for a connection. */
   #usable(): void {
-    if (this.#client.status !== 'ready' || !this.#initialised || this.#refused !== null) {
+    if (
+      this.#client.status !== 'ready' ||
+      this.#bullClient.status !== 'ready' ||
+      !this.#initialised ||
+      this.#refused !== null
+    ) {
       throw new StoreUnavailableError('Redis is not connected.')
     }
   }
@@ -294,21 +305,9 @@ export class RedisBackend implements JobBackend {
       // an add without its member cannot happen.
       // Plain reads in one pipeline: one write to Redis, and no Lua script for the count.
       const member = listMember(job)
-      const { keys } = this.#jobs
-      const answers = await this.#client
-        .pipeline()
-        .llen(keys.wait as string)
-        .zcard(keys.prioritized as string)
-        .zcard(keys.delayed as string)
-        .exists(this.#jobKey(job.id))
-        .zadd(this.#key('created'), 0, member)
-        .exec()
-      const failed = answers?.find(([error]) => error !== null)
-      if (answers === null || failed !== undefined) throw failed?.[0] ?? new Error('no answer')
-      const [pending, existing] = [
-        (answers[0]?.[1] as number) + (answers[1]?.[1] as number) + (answers[2]?.[1] as number),
-        answers[3]?.[1] as number,
-      ]
+      const [pending, existing] = await this.#withPending(
+        this.#client.pipeline().exists(this.#jobKey(job.id)).zadd(this.#key('created'), 0, member),
+      )
       if (existing === 1) {
         // The member names the other job's id: it goes, or the listing would show that job twice.
         await this.#client.zrem(this.#key('created'), member)
@@ -567,7 +566,7 @@ export class RedisBackend implements JobBackend {
         for (const [id, at] of this.#cancels) if (at < Date.now() - CANCEL_MEMORY_MS) this.#cancels.delete(id)
       })
       this.#events = events
-      this.#producer = new QueueEventsProducer(JOBS, { connection: this.#client, prefix: this.#o.prefix })
+      this.#producer = new QueueEventsProducer(JOBS, { connection: this.#bullClient, prefix: this.#o.prefix })
     }
     await this.#events.waitUntilReady()
   }
@@ -579,12 +578,33 @@ export class RedisBackend implements JobBackend {
   async counts(): Promise<JobCounts> {
     this.#usable()
     try {
-      const counts = await this.#jobs.getJobCounts(...PENDING_STATES, 'active')
-      const waiting = PENDING_STATES.reduce((sum, state) => sum + (counts[state] ?? 0), 0)
-      return { waiting, running: counts.active ?? 0 }
+      const [waiting, running] = await this.#withPending(
+        this.#client.pipeline().llen(this.#jobs.keys.active as string),
+      )
+      return { waiting, running: running as number }
     } catch (error) {
       throw new StoreUnavailableError('Redis failed.', { cause: error })
     }
+  }
+
+  /**
+   * Runs `pipeline` with the pending count added at its end (BullMQ's wait list and its prioritized and
+   * delayed sets: the one definition of pending), and gives that count first, then the pipeline's own
+   * answers. Throws the first error.
+   */
+  async #withPending(pipeline: ChainableCommander): Promise<[number, ...unknown[]]> {
+    const { keys } = this.#jobs
+    const answers = await pipeline
+      .llen(keys.wait as string)
+      .zcard(keys.prioritized as string)
+      .zcard(keys.delayed as string)
+      .exec()
+    const failed = answers?.find(([error]) => error !== null)
+    if (answers === null || failed !== undefined) throw failed?.[0] ?? new Error('no answer')
+    const values = answers.map(([, value]) => value)
+    const own = values.slice(0, -3)
+    const pending = values.slice(-3).reduce((sum: number, count) => sum + (count as number), 0)
+    return [pending, ...own]
   }
 
   async ping(): Promise<boolean> {
@@ -592,11 +612,11 @@ export class RedisBackend implements JobBackend {
       this.#usable()
       let timer: NodeJS.Timeout | undefined
       const answer = await Promise.race([
-        this.#client.ping(),
+        Promise.all([this.#client.ping(), this.#bullClient.ping()]),
         new Promise((resolve) => (timer = setTimeout(resolve, 1000, 'late'))),
       ])
       clearTimeout(timer)
-      return answer === 'PONG'
+      return Array.isArray(answer) && answer.every((pong) => pong === 'PONG')
     } catch {
       return false
     }
@@ -829,7 +849,9 @@ export class RedisBackend implements JobBackend {
       this.#events?.close(),
       this.#producer?.close(),
     ])
-    for (const connection of [this.#client, ...this.#workerConnections]) connection.disconnect()
+    for (const connection of [this.#client, this.#bullClient, ...this.#workerConnections]) {
+      connection.disconnect()
+    }
   }
 }
 
