@@ -11,8 +11,10 @@
 # RATE=<jobs per second> paces the posts instead of a closed loop: each wrk thread sends on a fixed
 # schedule (wrk's delay hook), so the service is offered RATE jobs/s whatever its latency, as long as
 # one of the CONNECTIONS is free; the raw BullMQ baseline adds at RATE on the same kind of schedule. p99
-# at a rate is the figure issue 13 targets.
-# Usage: bash bench/http/jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=3 COUNT=200 LOG_LEVEL=info REDIS=1 RATE=1500)
+# at a rate is the figure issue 13 targets. WARMUP=<duration> (Redis mode; default 0) first runs the same
+# load for that long, its jobs not counted, so that the figures are of warm processes.
+# Usage: bash bench/http/jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=3 COUNT=200 LOG_LEVEL=info REDIS=1 RATE=1500
+#        WARMUP=3s)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -21,6 +23,7 @@ CONNECTIONS=${CONNECTIONS:-16}
 THREADS=2
 export THREADS RATE=${RATE:-}
 ROUNDS=${ROUNDS:-3}
+WARMUP=${WARMUP:-0}
 COUNT=${COUNT:-200}
 LOG_LEVEL=${LOG_LEVEL:-info}
 PORT=${PORT:-18090}
@@ -128,7 +131,9 @@ if [ "${REDIS:-}" = "1" ]; then
   for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
   redis_url="redis://127.0.0.1:$REDIS_PORT"
   export ALGOSERVE_REDIS_URL=$redis_url
-  echo "## Redis mode, small primes (1000003): wrk -t$THREADS -c$CONNECTIONS -d$DURATION${RATE:+ paced at $RATE/s}, $ROUNDS rounds; raw BullMQ baseline"
+  warmed=
+  [ "$WARMUP" != "0" ] && warmed=", each after $WARMUP of the same load not counted"
+  echo "## Redis mode, small primes (1000003): wrk -t$THREADS -c$CONNECTIONS -d$DURATION${RATE:+ paced at $RATE/s}, $ROUNDS rounds$warmed; raw BullMQ baseline"
   for round in $(seq 1 "$ROUNDS"); do
     for workers in $WORKERS_LIST; do
       prefix="bench$round$workers"
@@ -142,6 +147,13 @@ if [ "${REDIS:-}" = "1" ]; then
       done
       wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
       for w in $(seq 1 "$workers"); do wait_ready "http://127.0.0.1:$((PORT + w))/readyz" "$work/worker-$w.log"; done
+      if [ "$WARMUP" != "0" ]; then
+        # The same load first, its jobs not counted: V8 compiles the hot paths in the first seconds.
+        mkdir -p "$work/warmup"
+        IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >/dev/null
+        until_done
+        rm -rf "$work/warmup"
+      fi
       ids="$work/ids-redis-$round-$workers"
       mkdir -p "$ids"
       cpu_before=$(cpu_ticks "$service_pid" "${worker_pids[@]}" "$redis_pid")
