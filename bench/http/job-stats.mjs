@@ -1,6 +1,9 @@
 // Reads jobs back over HTTP and reports throughput and creation-to-completion times from their own
 // timestamps. With `--post N --number X` it first creates N jobs itself (for slow jobs, where wrk's
 // open loop would only build a backlog).
+// With TIMELINE_MS=<ms>, also prints to stderr, per slice of that length of creation time, how many jobs
+// were created, their median and worst creation-to-completion times, and the longest wait before a start
+// (where in a run its slow jobs were).
 // Usage: node bench/http/job-stats.mjs <base url> <ids file or dir> [--post N --number X --concurrency C]
 import { appendFileSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
@@ -62,6 +65,25 @@ const quantile = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * 
 const spanS =
   (completed.reduce((m, t) => Math.max(m, t), 0) - created.reduce((m, t) => Math.min(m, t), Infinity)) / 1000
 const failed = jobs.filter((job) => job.status !== 'completed').length
+const slice = Number(process.env.TIMELINE_MS ?? 0)
+if (slice > 0) {
+  const first = created.reduce((m, t) => Math.min(m, t), Infinity)
+  const slices = new Map()
+  jobs.forEach((job, i) => {
+    const at = Math.floor((created[i] - first) / slice)
+    const entry = slices.get(at) ?? { times: [], wait: 0 }
+    entry.times.push(completed[i] - created[i])
+    entry.wait = Math.max(entry.wait, Date.parse(job.started_at) - created[i])
+    slices.set(at, entry)
+  })
+  for (const [at, { times, wait }] of [...slices].sort((a, b) => a[0] - b[0])) {
+    times.sort((a, b) => a - b)
+    console.error(
+      `created ${(at * slice) / 1000} s on: ${times.length} jobs, p50 ${times[times.length >> 1]} ms, ` +
+        `max ${times.at(-1)} ms, longest wait to start ${wait} ms`,
+    )
+  }
+}
 console.log(
   JSON.stringify({
     jobs: jobs.length,
