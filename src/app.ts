@@ -74,7 +74,7 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<FastifyIn
 
   app.setValidatorCompiler(validatorCompiler(sharedSchemas))
   for (const schema of sharedSchemas) app.addSchema(schema)
-  limitBufferedBodies(app, config.maxBufferedBodyBytes)
+  limitBufferedBodies(app, config.maxBufferedBodyBytes, config.maxBodyBytes)
   registerBodyParsers(app, { maxDepth: config.maxJsonDepth, maxValues: config.maxJsonValues })
   refuse = registerErrorHandlers(app, config.maxBodyBytes)
   observeRequests(app, deps.metrics, deps.isShuttingDown)

@@ -5,16 +5,36 @@ import { Transform, type TransformCallback } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import { ServiceUnavailableError } from '../errors.js'
 
-export function limitBufferedBodies(app: FastifyInstance, maxBytes: number): void {
+const overBudget = () =>
+  new ServiceUnavailableError('Too many request bodies are in transit; try again later.', 1)
+
+export function limitBufferedBodies(app: FastifyInstance, maxBytes: number, bodyLimit: number): void {
   let held = 0
   app.addHook('preParsing', (request, reply, payload, done) => {
     const { headers } = request
-    if (headers['transfer-encoding'] === undefined && (headers['content-length'] ?? '0') === '0') {
+    if (headers['transfer-encoding'] === undefined) {
+      const declared = Number(headers['content-length'] ?? '0')
+      // Nothing to hold; or over the body limit, which Fastify refuses (413) without reading it.
+      if (!(declared > 0 && declared <= bodyLimit)) {
+        done(null, payload)
+        return
+      }
+      // A declared length is taken from the budget whole, before a byte is read: a stream per request
+      // to count its chunks cost the common small body more than the rest of its parsing.
+      if (held + declared > maxBytes) {
+        done(overBudget())
+        return
+      }
+      held += declared
+      // Given back when the exchange ends, answered or abandoned: by then the body is no longer held.
+      reply.raw.once('close', () => {
+        held -= declared
+      })
       done(null, payload)
       return
     }
+    // A chunked body's length is known only as it comes: counted chunk by chunk.
     let mine = 0
-    // Given back when the exchange ends, answered or abandoned: by then the body is no longer held.
     reply.raw.once('close', () => {
       held -= mine
       mine = 0
@@ -22,7 +42,7 @@ export function limitBufferedBodies(app: FastifyInstance, maxBytes: number): voi
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, callback: TransformCallback) {
         if (held + chunk.length > maxBytes) {
-          callback(new ServiceUnavailableError('Too many request bodies are in transit; try again later.', 1))
+          callback(overBudget())
           return
         }
         held += chunk.length

@@ -99,6 +99,35 @@ test('bodies held at once are bounded: past the budget, 503 with Retry-After', a
   assert.equal(taken.status, 200, taken.text)
 })
 
+test('chunked bodies count against the same budget as they come', async () => {
+  // The same as above with no Content-Length: the bytes are counted as they arrive.
+  const chunk = (text: string) => `${text.length.toString(16)}\r\n${text}\r\n`
+  const stalled = await Promise.all([open(server.url), open(server.url)])
+  for (const socket of stalled) {
+    socket.on('error', () => {})
+    socket.write(
+      'POST /invoke HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n' +
+        chunk(`{"number": 7, "x": "${'a'.repeat(25_000)}`),
+    )
+  }
+  await sleep(200)
+  const refused = await rawExchange(
+    server.url,
+    'POST /invoke HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n' +
+      `Connection: close\r\n\r\n${chunk(`{"number": 7, "x": "${'b'.repeat(30_000)}"}`)}0\r\n\r\n`,
+  )
+  assert.equal(refused.status, 503, refused.body)
+  assert.equal((JSON.parse(refused.body) as { error: string }).error, 'SERVICE_UNAVAILABLE')
+  assert.ok(Number(refused.headers['retry-after']) >= 1)
+  await Promise.all(stalled.map((socket) => closed(socket)))
+  const taken = await rawExchange(
+    server.url,
+    'POST /invoke HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n' +
+      `Connection: close\r\n\r\n${chunk(`{"number": 7, "x": "${'c'.repeat(30_000)}"}`)}0\r\n\r\n`,
+  )
+  assert.equal(taken.status, 200, taken.body)
+})
+
 test('a small answer still comes while slow clients wait', async () => {
   const answer = await rawExchange(
     server.url,
