@@ -167,7 +167,9 @@ export function denseDependencies(
   // The lightest columns first: their pivots meet few rows, so the rows stay sparse for longer and fewer of
   // them are added to; the heavy columns of the small primes come last, on a matrix already reduced.
   const weight = new Int32Array(columns)
-  for (const row of odd) for (const c of row) weight[c] = (weight[c] as number) + 1
+  for (const row of odd) {
+    for (let k = 0; k < row.length; k++) weight[row[k] as number] = (weight[row[k] as number] as number) + 1
+  }
   const order = Array.from(weight.keys()).sort(
     (a, b) => (weight[a] as number) - (weight[b] as number) || a - b,
   )
@@ -177,8 +179,9 @@ export function denseDependencies(
   })
   for (let row = 0; row < rows; row++) {
     const start = row * stride
-    for (const column of odd[row] as Row) {
-      const c = place[column] as number
+    const entries = odd[row] as Row
+    for (let k = 0; k < entries.length; k++) {
+      const c = place[entries[k] as number] as number
       matrix[start + (c >>> 5)] = (matrix[start + (c >>> 5)] as number) ^ (1 << (c & 31))
     }
     matrix[start + rowWords + (row >>> 5)] = 1 << (row & 31)
@@ -208,8 +211,8 @@ export function rowsOf(history: Uint32Array): number[] {
 
 /** Columns in up to this many rows are merged away on the sparse rows (structuredDependencies). */
 export const MERGE_WEIGHT = 8
-/** Columns in more rows than this keep no list of their rows: they would rarely come back down to merge. */
-const TRACK_WEIGHT = 4 * MERGE_WEIGHT
+/** Columns in more than this many times maxWeight rows keep no list of their rows: few would come back down. */
+const TRACK_FACTOR = 4
 /** Words the kernel's merges touch between two looks at the budget: well under a ms. */
 const MERGE_WORK = 200_000
 
@@ -231,7 +234,7 @@ export function structuredDependencies(
   let entries = 0
   for (const row of odd) entries += row.length
   // A merge of k rows writes k - 1 rows anew and logs k - 1 additions; past the arena's room the merges stop.
-  const arenaWords = 6 * entries + 1024
+  const arenaWords = 8 * entries + 1024
   const colWords = 4 * entries + 8 * columns + 1024
   const logCap = Math.max(1, (maxWeight - 1) * rows)
   const base = (kernel.modulusPtr() + 15) & ~15
@@ -240,10 +243,11 @@ export function structuredDependencies(
   let at = rows + 1
   for (let r = 0; r < rows; r++) {
     layout[r] = at - rows - 1
-    for (const c of odd[r] as Row) layout[at++] = c
+    const row = odd[r] as Row
+    for (let k = 0; k < row.length; k++) layout[at++] = row[k] as number
   }
   layout[rows] = entries
-  kernel.qsMergeInit(base, rows, columns, maxWeight, TRACK_WEIGHT, arenaWords, colWords, logCap)
+  kernel.qsMergeInit(base, rows, columns, maxWeight, TRACK_FACTOR * maxWeight, arenaWords, colWords, logCap)
   do if (budget.timeIsUp()) return undefined
   while (kernel.qsMergeRun(MERGE_WORK) === 0)
   const memory = kernel.memory.buffer
@@ -290,5 +294,27 @@ export function structuredDependencies(
       })
       yield sum
     }
+  })()
+}
+
+/** Rows from which the merges save more than they cost (BENCHMARKS.md); below, the dense elimination alone. */
+export const MERGE_ROWS = 1000
+
+/**
+ * The dependencies of the rows, each as the ascending indices of the rows it sums, decoded as asked for:
+ * structuredDependencies on matrices of MERGE_ROWS rows or more, else denseDependencies. Undefined at the
+ * budget's deadline.
+ */
+export function dependencies(
+  odd: readonly Row[],
+  columns: number,
+  extra: number,
+  budget: Budget,
+): Iterable<number[]> | undefined {
+  if (odd.length >= MERGE_ROWS) return structuredDependencies(odd, columns, extra, budget)
+  const dense = denseDependencies(odd, columns, budget)
+  if (dense === undefined) return undefined
+  return (function* () {
+    for (const history of dense) yield rowsOf(history)
   })()
 }

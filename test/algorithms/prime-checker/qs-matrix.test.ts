@@ -2,7 +2,9 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { Budget } from '../../../src/algorithms/prime-checker/budget.js'
 import {
+  dependencies as allDependencies,
   denseDependencies,
+  MERGE_ROWS,
   pruneSingletons,
   removeCliques,
   rowsOf,
@@ -193,5 +195,36 @@ describe("quadratic sieve's linear algebra", () => {
     const next = prng(SEED + 6)
     const rows = relationLike(next, 600, 500)
     assert.equal(structuredDependencies(rows, 500, 8, new Budget(performance.now() - 1)), undefined)
+  })
+
+  test('dependencies sum to zero mod 2 (BigInt) on either side of MERGE_ROWS', () => {
+    const next = prng(SEED + 7)
+    const budget = new Budget(performance.now() + 60_000)
+    for (const columns of [MERGE_ROWS / 2, MERGE_ROWS]) {
+      // Half as many rows again as columns, so that as many as MERGE_ROWS are left after the singletons.
+      const rows = relationLike(next, columns * 1.5, columns)
+      const pruned = pruneSingletons(rows, columns)
+      assert.equal(
+        pruned.rows.length >= MERGE_ROWS,
+        columns === MERGE_ROWS,
+        `${pruned.rows.length} rows left`,
+      )
+      const count = pruned.rows.length
+      let found = 0
+      for (const used of allDependencies(pruned.rows, pruned.columns, 24, budget) as Iterable<number[]>) {
+        const sum = used
+          .map((r) => mask(rows[pruned.kept[r] as number] as number[]))
+          .reduce((a, b) => a ^ b, 0n)
+        assert.ok(
+          used.length > 0 && sum === 0n,
+          `${count} rows: rows ${used} do not sum to zero, seed ${SEED}`,
+        )
+        found++
+      }
+      assert.ok(
+        found >= Math.min(24, pruned.rows.length - pruned.columns),
+        `${count} rows: ${found} dependencies`,
+      )
+    }
   })
 })
