@@ -213,8 +213,8 @@ export function rowsOf(history: Uint32Array): number[] {
 export const MERGE_WEIGHT = 8
 /** Columns in more than this many times maxWeight rows keep no list of their rows: few would come back down. */
 const TRACK_FACTOR = 4
-/** Words the kernel's merges touch between two looks at the budget: well under a ms. */
-const MERGE_WORK = 200_000
+/** Words the kernel's merges touch between two looks at the budget: a few ms at most. */
+const MERGE_WORK = 100_000
 
 /**
  * Structured Gaussian elimination: the kernel merges the columns of up to maxWeight rows on sparse rows, each

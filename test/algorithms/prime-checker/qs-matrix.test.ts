@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { Budget } from '../../../src/algorithms/prime-checker/budget.js'
+import { kernel } from '../../../src/algorithms/prime-checker/kernel.js'
 import {
   dependencies as allDependencies,
   denseDependencies,
@@ -191,10 +192,14 @@ describe("quadratic sieve's linear algebra", () => {
     assert.ok(found > 100, `${found} dependencies`)
   })
 
-  test('structuredDependencies stops at the deadline', () => {
+  test('structuredDependencies stops at the deadline, before the merges', () => {
     const next = prng(SEED + 6)
     const rows = relationLike(next, 600, 500)
+    const budget = new Budget(performance.now() + 60_000)
+    assert.notEqual(structuredDependencies(rows, 500, 8, budget), undefined)
+    assert.ok(kernel.qsMergeLogLength() > 0, 'no merges to stop on these rows')
     assert.equal(structuredDependencies(rows, 500, 8, new Budget(performance.now() - 1)), undefined)
+    assert.equal(kernel.qsMergeLogLength(), 0, 'merges ran past the deadline')
   })
 
   test('dependencies sum to zero mod 2 (BigInt) on either side of MERGE_ROWS', () => {
