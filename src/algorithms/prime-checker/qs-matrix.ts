@@ -10,7 +10,7 @@ import type { Budget } from './budget.js'
 import { ensureBytes, kernel } from './kernel.js'
 
 /** A row's columns, ascending. */
-export type Row = ArrayLike<number> & Iterable<number>
+export type Row = ArrayLike<number>
 
 /** Rows kept with their original indices and renumbered columns. */
 export interface Filtered {
