@@ -562,3 +562,323 @@ export function qsEliminate(base: usize, rows: i32, stride: i32, from: i32, to: 
     }
   }
 }
+
+// The merge phase of structured Gaussian elimination (LaMacchia and Odlyzko 1990; Cavallar 2000, merges):
+// columns in few rows are eliminated on sparse rows, each merge taking one row and one column off the matrix,
+// so that the dense elimination above runs on a smaller one. Rows are ascending column lists in an arena; a
+// row that changes is written anew at its end (the space is not reused: the caller bounds it). Each column
+// of few rows keeps the list of rows that may hold it, checked when it is merged, as a row that loses the
+// column stays in the list. The combinations are kept as a log of (row, pivot) pairs, "pivot added to row",
+// which the caller replays backwards to map a dependency of the reduced matrix to the input rows.
+
+let mRows: i32 = 0
+let mColumns: i32 = 0
+let mMaxWeight: i32 = 0
+let mTrack: i32 = 0
+/** Per row: its start in the arena (the input's row starts, then moved), its length, -1 once removed. */
+let mRowOff: usize = 0
+let mRowLen: usize = 0
+/** Per column: its weight, and the list of rows that may hold it (capacity 0: not tracked, never merged). */
+let mWeight: usize = 0
+let mColOff: usize = 0
+let mColLen: usize = 0
+let mColCap: usize = 0
+/** Per row: the merge that last found it, to drop repeats from a column's list. */
+let mMark: usize = 0
+let mStamp: i32 = 0
+let mFound: usize = 0
+let mLog: usize = 0
+let mLogLen: i32 = 0
+let mLogCap: i32 = 0
+let mArena: usize = 0
+let mArenaEnd: i32 = 0
+let mArenaCap: i32 = 0
+let mColArena: usize = 0
+let mColEnd: i32 = 0
+let mColWords: i32 = 0
+/** Where the scan is: merges of up to mLimit rows, at column mColumn; whether this pass merged any. */
+let mLimit: i32 = 0
+let mColumn: i32 = 0
+let mChanged = false
+let mLive: i32 = 0
+
+// @ts-ignore: decorator
+@inline
+function ld(at: usize, i: i32): i32 {
+  return load<i32>(at + (usize(i) << 2))
+}
+
+// @ts-ignore: decorator
+@inline
+function st(at: usize, i: i32, value: i32): void {
+  store<i32>(at + (usize(i) << 2), value)
+}
+
+/** Bytes qsMergeInit uses from its base, for these sizes (words of row arena, column arena, log pairs). */
+export function qsMergeBytes(rows: i32, columns: i32, maxWeight: i32, arenaWords: i32, colWords: i32, logCap: i32): f64 {
+  return 4 * (f64(3 * rows + 1 + 4 * columns + maxWeight + 1 + 2 * logCap) + f64(arenaWords) + f64(colWords))
+}
+
+/**
+ * Starts the merges on `rows` rows over `columns` columns laid out at `base`: rows + 1 row starts, then the
+ * row arena of arenaWords words whose first words hold the rows' ascending columns. Columns of weight up to
+ * maxWeight are merged (qsMergeRun); only columns of weight up to `track` keep their row lists.
+ */
+export function qsMergeInit(
+  base: usize,
+  rows: i32,
+  columns: i32,
+  maxWeight: i32,
+  track: i32,
+  arenaWords: i32,
+  colWords: i32,
+  logCap: i32,
+): void {
+  mRows = rows
+  mColumns = columns
+  mMaxWeight = maxWeight
+  mTrack = track
+  mRowOff = base
+  mArena = base + (usize(rows + 1) << 2)
+  mArenaEnd = ld(mRowOff, rows)
+  mArenaCap = arenaWords
+  mRowLen = mArena + (usize(arenaWords) << 2)
+  mWeight = mRowLen + (usize(rows) << 2)
+  mColOff = mWeight + (usize(columns) << 2)
+  mColLen = mColOff + (usize(columns) << 2)
+  mColCap = mColLen + (usize(columns) << 2)
+  mMark = mColCap + (usize(columns) << 2)
+  mFound = mMark + (usize(rows) << 2)
+  mLog = mFound + (usize(maxWeight + 1) << 2)
+  mLogCap = logCap
+  mColArena = mLog + (usize(logCap) << 3)
+  mColWords = colWords
+  memory.fill(mWeight, 0, usize(columns) << 2)
+  memory.fill(mColLen, 0, usize(columns) << 2)
+  memory.fill(mMark, 0, usize(rows) << 2)
+  for (let r: i32 = 0; r < rows; r++) {
+    const from = ld(mRowOff, r)
+    const to = ld(mRowOff, r + 1)
+    st(mRowLen, r, to - from)
+    for (let k = from; k < to; k++) {
+      const c = ld(mArena, k)
+      st(mWeight, c, ld(mWeight, c) + 1)
+    }
+  }
+  mColEnd = 0
+  for (let c: i32 = 0; c < columns; c++) {
+    const w = ld(mWeight, c)
+    let cap: i32 = 0
+    if (w > 0 && w <= track && mColEnd + 2 * w + 4 <= colWords) {
+      cap = 2 * w + 4
+      st(mColOff, c, mColEnd)
+      mColEnd += cap
+    }
+    st(mColCap, c, cap)
+  }
+  for (let r: i32 = 0; r < rows; r++) {
+    for (let k = ld(mRowOff, r), end = ld(mRowOff, r + 1); k < end; k++) {
+      const c = ld(mArena, k)
+      const cap = ld(mColCap, c)
+      if (cap == 0) continue
+      const len = ld(mColLen, c)
+      st(mColArena, ld(mColOff, c) + len, r)
+      st(mColLen, c, len + 1)
+    }
+  }
+  mStamp = 0
+  mLogLen = 0
+  mLimit = 1
+  mColumn = 0
+  mChanged = false
+  mLive = rows
+}
+
+/** Whether row r (alive) holds column c: binary search of its ascending list. */
+function holds(r: i32, c: i32): bool {
+  let lo = ld(mRowOff, r)
+  let hi = lo + ld(mRowLen, r) - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1
+    const at = ld(mArena, mid)
+    if (at < c) lo = mid + 1
+    else if (at > c) hi = mid - 1
+    else return true
+  }
+  return false
+}
+
+/** Keeps in column c's list only the live rows that hold it, once each; returns how many. */
+function refreshColumn(c: i32): i32 {
+  mStamp++
+  const off = ld(mColOff, c)
+  const len = ld(mColLen, c)
+  let kept: i32 = 0
+  for (let i: i32 = 0; i < len; i++) {
+    const r = ld(mColArena, off + i)
+    if (ld(mRowLen, r) < 0 || ld(mMark, r) == mStamp || !holds(r, c)) continue
+    st(mMark, r, mStamp)
+    st(mColArena, off + kept, r)
+    kept++
+  }
+  st(mColLen, c, kept)
+  return kept
+}
+
+/** Notes that row r now holds column c; a column grown past mTrack rows, or out of room, stops being tracked. */
+function colAppend(c: i32, r: i32): void {
+  const cap = ld(mColCap, c)
+  if (cap == 0) return
+  if (ld(mWeight, c) > mTrack) {
+    st(mColCap, c, 0)
+    return
+  }
+  let len = ld(mColLen, c)
+  if (len == cap) {
+    len = refreshColumn(c)
+    if (len == cap) {
+      if (mColEnd + 2 * cap > mColWords) {
+        st(mColCap, c, 0)
+        return
+      }
+      memory.copy(mColArena + (usize(mColEnd) << 2), mColArena + (usize(ld(mColOff, c)) << 2), usize(len) << 2)
+      st(mColOff, c, mColEnd)
+      st(mColCap, c, 2 * cap)
+      mColEnd += 2 * cap
+    }
+  }
+  st(mColArena, ld(mColOff, c) + len, r)
+  st(mColLen, c, len + 1)
+}
+
+/** Row r becomes r + pivot, written at the arena's end (room checked by the caller). */
+function addRow(r: i32, pivot: i32): void {
+  let i = ld(mRowOff, r)
+  const iEnd = i + ld(mRowLen, r)
+  let j = ld(mRowOff, pivot)
+  const jEnd = j + ld(mRowLen, pivot)
+  const start = mArenaEnd
+  let out = start
+  while (i < iEnd && j < jEnd) {
+    const a = ld(mArena, i)
+    const b = ld(mArena, j)
+    if (a < b) {
+      st(mArena, out++, a)
+      i++
+    } else if (b < a) {
+      st(mArena, out++, b)
+      st(mWeight, b, ld(mWeight, b) + 1)
+      colAppend(b, r)
+      j++
+    } else {
+      st(mWeight, a, ld(mWeight, a) - 1)
+      i++
+      j++
+    }
+  }
+  for (; i < iEnd; i++) st(mArena, out++, ld(mArena, i))
+  for (; j < jEnd; j++) {
+    const b = ld(mArena, j)
+    st(mArena, out++, b)
+    st(mWeight, b, ld(mWeight, b) + 1)
+    colAppend(b, r)
+  }
+  st(mRowOff, r, start)
+  st(mRowLen, r, out - start)
+  mArenaEnd = out
+  st(mLog, 2 * mLogLen, r)
+  st(mLog, 2 * mLogLen + 1, pivot)
+  mLogLen++
+}
+
+/**
+ * Eliminates column c: its lightest row is added to its other rows and removed (a singleton is just removed).
+ * Returns the words written and read, or -1 when the arena or the log has no room for it.
+ */
+function mergeColumn(c: i32): i32 {
+  const found = refreshColumn(c)
+  if (found == 0 || found > mMaxWeight) return 0
+  let pivot = ld(mColArena, ld(mColOff, c))
+  for (let i: i32 = 1; i < found; i++) {
+    const r = ld(mColArena, ld(mColOff, c) + i)
+    if (ld(mRowLen, r) < ld(mRowLen, pivot)) pivot = r
+  }
+  // The rows to add to, copied: appending to other columns' lists may move this one's.
+  let others: i32 = 0
+  let room: i32 = 0
+  for (let i: i32 = 0; i < found; i++) {
+    const r = ld(mColArena, ld(mColOff, c) + i)
+    if (r == pivot) continue
+    st(mFound, others++, r)
+    room += ld(mRowLen, r) + ld(mRowLen, pivot)
+  }
+  if (mArenaEnd + room > mArenaCap || mLogLen + others > mLogCap) return -1
+  for (let i: i32 = 0; i < others; i++) addRow(ld(mFound, i), pivot)
+  const from = ld(mRowOff, pivot)
+  const len = ld(mRowLen, pivot)
+  for (let k = from; k < from + len; k++) {
+    const col = ld(mArena, k)
+    st(mWeight, col, ld(mWeight, col) - 1)
+  }
+  st(mRowLen, pivot, -1)
+  mLive--
+  return room + len + found
+}
+
+/**
+ * Runs the merges for about `work` words, the lightest columns first: every column of 1 row, then of up to
+ * 2, and so on to maxWeight, each bound until a pass merges nothing. Returns 1 when done
+ * (every tracked column is heavier than maxWeight, or the arena or log is full), 0 when there is more.
+ */
+export function qsMergeRun(work: i32): i32 {
+  let done: i32 = 0
+  while (done < work) {
+    if (mColumn == mColumns) {
+      if (!mChanged && ++mLimit > mMaxWeight) return 1
+      mColumn = 0
+      mChanged = false
+    }
+    const c = mColumn++
+    done++
+    const w = ld(mWeight, c)
+    if (w == 0 || w > mLimit || ld(mColCap, c) == 0) continue
+    const cost = mergeColumn(c)
+    if (cost < 0) {
+      mLimit = mMaxWeight + 1
+      mColumn = mColumns
+      mChanged = false
+      return 1
+    }
+    done += cost
+    if (cost > 0) mChanged = true
+  }
+  return 0
+}
+
+export function qsMergeLive(): i32 {
+  return mLive
+}
+
+export function qsMergeLogLength(): i32 {
+  return mLogLen
+}
+
+export function qsMergeLog(): usize {
+  return mLog
+}
+
+export function qsMergeRowOffsets(): usize {
+  return mRowOff
+}
+
+export function qsMergeRowLengths(): usize {
+  return mRowLen
+}
+
+export function qsMergeWeights(): usize {
+  return mWeight
+}
+
+export function qsMergeArena(): usize {
+  return mArena
+}

@@ -71,6 +71,32 @@ export interface KernelExports {
   qsFactorBase(limbs: number, size: number): number
   qsAIndices(): number
   qsEliminate(base: number, rows: number, stride: number, from: number, to: number, pivoted: number): void
+  qsMergeBytes(
+    rows: number,
+    columns: number,
+    maxWeight: number,
+    arenaWords: number,
+    colWords: number,
+    logCap: number,
+  ): number
+  qsMergeInit(
+    base: number,
+    rows: number,
+    columns: number,
+    maxWeight: number,
+    track: number,
+    arenaWords: number,
+    colWords: number,
+    logCap: number,
+  ): void
+  qsMergeRun(work: number): number
+  qsMergeLive(): number
+  qsMergeLog(): number
+  qsMergeLogLength(): number
+  qsMergeRowOffsets(): number
+  qsMergeRowLengths(): number
+  qsMergeWeights(): number
+  qsMergeArena(): number
   qsSetPolynomial(a: bigint, b: bigint, c: bigint, s: number): void
   qsRelation(j: number, count: number, half: number, largeBound: number): number
   qsCofactor(): number

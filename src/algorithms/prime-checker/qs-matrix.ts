@@ -2,13 +2,15 @@
 // where its exponent is odd, and a dependency is a set of rows whose columns all cancel. Filtering first makes
 // the matrix small while keeping enough dependencies (Cavallar, "Strategies in filtering in the number field
 // sieve", 2000): singleton removal, then clique removal while there are more rows than the elimination needs.
-// The kernel (wasm/prime/qs.ts) then eliminates on packed bit rows, the lightest columns first, as structured
-// Gaussian elimination (LaMacchia and Odlyzko 1990) does on its sparse part: their pivots meet few rows, so the
-// rows stay sparse and few are added to before the heavy columns of the small primes. Merging the light
-// columns on sparse rows here first, the rest of the structured step, cost more than it saved at every size
-// this sieve reaches (BENCHMARKS.md), so it is not done.
+// Structured Gaussian elimination (LaMacchia and Odlyzko 1990) follows: on large matrices the kernel merges
+// away the light columns on sparse rows (structuredDependencies; merging in TypeScript cost more than it saved,
+// BENCHMARKS.md), then eliminates the rest on packed bit rows, the lightest columns first, as their pivots
+// meet few rows (denseDependencies).
 import type { Budget } from './budget.js'
 import { ensureBytes, kernel } from './kernel.js'
+
+/** A row's columns, ascending. */
+export type Row = ArrayLike<number>
 
 /** Rows kept with their original indices and renumbered columns. */
 export interface Filtered {
@@ -146,7 +148,7 @@ const ELIMINATION_WORK = 20_000_000
  * the first one or two.
  */
 export function denseDependencies(
-  odd: number[][],
+  odd: readonly Row[],
   columns: number,
   budget: Budget,
 ): Uint32Array[] | undefined {
@@ -165,7 +167,9 @@ export function denseDependencies(
   // The lightest columns first: their pivots meet few rows, so the rows stay sparse for longer and fewer of
   // them are added to; the heavy columns of the small primes come last, on a matrix already reduced.
   const weight = new Int32Array(columns)
-  for (const row of odd) for (const c of row) weight[c] = (weight[c] as number) + 1
+  for (const row of odd) {
+    for (let k = 0; k < row.length; k++) weight[row[k] as number] = (weight[row[k] as number] as number) + 1
+  }
   const order = Array.from(weight.keys()).sort(
     (a, b) => (weight[a] as number) - (weight[b] as number) || a - b,
   )
@@ -175,8 +179,9 @@ export function denseDependencies(
   })
   for (let row = 0; row < rows; row++) {
     const start = row * stride
-    for (const column of odd[row] as number[]) {
-      const c = place[column] as number
+    const entries = odd[row] as Row
+    for (let k = 0; k < entries.length; k++) {
+      const c = place[entries[k] as number] as number
       matrix[start + (c >>> 5)] = (matrix[start + (c >>> 5)] as number) ^ (1 << (c & 31))
     }
     matrix[start + rowWords + (row >>> 5)] = 1 << (row & 31)
@@ -202,4 +207,114 @@ export function rowsOf(history: Uint32Array): number[] {
     for (let bits = word; bits !== 0; bits &= bits - 1) used.push(w * 32 + 31 - Math.clz32(bits & -bits))
   })
   return used
+}
+
+/** Columns in up to this many rows are merged away on the sparse rows (structuredDependencies). */
+export const MERGE_WEIGHT = 8
+/** Columns in more than this many times maxWeight rows keep no list of their rows: few would come back down. */
+const TRACK_FACTOR = 4
+/** Words the kernel's merges touch between two looks at the budget: a few ms at most. */
+const MERGE_WORK = 100_000
+
+/**
+ * Structured Gaussian elimination: the kernel merges the columns of up to maxWeight rows on sparse rows, each
+ * merge adding its column's lightest row to the others and removing it (qsMergeRun), then the remaining rows,
+ * cut to their columns plus `extra`, go to denseDependencies. Each dependency is decoded as it is asked for,
+ * into the ascending indices of the input rows it sums, by replaying the merges backwards. Undefined at the
+ * budget's deadline.
+ */
+export function structuredDependencies(
+  odd: readonly Row[],
+  columns: number,
+  extra: number,
+  budget: Budget,
+  maxWeight = MERGE_WEIGHT,
+): Iterable<number[]> | undefined {
+  const rows = odd.length
+  let entries = 0
+  for (const row of odd) entries += row.length
+  // A merge of k rows writes k - 1 rows anew and logs k - 1 additions; past the arena's room the merges stop.
+  const arenaWords = 8 * entries + 1024
+  const colWords = 4 * entries + 8 * columns + 1024
+  const logCap = Math.max(1, (maxWeight - 1) * rows)
+  const base = (kernel.modulusPtr() + 15) & ~15
+  ensureBytes(base + kernel.qsMergeBytes(rows, columns, maxWeight, arenaWords, colWords, logCap))
+  const layout = new Int32Array(kernel.memory.buffer, base, rows + 1 + entries)
+  let at = rows + 1
+  for (let r = 0; r < rows; r++) {
+    layout[r] = at - rows - 1
+    const row = odd[r] as Row
+    for (let k = 0; k < row.length; k++) layout[at++] = row[k] as number
+  }
+  layout[rows] = entries
+  kernel.qsMergeInit(base, rows, columns, maxWeight, TRACK_FACTOR * maxWeight, arenaWords, colWords, logCap)
+  do if (budget.timeIsUp()) return undefined
+  while (kernel.qsMergeRun(MERGE_WORK) === 0)
+  const memory = kernel.memory.buffer
+  const weight = new Int32Array(memory, kernel.qsMergeWeights(), columns)
+  const column = new Int32Array(columns)
+  let used = 0
+  for (let c = 0; c < columns; c++) column[c] = (weight[c] as number) > 0 ? used++ : -1
+  const offsets = new Int32Array(memory, kernel.qsMergeRowOffsets(), rows)
+  const lengths = new Int32Array(memory, kernel.qsMergeRowLengths(), rows)
+  const arena = new Int32Array(memory, kernel.qsMergeArena(), arenaWords)
+  // Copied out of the kernel's memory, where the dense elimination goes next.
+  const ids: number[] = []
+  let size = 0
+  for (let r = 0; r < rows && ids.length < used + extra; r++) {
+    const length = lengths[r] as number
+    if (length < 0) continue
+    ids.push(r)
+    size += length
+  }
+  const flat = new Int32Array(size)
+  const reduced: Int32Array[] = []
+  let to = 0
+  for (const r of ids) {
+    const from = offsets[r] as number
+    const length = lengths[r] as number
+    for (let k = 0; k < length; k++) flat[to + k] = column[arena[from + k] as number] as number
+    reduced.push(flat.subarray(to, to + length))
+    to += length
+  }
+  const log = new Int32Array(memory, kernel.qsMergeLog(), 2 * kernel.qsMergeLogLength()).slice()
+  const dense = denseDependencies(reduced, used, budget)
+  if (dense === undefined) return undefined
+  return (function* () {
+    for (const history of dense) {
+      // Row r was made r + p by each logged (r, p): backwards, a sum holding r holds the r before and p.
+      const holds = new Uint8Array(rows)
+      for (const m of rowsOf(history)) holds[ids[m] as number] = 1
+      for (let t = log.length - 2; t >= 0; t -= 2) {
+        if (holds[log[t] as number]) holds[log[t + 1] as number] = (holds[log[t + 1] as number] as number) ^ 1
+      }
+      const sum: number[] = []
+      holds.forEach((h, r) => {
+        if (h) sum.push(r)
+      })
+      yield sum
+    }
+  })()
+}
+
+/** Rows from which the merges save more than they cost (BENCHMARKS.md); below, the dense elimination alone. */
+export const MERGE_ROWS = 1000
+
+/**
+ * The dependencies of the rows, each as the ascending indices of the rows it sums, decoded as asked for:
+ * structuredDependencies on matrices of MERGE_ROWS rows or more, else denseDependencies. Undefined at the
+ * budget's deadline.
+ */
+export function dependencies(
+  odd: readonly Row[],
+  columns: number,
+  extra: number,
+  budget: Budget,
+): Iterable<number[]> | undefined {
+  if (odd.length >= MERGE_ROWS) return structuredDependencies(odd, columns, extra, budget)
+  const dense = denseDependencies(odd, columns, budget)
+  if (dense === undefined) return undefined
+  return (function* () {
+    for (const history of dense) yield rowsOf(history)
+  })()
 }

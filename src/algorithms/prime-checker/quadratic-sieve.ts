@@ -22,7 +22,7 @@ import {
   QS_MAX_WIDTH,
   writeLimbs,
 } from './kernel.js'
-import { denseDependencies, pruneSingletons, removeCliques, rowsOf } from './qs-matrix.js'
+import { dependencies, pruneSingletons, removeCliques } from './qs-matrix.js'
 import { SMALL_PRIMES } from './small-primes.js'
 
 /** Candidate multipliers k for Knuth-Schroeppel: squarefree and small, so kN grows by a few bits at most. */
@@ -740,7 +740,7 @@ function oddColumns(r: Relation): number[] {
 
 /**
  * The congruences of squares from the exponent vectors (sign, then one bit per prime) of the relations:
- * singleton removal, clique removal when the excess is large, and the kernel's elimination (qs-matrix.ts);
+ * singleton removal, clique removal when the excess is large, and the kernel's merges and elimination (qs-matrix.ts);
  * each dependency is tried for a nontrivial gcd. Returns the divisor, 1n when every dependency was trivial, the
  * number of further relations wanted when too few survive, or undefined at the deadline.
  */
@@ -769,13 +769,11 @@ function solve(
           columns: pruned.columns,
         }
   if (budget.timeIsUp()) return undefined
-  const dependencies = denseDependencies(matrix.rows, matrix.columns, budget)
-  if (dependencies === undefined) return undefined
-  for (const history of dependencies) {
+  const found = dependencies(matrix.rows, matrix.columns, EXTRA_RELATIONS, budget)
+  if (found === undefined) return undefined
+  for (const used of found) {
     if (budget.timeIsUp()) return undefined
-    const chosen = rowsOf(history).map(
-      (r) => relations[pruned.kept[matrix.kept[r] as number] as number] as Relation,
-    )
+    const chosen = used.map((r) => relations[pruned.kept[matrix.kept[r] as number] as number] as Relation)
     const d = squareRoot(n, primes, chosen)
     if (d !== 1n && d !== n) return d
   }

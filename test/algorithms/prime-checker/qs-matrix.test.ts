@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { Budget } from '../../../src/algorithms/prime-checker/budget.js'
+import { kernel } from '../../../src/algorithms/prime-checker/kernel.js'
 import {
+  dependencies as allDependencies,
   denseDependencies,
+  MERGE_ROWS,
   pruneSingletons,
   removeCliques,
   rowsOf,
+  structuredDependencies,
 } from '../../../src/algorithms/prime-checker/qs-matrix.js'
 import { prng, testSeed } from '../../helpers/reference-math.js'
 
@@ -136,5 +140,96 @@ describe("quadratic sieve's linear algebra", () => {
     const next = prng(SEED + 4)
     const rows = relationLike(next, 600, 500)
     assert.equal(denseDependencies(rows, 500, new Budget(performance.now() - 1)), undefined)
+  })
+
+  test('structuredDependencies merges light columns and maps dependencies back to the input rows (hand-checked)', () => {
+    // Columns 1 and 3 have weight 2: row 0 is added to row 1 and removed (column 1), then row 2 to row 3
+    // (column 3), leaving rows 1, 3 and 4, each {0, 2}. The dense elimination pivots on row 1 and reduces rows
+    // 3 and 4 to zero: 1 + 3 and 1 + 4, which are the input rows 0 + 1 + 2 + 3 and 0 + 1 + 4.
+    const rows = [
+      [0, 1],
+      [1, 2],
+      [2, 3],
+      [0, 3],
+      [0, 2],
+    ]
+    const budget = new Budget(performance.now() + 60_000)
+    const merged = [...(structuredDependencies(rows, 4, 8, budget, 2) as Iterable<number[]>)]
+    assert.deepEqual(merged, [
+      [0, 1, 2, 3],
+      [0, 1, 4],
+    ])
+  })
+
+  test('structuredDependencies gives distinct dependencies that sum to zero mod 2 (BigInt), at random', () => {
+    const next = prng(SEED + 5)
+    const budget = new Budget(performance.now() + 60_000)
+    let found = 0
+    for (let round = 0; round < 40; round++) {
+      const columns = 40 + (next() % (round < 30 ? 400 : 2000))
+      const rows = relationLike(next, columns + 5 + (next() % 60), columns)
+      const pruned = pruneSingletons(rows, columns)
+      const extra = 1 + (next() % 30)
+      const maxWeight = [2, 3, 8, 20][round % 4] as number
+      const dependencies = [
+        ...(structuredDependencies(pruned.rows, pruned.columns, extra, budget, maxWeight) as Iterable<
+          number[]
+        >),
+      ]
+      const excess = pruned.rows.length - pruned.columns
+      assert.ok(dependencies.length >= Math.min(excess, extra), `too few dependencies, seed ${SEED}`)
+      const seen = new Set<string>()
+      for (const used of dependencies) {
+        const inputs = used.map((r) => pruned.kept[r] as number)
+        assert.ok(inputs.length > 0, `an empty dependency, seed ${SEED}`)
+        const sum = inputs.map((r) => mask(rows[r] as number[])).reduce((a, b) => a ^ b, 0n)
+        assert.equal(sum, 0n, `rows ${inputs} do not sum to zero mod 2, seed ${SEED}`)
+        seen.add(inputs.join())
+        found++
+      }
+      assert.equal(seen.size, dependencies.length, `a dependency repeated, seed ${SEED}`)
+    }
+    assert.ok(found > 100, `${found} dependencies`)
+  })
+
+  test('structuredDependencies stops at the deadline, before the merges', () => {
+    const next = prng(SEED + 6)
+    const rows = relationLike(next, 600, 500)
+    const budget = new Budget(performance.now() + 60_000)
+    assert.notEqual(structuredDependencies(rows, 500, 8, budget), undefined)
+    assert.ok(kernel.qsMergeLogLength() > 0, 'no merges to stop on these rows')
+    assert.equal(structuredDependencies(rows, 500, 8, new Budget(performance.now() - 1)), undefined)
+    assert.equal(kernel.qsMergeLogLength(), 0, 'merges ran past the deadline')
+  })
+
+  test('dependencies sum to zero mod 2 (BigInt) on either side of MERGE_ROWS', () => {
+    const next = prng(SEED + 7)
+    const budget = new Budget(performance.now() + 60_000)
+    for (const columns of [MERGE_ROWS / 2, MERGE_ROWS]) {
+      // Half as many rows again as columns, so that as many as MERGE_ROWS are left after the singletons.
+      const rows = relationLike(next, columns * 1.5, columns)
+      const pruned = pruneSingletons(rows, columns)
+      assert.equal(
+        pruned.rows.length >= MERGE_ROWS,
+        columns === MERGE_ROWS,
+        `${pruned.rows.length} rows left`,
+      )
+      const count = pruned.rows.length
+      let found = 0
+      for (const used of allDependencies(pruned.rows, pruned.columns, 24, budget) as Iterable<number[]>) {
+        const sum = used
+          .map((r) => mask(rows[pruned.kept[r] as number] as number[]))
+          .reduce((a, b) => a ^ b, 0n)
+        assert.ok(
+          used.length > 0 && sum === 0n,
+          `${count} rows: rows ${used} do not sum to zero, seed ${SEED}`,
+        )
+        found++
+      }
+      assert.ok(
+        found >= Math.min(24, pruned.rows.length - pruned.columns),
+        `${count} rows: ${found} dependencies`,
+      )
+    }
   })
 })
