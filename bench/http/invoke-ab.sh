@@ -14,12 +14,8 @@ cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-5s}
 CONNECTIONS=${CONNECTIONS:-32}
 ROUNDS=${ROUNDS:-7}
-repo=$(pwd)
 # shellcheck source=bench/http/wrk-common.sh
 . bench/http/wrk-common.sh
-on_exit() {
-  for tree in "$work"/tree-*; do [ -d "$tree" ] && git -C "$repo" worktree remove --force "$tree"; done
-}
 
 names=(bare)
 ports=(18200)
@@ -27,13 +23,7 @@ server_pids=()
 port=18200
 for spec in "$@"; do
   IFS='|' read -r name rev node_flags service_flags <<<"$spec"
-  commit=$(git rev-parse --verify "$rev^{commit}")
-  tree="$work/tree-$commit"
-  if [ ! -d "$tree" ]; then
-    git worktree add --quiet --detach "$tree" "$commit"
-    ln -s "$repo/node_modules" "$tree/node_modules"
-    (cd "$tree" && npm run build --silent >/dev/null)
-  fi
+  tree=$(revision_tree "$rev")
   port=$((port + 1))
   # shellcheck disable=SC2086 # the flags are word lists
   node ${node_flags:---max-semi-space-size=1} "$tree/dist/main.js" serve --port "$port" \

@@ -18,12 +18,8 @@ DURATION=${DURATION:-5s}
 ROUNDS=${ROUNDS:-5}
 PORT=${PORT:-18290}
 REDIS_PORT=$((PORT + 1))
-repo=$(pwd)
 # shellcheck source=bench/http/wrk-common.sh
 . bench/http/wrk-common.sh
-on_exit() {
-  for tree in "$work"/tree-*; do [ -d "$tree" ] && git -C "$repo" worktree remove --force "$tree"; done
-}
 
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$work" --save '' --appendonly no \
   --maxmemory-policy noeviction >"$work/redis.log" 2>&1 &
@@ -38,13 +34,7 @@ trees=()
 flags=()
 for spec in "$@"; do
   IFS='|' read -r name rev node_flags <<<"$spec"
-  commit=$(git rev-parse --verify "$rev^{commit}")
-  tree="$work/tree-$commit"
-  if [ ! -d "$tree" ]; then
-    git worktree add --quiet --detach "$tree" "$commit"
-    ln -s "$repo/node_modules" "$tree/node_modules"
-    (cd "$tree" && npm run build --silent >/dev/null)
-  fi
+  tree=$(revision_tree "$rev")
   names+=("$name")
   trees+=("$tree")
   flags+=("${node_flags:---max-semi-space-size=1}")

@@ -1,6 +1,7 @@
-# Sourced first by the wrk benchmarks (invoke.sh, invoke-ladder.sh, invoke-ab.sh, jobs.sh), from the
-# repository's root: checks for wrk, makes the scratch folder $work, and on exit kills every process listed in
-# the array pids, runs the script's own on_exit function if it has one, and removes $work.
+# Sourced first by the wrk benchmarks (invoke.sh, invoke-ladder.sh, invoke-ab.sh, jobs.sh, jobs-api-ab.sh),
+# from the repository's root: checks for wrk, makes the scratch folder $work, and on exit kills every process
+# listed in the array pids, runs the script's own on_exit function if it has one, removes the worktrees of
+# revision_tree and removes $work.
 
 # NODE=<path to a node binary> runs the script's servers and clients on that Node instead of PATH's.
 # Call the script with bash, not npm run: npm sets NODE to its own node for the scripts it runs.
@@ -13,6 +14,7 @@ pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   if declare -F on_exit >/dev/null; then on_exit; fi
+  for tree in "$work"/tree-*; do [ -d "$tree" ] && git worktree remove --force "$tree"; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -44,4 +46,18 @@ wrk_summary() {
     /^ +99%/ { v = $2; unit = v; sub(/[0-9.]+/, "", unit); sub(/[a-z]+$/, "", v)
                p99 = (unit == "us") ? v / 1000 : (unit == "s") ? v * 1000 : v }
     END { printf "%s %.3f %s\n", rps, p99, n }' "$1"
+}
+
+# Prints the folder of git revision REV built in a worktree of its own under $work (once per commit), with
+# this checkout's node_modules.
+revision_tree() {
+  local commit tree
+  commit=$(git rev-parse --verify "$1^{commit}")
+  tree="$work/tree-$commit"
+  if [ ! -d "$tree" ]; then
+    git worktree add --quiet --detach "$tree" "$commit"
+    ln -s "$(pwd)/node_modules" "$tree/node_modules"
+    (cd "$tree" && npm run build --silent >/dev/null)
+  fi
+  echo "$tree"
 }

@@ -23,6 +23,27 @@ function mask(row: number[]): bigint {
 }
 
 /**
+ * Checks each dependency, its rows mapped to input rows by `toInput`: not empty, summing to zero mod 2 over
+ * `rows` (BigInt), and none repeated. Returns how many there were.
+ */
+function checkDependencies(
+  dependencies: number[][],
+  toInput: (r: number) => number,
+  rows: number[][],
+): number {
+  const seen = new Set<string>()
+  for (const used of dependencies) {
+    const inputs = used.map(toInput)
+    assert.ok(inputs.length > 0, `an empty dependency, seed ${SEED}`)
+    const sum = inputs.map((r) => mask(rows[r] as number[])).reduce((a, b) => a ^ b, 0n)
+    assert.equal(sum, 0n, `rows ${inputs} do not sum to zero mod 2, seed ${SEED}`)
+    seen.add(inputs.join())
+  }
+  assert.equal(seen.size, dependencies.length, `a dependency repeated, seed ${SEED}`)
+  return dependencies.length
+}
+
+/**
  * Rows shaped like relations: a few columns each, drawn far more often among the low columns (the small
  * primes) than the high ones, so that the high columns have weight 0 to 3 as the large factor-base primes do.
  */
@@ -122,16 +143,7 @@ describe("quadratic sieve's linear algebra", () => {
         dependencies.length >= cliques.rows.length - cliques.columns,
         `too few dependencies, seed ${SEED}`,
       )
-      const seen = new Set<string>()
-      for (const used of dependencies) {
-        const inputs = used.map((r) => pruned.kept[cliques.kept[r] as number] as number)
-        assert.ok(inputs.length > 0, `an empty dependency, seed ${SEED}`)
-        const sum = inputs.map((r) => mask(rows[r] as number[])).reduce((a, b) => a ^ b, 0n)
-        assert.equal(sum, 0n, `rows ${inputs} do not sum to zero mod 2, seed ${SEED}`)
-        seen.add(inputs.join())
-        found++
-      }
-      assert.equal(seen.size, dependencies.length, `a dependency repeated, seed ${SEED}`)
+      found += checkDependencies(dependencies, (r) => pruned.kept[cliques.kept[r] as number] as number, rows)
     }
     assert.ok(found > 40, `${found} dependencies`)
   })
@@ -178,16 +190,7 @@ describe("quadratic sieve's linear algebra", () => {
       ]
       const excess = pruned.rows.length - pruned.columns
       assert.ok(dependencies.length >= Math.min(excess, extra), `too few dependencies, seed ${SEED}`)
-      const seen = new Set<string>()
-      for (const used of dependencies) {
-        const inputs = used.map((r) => pruned.kept[r] as number)
-        assert.ok(inputs.length > 0, `an empty dependency, seed ${SEED}`)
-        const sum = inputs.map((r) => mask(rows[r] as number[])).reduce((a, b) => a ^ b, 0n)
-        assert.equal(sum, 0n, `rows ${inputs} do not sum to zero mod 2, seed ${SEED}`)
-        seen.add(inputs.join())
-        found++
-      }
-      assert.equal(seen.size, dependencies.length, `a dependency repeated, seed ${SEED}`)
+      found += checkDependencies(dependencies, (r) => pruned.kept[r] as number, rows)
     }
     assert.ok(found > 100, `${found} dependencies`)
   })
