@@ -590,10 +590,44 @@ forEachBackend((backend) => {
       }
     })
 
+    if (backend.name === 'redis') {
+      test("ends in earlier minutes are read from BullMQ's data points, each in its own minute", async () => {
+        const own = await backend.start()
+        const port = Number(new URL(own.config.redisUrl as string).port)
+        const metrics = `${own.config.redisPrefix}:jobs:metrics:completed`
+        const quick = async () => {
+          const created = await createJob(own.url, { algorithm: 'PrimeChecker', params: { number: 97 } })
+          await waitForJob(own.url, created.json.job_id as string)
+        }
+        try {
+          // BullMQ writes a minute's data point once a job ends in a later minute: the first end is
+          // made to look 3 minutes old, so the second writes it (and zeros for the two after it).
+          await quick()
+          const now = Date.now()
+          assert.equal(await redisCommand(port, `HSET ${metrics} prevTS ${now - 180_000}`), '0')
+          await quick()
+          const summary = (await call(`${own.url}/job-summary`)).json as {
+            ended_per_minute: { minute: string; completed: number }[]
+          }
+          const minute = (at: number) => new Date(Math.floor(at / 60_000) * 60_000).toISOString()
+          const ended = summary.ended_per_minute
+            .filter((m) => m.completed > 0)
+            .map((m) => [m.minute.replace('+00:00', 'Z'), m.completed])
+          assert.deepEqual(ended, [
+            [minute(now - 180_000), 1],
+            [minute(Date.now()), 1],
+          ])
+        } finally {
+          await own.close()
+        }
+      })
+    }
+
     if (backend.name === 'embedded') {
       test('an upgraded data directory (schema 2, no counters) counts the jobs it held', async () => {
         // Written as the version before the counters left it: jobs in every state, ends in the window
-        // with known latencies, one end before the window and one past the retention.
+        // with known latencies (two on a bucket's bound), one end before the window and one past the
+        // retention.
         const dataDir = tempDataDir()
         const db = openConnection(join(dataDir, DATABASE_FILE))
         db.exec(MIGRATIONS[0] as string)
@@ -624,8 +658,8 @@ forEachBackend((backend) => {
         // Left running by a process that died: its run is lost, and the job waits again.
         insert.run('00000000000c', slow, 'running', now - 7000, now - 7000, null, null, null, null, 1)
         const twoMinutesAgo = now - 120_000
-        ended('00000000000d', 'completed', twoMinutesAgo, 3)
-        ended('00000000000e', 'completed', twoMinutesAgo, 1500)
+        ended('00000000000d', 'completed', twoMinutesAgo, 5)
+        ended('00000000000e', 'completed', twoMinutesAgo, 2000)
         ended('00000000000f', 'failed', now - 300_000, 700_000)
         ended('000000000010', 'completed', now - 7_200_000, 40)
         ended('000000000011', 'failed', now - 2 * 86_400_000, 40)
@@ -661,7 +695,7 @@ forEachBackend((backend) => {
                   [2, 1],
                   [10, 1],
                 ]),
-                sum: 1503,
+                sum: 2005,
               },
             },
           ])
