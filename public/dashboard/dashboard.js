@@ -1,16 +1,13 @@
 // The job dashboard (/dashboard): plain browser JavaScript, no framework, served by the service with
 // lossless-json (global LosslessJSON), so a 600-digit number or factor shows with every digit.
 //
-// Data: GET /jobs (list, newest first), GET /jobs/{id}, GET /jobs/{id}/deliveries and
-// POST /jobs/{id}/cancel. The overview (counts, throughput, latency) is computed here from the newest
-// jobs of the list (up to SAMPLE_PAGES pages of 500): the service has no summary endpoint.
+// Data: GET /job-summary (the overview: counts by state, ends and latency per minute, kept by the
+// service over every job, so exact however many there are), GET /jobs (list, newest first),
+// GET /jobs/{id}, GET /jobs/{id}/deliveries and POST /jobs/{id}/cancel.
 ;(() => {
   const { parse, stringify } = globalThis.LosslessJSON
   const REFRESH_MS = 5000
   const PAGE_SIZE = 20
-  const SAMPLE_PAGE_SIZE = 500
-  const SAMPLE_PAGES = 4
-  const WINDOW_MINUTES = 15
   const KEY_STORAGE = 'algoserve-api-key'
   const STATUSES = ['pending', 'running', 'completed', 'failed']
 
@@ -143,66 +140,63 @@
     refresh()
   })
 
-  // ---- overview: counts, throughput and latency from the newest jobs ------------------------------
+  // ---- overview: counts, throughput and latency from the service's summary ------------------------
 
-  async function loadSample() {
-    const jobs = []
-    let cursor = null
-    for (let page = 0; page < SAMPLE_PAGES; page++) {
-      const query = new URLSearchParams({ limit: String(SAMPLE_PAGE_SIZE) })
-      if (cursor) query.set('cursor', cursor)
-      const body = await api('GET', `/jobs?${query}`)
-      jobs.push(...body.jobs)
-      cursor = body.next_cursor
-      if (!cursor) break
-    }
-    return { jobs, more: Boolean(cursor) }
-  }
+  function renderOverview(summary) {
+    const counts = summary.counts
+    for (const status of STATUSES) $(`count-${status}`).textContent = String(counts[status])
+    const total = STATUSES.reduce((sum, status) => sum + counts[status], 0)
+    const kept = total === 1 ? 'the 1 job' : `all ${total} jobs`
+    $('sample-note').textContent =
+      total === 0 ? 'The service keeps no job yet.' : `Counted over ${kept} the service keeps.`
 
-  function renderOverview({ jobs, more }) {
-    const counts = Object.fromEntries(STATUSES.map((s) => [s, 0]))
-    for (const job of jobs) counts[job.status] = (counts[job.status] || 0) + 1
-    for (const status of STATUSES) $(`count-${status}`).textContent = `${counts[status]}${more ? '+' : ''}`
-    const kept = jobs.length === 1 ? 'the 1 job' : `all ${jobs.length} jobs`
-    $('sample-note').textContent = more
-      ? `Counted over the newest ${jobs.length} jobs (there are more).`
-      : jobs.length === 0
-        ? 'The service keeps no job yet.'
-        : `Counted over ${kept} the service keeps.`
-
-    const now = Date.now()
-    const firstMinute = Math.floor(now / 60000) - (WINDOW_MINUTES - 1)
-    const buckets = Array.from({ length: WINDOW_MINUTES }, (_, i) => ({
-      minute: firstMinute + i,
-      completed: 0,
-      failed: 0,
-      latencies: [],
+    // The service's minutes, oldest first (the last is the current one).
+    const bounds = summary.latency_bounds_ms
+    const buckets = summary.ended_per_minute.map((m) => ({
+      minute: Math.floor(Date.parse(m.minute) / 60000),
+      completed: m.completed,
+      failed: m.failed,
+      latency: m.latency_ms.buckets,
     }))
-    const all = []
-    for (const job of jobs) {
-      const end = ms(job.completed_at)
-      if (end === null || (job.status !== 'completed' && job.status !== 'failed')) continue
-      const bucket = buckets[Math.floor(end / 60000) - firstMinute]
-      if (!bucket) continue
-      bucket[job.status]++
-      const seconds = took(job)
-      bucket.latencies.push(seconds)
-      all.push(seconds)
-    }
     drawThroughput(buckets)
-    drawLatency(buckets)
-    const ended = all.length
+    drawLatency(buckets, bounds)
+    const ended = buckets.reduce((sum, bucket) => sum + bucket.completed + bucket.failed, 0)
     $('throughput-summary').textContent =
-      `${ended} ended in ${WINDOW_MINUTES} min (${(ended / WINDOW_MINUTES).toFixed(1)}/min)`
+      `${ended} ended in ${buckets.length} min (${(ended / buckets.length).toFixed(1)}/min)`
+    const all = bounds.map(() => 0).concat(0)
+    let sumMs = 0
+    for (const m of summary.ended_per_minute) {
+      m.latency_ms.buckets.forEach((n, i) => {
+        all[i] += n
+      })
+      sumMs += m.latency_ms.sum
+    }
+    const timed = all.reduce((sum, n) => sum + n, 0)
     $('latency-summary').textContent =
-      ended === 0
+      timed === 0
         ? 'No job ended in the window.'
-        : `median ${duration(quantile(all, 0.5))}, p95 ${duration(quantile(all, 0.95))}`
+        : `median ≈ ${duration(bucketQuantile(all, bounds, 0.5))}, ` +
+          `p95 ≈ ${duration(bucketQuantile(all, bounds, 0.95))}, mean ${duration(sumMs / timed / 1000)}`
   }
 
-  function quantile(values, q) {
-    const sorted = [...values].sort((a, b) => a - b)
-    return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
+  /**
+   * The q-quantile, in s, of latencies counted in buckets (counts[i]: at most bounds[i] ms, above
+   * bounds[i - 1]; the last count: above every bound), read linearly within its bucket; in the last,
+   * which has no upper end, its lower end. Null when nothing is counted.
+   */
+  function bucketQuantile(counts, bounds, q) {
+    const total = counts.reduce((sum, n) => sum + n, 0)
+    const rank = q * total
+    let below = 0
+    for (const [i, n] of counts.entries()) {
+      if (n > 0 && below + n >= rank) {
+        if (i === bounds.length) return bounds[i - 1] / 1000
+        const low = i === 0 ? 0 : bounds[i - 1]
+        return (low + (bounds[i] - low) * ((rank - below) / n)) / 1000
+      }
+      below += n
+    }
+    return null
   }
 
   const SVG = 'http://www.w3.org/2000/svg'
@@ -293,9 +287,9 @@
     chart.prepend(title)
   }
 
-  function drawLatency(buckets) {
+  function drawLatency(buckets, bounds) {
     const chart = $('latency-chart')
-    const medians = buckets.map((b) => (b.latencies.length === 0 ? null : quantile(b.latencies, 0.5)))
+    const medians = buckets.map((b) => bucketQuantile(b.latency, bounds, 0.5))
     const known = medians.filter((m) => m !== null)
     const top = ceiling(Math.max(0, ...known))
     const { x, slot, y } = frame(chart, buckets, top, axisSeconds)
@@ -519,7 +513,7 @@
         throw new Error(`${what}: ${error.message}`)
       })
     const results = await Promise.allSettled([
-      labelled('Overview (GET /jobs)', loadSample().then(renderOverview)),
+      labelled('Overview (GET /job-summary)', api('GET', '/job-summary').then(renderOverview)),
       labelled('Job list (GET /jobs)', loadList().then(renderList)),
       refreshDetail(),
     ])

@@ -48,7 +48,8 @@ export const TAGS = [
   {
     name: 'job-control',
     description:
-      'Beyond the interface: cancel a job, list jobs, read the history of its webhook; with an ' +
+      'Beyond the interface: cancel a job, list jobs, a summary of all jobs (counts by state, ends ' +
+      'and latency per minute), read the history of its webhook; with an ' +
       'Idempotency-Key on POST /jobs and ?wait= on GET /jobs/{job_id}.',
   },
 ]
@@ -394,6 +395,37 @@ const EXAMPLES: Record<
         "Input should be 'pending', 'running', 'completed' or 'failed'",
         'done',
       ),
+      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
+    },
+  },
+  getJobSummary: {
+    responses: {
+      200: {
+        counts: { pending: 12, running: 2, completed: 18204, failed: 31 },
+        latency_bounds_ms: [
+          1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000,
+        ],
+        ended_per_minute: [
+          {
+            minute: '2026-11-21T16:01:00.000+00:00',
+            completed: 1204,
+            failed: 2,
+            latency_ms: {
+              buckets: [0, 0, 3, 410, 622, 160, 11, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+              sum: 19870,
+            },
+          },
+          {
+            minute: '2026-11-21T16:15:00.000+00:00',
+            completed: 410,
+            failed: 1,
+            latency_ms: {
+              buckets: [0, 0, 1, 150, 201, 55, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+              sum: 6702,
+            },
+          },
+        ],
+      },
       503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
     },
   },

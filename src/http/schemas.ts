@@ -179,6 +179,52 @@ export const DeliveryHistoryResponse = Type.Object(
   { $id: 'DeliveryHistoryResponse', description: "A job's webhook delivery and its attempts." },
 )
 
+const Count = (description: string) => Type.Integer({ minimum: 0, description })
+
+export const JobSummaryResponse = Type.Object(
+  {
+    counts: Type.Object(
+      {
+        pending: Count('Jobs waiting to run.'),
+        running: Count('Jobs running now.'),
+        completed: Count('Completed jobs still kept (not past ALGOSERVE_JOB_TTL_SECONDS).'),
+        failed: Count('Failed jobs still kept, cancelled ones included.'),
+      },
+      { description: 'Jobs in each state now, over every job the service keeps.' },
+    ),
+    latency_bounds_ms: Type.Array(Type.Integer({ minimum: 1 }), {
+      description:
+        "The latency buckets' upper bounds, ms, ascending: bucket i holds the jobs whose latency is " +
+        'at most bound i and above bound i - 1; one more bucket, the last, holds those above every bound.',
+    }),
+    ended_per_minute: Type.Array(
+      Type.Object({
+        minute: { ...Timestamp, description: 'The start of a whole UTC minute.' },
+        completed: Count('Jobs that completed in that minute.'),
+        failed: Count('Jobs that failed in that minute, cancelled ones included.'),
+        latency_ms: Type.Object(
+          {
+            buckets: Type.Array(Count('Jobs in this bucket.'), {
+              description: 'One count a bucket of latency_bounds_ms, then the one above them all.',
+            }),
+            sum: Count('Their latencies added up, ms: with the count, their mean.'),
+          },
+          { description: 'The latency (creation to end) of the jobs that ended in that minute.' },
+        ),
+      }),
+      {
+        description:
+          'The last 15 minutes, oldest first; the last is the current (partial) minute. Ends are ' +
+          'counted when they happen: a job that has expired since still counts in its minute.',
+      },
+    ),
+  },
+  {
+    $id: 'JobSummaryResponse',
+    description: 'Counts by state, and job ends per minute with their latency (GET /job-summary).',
+  },
+)
+
 export const JobIdParams = Type.Object({
   job_id: Type.String({ pattern: '^[0-9a-f]{12}$', description: '12 lowercase hexadecimal characters.' }),
 })
@@ -248,6 +294,7 @@ export const sharedSchemas: TSchema[] = [
   JobListResponse,
   DeliveryAttempt,
   DeliveryHistoryResponse,
+  JobSummaryResponse,
   ErrorResponse,
   WrappedErrorResponse,
   ValidationProblem,

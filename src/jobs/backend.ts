@@ -6,6 +6,7 @@ import type { AttemptResult, WebhookMessage } from '../webhooks/sender.js'
 import type { DeliveryHistory } from './deliveries.js'
 import type { JobListPage, JobListQuery } from './listing.js'
 import type { JobOutcome, JobRecord, NewJob } from './store.js'
+import type { JobSummary } from './summary.js'
 
 /**
  * Runs one job. Its failures are outcomes; it throws only ShutdownAbort (give the job back) or
@@ -89,6 +90,11 @@ export interface JobBackend {
   cancel(id: string, now: number): Promise<CancelResult>
   /** A page of jobs, newest first; expired jobs never appear. Throws BadCursorError. */
   list(query: JobListQuery, now: number): Promise<JobListPage>
+  /**
+   * Jobs by state, and the ends of each of the last minutes with their latencies (summary.ts), from
+   * counters kept as jobs change: never a scan of the jobs.
+   */
+  summary(now: number): Promise<JobSummary>
   /** The webhook delivery of a job and its attempts, or null when the job is not there. */
   deliveries(id: string, now: number): Promise<DeliveryHistory | null>
   /**

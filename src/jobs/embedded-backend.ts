@@ -25,6 +25,7 @@ import type { JobListPage, JobListQuery } from './listing.js'
 import { JobRunner } from './runner.js'
 import { SqliteJobStore } from './sqlite-store.js'
 import type { JobRecord, NewJob } from './store.js'
+import type { JobSummary } from './summary.js'
 
 export interface EmbeddedBackendOptions {
   dataDir: string
@@ -95,6 +96,10 @@ export class EmbeddedBackend implements JobBackend {
 
   list(query: JobListQuery, now: number): Promise<JobListPage> {
     return this.store.list(query, now)
+  }
+
+  summary(now: number): Promise<JobSummary> {
+    return this.store.summary(now)
   }
 
   async deliveries(id: string, now: number): Promise<DeliveryHistory | null> {

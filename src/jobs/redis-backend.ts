@@ -11,6 +11,7 @@ import {
   FlowProducer,
   Job,
   type JobsOptions,
+  type Metrics,
   Queue,
   QueueEvents,
   QueueEventsProducer,
@@ -56,6 +57,14 @@ import {
   StoreFullError,
   StoreUnavailableError,
 } from './store.js'
+import {
+  emptyMinute,
+  type JobSummary,
+  latencyBucket,
+  MINUTE_MS,
+  SUMMARY_MINUTES,
+  summaryMinutes,
+} from './summary.js'
 
 export interface RedisBackendOptions {
   url: string
@@ -107,6 +116,11 @@ const CANCEL_TAKE_TRIES = 5
  */
 const LIST_BATCH = 400
 const LIST_SCAN_MAX = 5000
+/**
+ * The jobs queue's Workers count ends by minute (BullMQ's metrics, in the script that ends a job), as
+ * many minutes as the summary shows.
+ */
+const JOB_METRICS: Partial<WorkerOptions> = { metrics: { maxDataPoints: SUMMARY_MINUTES } }
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'])
 
 /** Reconnect soon after an outage (BullMQ's default waits up to 20 s between tries). */
@@ -443,7 +457,7 @@ export class RedisBackend implements JobBackend {
   }
 
   async #takeAndFail(job: Job<RedisJobData, RedisJobResult>): Promise<void> {
-    this.#fetcher ??= this.#worker<RedisJobData, RedisJobResult>(JOBS, 1, null)
+    this.#fetcher ??= this.#worker<RedisJobData, RedisJobResult>(JOBS, 1, null, JOB_METRICS)
     for (let tries = 0; tries < CANCEL_TAKE_TRIES; tries++) {
       const state = await this.#jobs.getJobState(job.id as string)
       if (state !== 'waiting' && state !== 'prioritized') return
@@ -458,6 +472,7 @@ export class RedisBackend implements JobBackend {
       await taken.moveToFailed(new UnrecoverableError(JOB_CANCELLED), token)
       const seconds = ((taken.finishedOn ?? Date.now()) - (taken.processedOn ?? Date.now())) / 1000
       this.#o.countEnded(taken.name, 'failed', Math.max(0, seconds))
+      this.#countLatency(taken, 'failed')
       if (taken.id === job.id) return
     }
   }
@@ -514,6 +529,82 @@ export class RedisBackend implements JobBackend {
     } catch (error) {
       throw new StoreUnavailableError('Redis failed.', { cause: error })
     }
+  }
+
+  /**
+   * Counts by state from BullMQ's lists and sets, in one pipeline: pending as #withPending counts it,
+   * running by its active list; its finished sets are scored by finishedOn, so those past their
+   * retention (which a read shows as gone, and the sweeper removes later) are left out by score
+   * (O(log n)). Ends per minute from BullMQ's metrics; latencies from our
+   * hash of each minute (#countLatency). A waiting job marked cancelled counts as pending until its
+   * cancel has taken it (moments).
+   */
+  async summary(now: number): Promise<JobSummary> {
+    this.#usable()
+    try {
+      const since = now - this.#o.ttlMs
+      const minutes = summaryMinutes(now)
+      const { keys } = this.#jobs
+      const batch = this.#client
+        .pipeline()
+        .llen(keys.active as string)
+        .zcount(keys.completed as string, `(${since}`, '+inf')
+        .zcount(keys.failed as string, `(${since}`, '+inf')
+      for (const minute of minutes) batch.hgetall(this.#latencyKey(minute))
+      const [[pending, ...values], completed, failed] = await Promise.all([
+        this.#withPending(batch),
+        this.#jobs.getMetrics('completed', 0, SUMMARY_MINUTES - 1),
+        this.#jobs.getMetrics('failed', 0, SUMMARY_MINUTES - 1),
+      ])
+      return {
+        counts: {
+          pending,
+          running: Number(values[0] ?? 0),
+          completed: Number(values[1] ?? 0),
+          failed: Number(values[2] ?? 0),
+        },
+        ended: minutes.map((minute, i) => {
+          const ends = emptyMinute(minute)
+          ends.completed = endsIn(completed, minute)
+          ends.failed = endsIn(failed, minute)
+          const hash = (values[3 + i] ?? {}) as Record<string, string>
+          ends.latency = ends.latency.map((_, bucket) => Number(hash[`b${bucket}`] ?? 0))
+          ends.latencySumMs = Number(hash.sum_ms ?? 0)
+          return ends
+        }),
+      }
+    } catch (error) {
+      throw new StoreUnavailableError('Redis failed.', { cause: error })
+    }
+  }
+
+  #latencyKey(minute: number): string {
+    return this.#key(`latency:${minute / MINUTE_MS}`)
+  }
+
+  /**
+   * Adds the latency (creation to end, as a read shows them) of a job this process just ended to the
+   * hash of the minute BullMQ's metrics count it in (finishedOn's). Written after the end, not with
+   * it: a process that dies in between leaves the job out of the latencies (README).
+   */
+  #countLatency(job: Job<RedisJobData, RedisJobResult>, status: 'completed' | 'failed'): void {
+    const record = recordOf(job, status, Number.POSITIVE_INFINITY, 0)
+    if (job.finishedOn === undefined || record?.completedAt == null) return
+    const latency = Math.max(0, record.completedAt - record.createdAt)
+    const key = this.#latencyKey(Math.floor(job.finishedOn / MINUTE_MS) * MINUTE_MS)
+    this.#client
+      .pipeline()
+      .hincrby(key, `b${latencyBucket(latency)}`, 1)
+      .hincrby(key, 'sum_ms', latency)
+      .expire(key, ((SUMMARY_MINUTES + 1) * MINUTE_MS) / 1000)
+      .exec()
+      .then((answers) => {
+        const failed = answers?.find(([error]) => error !== null)
+        if (answers === null || failed !== undefined) throw failed?.[0] ?? new Error('no answer')
+      })
+      .catch((error: unknown) =>
+        this.#log.warn({ err: error, job_id: job.id }, "a job's latency was not counted in the summary"),
+      )
   }
 
   /** Removes the members of jobs that no longer exist (a job past its retention may linger a moment). */
@@ -690,15 +781,17 @@ export class RedisBackend implements JobBackend {
         if (outcome.status === 'failed') throw new UnrecoverableError(outcome.error)
         return [outcome.result, outcome.metadata]
       },
+      JOB_METRICS,
     )
     this.#jobWorker = worker
     // Cancels reach this process through its QueueEvents.
     this.#subscribe().catch((error: unknown) =>
       this.#log.error({ err: error }, 'could not listen for job cancels'),
     )
-    const ended = (job: Job, status: 'completed' | 'failed') => {
+    const ended = (job: Job<RedisJobData, RedisJobResult>, status: 'completed' | 'failed') => {
       const seconds = ((job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now())) / 1000
       this.#o.countEnded(job.name, status, Math.max(0, seconds))
+      this.#countLatency(job, status)
     }
     worker.on('completed', (job) => ended(job, 'completed'))
     worker.on('failed', (job) => {
@@ -896,4 +989,18 @@ const memberId = (member: string): string => invertHex(member.slice(16))
 
 function positionOfMember(member: string): ListPosition {
   return { createdAt: TIME_LIMIT - 1 - Number(member.slice(0, 15)), id: memberId(member) }
+}
+
+/**
+ * The jobs that ended in `minute` by BullMQ's metrics: a data point is written for each whole minute
+ * once a job ends in a later one (the newest first, the one before prevTS's minute at 0, zeros for
+ * minutes without an end), and the ends of prevTS's minute so far are count - prevCount.
+ */
+function endsIn(metrics: Metrics, minute: number): number {
+  const { count, prevTS, prevCount } = metrics.meta
+  const last = Math.floor(prevTS / MINUTE_MS)
+  const at = minute / MINUTE_MS
+  if (at > last) return 0
+  if (at === last) return count - prevCount
+  return metrics.data[last - 1 - at] ?? 0
 }

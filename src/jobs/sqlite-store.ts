@@ -34,11 +34,19 @@ import {
   StoreFullError,
   StoreUnavailableError,
 } from './store.js'
+import {
+  emptyMinute,
+  type JobSummary,
+  LATENCY_BOUNDS_MS,
+  MINUTE_MS,
+  SUMMARY_MINUTES,
+  summaryMinutes,
+} from './summary.js'
 
 export const DATABASE_FILE = 'jobs.sqlite3'
 
 /** Each entry moves the schema one version up; `PRAGMA user_version` says how many have run. */
-const MIGRATIONS = [
+export const MIGRATIONS: readonly string[] = [
   `CREATE TABLE jobs (
      seq INTEGER PRIMARY KEY AUTOINCREMENT,
      id TEXT NOT NULL UNIQUE,
@@ -96,7 +104,58 @@ const MIGRATIONS = [
      next_at INTEGER,
      PRIMARY KEY (delivery_id, attempt)
    ) WITHOUT ROWID;`,
+  // The job summary (issue 16) from counters kept by triggers, in the transaction of each change, so
+  // that reading it never scans jobs. job_counts: jobs by status (a TTL sweep's delete counts too).
+  // job_minutes: job ends by minute of completed_at and latency bucket (summary.ts), one upsert an
+  // end. Both start from the rows already there. The finished jobs' index gains the status, so that
+  // those past their retention and not yet swept are counted on the index alone.
+  `DROP INDEX jobs_finished;
+   CREATE INDEX jobs_finished ON jobs (completed_at, status) WHERE completed_at IS NOT NULL;
+   CREATE TABLE job_counts (status TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+   INSERT INTO job_counts (status, n)
+     SELECT s.status, (SELECT count(*) FROM jobs WHERE jobs.status = s.status)
+     FROM (SELECT 'pending' AS status UNION ALL SELECT 'running' UNION ALL SELECT 'completed'
+           UNION ALL SELECT 'failed') s;
+   CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs BEGIN
+     UPDATE job_counts SET n = n + 1 WHERE status = NEW.status;
+   END;
+   CREATE TRIGGER jobs_count_update AFTER UPDATE OF status ON jobs WHEN OLD.status <> NEW.status BEGIN
+     UPDATE job_counts SET n = n + (status = NEW.status) - (status = OLD.status)
+     WHERE status IN (OLD.status, NEW.status);
+   END;
+   CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN
+     UPDATE job_counts SET n = n - 1 WHERE status = OLD.status;
+   END;
+   CREATE TABLE job_minutes (
+     minute INTEGER NOT NULL,
+     bucket INTEGER NOT NULL,
+     completed INTEGER NOT NULL,
+     failed INTEGER NOT NULL,
+     latency_sum_ms INTEGER NOT NULL,
+     PRIMARY KEY (minute, bucket)
+   ) WITHOUT ROWID;
+   INSERT INTO job_minutes (minute, bucket, completed, failed, latency_sum_ms)
+     SELECT completed_at / 60000, ${latencyBucketSql('max(0, completed_at - created_at)')},
+       sum(status = 'completed'), sum(status = 'failed'), sum(max(0, completed_at - created_at))
+     FROM jobs INDEXED BY jobs_finished
+     WHERE completed_at IS NOT NULL
+       AND completed_at >= (CAST(strftime('%s', 'now') AS INTEGER) / 60 - ${SUMMARY_MINUTES}) * 60000
+     GROUP BY 1, 2;
+   CREATE TRIGGER jobs_ended AFTER UPDATE OF status ON jobs
+   WHEN NEW.status IN ('completed', 'failed') AND OLD.status IN ('pending', 'running') BEGIN
+     INSERT INTO job_minutes (minute, bucket, completed, failed, latency_sum_ms)
+     VALUES (NEW.completed_at / 60000, ${latencyBucketSql('max(0, NEW.completed_at - NEW.created_at)')},
+       NEW.status = 'completed', NEW.status = 'failed', max(0, NEW.completed_at - NEW.created_at))
+     ON CONFLICT (minute, bucket) DO UPDATE SET completed = completed + excluded.completed,
+       failed = failed + excluded.failed, latency_sum_ms = latency_sum_ms + excluded.latency_sum_ms;
+   END;`,
 ]
+
+/** SQL for the latency bucket of `latency` (ms): LATENCY_BOUNDS_MS's index, as latencyBucket(). */
+function latencyBucketSql(latency: string): string {
+  const cases = LATENCY_BOUNDS_MS.map((bound, i) => `WHEN ${latency} <= ${bound} THEN ${i}`)
+  return `CASE ${cases.join(' ')} ELSE ${LATENCY_BOUNDS_MS.length} END`
+}
 
 export interface SqliteStoreOptions {
   dataDir: string
@@ -189,6 +248,18 @@ export class SqliteJobStore implements JobStore {
       running: db.prepare(`SELECT id, runs FROM jobs WHERE status = 'running'`),
       countPending: db.prepare(`SELECT count(*) AS n FROM jobs WHERE status = 'pending'`),
       countRunning: db.prepare(`SELECT count(*) AS n FROM jobs WHERE status = 'running'`),
+      // The summary: the counters (migration 3), less the finished jobs past their retention that the
+      // sweeper has not deleted yet (a read shows them as gone): at most one sweep's worth, on an index.
+      counts: db.prepare('SELECT status, n FROM job_counts'),
+      // Sums rather than GROUP BY status, which sorts the rows in a temporary b-tree.
+      countExpired: db.prepare(
+        `SELECT coalesce(sum(status = 'completed'), 0) AS completed, coalesce(sum(status = 'failed'), 0) AS failed
+         FROM jobs INDEXED BY jobs_finished WHERE completed_at IS NOT NULL AND completed_at <= @before`,
+      ),
+      endedSince: db.prepare(
+        `SELECT minute, bucket, completed, failed, latency_sum_ms FROM job_minutes WHERE minute >= @first`,
+      ),
+      expireMinutes: db.prepare('DELETE FROM job_minutes WHERE minute < @first'),
       expireJobs: db.prepare(
         `DELETE FROM jobs WHERE completed_at IS NOT NULL AND completed_at <= @before
            AND status IN ('completed', 'failed')`,
@@ -468,12 +539,47 @@ export class SqliteJobStore implements JobStore {
       this.#sql.expireKeys.run({ before })
       this.#sql.expireAttempts.run({ before })
       this.#sql.expireDeliveries.run({ before })
+      this.#sql.expireMinutes.run({ first: Math.floor(now / MINUTE_MS) - (SUMMARY_MINUTES - 1) })
       return Number(this.#sql.expireJobs.run({ before }).changes)
     })
   }
 
   async countPending(): Promise<number> {
     return this.#pending
+  }
+
+  async summary(now: number): Promise<JobSummary> {
+    return this.#guard(() => {
+      const counts: Record<JobState, number> = { pending: 0, running: 0, completed: 0, failed: 0 }
+      for (const row of this.#sql.counts.all() as { status: JobState; n: number }[]) {
+        counts[row.status] = row.n
+      }
+      const expired = this.#sql.countExpired.get({ before: now - this.#ttlMs }) as {
+        completed: number
+        failed: number
+      }
+      counts.completed -= expired.completed
+      counts.failed -= expired.failed
+      const minutes = summaryMinutes(now)
+      const ended = minutes.map(emptyMinute)
+      const first = (minutes[0] as number) / MINUTE_MS
+      for (const row of this.#sql.endedSince.all({ first }) as {
+        minute: number
+        bucket: number
+        completed: number
+        failed: number
+        latency_sum_ms: number
+      }[]) {
+        // A minute after the current one (the clock was set back) is left out.
+        const minute = ended[row.minute - first]
+        if (minute === undefined) continue
+        minute.completed += row.completed
+        minute.failed += row.failed
+        minute.latency[row.bucket] = (minute.latency[row.bucket] ?? 0) + row.completed + row.failed
+        minute.latencySumMs += row.latency_sum_ms
+      }
+      return { counts, ended }
+    })
   }
 
   async countRunning(): Promise<number> {

@@ -1,5 +1,5 @@
-// Job control beyond the interface (issue 16), tag `job-control`: cancel a job, list jobs, and read
-// the history of a job's webhook delivery. Every backend does the work (jobs/backend.ts); errors are
+// Job control beyond the interface (issue 16), tag `job-control`: cancel a job, list jobs, a summary
+// of all jobs (the dashboard's overview), and the history of a job's webhook delivery. Every backend does the work (jobs/backend.ts); errors are
 // the /jobs routes' wrapped shape, and a job is shown exactly as GET /jobs/{job_id} shows it.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
@@ -18,6 +18,7 @@ import {
   JobIdParams,
   JobListResponse,
   JobStatusResponse,
+  JobSummaryResponse,
   WrappedErrorResponse,
 } from '../http/schemas.js'
 import type { JobBackend } from '../jobs/backend.js'
@@ -25,6 +26,7 @@ import type { DeliveryHistory } from '../jobs/deliveries.js'
 import { jobStatusJson, jsonText, jsonTime } from '../jobs/job-view.js'
 import { decodeCursor, encodeCursor, type ListPosition } from '../jobs/listing.js'
 import { type JobState, StoreFullError, StoreUnavailableError } from '../jobs/store.js'
+import { type JobSummary, LATENCY_BOUNDS_MS, SUMMARY_MINUTES } from '../jobs/summary.js'
 import type { Metrics } from '../metrics/metrics.js'
 
 export interface JobControlRouteOptions {
@@ -84,6 +86,19 @@ function historyJson(history: DeliveryHistory): string {
   return (
     `{"job_id":${jsonText(history.jobId)},"url":${jsonText(history.url)},"state":${jsonText(history.state)},` +
     `"attempts":[${attempts.join(',')}]}`
+  )
+}
+
+function summaryJson(summary: JobSummary): string {
+  const { pending, running, completed, failed } = summary.counts
+  const minutes = summary.ended.map(
+    (m) =>
+      `{"minute":${jsonTime(m.minute)},"completed":${m.completed},"failed":${m.failed},` +
+      `"latency_ms":{"buckets":[${m.latency.join(',')}],"sum":${m.latencySumMs}}}`,
+  )
+  return (
+    `{"counts":{"pending":${pending},"running":${running},"completed":${completed},"failed":${failed}},` +
+    `"latency_bounds_ms":[${LATENCY_BOUNDS_MS.join(',')}],"ended_per_minute":[${minutes.join(',')}]}`
   )
 }
 
@@ -194,6 +209,35 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
         })
       const next = page.next === null ? 'null' : jsonText(encodeCursor(page.next))
       return write(reply, `{"jobs":[${page.jobs.map(jobStatusJson).join(',')}],"next_cursor":${next}}`)
+    },
+  )
+
+  app.get(
+    '/job-summary',
+    {
+      config: { errorShape: 'wrapped' },
+      schema: {
+        summary: 'Summary of all jobs',
+        operationId: 'getJobSummary',
+        tags: [TAG],
+        description:
+          'How many jobs each state holds now, over every job kept (expired jobs excepted), and how many ' +
+          `completed and failed in each of the last ${SUMMARY_MINUTES} minutes, with their latency ` +
+          '(creation to end) in buckets. Read from counters the job store keeps as jobs change: it costs ' +
+          'the same however many jobs there are. The dashboard draws its overview from it.',
+        response: {
+          200: described(JobSummaryResponse, 'The counts.'),
+          503: storeDown,
+        },
+      },
+    },
+    async (_request, reply) => {
+      const summary = await backend()
+        .summary(Date.now())
+        .catch((error) => {
+          throw unavailable(error)
+        })
+      return write(reply, summaryJson(summary))
     },
   )
 

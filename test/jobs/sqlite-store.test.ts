@@ -59,13 +59,13 @@ each('the schema is versioned; a newer one is refused, naming the versions', asy
   const dir = freshDir()
   await open(driver, dir).close()
   const db = openConnection(join(dir, DATABASE_FILE), { driver })
-  assert.equal((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 2)
+  assert.equal((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 3)
   assert.equal((db.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode, 'wal')
   db.exec('PRAGMA user_version = 99')
   db.close()
   assert.throws(
     () => open(driver, dir),
-    /schema version 99, newer than this version of algoserve knows \(2\)/,
+    /schema version 99, newer than this version of algoserve knows \(3\)/,
   )
 })
 

@@ -110,7 +110,7 @@ describe('the dashboard in a browser', { skip: !hasBrowser() && NO_BROWSER }, ()
       assert.match((await page.locator('#throughput-summary').textContent()) ?? '', /^3 ended in 15 min/)
       assert.match(
         (await page.locator('#latency-summary').textContent()) ?? '',
-        /^median [0-9.]+ (ms|s), p95/,
+        /^median ≈ [0-9.]+ (ms|s), p95 ≈ [0-9.]+ (ms|s), mean [0-9.]+ (ms|s)$/,
       )
       // Three jobs ended within the last minute or two: one or two bars, and a latency point each.
       assert.ok((await page.locator('#throughput-chart rect.bar-completed').count()) >= 1)
@@ -123,6 +123,54 @@ describe('the dashboard in a browser', { skip: !hasBrowser() && NO_BROWSER }, ()
       await screenshot(page, `${backend.name}-desktop-overview.png`, t)
       assert.deepEqual(watch.problems, [])
       assert.deepEqual(watch.elsewhere, [])
+      await page.close()
+    })
+
+    test("counts, ends per minute and latency are the service's summary, not the listed jobs", async (t) => {
+      // The summary answered as if the service kept 5,000 more completed jobs than it lists, which
+      // ended this minute after 1 to 2 s each: the page shows the summary's numbers.
+      assert.ok(browser)
+      const page = await browser.newPage({ viewport: DESKTOP })
+      const watch = watchPage(page, originOf(server))
+      await page.route('**/job-summary', async (route) => {
+        // Read from the service here: the browser alone resolves the test host name.
+        const summary = (await (await fetch(`${server.url}/job-summary`)).json()) as {
+          counts: Record<string, number>
+          latency_bounds_ms: number[]
+          ended_per_minute: { completed: number; latency_ms: { buckets: number[]; sum: number } }[]
+        }
+        summary.counts.completed = (summary.counts.completed ?? 0) + 5000
+        const current = summary.ended_per_minute.at(-1)
+        if (current) {
+          current.completed += 5000
+          const bucket = summary.latency_bounds_ms.indexOf(2000)
+          current.latency_ms.buckets[bucket] = (current.latency_ms.buckets[bucket] ?? 0) + 5000
+          current.latency_ms.sum += 5000 * 1500
+        }
+        await route.fulfill({ json: summary })
+      })
+      await page.goto(`${originOf(server)}/dashboard`)
+      await page
+        .locator('#count-completed')
+        .filter({ hasText: /^5003$/ })
+        .waitFor()
+      assert.equal(await page.locator('#count-running').textContent(), '1')
+      assert.match((await page.locator('#throughput-summary').textContent()) ?? '', /^5003 ended in 15 min/)
+      assert.equal(
+        await page.locator('#sample-note').textContent(),
+        'Counted over all 5004 jobs the service keeps.',
+      )
+      // Read from the buckets: the three real jobs (milliseconds) and 5,000 in 1 to 2 s, so the median
+      // is a little under half way in that bucket, and the p95 near its top.
+      assert.match(
+        (await page.locator('#latency-summary').textContent()) ?? '',
+        /^median ≈ 1\.50 s, p95 ≈ 1\.95 s, mean 1\.[0-9]{2} s$/,
+      )
+      assert.equal(await page.locator('#throughput-chart rect.bar-completed').count(), 1)
+      await screenshot(page, `${backend.name}-desktop-summary.png`, t)
+      await page.setViewportSize(PHONE)
+      await screenshot(page, `${backend.name}-phone-summary.png`, t)
+      assert.deepEqual(watch.problems, [])
       await page.close()
     })
 

@@ -88,6 +88,7 @@ describe('GET /openapi.json', () => {
       '/jobs/{job_id}': { get: ['200', '404', '422', '503'] },
       '/jobs/{job_id}/cancel': { post: ['200', '404', '409', '422', '503'] },
       '/jobs/{job_id}/deliveries': { get: ['200', '404', '422', '503'] },
+      '/job-summary': { get: ['200', '503'] },
       '/healthz': { get: ['200'] },
       '/readyz': { get: ['200', '503'] },
       '/metrics': { get: ['200'] },
@@ -128,6 +129,7 @@ describe('the OpenAPI document reads as ours and is exact', () => {
       'createJob',
       'getJob',
       'getJobDeliveries',
+      'getJobSummary',
       'healthz',
       'invoke',
       'listJobs',
@@ -163,9 +165,9 @@ describe('the OpenAPI document reads as ours and is exact', () => {
     }
     assert.equal(
       checked,
-      17,
+      18,
       'error examples: invoke 400, 413, 500, 503; createJob 400, 404, 409, 413, 503; getJob 404, 503; ' +
-        'cancelJob 404, 409, 503; listJobs 503; getJobDeliveries 404, 503',
+        'cancelJob 404, 409, 503; listJobs 503; getJobDeliveries 404, 503; getJobSummary 503',
     )
   })
 
