@@ -3,6 +3,7 @@
 // scheme when keys are configured. routes/docs.ts hands these to @fastify/swagger.
 import { Type } from '@sinclair/typebox'
 import { VERSION } from '../version.js'
+import { isApiPath, isJobPath } from './api-paths.js'
 import { ErrorResponse, Metadata, PrimeResult } from './schemas.js'
 
 const DESCRIPTION = `Algorithms over HTTP. PrimeChecker tests an integer of any size for primality and factors it.
@@ -210,7 +211,7 @@ export function completeDocument<T extends object>(document: T, options: Documen
         // Said explicitly where keys are on: this operation stays open.
         operation.security = []
       }
-      if (options.rateLimit !== null && (path === '/invoke' || path.startsWith('/jobs'))) {
+      if (options.rateLimit !== null && isApiPath(path)) {
         operation.responses = { ...operation.responses, 429: rateLimited(path, options.rateLimit) }
       }
       addExamples(operation)
@@ -237,9 +238,9 @@ export function completeDocument<T extends object>(document: T, options: Documen
   }
 }
 
-/** An error response in the shape of its path: wrapped under `detail` on /jobs, flat elsewhere. */
+/** An error response in the shape of its path: wrapped under `detail` on the job routes, flat elsewhere. */
 function errorResponse(path: string, description: string, header: [string, string], body: object) {
-  const isWrapped = path.startsWith('/jobs')
+  const isWrapped = isJobPath(path)
   return {
     description,
     headers: { [header[0]]: { schema: { type: 'string' }, example: header[1] } },

@@ -75,10 +75,11 @@ describe('with API keys set', () => {
     }
   })
 
-  test('/jobs and /jobs/{job_id}: 401 wrapped under detail', async () => {
+  test('/jobs, /jobs/{job_id} and /job-summary: 401 wrapped under detail', async () => {
     for (const [method, path] of [
       ['POST', '/jobs'],
       ['GET', '/jobs/0123456789ab'],
+      ['GET', '/job-summary'],
     ] as const) {
       const response = await fetch(`${server.url}${path}`, {
         method,
@@ -111,9 +112,15 @@ describe('with API keys set', () => {
     assert.equal(document.components.securitySchemes.bearerAuth?.scheme, 'bearer')
     for (const [path, item] of Object.entries(document.paths)) {
       for (const operation of Object.values(item)) {
-        const needsKey = path === '/invoke' || path.startsWith('/jobs')
+        const needsKey = path === '/invoke' || path.startsWith('/jobs') || path === '/job-summary'
         assert.deepEqual(operation.security, needsKey ? [{ bearerAuth: [] }] : [], path)
         assert.equal('401' in operation.responses, needsKey, path)
+        // Documented in the shape the route answers in: wrapped under `detail` on the job routes.
+        const wrapped = path.startsWith('/jobs') || path === '/job-summary'
+        if (needsKey) {
+          const schema = JSON.stringify(operation.responses['401'])
+          assert.match(schema, wrapped ? /WrappedErrorResponse/ : /schemas\/ErrorResponse"/, path)
+        }
       }
     }
   })
