@@ -32,7 +32,7 @@ async function run(role: Role, args: string[]): Promise<void> {
   // its throughput (BENCHMARKS.md). What is buffered is flushed before the process exits.
   const logStream = stdoutDestination()
   // Loaded here, not at the top: the client commands need none of the service's modules.
-  const { createService } = await import('./service.js')
+  const { createService, SHUTDOWN_MARGIN_MS } = await import('./service.js')
   const service = await createService(config, {
     role,
     logger: { level: config.logLevel, stream: logStream },
@@ -50,6 +50,15 @@ async function run(role: Role, args: string[]): Promise<void> {
       { signal, drainDelayMs, graceMs: config.shutdownGraceMs },
       'shutting down: readiness is now 503; draining, then finishing requests, running jobs and webhook attempts',
     )
+    // The backends bound their own waits; this is the promise made to supervisors, whatever hangs.
+    setTimeout(
+      () => {
+        app.log.error('shutdown did not complete in time: exiting')
+        logStream.flushSync()
+        process.exit(1)
+      },
+      drainDelayMs + config.shutdownGraceMs + SHUTDOWN_MARGIN_MS,
+    ).unref()
     await service.shutdown(config.shutdownGraceMs, drainDelayMs)
     app.log.info('shutdown complete')
     logStream.flushSync()

@@ -22,6 +22,11 @@ import { type Resolver, WebhookSender } from './webhooks/sender.js'
 
 const USER_AGENT = `algoserve/${VERSION}`
 const MAX_DELIVERIES_IN_FLIGHT = 256
+/**
+ * How long a shutdown may take past the drain delay and the grace period, whatever Redis does: then the
+ * process exits anyway (docs/operating.md).
+ */
+export const SHUTDOWN_MARGIN_MS = 5000
 
 export type Role = 'serve' | 'worker'
 

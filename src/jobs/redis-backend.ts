@@ -101,7 +101,9 @@ const JOBS = 'jobs'
 const WEBHOOKS = 'webhooks'
 const CLEAN_BATCH = 1000
 /** How long a stop waits, after the grace period, for work to be given back before closing anyway. */
-const FORCE_CLOSE_AFTER_MS = 5000
+const FORCE_CLOSE_AFTER_MS = 2000
+/** How long closing the queues may wait for Redis at the end of a shutdown. */
+const CLOSE_WAIT_MS = 1000
 /** The custom event (on the jobs queue's event stream) asking every process to stop a job's run. */
 const CANCEL_EVENT = 'algoserve-cancel'
 /** How long a process remembers a cancel asked of a job, for a run that starts just after it. */
@@ -798,7 +800,7 @@ export class RedisBackend implements JobBackend {
       // Also emitted for a run that is retried; only a final failure has finishedOn.
       if (job?.finishedOn) ended(job, 'failed')
     })
-    return bullConsumer(worker, shutdown)
+    return bullConsumer(worker, shutdown, this.#log)
   }
 
   consumeDeliveries(attempt: AttemptDelivery, options: ConsumeDeliveriesOptions): Consumer {
@@ -823,7 +825,7 @@ export class RedisBackend implements JobBackend {
       },
       { settings: { backoffStrategy: (attemptsMade: number) => waits[attemptsMade - 1] ?? 0 } },
     )
-    return bullConsumer(worker, shutdown)
+    return bullConsumer(worker, shutdown, this.#log)
   }
 
   /** One attempt of a delivery, and what it means (policy.ts) as BullMQ's outcome. */
@@ -932,10 +934,17 @@ export class RedisBackend implements JobBackend {
     return completed.length + failed.length
   }
 
-  /** Closes everything; workers still running are closed at once (consumers are stopped first, normally). */
+  /**
+   * Closes everything; workers still running are closed at once (consumers are stopped first,
+   * normally). BullMQ's closes wait for Redis, and a close that does not end in CLOSE_WAIT_MS (Redis
+   * away) is left behind: the connections are cut either way.
+   */
   async close(): Promise<void> {
-    await Promise.allSettled(this.#workers.map((worker) => worker.close(true)))
-    await Promise.allSettled([
+    await settledWithin(
+      CLOSE_WAIT_MS,
+      this.#workers.map((worker) => worker.close(true)),
+    )
+    await settledWithin(CLOSE_WAIT_MS, [
       this.#jobs.close(),
       this.#webhooks.close(),
       this.#flows.close(),
@@ -948,11 +957,25 @@ export class RedisBackend implements JobBackend {
   }
 }
 
+/** Resolves once every promise has settled, or after `ms`, whichever is first. */
+async function settledWithin(ms: number, promises: Array<Promise<unknown> | undefined>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([
+    Promise.allSettled(promises),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms)
+    }),
+  ])
+  clearTimeout(timer)
+}
+
 /**
  * A BullMQ Worker as a Consumer: at a stop, work in flight gets the grace period, then is aborted and
- * given back. A close still waiting after that (Redis away) is forced: the job then stalls and runs again.
+ * given back. A close still waiting FORCE_CLOSE_AFTER_MS after that (Redis away, so nothing can be given
+ * back) is left behind: a job it held stalls and runs again elsewhere. Its close cannot be forced
+ * instead: BullMQ's close(true) returns the first close's promise.
  */
-function bullConsumer(worker: Worker, shutdown: AbortController): Consumer {
+function bullConsumer(worker: Worker, shutdown: AbortController, log: FastifyBaseLogger): Consumer {
   let stopping = false
   return {
     get running() {
@@ -961,13 +984,14 @@ function bullConsumer(worker: Worker, shutdown: AbortController): Consumer {
     async stop(graceMs: number) {
       stopping = true
       const giveBack = setTimeout(() => shutdown.abort(new ShutdownAbort('shutting down')), graceMs)
-      const force = setTimeout(() => void worker.close(true), graceMs + FORCE_CLOSE_AFTER_MS)
-      try {
-        await worker.close()
-      } finally {
-        clearTimeout(giveBack)
-        clearTimeout(force)
-      }
+      let closed = false
+      await settledWithin(graceMs + FORCE_CLOSE_AFTER_MS, [
+        worker.close().finally(() => {
+          closed = true
+        }),
+      ])
+      clearTimeout(giveBack)
+      if (!closed) log.warn({ queue: worker.name }, 'Redis did not answer: the worker stops without it')
     },
   }
 }
