@@ -212,7 +212,7 @@ function shortenText(value: string): string {
   return `${value.slice(0, 10)}…(${count} ${unit})`
 }
 
-/** The pydantic v2 error types the contract uses, with their messages (decisions.md, Errors). */
+/** The pydantic v2 error types the contract uses, with their messages (docs/api.md, "422: the schema"). */
 export const PROBLEM_MESSAGES = {
   missing: 'Field required',
   int_type: 'Input should be a valid integer',
@@ -284,7 +284,9 @@ export class RedisRefusedError extends InternalFault {
   readonly code = 'REDIS_REFUSED'
 }
 
-/** The abort reason of a run stopped by POST /jobs/{job_id}/cancel (a string: BullMQ's cancelJob takes one). */
+/**
+ * The abort reason of a run stopped by POST /jobs/{job_id}/cancel (a string: BullMQ's cancelJob takes one).
+ */
 export const CANCEL_REASON = 'algoserve: the job was cancelled'
 /** The error of a cancelled job. */
 export const JOB_CANCELLED = 'The job was cancelled.'

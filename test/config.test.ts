@@ -57,18 +57,42 @@ test('the defaults are these values', () => {
   assert.deepEqual(loadConfig([], {}), defaultConfig())
 })
 
-test("the README's settings table lists every setting with its flag and default, and nothing else", () => {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
-  const rows = [...readme.matchAll(/^\| `(ALGOSERVE_[A-Z_]+)` \| `(--[a-z-]+)` \| `?([^|`]*?)`? \|/gm)]
+const settingsDoc = () => readFileSync(new URL('../docs/settings.md', import.meta.url), 'utf8')
+
+test("docs/settings.md's tables list every setting with its flag and default, and nothing else", () => {
+  const rows = [...settingsDoc().matchAll(/^\| `(ALGOSERVE_[A-Z_]+)` \| `(--[a-z-]+)` \| `?([^|`]*?)`? \|/gm)]
   const documented = new Map(rows.map(([, env, flag, value]) => [env, { flag, value }]))
   for (const s of SETTINGS) {
     assert.deepEqual(
       documented.get(s.env),
       { flag: flagName(s.env), value: shownDefault(s.default) },
-      `README row of ${s.env}`,
+      `docs/settings.md row of ${s.env}`,
     )
   }
   assert.deepEqual([...documented.keys()].sort(), SETTINGS.map((s) => s.env).sort())
+})
+
+test("docs/settings.md's ranges of whole numbers are the ones the settings accept", () => {
+  const rows = [
+    ...settingsDoc().matchAll(/^\| `(ALGOSERVE_[A-Z_]+)` \|[^|]*\|[^|]*\| ([0-9]+) to ([0-9]+) \|/gm),
+  ]
+  assert.ok(rows.length >= 20, `${rows.length} ranges found`)
+  for (const [, env, min, max] of rows) {
+    const accepts = (value: bigint) => {
+      try {
+        loadConfig([], { [env as string]: String(value) })
+        return true
+      } catch {
+        return false
+      }
+    }
+    const [low, high] = [BigInt(min as string), BigInt(max as string)]
+    assert.ok(accepts(low) && accepts(high), `${env} accepts ${low} and ${high}`)
+    assert.ok(
+      !accepts(high + 1n) && (low === 0n || !accepts(low - 1n)),
+      `${env} refuses past ${low}..${high}`,
+    )
+  }
 })
 
 test('environment variables set values, and flags win over them', () => {

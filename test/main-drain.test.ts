@@ -1,4 +1,4 @@
-// Issue 14, items 7 and 8: a shutdown as an orchestrator does it (SIGTERM, drain, exit) with clients
+// docs/operating.md, Shutdown: a shutdown as an orchestrator does it (SIGTERM, drain, exit) with clients
 // under load seeing no failed request, SIGINT from a terminal still prompt, and a server started by
 // `npm start` stopping when npm is stopped.
 import assert from 'node:assert/strict'

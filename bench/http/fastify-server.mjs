@@ -1,13 +1,15 @@
-// A reference point for bench/http/invoke-ladder.sh: Fastify 5 with only what LEVEL adds, answering POST /invoke
-// with a fixed body of the service's shape, so that the ladder shows what the framework costs by itself.
+// A reference point for bench/http/invoke-ladder.sh: Fastify 5 with only what LEVEL adds, answering
+// POST /invoke with a fixed body of the service's shape, so that the ladder shows what the framework costs
+// by itself.
 //   LEVEL=1  Fastify, one route, its default JSON body parser, no logger
 //   LEVEL=2  the same plus what every request of the service gets before any of its own work: pino with one
 //            JSON access line per request (asynchronous destination), a UUID request id echoed in a header
 //   LEVEL=3  less than any server of the contract does per request, each part in its cheapest form on this
-//            stack: a UUID request id echoed in a header, the body checked against a schema (Fastify's default
-//            Ajv after JSON.parse), the answer serialised from a schema, and the two HTTP metrics (a prom-client
-//            counter and histogram). No access line, no lossless JSON, no algorithm, and no per-request logger
-//            (requests log through the root logger, so their lines would not even carry the id)
+//            stack: a UUID request id echoed in a header, the body checked against a schema (Fastify's
+//            default Ajv after JSON.parse), the answer serialised from a schema, and the two HTTP metrics (a
+//            prom-client counter and histogram). No access line, no lossless JSON, no algorithm, and no
+//            per-request logger (requests log through the root logger, so their lines would not even carry
+//            the id)
 // Usage: LEVEL=1 node bench/http/fastify-server.mjs PORT
 import { randomUUID } from 'node:crypto'
 import Fastify, { LogController } from 'fastify'

@@ -1,4 +1,4 @@
-// Issue 14, item 2 and the 64-bit fast path: what one request costs the event loop, for the worst bodies
+// Hostile bodies and the 64-bit fast path: what one request costs the event loop, for the worst bodies
 // this script can find within ALGOSERVE_MAX_BODY_BYTES, and /healthz latency while 4 clients loop the
 // worst of them. The service runs in this process (createService, its defaults); the clients run in
 // another process (for the per-request figures) and worker threads (for the load), so this process's CPU

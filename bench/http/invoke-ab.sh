@@ -2,9 +2,11 @@
 # Same-run A/B of service builds and settings on the small-prime POST /invoke load: each variant is a git
 # revision started with its own node and service flags; wrk runs alternate between the variants and the bare
 # node:http server (bench/http/bare-server.mjs), and the script reports each one's median req/s, its ratio to
-# the bare server, median p99, and median CPU time per request (user + system of the whole process, from /proc).
+# the bare server, median p99, and median CPU time per request (user + system of the whole process, from
+# /proc).
 #
-# Usage: bash bench/http/invoke-ab.sh 'NAME|REV|NODE_FLAGS|SERVICE_FLAGS' ...   (DURATION=5s CONNECTIONS=32 ROUNDS=7)
+# Usage: bash bench/http/invoke-ab.sh 'NAME|REV|NODE_FLAGS|SERVICE_FLAGS' ...
+#        (DURATION=5s CONNECTIONS=32 ROUNDS=7)
 #   e.g. bash bench/http/invoke-ab.sh 'before|HEAD~2||' 'now|HEAD||' 'now-warn|HEAD||--log-level warn'
 # NODE_FLAGS default to npm start's (--max-semi-space-size=1); SERVICE_FLAGS to `--log-level info`.
 set -euo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Where the small-prime /invoke's throughput goes: the same wrk load, in alternating rounds, against
-#   bare      bench/http/bare-server.mjs (node:http, JSON.parse, a fixed answer): the baseline
+#   bare      bench/http/bare-server.mjs (node:http, JSON.parse, a fixed answer): the baseline
 #   fastify   bench/http/fastify-server.mjs LEVEL=1: Fastify alone, one route, a fixed answer
 #   +logging  LEVEL=2: plus pino's access line per request and a UUID request id
 #   minimum   LEVEL=3: less than the contract asks of every request, each part in its cheapest form (the

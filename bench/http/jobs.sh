@@ -11,10 +11,11 @@
 # RATE=<jobs per second> paces the posts instead of a closed loop: each wrk thread sends on a fixed
 # schedule (wrk's delay hook), so the service is offered RATE jobs/s whatever its latency, as long as
 # one of the CONNECTIONS is free; the raw BullMQ baseline adds at RATE on the same kind of schedule. p99
-# at a rate is the figure issue 13 targets. WARMUP=<duration> (Redis mode; default 0) first runs the same
-# load for that long, its jobs not counted, so that the figures are of warm processes.
-# Usage: bash bench/http/jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=3 COUNT=200 LOG_LEVEL=info REDIS=1 RATE=1500
-#        WARMUP=3s)
+# at a rate is what the Redis mode's target names (docs/benchmarks/README.md). WARMUP=<duration> (Redis
+# mode; default 0) first runs the same load for that long, its jobs not counted, so that the figures are of
+# warm processes.
+# Usage: bash bench/http/jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=3 COUNT=200 LOG_LEVEL=info
+#        REDIS=1 RATE=1500 WARMUP=3s)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -1,4 +1,4 @@
-// Issue 14, item 3: the service's memory while many clients send most of a body and then stall, with
+// The service's memory while many clients send most of a body and then stall, with
 // the defaults (request timeout, body budget) against the same service with both lifted, in one run.
 // Usage: node bench/http/slow-clients.mjs   (CLIENTS=1000 BODY_KB=900 HOLD_S=20)
 import { spawn } from 'node:child_process'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 item 8: how soon `npm start` (the README's command, on a built tree) answers /healthz, and
+# How soon `npm start` (the README's command, on a built tree) answers /healthz, and
 # how soon it is gone after SIGTERM. Baseline in the same run, alternating: a bare node:http server
 # started the same way (an npm start script that execs node), so what the service adds to Node's and
 # npm's own start shows.

@@ -1,4 +1,4 @@
-// GET /jobs and GET /job-summary over HTTP with many jobs stored (issue 16 target: under 20 ms with
+// GET /jobs and GET /job-summary over HTTP with many jobs stored (the target: under 20 ms with
 // 1,000,000 jobs embedded, 100,000 in Redis). The store is seeded directly (SQL inserts; BullMQ addBulk
 // plus our sorted set), then a real service answers. Baseline in the same run: GET /jobs/{job_id} of
 // one job. Prints the median and p95 of each request kind, in ms, and the ratio of medians to the

@@ -1,4 +1,4 @@
-// 1,000 clients waiting on jobs at once (GET /jobs/{job_id}?wait=60; issue 16 target: under 50 MB and
+// 1,000 clients waiting on jobs at once (GET /jobs/{job_id}?wait=60; the target: under 50 MB and
 // no measurable CPU while idle). The service runs in a child process (waiters-server.ts) whose jobs
 // never run; its RSS (/proc VmRSS) and CPU time (/proc utime+stime) are read from outside:
 // idle for IDLE_S seconds with no waits (the baseline), then with WAITERS waits held, same length.

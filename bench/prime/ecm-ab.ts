@@ -1,9 +1,10 @@
 // Same-run A/B of one ECM curve (stage 1 to B1, stage 2 to 100 B1) between this checkout (ecmCurve) and the
 // kernel of another checkout from before ecmCurve (commit 980e6cf: its path the first argument, its kernel
-// built), in one process, CPU time, interleaved rounds: `npx tsx bench/prime/ecm-ab.ts /tmp/old [B1] [sizes...]`.
-// A size is 32-bit limbs of a random prime modulus, or digits with a d ("300d"); this checkout runs each size
-// on montn ("32") and on mont28 ("28"). The old side is timed from its kernel calls, without the BigInt curve
-// set-up that the new side's time includes (a fraction of a millisecond at 300 digits).
+// built), in one process, CPU time, interleaved rounds:
+// `npx tsx bench/prime/ecm-ab.ts /tmp/old [B1] [sizes...]`. A size is 32-bit limbs of a random prime modulus,
+// or digits with a d ("300d"); this checkout runs each size on montn ("32") and on mont28 ("28"). The old
+// side is timed from its kernel calls, without the BigInt curve set-up that the new side's time includes (a
+// fraction of a millisecond at 300 digits).
 import { Budget } from '../../src/algorithms/prime-checker/budget.js'
 import { ecmCurve } from '../../src/algorithms/prime-checker/ecm.js'
 import type * as KernelModule from '../../src/algorithms/prime-checker/kernel.js'
@@ -53,7 +54,9 @@ function level(b1: number): { powers: Uint32Array; m0: number; m1: number; masks
 
 type Mode = 'old' | '32' | '28'
 
-/** CPU ms of one curve; the old checkout's is driven through its kernel with a fixed point and (A + 2) / 4. */
+/**
+ * CPU ms of one curve; the old checkout's is driven through its kernel with a fixed point and (A + 2) / 4.
+ */
 function curveMs(mode: Mode, n: bigint, lvl: ReturnType<typeof level>): number {
   if (mode !== 'old') {
     return cpuMs(() => ecmCurve(n, 7n, B1, mode === '28' ? 28 : 32, new Budget(Number.POSITIVE_INFINITY)))

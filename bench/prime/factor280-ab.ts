@@ -1,8 +1,9 @@
-// The 280-digit row of bench:prime (a 20-digit prime times a 280-digit prime, built as that row builds it) for
-// each BENCH_SEED given, timed once each: this checkout's PrimeChecker, another checkout's (its path the first
-// argument, its kernel built) in the same process, and PARI/GP's factor, all CPU time.
-// `npx tsx bench/prime/factor280-ab.ts /tmp/old 20261121 1 2 3 4`. Both engines run the same curves in the same
-// order, so their ratio is the cost per curve; against PARI each number is mostly the luck of the curves.
+// The 280-digit row of bench:prime (a 20-digit prime times a 280-digit prime, built as that row builds it)
+// for each BENCH_SEED given, timed once each: this checkout's PrimeChecker, another checkout's (its path the
+// first argument, its kernel built) in the same process, and PARI/GP's factor, all CPU time.
+// `npx tsx bench/prime/factor280-ab.ts /tmp/old 20261121 1 2 3 4`. Both engines run the same curves in the
+// same order, so their ratio is the cost per curve; against PARI each number is mostly the luck of the
+// curves.
 import { primeChecker } from '../../src/algorithms/prime-checker/index.js'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
 import { checkoutArgument, cpuMs, primeCheckerOf } from './other-checkout.js'

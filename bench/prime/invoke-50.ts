@@ -1,4 +1,4 @@
-// Issue 17: "with the 2 s /invoke budget, every balanced 50-digit semiprime is factored completely", through
+// The target "with the 2 s /invoke budget, every balanced 50-digit semiprime is factored completely", through
 // the real service. Starts `node dist/main.js serve` on port 0 (build it first: npm run build), POSTs /invoke
 // with COUNT seeded balanced 50-digit semiprimes one at a time, and reports per number the wall time seen by
 // the client, the service process's CPU time over the request (/proc, all its threads) and whether the

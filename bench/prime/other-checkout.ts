@@ -12,7 +12,9 @@ export function checkoutArgument(usage: string): string {
   return path
 }
 
-/** A module of the checkout at `checkout`, by its path there (e.g. src/algorithms/prime-checker/kernel.ts). */
+/**
+ * A module of the checkout at `checkout`, by its path there (e.g. src/algorithms/prime-checker/kernel.ts).
+ */
 export async function importFrom<Module>(checkout: string, path: string): Promise<Module> {
   return (await import(pathToFileURL(resolve(checkout, path)).href)) as Module
 }

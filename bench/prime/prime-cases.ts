@@ -1,5 +1,6 @@
-// Seeded, reproducible inputs for bench/prime/prime.ts: a seed gives the same numbers on every machine. Primality is
-// the caller's predicate (the engine, for speed); bench/prime/prime.ts has PARI/GP confirm every number it uses.
+// Seeded, reproducible inputs for bench/prime/prime.ts: a seed gives the same numbers on every machine.
+// Primality is the caller's predicate (the engine, for speed); bench/prime/prime.ts has PARI/GP confirm every
+// number it uses.
 import { isqrt } from '../../src/algorithms/prime-checker/bigint-math.js'
 import { prng, randomBits } from '../../test/helpers/reference-math.js'
 

@@ -1,10 +1,11 @@
-// PrimeChecker engine against PARI/GP on the same seeded inputs, in the same run: `npm run bench:prime [filter...]`
-// (builds the kernel, then runs this file through tsx); `npm run bench:prime -- Baillie-PSW` times only the
-// rows whose name contains an argument. PARI rows are skipped, saying so, without `gp`.
-// Each case times every input in a batch, ROUNDS times; the figure is the median over rounds of the mean
-// time per input. Both sides count CPU time, as PARI's getabstime does (a gp `system("sleep 1")` adds 0 to
-// it): on a shared machine, time lost to other processes counts on neither side (ours used to be wall time).
-// PARI confirms every generated number (primality, or two prime factors) before timing.
+// PrimeChecker engine against PARI/GP on the same seeded inputs, in the same run:
+// `npm run bench:prime [filter...]` (builds the kernel, then runs this file through tsx);
+// `npm run bench:prime -- Baillie-PSW` times only the rows whose name contains an argument. PARI rows are
+// skipped, saying so, without `gp`. Each case times every input in a batch, ROUNDS times; the figure is the
+// median over rounds of the mean time per input. Both sides count CPU time, as PARI's getabstime does (a gp
+// `system("sleep 1")` adds 0 to it): on a shared machine, time lost to other processes counts on neither side
+// (ours used to be wall time). PARI confirms every generated number (primality, or two prime factors) before
+// timing.
 import { spawnSync } from 'node:child_process'
 import { primeChecker } from '../../src/algorithms/prime-checker/index.js'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
@@ -27,7 +28,10 @@ const FACTOR_BUDGET_MS = 600_000
 interface Case {
   name: string
   numbers: bigint[]
-  /** 'isprime' rows call isPrime and PARI's isprime, 'bpsw' rows ispseudoprime, 'factor' rows a full run and factor. */
+  /**
+   * 'isprime' rows call isPrime and PARI's isprime, 'bpsw' rows ispseudoprime, 'factor' rows a full run and
+   * factor.
+   */
   kind: 'isprime' | 'bpsw' | 'factor'
   rounds: number
   target: string
@@ -42,7 +46,9 @@ function gpVector(numbers: bigint[]): string {
   return `v=[${numbers.join(',')}];`
 }
 
-/** A prime of `digits` digits from a seeded start: PARI's nextprime when gp is here, else the engine's search. */
+/**
+ * A prime of `digits` digits from a seeded start: PARI's nextprime when gp is here, else the engine's search.
+ */
 function bigPrime(g: Generator, digits: number): bigint {
   if (!hasGp || digits < 2000) return randomPrimeDigits(g, digits, isPrime)
   const start = g.between(10n ** BigInt(digits - 1), 10n ** BigInt(digits))
@@ -150,7 +156,8 @@ function timeOurs(c: Case): number {
           }
         }
       : (n: bigint) => {
-          // One call, checked for 'bpsw' rows: the check used to call isPrime a second time, doubling the time.
+          // One call, checked for 'bpsw' rows: the check used to call isPrime a second time, doubling the
+          // time.
           const prime = isPrime(n)
           if (c.kind === 'bpsw' && !prime) throw new Error(`${n} should be prime`)
         }
@@ -184,7 +191,8 @@ function format(ms: number): string {
 console.log(`bench:prime seed ${SEED}, ${ROUNDS} rounds, Node ${process.version}`)
 if (!hasGp) console.log('gp (PARI/GP) is not installed: PARI columns skipped (apt-get install pari-gp)')
 else console.log(`PARI/GP ${gp('print(version())')[0]}`)
-// Optional filter arguments keep only the rows whose names contain one of them, e.g. `tsx bench/prime/prime.ts 30-digit`.
+// Optional filter arguments keep only the rows whose names contain one of them,
+// e.g. `tsx bench/prime/prime.ts 30-digit`.
 const filters = process.argv.slice(2)
 const all = cases().filter((c) => filters.length === 0 || filters.some((f) => c.name.includes(f)))
 console.log('| case | inputs | ours | PARI | ours / PARI | target |')

@@ -1,6 +1,6 @@
-// Same-run A/B of the quadratic sieve: this checkout's quadraticSieve against another checkout's (its path the
-// first argument, with its own kernel built), on the same seeded balanced semiprimes, interleaved round by
-// round and in alternating order, so that a busy machine slows both alike; CPU ms (other-checkout.ts).
+// Same-run A/B of the quadratic sieve: this checkout's quadraticSieve against another checkout's (its path
+// the first argument, with its own kernel built), on the same seeded balanced semiprimes, interleaved round
+// by round and in alternating order, so that a busy machine slows both alike; CPU ms (other-checkout.ts).
 // `npx tsx bench/prime/qs-ab.ts /tmp/old [digits,...]` (default 40,50,60); ROUNDS (default 5), BENCH_SEED.
 import { Budget } from '../../src/algorithms/prime-checker/budget.js'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'

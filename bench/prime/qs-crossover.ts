@@ -1,8 +1,8 @@
 // Quadratic sieve against rho and ECM on the same balanced semiprimes, for choosing where factorize.ts hands
-// parts to the sieve: `npx tsx bench/prime/qs-crossover.ts [digits...]` (build the kernel first, npm run build:wasm).
-// Per size: COUNT seeded semiprimes, each split by quadraticSieve, by rhoBig with the 8000 steps that precede
-// ECM (their cost, found or not), by rhoBig run until it splits n and by ECM alone, both with a cap of CAP_MS
-// (a miss counts as the cap); medians.
+// parts to the sieve: `npx tsx bench/prime/qs-crossover.ts [digits...]` (build the kernel first,
+// npm run build:wasm). Per size: COUNT seeded semiprimes, each split by quadraticSieve, by rhoBig with the
+// 8000 steps that precede ECM (their cost, found or not), by rhoBig run until it splits n and by ECM alone,
+// both with a cap of CAP_MS (a miss counts as the cap); medians.
 import { Budget } from '../../src/algorithms/prime-checker/budget.js'
 import { ecm } from '../../src/algorithms/prime-checker/ecm.js'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'

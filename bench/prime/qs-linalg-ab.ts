@@ -1,11 +1,12 @@
-// Same-run A/B of the quadratic sieve's linear algebra alone: another checkout's denseDependencies (its path the
-// first argument, its kernel built) against this checkout's structuredDependencies at several merge weights,
-// on matrices dumped from solve() as JSON ({ columns, rows }, the rows solve() hands to the elimination) in
-// the directory given second, one file per size: <dir>/<digits>.json. Each side's time includes decoding the
-// first dependency, as solve() does, which is checked to sum to zero. Weight 0 stands for what solve() runs:
-// the merges from MERGE_ROWS rows, the dense elimination alone below. Rounds interleaved, alternating order;
-// CPU ms, medians. `npx tsx bench/prime/qs-linalg-ab.ts /tmp/qs-base /tmp/dumps [digits,...] [weights,...]`
-// (defaults 40,50,60,70 and 0 and MERGE_WEIGHT); ROUNDS (default 9).
+// Same-run A/B of the quadratic sieve's linear algebra alone: another checkout's denseDependencies (its path
+// the first argument, its kernel built) against this checkout's structuredDependencies at several merge
+// weights, on matrices dumped from solve() as JSON ({ columns, rows }, the rows solve() hands to the
+// elimination) in the directory given second, one file per size: <dir>/<digits>.json. Each side's time
+// includes decoding the first dependency, as solve() does, which is checked to sum to zero. Weight 0 stands
+// for what solve() runs: the merges from MERGE_ROWS rows, the dense elimination alone below. Rounds
+// interleaved, alternating order; CPU ms, medians.
+// `npx tsx bench/prime/qs-linalg-ab.ts /tmp/qs-base /tmp/dumps [digits,...] [weights,...]` (defaults
+// 40,50,60,70 and 0 and MERGE_WEIGHT); ROUNDS (default 9).
 import { readFileSync } from 'node:fs'
 import { Budget } from '../../src/algorithms/prime-checker/budget.js'
 import { kernel } from '../../src/algorithms/prime-checker/kernel.js'
@@ -55,7 +56,9 @@ function timeDense(m: Matrix): number {
   return ms
 }
 
-/** This checkout's structuredDependencies at a merge weight, or (weight 0) what solve() runs, dependencies(). */
+/**
+ * This checkout's structuredDependencies at a merge weight, or (weight 0) what solve() runs, dependencies().
+ */
 function timeStructured(m: Matrix, weight: number): number {
   let first: number[] | undefined
   const ms = cpuMs(() => {

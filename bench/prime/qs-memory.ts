@@ -1,7 +1,7 @@
-// The quadratic sieve's memory (issue 17 asks how much it uses at 70 digits): one quadraticSieve call on a
+// The quadratic sieve's memory (how much it uses at 70 digits): one quadraticSieve call on a
 // seeded balanced semiprime, with the process's resident set and the kernel's linear memory before and after.
-// Usage: npx tsx bench/prime/qs-memory.ts [digits]   (default 70; BENCH_SEED=20261121; build the kernel first,
-// npm run build:wasm). Add `node --cpu-prof --import tsx` instead of tsx for where its time goes.
+// Usage: npx tsx bench/prime/qs-memory.ts [digits]   (default 70; BENCH_SEED=20261121; build the kernel
+// first, npm run build:wasm). Add `node --cpu-prof --import tsx` instead of tsx for where its time goes.
 import { Budget } from '../../src/algorithms/prime-checker/budget.js'
 import { kernel } from '../../src/algorithms/prime-checker/kernel.js'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'

@@ -1,9 +1,10 @@
-// Where a fresh process's factor-row time goes, round by round: the rows of `tsx bench/prime/prime.ts semiprimes`
-// (64-bit, then 20-digit) with bench/prime/prime.ts's inputs, untimed pass and rounds, printing per round the CPU
-// ms per input of the whole process (process.cpuUsage, as bench/prime/prime.ts counts) and of its main thread
-// alone (Linux /proc/self/task/<pid>/schedstat); the difference ran on V8's other threads (its optimising
-// compiler, concurrent GC). `npx tsx bench/prime/warmup.ts [checkout]` times another checkout's PrimeChecker (its
-// kernel built) instead of this one's.
+// Where a fresh process's factor-row time goes, round by round: the rows of
+// `tsx bench/prime/prime.ts semiprimes` (64-bit, then 20-digit) with bench/prime/prime.ts's inputs, untimed
+// pass and rounds, printing per round the CPU ms per input of the whole process (process.cpuUsage, as
+// bench/prime/prime.ts counts) and of its main thread alone (Linux /proc/self/task/<pid>/schedstat); the
+// difference ran on V8's other threads (its optimising compiler, concurrent GC).
+// `npx tsx bench/prime/warmup.ts [checkout]` times another checkout's PrimeChecker (its kernel built)
+// instead of this one's.
 import { readFileSync } from 'node:fs'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
 import { primeCheckerOf } from './other-checkout.js'

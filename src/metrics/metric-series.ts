@@ -1,7 +1,8 @@
 // Counters and histograms for the metrics counted on every request, whose label values are bound once.
 // prom-client's labelled children hash and check their label values again on every inc() and observe(), and
 // each call allocates; these keep plain numbers per series. They hand prom-client's Registry the values its
-// own Counter and Histogram would, so /metrics reads the same byte for byte (test/metric-series.test.ts).
+// own Counter and Histogram would, so /metrics reads the same byte for byte
+// (test/metrics/metric-series.test.ts).
 import type { Metric, Registry } from 'prom-client'
 
 type LabelValues<L extends string> = Readonly<Record<L, string | number>>

@@ -1,4 +1,5 @@
-// The nine metrics of the interface, two gauges of the jobs waiting and running (issue 13), plus the runtime's process metrics (process-metrics.ts), in a registry of their
+// The nine metrics of the interface, the service's own (jobs waiting, running and cancelled, the build) and
+// the runtime's process metrics (process-metrics.ts), all listed in docs/metrics.md, in a registry of their
 // own so that each app (and each test) counts separately. The four counted on every request are
 // label-bound series (metric-series.ts); the rest are prom-client's own.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'

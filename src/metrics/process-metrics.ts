@@ -1,7 +1,8 @@
 // The runtime's metrics (process_*, nodejs_*): prom-client's default set, all but two kinds of series.
 // - nodejs_gc_duration_seconds: its PerformanceObserver makes Node build an entry and call back on every
 //   garbage collection; with main.ts's 1 MB young generation that came to about 7% of a small /invoke's
-//   CPU time (BENCHMARKS.md). It also kept only the first entry of each batch, so it undercounted.
+//   CPU time (docs/benchmarks/invoke.md, runs of 2026-11-22 00:04 to 00:40 UTC). It also kept only the
+//   first entry of each batch, so it undercounted.
 // - the three gauges ending in _total, which `promtool check metrics` rejects; their per-type twins
 //   without the suffix (nodejs_active_handles, ...) stay.
 // prom-client has no switch for one default metric, so its collectors are called one by one; they sit

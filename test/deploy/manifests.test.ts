@@ -1,4 +1,4 @@
-// compose.yaml and the Kubernetes manifests say what the issue asks of them. Neither Docker nor a
+// compose.yaml and the Kubernetes manifests say what docs/operating.md says of them. Neither Docker nor a
 // cluster runs here: these check the files' content; the commands they run are the ones the
 // Dockerfile test runs.
 import assert from 'node:assert/strict'

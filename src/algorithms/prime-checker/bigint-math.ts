@@ -26,7 +26,9 @@ export function modPow(base: bigint, exp: bigint, mod: bigint): bigint {
   return result
 }
 
-/** Number of bits in |n|; bitLength(0) = 0. Hex digits give it in one linear pass instead of a loop over bits. */
+/**
+ * Number of bits in |n|; bitLength(0) = 0. Hex digits give it in one linear pass instead of a loop over bits.
+ */
 export function bitLength(n: bigint): number {
   if (n === 0n) return 0
   const hex = abs(n).toString(16)

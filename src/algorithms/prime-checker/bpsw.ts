@@ -1,6 +1,6 @@
-// Baillie-PSW above 2^64 on the kernel's multi-limb Montgomery arithmetic: a base-2 strong probable-prime test,
-// a square check, then an extra strong Lucas test (Baillie-Wagstaff 1980, Grantham 2001). Only the constants
-// that need a division (R mod n and its small multiples) are computed with BigInt, once per test.
+// Baillie-PSW above 2^64 on the kernel's multi-limb Montgomery arithmetic: a base-2 strong probable-prime
+// test, a square check, then an extra strong Lucas test (Baillie-Wagstaff 1980, Grantham 2001). Only the
+// constants that need a division (R mod n and its small multiples) are computed with BigInt, once per test.
 import { bitLength, isqrt, jacobi } from './bigint-math.js'
 import {
   BITS28,
@@ -20,13 +20,16 @@ import {
 } from './kernel.js'
 
 /**
- * The most 32-bit limbs (576 bits, about 173 digits) at which the test runs on montn: its operand scanning has
- * less work per product than mont28's column sums on short columns, measured with isBailliePSWKernel
- * (BENCHMARKS.md, History, run of 2026-11-21 19:10 UTC, and "Figures moved out of code comments").
+ * The most 32-bit limbs (576 bits, about 173 digits) at which the test runs on montn: its operand scanning
+ * has less work per product than mont28's column sums on short columns, measured with isBailliePSWKernel
+ * (docs/benchmarks/prime-checker.md, run of 2026-11-21 19:10 UTC, and "Figures moved out of code comments").
  */
 const BPSW_MONTN_MAX_LIMBS = 18
 
-/** Baillie-PSW core for an odd n >= 2^32 with no prime factor below a few hundred (the caller's trial division). */
+/**
+ * Baillie-PSW core for an odd n >= 2^32 with no prime factor below a few hundred (the caller's trial
+ * division).
+ */
 export function isBailliePSWCore(n: bigint): boolean {
   return isBailliePSWKernel(n, limbCount(n) <= BPSW_MONTN_MAX_LIMBS ? 32 : BITS28)
 }
@@ -71,7 +74,9 @@ function oddPart(x: bigint): [bigint, number] {
   return [x >> BigInt(s), s]
 }
 
-/** Squares are quadratic residues mod 64, 63, 65 and 11; those filters leave about 1 number in 170 for isqrt. */
+/**
+ * Squares are quadratic residues mod 64, 63, 65 and 11; those filters leave about 1 number in 170 for isqrt.
+ */
 function isSquare(n: bigint): boolean {
   for (const m of [64n, 63n, 65n, 11n]) if (!SQUARES_MOD.get(m)?.has(Number(n % m))) return false
   const root = isqrt(n)

@@ -66,7 +66,7 @@ const B2_MAX = 20_000_000
 /**
  * The most 32-bit limbs at which curves run on montn rather than mont28 (512 bits, about 154 digits): curves
  * do more additions and copies per product than Baillie-PSW, so mont28 pays off a little later
- * (`bench/prime/ecm-ab.ts`; BENCHMARKS.md, History, runs of 2026-11-21 20:43 to 22:04 UTC).
+ * (`bench/prime/ecm-ab.ts`; docs/benchmarks/prime-checker.md, runs of 2026-11-21 20:43 to 22:04 UTC).
  */
 export const ECM_MONTN_MAX_LIMBS = 16
 
@@ -133,7 +133,10 @@ function sieve(limit: number): Uint8Array {
   return composite
 }
 
-/** A nontrivial divisor of the odd composite n (no small factors, not a perfect power), or undefined at the deadline. */
+/**
+ * A nontrivial divisor of the odd composite n (no small factors, not a perfect power), or undefined at the
+ * deadline.
+ */
 export function ecm(n: bigint, budget: Budget): bigint | undefined {
   return ecmKernel(n, budget, limbCount(n) <= ECM_MONTN_MAX_LIMBS ? 32 : BITS28)
 }

@@ -20,7 +20,9 @@ export interface FactorizeOptions {
   deadline: number
   /** Checked along with the deadline; when aborted, factorize throws signal.reason. */
   signal?: AbortSignal
-  /** The caller has already found n composite, so its primality test (seconds at 4300 digits) is not repeated. */
+  /**
+   * The caller has already found n composite, so its primality test (seconds at 4300 digits) is not repeated.
+   */
   composite?: boolean
 }
 
@@ -29,14 +31,14 @@ const POWER_RESIDUE_TESTS = 8
 
 /**
  * Rho steps before ECM takes over above 2^64: Brent's rounds up to r = 2048, enough for factors of about 6 to
- * 7 digits. From 7 to 8 digits ECM is as fast or faster (BENCHMARKS.md, History, "Figures moved out of code
- * comments").
+ * 7 digits. From 7 to 8 digits ECM is as fast or faster (docs/benchmarks/prime-checker.md, "Figures moved
+ * out of code comments").
  */
 const RHO_STEPS = 8_000
 
 /**
  * Parts up to this many digits go to the quadratic sieve, which needs no luck with curves: on balanced
- * semiprimes it beats rho and ECM from 20 digits (just above 2^64) on (BENCHMARKS.md, PrimeChecker engine),
+ * semiprimes it beats rho and ECM from 20 digits (just above 2^64) on (docs/benchmarks/prime-checker.md),
  * and its kN must fit the kernel's QS_MAX_KN_LIMBS limbs (256 bits, 77 digits, with the multiplier).
  */
 const QS_MAX_DIGITS = 75
@@ -55,8 +57,9 @@ const QS_ECM_FROM_DIGITS = 33
 
 /**
  * The scale of ECM's run before the sieve: 7 ms at 30 digits, x2.6 per 5 digits, which is the sieve's time
- * to about 40 digits and falls below it after (half of it at 50 digits, a seventh at 70: BENCHMARKS.md), so
- * that ECM's share, spent in vain on balanced parts, shrinks as the sieve's lead on them grows.
+ * to about 40 digits and falls below it after (half of it at 50 digits, a seventh at 70:
+ * docs/benchmarks/prime-checker.md), so that ECM's share, spent in vain on balanced parts, shrinks as the
+ * sieve's lead on them grows.
  */
 function qsExpectedMs(digits: number): number {
   return 7 * 2.6 ** ((digits - 30) / 5)
@@ -157,7 +160,8 @@ function split(n: bigint, budget: Budget): bigint | undefined {
   }
   // Rho runs on montn's residues of at most MAX_LIMBS 32-bit limbs, ECM on montn's or (from 17 limbs) on
   // mont28's, whose MAX_LIMBS28 hold as many bits. A larger part (ALGOSERVE_MAX_DIGITS
-  // raised past about 9,800 digits) is left unsplit: BigInt rho at that size would find little within a budget.
+  // raised past about 9,800 digits) is left unsplit: BigInt rho at that size would find little within a
+  // budget.
   if (limbCount(n) > MAX_LIMBS) return undefined
   return rhoBig(n, RHO_STEPS, budget) ?? (budget.timeIsUp() ? undefined : ecm(n, budget))
 }

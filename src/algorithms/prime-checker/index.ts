@@ -1,4 +1,4 @@
-// PrimeChecker: is an integer prime, and what are its prime factors (decisions.md, The prime result).
+// PrimeChecker: is an integer prime, and what are its prime factors (docs/prime-checker.md).
 
 import { VERSION } from '../../version.js'
 import type { Algorithm, ParamLimits, RunOptions } from '../algorithm.js'

@@ -1,5 +1,5 @@
-// Loads the WebAssembly kernel built from wasm/prime (npm run build:wasm) and moves integers in and out of its
-// memory. Loading is synchronous at import, so every worker thread has it before its first run.
+// Loads the WebAssembly kernel built from wasm/prime (npm run build:wasm) and moves integers in and out of
+// its memory. Loading is synchronous at import, so every worker thread has it before its first run.
 import { readFileSync } from 'node:fs'
 import { bitLength } from './bigint-math.js'
 

@@ -2,8 +2,8 @@
 // recurrences of form X_(m+n) = f(X_m, X_n, X_(m-n)) via Lucas chains", 1992) multiplies a point by a prime n
 // with x-only additions, which need the difference of their operands. It keeps n Q = d A + e B with
 // C = A - B, starting from d = n - r, e = 2r - n (A = 2Q, B = Q) for r near n / golden ratio, and applies
-// the first rule that fits until d = e = 1, when n Q = A + B. Near the golden ratio most steps are rule 3, one
-// addition (6 multiplications) per factor of about 1.6, against the ladder's 11 per bit. The chain is
+// the first rule that fits until d = e = 1, when n Q = A + B. Near the golden ratio most steps are rule 3,
+// one addition (6 multiplications) per factor of about 1.6, against the ladder's 11 per bit. The chain is
 // computed on integers, once per prime, and the kernel replays its rules; of the r tried, the cheapest wins.
 
 import { ECM_OP_DOUBLE, ECM_OP_END, ECM_OP_INIT, ECM_OP_SWAP } from './kernel.js'

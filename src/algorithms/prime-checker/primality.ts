@@ -6,10 +6,14 @@ import { smallestSmallFactor } from './trial-division.js'
 
 export type PrimalityMethod = 'trial_division' | 'deterministic_miller_rabin' | 'baillie_psw'
 
-/** Baillie-PSW's trial division: a few hundred primes remove most composites for the cost of one modPow step. */
+/**
+ * Baillie-PSW's trial division: a few hundred primes remove most composites for the cost of one modPow step.
+ */
 const BPSW_TRIAL_LIMIT = 2000
 
-/** The largest n the kernel's Baillie-PSW takes: 35840 bits, about 10,800 digits (the default limit is 4300). */
+/**
+ * The largest n the kernel's Baillie-PSW takes: 35840 bits, about 10,800 digits (the default limit is 4300).
+ */
 const KERNEL_MAX_BITS = BITS28 * MAX_LIMBS28
 
 /** Which test isPrime uses for n; the sign is ignored. */
@@ -20,7 +24,10 @@ export function primalityMethod(n: bigint): PrimalityMethod {
   return 'baillie_psw'
 }
 
-/** Whether n is prime: exact below 2^64, Baillie-PSW above (no counterexample is known). Negatives are not prime. */
+/**
+ * Whether n is prime: exact below 2^64, Baillie-PSW above (no counterexample is known). Negatives are not
+ * prime.
+ */
 export function isPrime(n: bigint): boolean {
   if (n < 2n) return false
   if (n < LIMIT_32) return isPrimeSmall(Number(n))
@@ -47,8 +54,8 @@ export function isBailliePSW(n: bigint): boolean {
 }
 
 /**
- * The BigInt Baillie-PSW with Selfridge's strong Lucas test: the reference the kernel's is tested against, and
- * the test past the kernel's fixed memory (ALGOSERVE_MAX_DIGITS may allow such numbers).
+ * The BigInt Baillie-PSW with Selfridge's strong Lucas test: the reference the kernel's is tested against,
+ * and the test past the kernel's fixed memory (ALGOSERVE_MAX_DIGITS may allow such numbers).
  */
 export function isBailliePSWBigInt(n: bigint): boolean {
   // The Lucas test needs a non-square n: for a square, no D has Jacobi symbol -1.

@@ -1,11 +1,11 @@
 // The quadratic sieve's linear algebra over GF(2): each relation is a row listing the columns (sign, primes)
-// where its exponent is odd, and a dependency is a set of rows whose columns all cancel. Filtering first makes
-// the matrix small while keeping enough dependencies (Cavallar, "Strategies in filtering in the number field
-// sieve", 2000): singleton removal, then clique removal while there are more rows than the elimination needs.
-// Structured Gaussian elimination (LaMacchia and Odlyzko 1990) follows: on large matrices the kernel merges
-// away the light columns on sparse rows (structuredDependencies; merging in TypeScript cost more than it saved,
-// BENCHMARKS.md), then eliminates the rest on packed bit rows, the lightest columns first, as their pivots
-// meet few rows (denseDependencies).
+// where its exponent is odd, and a dependency is a set of rows whose columns all cancel. Filtering first
+// makes the matrix small while keeping enough dependencies (Cavallar, "Strategies in filtering in the number
+// field sieve", 2000): singleton removal, then clique removal while there are more rows than the elimination
+// needs. Structured Gaussian elimination (LaMacchia and Odlyzko 1990) follows: on large matrices the kernel
+// merges away the light columns on sparse rows (structuredDependencies; merging in TypeScript cost more than
+// it saved: docs/benchmarks/prime-checker.md), then eliminates the rest on packed bit rows, the lightest
+// columns first, as their pivots meet few rows (denseDependencies).
 import type { Budget } from './budget.js'
 import { ensureBytes, kernel } from './kernel.js'
 
@@ -211,7 +211,9 @@ export function rowsOf(history: Uint32Array): number[] {
 
 /** Columns in up to this many rows are merged away on the sparse rows (structuredDependencies). */
 export const MERGE_WEIGHT = 8
-/** Columns in more than this many times maxWeight rows keep no list of their rows: few would come back down. */
+/**
+ * Columns in more than this many times maxWeight rows keep no list of their rows: few would come back down.
+ */
 const TRACK_FACTOR = 4
 /** Words the kernel's merges touch between two looks at the budget: a few ms at most. */
 const MERGE_WORK = 100_000
@@ -297,7 +299,10 @@ export function structuredDependencies(
   })()
 }
 
-/** Rows from which the merges save more than they cost (BENCHMARKS.md); below, the dense elimination alone. */
+/**
+ * Rows from which the merges save more than they cost (docs/benchmarks/prime-checker.md); below, the dense
+ * elimination alone.
+ */
 export const MERGE_ROWS = 1000
 
 /**

@@ -4,12 +4,13 @@
 // Gray code at the cost of one addition per prime. Relations have one large prime allowed (Lenstra and
 // Manasse's partial relations) and, from about 50 digits, two (Lenstra and Manasse 1994, the double large
 // prime variation): partial relations are edges between their large primes (1 for none), every cycle of the
-// graph combines into a relation whose large primes appear squared, and a union-find counts the cycles as they
-// close. The linear algebra over GF(2) that gives the congruences of squares is in qs-matrix.ts. Every loop over the factor base runs in the kernel
-// (wasm/prime/qs.ts): the factor base, each polynomial's roots, the sieve, the search for the primes dividing
-// a candidate (and its whole trial division while g(x) fits 64 bits, to about 29 digits) and the elimination. Here, V8 spent more CPU time optimising them, on its compiler
-// threads, than a warm 20-digit factorisation takes; what is left here works per polynomial or per relation,
-// with BigInt for A, B, C, y and the final square roots.
+// graph combines into a relation whose large primes appear squared, and a union-find counts the cycles as
+// they close. The linear algebra over GF(2) that gives the congruences of squares is in qs-matrix.ts. Every
+// loop over the factor base runs in the kernel (wasm/prime/qs.ts): the factor base, each polynomial's roots,
+// the sieve, the search for the primes dividing a candidate (and its whole trial division while g(x) fits 64
+// bits, to about 29 digits) and the elimination. Here, V8 spent more CPU time optimising them, on its
+// compiler threads, than a warm 20-digit factorisation takes; what is left here works per polynomial or per
+// relation, with BigInt for A, B, C, y and the final square roots.
 import { bitLength, gcd } from './bigint-math.js'
 import type { Budget } from './budget.js'
 import {
@@ -37,7 +38,9 @@ const CLIQUE_EXCESS = 2 * EXTRA_RELATIONS
 interface Params {
   /** Factor-base size, including 2. */
   primes: number
-  /** Half-width: x runs over [-M, M). A multiple of 8, so that the kernel scans the sieve 16 bytes at a time. */
+  /**
+   * Half-width: x runs over [-M, M). A multiple of 8, so that the kernel scans the sieve 16 bytes at a time.
+   */
   halfWidth: number
   /** Single large primes go up to this many times the largest factor-base prime. */
   largeFactor: number
@@ -55,8 +58,8 @@ interface Params {
 /**
  * [digits of n, factor-base size, half-width, large factor, double exponent, threshold logs, small bound],
  * factor-base size interpolated in between, the rest from the row at or above; tuned by measurement
- * (BENCHMARKS.md): the rows to 48 digits before the double large primes, 60 digits on one number, 54, 66
- * and 72 set between them and not tuned.
+ * (docs/benchmarks/prime-checker.md): the rows to 48 digits before the double large primes, 60 digits on
+ * one number, 54, 66 and 72 set between them and not tuned.
  */
 const PARAMS: [number, number, number, number, number, number, number][] = [
   [18, 50, 8192, 64, 0, 1.8, 30],
@@ -118,7 +121,8 @@ export function quadraticSieve(n: bigint, budget: Budget): bigint | undefined {
   const full: Relation[] = []
   const graph = new PartialGraph()
   // Polynomials whose A share primes overlap in a few y, and y and -y give the same relation: a repeated full
-  // relation, or a partial met twice and combined with itself, would be a dependency of its own, always trivial.
+  // relation, or a partial met twice and combined with itself, would be a dependency of its own, always
+  // trivial.
   const seen = new Set<bigint>()
   let wanted = basePrimes.length + EXTRA_RELATIONS
   for (;;) {
@@ -255,7 +259,9 @@ function combine(a: Relation, b: Relation, n: bigint): Relation {
 /** How many odd primes (3 to 997) rank the multipliers: past 1000 they change the score by little. */
 const RANKING_COUNT = 167
 
-/** Per multiplier k and ranking prime p, (k / p) as -1 or 1, or 0 for p | k; and p's gains: made on first use. */
+/**
+ * Per multiplier k and ranking prime p, (k / p) as -1 or 1, or 0 for p | k; and p's gains: made on first use.
+ */
 interface Ranking {
   symbols: Int8Array
   /** 2 log(p) / (p - 1): p | Q(x) for two x in p when (kN / p) = 1. */
@@ -380,7 +386,9 @@ class Sieve {
   private aPrimes!: Int32Array
   private gammas!: Int32Array
   private aIndexList!: Int32Array
-  /** Whether |g(x)| < 2^63 over the sieve for the current polynomial: the kernel then trial-divides it alone. */
+  /**
+   * Whether |g(x)| < 2^63 over the sieve for the current polynomial: the kernel then trial-divides it alone.
+   */
   private fits = false
   private random = 0x9e3779b9
 
@@ -433,7 +441,8 @@ class Sieve {
       this.newA()
       return
     }
-    // Gray code (Contini, section 2.4): B_(i+1) = B_i + 2 (-1)^ceil(i / 2^(v+1)) B_v, v the trailing zeros of i.
+    // Gray code (Contini, section 2.4): B_(i+1) = B_i + 2 (-1)^ceil(i / 2^(v+1)) B_v, with v the trailing
+    // zeros of i.
     const i = this.bIndex
     const v = 31 - Math.clz32(i & -i)
     const plus = Math.ceil(i / 2 ** (v + 1)) % 2 === 0
@@ -456,7 +465,8 @@ class Sieve {
     let a = 1n
     for (const q of qs) a *= BigInt(q)
     this.a = a
-    // B_l = (A / q_l) gamma_l with gamma_l = t_l (A / q_l)^-1 mod q_l, so that B = sum B_l has B^2 = kN (mod A).
+    // B_l = (A / q_l) gamma_l with gamma_l = t_l (A / q_l)^-1 mod q_l, so that B = sum B_l has
+    // B^2 = kN (mod A).
     const gammas = qs.map((q, l) => {
       const gamma =
         ((sqrts[indices[l] as number] as number) * invMod(Number((a / BigInt(q)) % BigInt(q)), q)) % q
@@ -602,12 +612,15 @@ class Sieve {
     return this.random
   }
 
-  /** Sieves the current polynomial and returns the relations (full, or with one or two large primes) it yields. */
+  /**
+   * Sieves the current polynomial and returns the relations (full, or with one or two large primes) it
+   * yields.
+   */
   collect(): Relation[] {
     const count = kernel.qsSieve(this.width, this.firstSieved, this.size, this.init)
-    // Resieving a prime p costs about 2 width / p steps and a fixed part for the whole polynomial, checking it
-    // a fraction of a SIMD step at each candidate: from about RESIEVE_FACTOR width / count on, the first costs
-    // less (the factor measured, BENCHMARKS.md).
+    // Resieving a prime p costs about 2 width / p steps and a fixed part for the whole polynomial, checking
+    // it a fraction of a SIMD step at each candidate: from about RESIEVE_FACTOR width / count on, the first
+    // costs less (the factor measured: docs/benchmarks/prime-checker.md).
     let from = this.size
     const bound = (RESIEVE_FACTOR * this.width) / count
     if (!this.fits && count > 0 && bound <= (this.primes[this.size - 1] as number)) {
@@ -645,7 +658,8 @@ class Sieve {
    */
   private relationOnBigInts(j: number, c: number, from: number): Relation | undefined {
     const { primes, size, hits } = this
-    // The kernel lists the primes whose roots say they divide g(x); the BigInt side divides by their products.
+    // The kernel lists the primes whose roots say they divide g(x); the BigInt side divides by their
+    // products.
     hits.length = 0
     const count = from < size ? kernel.qsDividingResieved(j, c, from) : kernel.qsDividing(j, size)
     for (let h = 0; h < count; h++) hits.push(this.hitList[h] as number)
@@ -740,9 +754,10 @@ function oddColumns(r: Relation): number[] {
 
 /**
  * The congruences of squares from the exponent vectors (sign, then one bit per prime) of the relations:
- * singleton removal, clique removal when the excess is large, and the kernel's merges and elimination (qs-matrix.ts);
- * each dependency is tried for a nontrivial gcd. Returns the divisor, 1n when every dependency was trivial, the
- * number of further relations wanted when too few survive, or undefined at the deadline.
+ * singleton removal, clique removal when the excess is large, and the kernel's merges and elimination
+ * (qs-matrix.ts); each dependency is tried for a nontrivial gcd. Returns the divisor, 1n when every
+ * dependency was trivial, the number of further relations wanted when too few survive, or undefined at the
+ * deadline.
  */
 function solve(
   n: bigint,
@@ -759,7 +774,7 @@ function solve(
   if (excess < EXTRA_RELATIONS / 2) return Math.max(EXTRA_RELATIONS, Math.ceil(0.05 * pruned.columns))
   // More rows than the columns and the extra dependencies only make the matrix larger: with a large excess,
   // clique removal chooses the rows to drop; with a small one, the first rows beyond are dropped, as its cost
-  // would exceed what it saves the elimination (BENCHMARKS.md).
+  // would exceed what it saves the elimination (docs/benchmarks/prime-checker.md).
   const matrix =
     excess > CLIQUE_EXCESS
       ? removeCliques(pruned.rows, pruned.columns, EXTRA_RELATIONS)

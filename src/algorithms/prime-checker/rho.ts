@@ -22,16 +22,16 @@ const STEPS_64 = 1 << 22
 
 /**
  * Bounds of the p - 1 run before rho below 2^64 (wasm/prime/pm1_64.ts), chosen by a same-process A/B on
- * balanced 64-bit semiprimes against other B1 and B2 (BENCHMARKS.md, History, run of 2026-11-21 20:09 UTC).
- * B2 is the end of the kernel's prime table.
+ * balanced 64-bit semiprimes against other B1 and B2 (docs/benchmarks/prime-checker.md, run of 2026-11-21
+ * 20:09 UTC). B2 is the end of the kernel's prime table.
  */
 const PM1_B1 = 4000
 const PM1_B2 = 65535
 
 /**
  * ECM's curves and bounds below 2^64 (wasm/prime/ecm64.ts), after p - 1 and before rho, chosen on balanced
- * 64-bit semiprimes against rho alone and smaller B1 (BENCHMARKS.md, History, "Figures moved out of code
- * comments"); none needed more than 30 curves, and rho backs up the 40.
+ * 64-bit semiprimes against rho alone and smaller B1 (docs/benchmarks/prime-checker.md, "Figures moved out
+ * of code comments"); none needed more than 30 curves, and rho backs up the 40.
  */
 const ECM_CURVES = 40
 const ECM_B1 = 300
@@ -43,7 +43,8 @@ export function splitRho64(n: bigint, budget: Budget): bigint | undefined {
   if (quick !== 0n) return quick
   const found = kernel.ecm64(n, ECM_CURVES, ECM_B1, ECM_B2)
   if (found !== 0n) return found
-  // A constant that fails (both cycles closing together) or runs long is replaced; each restart is independent.
+  // A constant that fails (both cycles closing together) or runs long is replaced; each restart is
+  // independent.
   for (let c = 1n; ; c++) {
     if (budget.timeIsUp()) return undefined
     const d = kernel.rho64(n, c, STEPS_64)

@@ -1,15 +1,17 @@
 import { kernel } from './kernel.js'
 import { SMALL_PRIMES } from './small-primes.js'
 
-/** Below this bound every number is settled by trial division: it has a prime factor below 2^16 or is prime. */
+/**
+ * Below this bound every number is settled by trial division: it has a prime factor below 2^16 or is prime.
+ */
 export const SMALL_LIMIT = 2 ** 32
 /** SMALL_LIMIT as a BigInt. */
 export const LIMIT_32 = BigInt(SMALL_LIMIT)
 
 /**
  * Up to here trial division runs on Numbers; above, in the kernel (wasm/prime/trial64.ts), where a
- * prime costs a multiply and a compare instead of a floating-point remainder (BENCHMARKS.md, History,
- * "Figures moved out of code comments").
+ * prime costs a multiply and a compare instead of a floating-point remainder
+ * (docs/benchmarks/prime-checker.md, "Figures moved out of code comments").
  */
 const NUMBER_LIMIT = 2 ** 16
 

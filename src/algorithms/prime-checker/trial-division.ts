@@ -69,9 +69,9 @@ const LIMIT_LIMBS = 1n << BigInt(32 * TRIAL_LIMBS)
 
 /**
  * trialDivide from 2^64 to 2^160 (the quadratic sieve's sizes) in the kernel, a multiply-add per limb and a
- * multiply per prime, down to below 2^64, where trialDivide64 goes on: faster than a BigInt remainder per group
- * of primes or a loop on doubles here, which was deoptimised on every call (BENCHMARKS.md, History, "Figures
- * moved out of code comments").
+ * multiply per prime, down to below 2^64, where trialDivide64 goes on: faster than a BigInt remainder per
+ * group of primes or a loop on doubles here, which was deoptimised on every call
+ * (docs/benchmarks/prime-checker.md, "Figures moved out of code comments").
  */
 function trialDivideLimbs(n: bigint): { primes: bigint[]; rest: bigint } {
   const primes: bigint[] = []

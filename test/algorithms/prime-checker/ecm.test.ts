@@ -13,7 +13,7 @@ import { chainFrom } from '../../../src/algorithms/prime-checker/prac.js'
 import { prng, randomBits, refIsProbablePrime, testSeed } from '../../helpers/reference-math.js'
 
 const SEED = testSeed('ecm.test.ts')
-/** The /invoke factorisation budget (decisions.md, The prime result). */
+/** The /invoke factorisation budget: ALGOSERVE_INVOKE_FACTOR_BUDGET_MS's default (docs/settings.md). */
 const INVOKE_MS = 2000
 const GENEROUS_MS = 60_000
 
@@ -44,7 +44,10 @@ function inverse(x: bigint, n: bigint): bigint {
   return mod(s0, n)
 }
 
-/** Suyama's curve for sigma modulo a prime n: A, and B chosen so that P = (x0, 1) lies on B y^2 = x^3 + A x^2 + x. */
+/**
+ * Suyama's curve for sigma modulo a prime n: A, and B chosen so that P = (x0, 1) lies on
+ * B y^2 = x^3 + A x^2 + x.
+ */
 function suyama(n: bigint, sigma: bigint): { a: bigint; b: bigint; x0: bigint } {
   const u = mod(sigma * sigma - 5n, n)
   const v = mod(4n * sigma, n)

@@ -9,7 +9,8 @@ import { isBailliePSW } from '../../../src/algorithms/prime-checker/primality.js
 import { RSA_100 } from '../../helpers/numbers.js'
 import { prng, randomBits, refIsProbablePrime, testSeed } from '../../helpers/reference-math.js'
 
-// Vectors from shared/data/prime-vectors.md (sections 1, 2, 4 and 6) and shared/data/arnault.txt.
+// Correctness vectors, written out here: edge cases, strong pseudoprimes, Carmichael numbers and known
+// factorisations, and Arnault's composites built to pass Miller-Rabin to many bases.
 
 /** [n, its prime factors ascending]. */
 const FACTORISATIONS: [bigint, bigint[]][] = [

@@ -1,9 +1,9 @@
-// primeChecker.run with a budget in ms: the call POST /invoke's worker thread makes (src/execution/pool-worker.ts)
-// with ALGOSERVE_INVOKE_FACTOR_BUDGET_MS. Issue 17 asks that every balanced 50-digit semiprime be factored
-// completely within the 2 s of /invoke; whether that holds in time is bench/prime/invoke-50.ts's question
-// (BENCHMARKS.md): a test that asserted it would be a timing assertion on a shared machine. Here the budget
-// is generous and the answer is what is checked: complete, multiplying back, every factor prime by the
-// independent reference test.
+// primeChecker.run with a budget in ms: the call POST /invoke's worker thread makes
+// (src/execution/pool-worker.ts) with ALGOSERVE_INVOKE_FACTOR_BUDGET_MS. Every balanced 50-digit semiprime
+// is meant to be factored completely within the 2 s of /invoke; whether that holds in time is
+// bench/prime/invoke-50.ts's question (docs/benchmarks/prime-checker.md): a test that asserted it would be a
+// timing assertion on a shared machine. Here the budget is generous and the answer is what is checked:
+// complete, multiplying back, every factor prime by the independent reference test.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { primeChecker } from '../../../src/algorithms/prime-checker/index.js'

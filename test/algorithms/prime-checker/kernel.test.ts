@@ -132,7 +132,9 @@ describe('64-bit kernel', () => {
     const B1 = 4000
     const B2 = 65535
     const smallPrimes = [3n, 5n, 7n, 11n, 13n, 101n, 997n, 3989n]
-    /** A prime p < 2^32 with p - 1 = 2 * (distinct primes up to B1) * last, last a prime in [lastLo, lastHi). */
+    /**
+     * A prime p < 2^32 with p - 1 = 2 * (distinct primes up to B1) * last, last a prime in [lastLo, lastHi).
+     */
     const smoothPrime = (lastLo: number, lastHi: number): bigint => {
       for (;;) {
         // Distinct primes, each to the first power: stage 1 raises to the largest powers up to B1 only.
@@ -407,7 +409,9 @@ describe('28-bit Montgomery arithmetic of Baillie-PSW', () => {
 })
 
 describe('trial division below 2^64 in the kernel', () => {
-  /** Division by every odd number below 2^16 while d^2 <= rest, written independently of the code under test. */
+  /**
+   * Division by every odd number below 2^16 while d^2 <= rest, written independently of the code under test.
+   */
   function referenceTrialDivide(n: bigint): { primes: bigint[]; rest: bigint } {
     const primes: bigint[] = []
     let rest = n

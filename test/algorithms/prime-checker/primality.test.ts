@@ -25,7 +25,9 @@ import {
   testSeed,
 } from '../../helpers/reference-math.js'
 
-// Vectors from shared/data/prime-vectors.md (sections 1-5) and shared/data/arnault.txt.
+// Correctness vectors, written out here: edge cases and sign conventions, strong pseudoprimes to small fixed
+// bases, strong Lucas pseudoprimes, Carmichael numbers, known primes, and Arnault's composites built to pass
+// Miller-Rabin to many bases (1993 and 1995).
 
 const ARNAULT_P1 =
   29674495668685510550154174642905332730771991799853043350995075531276838753171770199594238596428121188033664754218345562493168782883n
@@ -284,7 +286,8 @@ describe('exhaustive agreement with a sieve', () => {
     }
   })
 
-  // isBailliePSW's trial division settles every composite below 10^5, so check the probable-prime tests alone.
+  // isBailliePSW's trial division settles every composite below 10^5, so check the probable-prime tests
+  // alone.
   test('base-2 strong test plus strong Lucas test on odd non-squares below 10^5, without trial division', () => {
     for (let n = 3; n < 100_000; n += 2) {
       if (Number.isInteger(Math.sqrt(n))) continue

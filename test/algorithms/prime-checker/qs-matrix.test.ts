@@ -68,8 +68,9 @@ function weights(rows: number[][], columns: number): number[] {
 
 describe("quadratic sieve's linear algebra", () => {
   test('removeCliques removes the heaviest cliques first and keeps the excess asked for (hand-checked)', () => {
-    // Columns 4 and 5 link rows 0, 1, 2 (a clique holding 8 entries); column 2 links rows 3 and 4 (4 entries);
-    // column 3 links rows 5 and 6 (5 entries); row 7 is alone (2 entries). 8 rows on 6 columns: excess 2.
+    // Columns 4 and 5 link rows 0, 1, 2 (a clique holding 8 entries); column 2 links rows 3 and 4 (4
+    // entries); column 3 links rows 5 and 6 (5 entries); row 7 is alone (2 entries). 8 rows on 6 columns:
+    // excess 2.
     const rows = [
       [0, 1, 4],
       [4, 5],
@@ -156,8 +157,8 @@ describe("quadratic sieve's linear algebra", () => {
 
   test('structuredDependencies merges light columns and maps dependencies back to the input rows (hand-checked)', () => {
     // Columns 1 and 3 have weight 2: row 0 is added to row 1 and removed (column 1), then row 2 to row 3
-    // (column 3), leaving rows 1, 3 and 4, each {0, 2}. The dense elimination pivots on row 1 and reduces rows
-    // 3 and 4 to zero: 1 + 3 and 1 + 4, which are the input rows 0 + 1 + 2 + 3 and 0 + 1 + 4.
+    // (column 3), leaving rows 1, 3 and 4, each {0, 2}. The dense elimination pivots on row 1 and reduces
+    // rows 3 and 4 to zero: 1 + 3 and 1 + 4, which are the input rows 0 + 1 + 2 + 3 and 0 + 1 + 4.
     const rows = [
       [0, 1],
       [1, 2],

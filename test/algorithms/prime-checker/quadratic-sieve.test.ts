@@ -334,7 +334,8 @@ describe("quadratic sieve's sieve and roots against BigInt", () => {
     const next = prng(SEED + 11)
     const fb = factorBaseFor(next, 3000)
     const s = 5
-    // A: a product of factor-base primes; B's terms: any numbers below A (the roots' formula holds for any B).
+    // A: a product of factor-base primes; B's terms: any numbers below A (the roots' formula holds for any
+    // B).
     const aIndices = [300, 420, 555, 700, 871]
     const a = aIndices.reduce((x, i) => x * BigInt(fb.primes[i] as number), 1n)
     const terms = Array.from({ length: s }, () => randomBits(next, 60) % a)
@@ -395,7 +396,8 @@ describe("quadratic sieve's sieve and roots against BigInt", () => {
         fb.root1[i] = -1
         fb.root2[i] = -1
       }
-      // A threshold loose enough for a few hundred candidates, from the primes above 30 as quadraticSieve sieves.
+      // A threshold loose enough for a few hundred candidates, from the primes above 30 as quadraticSieve
+      // sieves.
       const first = 10
       let found = 0
       for (let threshold = 60; found < 200 && threshold > 0; threshold--) {

@@ -1,5 +1,6 @@
-// The 64-bit fast path (issue 14): what is provably cheap below 2^64 is answered on the event loop with
-// exactly the result of a full run; what needs rho is left to a worker thread.
+// The 64-bit fast path (docs/prime-checker.md, "Budgets and where it runs"): what is provably cheap below
+// 2^64 is answered on the event loop with exactly the result of a full run; what needs rho is left to a
+// worker thread.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { primeChecker } from '../../../src/algorithms/prime-checker/index.js'
