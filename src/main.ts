@@ -81,6 +81,9 @@ async function run(role: Role, args: string[]): Promise<void> {
       uptime_ms: Math.round(process.uptime() * 1000),
       role,
       threads: service.executor.threads,
+      // Where the thread count came from: the setting, or the CPUs this process may use.
+      threads_from: service.executor.usableCpus?.source ?? 'ALGOSERVE_WORKER_THREADS',
+      ...(service.executor.usableCpus === null ? {} : { cpus: service.executor.usableCpus.cpus }),
       runs_jobs: service.runsJobs,
       ...(config.redisUrl === null
         ? { data_dir: config.dataDir }
