@@ -14,10 +14,13 @@ test('a bad setting stops the process with a message naming it', async () => {
   assert.doesNotMatch(child.output(), /at .*\.ts:/, 'no stack trace for a bad setting')
 })
 
-test('an unknown command is refused with the usage', async () => {
+test('an unknown command is refused in one line and a hint, not the whole usage', async () => {
   const child = start(['serv'])
   assert.equal(await child.exit, 2)
-  assert.match(child.output(), /Usage: algoserve serve/)
+  assert.equal(
+    child.output(),
+    "algoserve: unknown command 'serv'\nRun 'algoserve --help' for the commands and their options.\n",
+  )
 })
 
 test('algoserve worker without a Redis URL is refused, naming the setting', async () => {
