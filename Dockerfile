@@ -1,24 +1,28 @@
 # Algoserve, for the API (`serve`, port 8000) and for workers (`worker`, port 8001).
 #   docker build -t algoserve:1.0.0 .
 #   docker run -p 8000:8000 -v algoserve-data:/data algoserve:1.0.0
-# The build steps and the start command are the ones test/deploy/dockerfile.test.ts runs (Docker
-# itself cannot run there): keep them the same.
+# The build steps, the start command and the health check are the ones test/deploy/dockerfile.test.ts
+# runs (Docker itself cannot run there): keep them the same.
 
-# Build: all dependencies (TypeScript, AssemblyScript; better-sqlite3 compiles here), then only the
-# production ones are kept. The sources come first: `npm install` builds the service (package.json's
-# `prepare`), as it does for the README's `npm install && npm start`.
-FROM node:20-bookworm AS build
+# Build, on the current Node.js LTS line. The dependencies first, from the lock file alone: their layer
+# is kept while only the sources change. No install scripts: the project's own `prepare` (the build)
+# needs the sources, and the one dependency that has a script, better-sqlite3, serves Node 20 and 22
+# only (from Node 24 the job store is on node:sqlite).
+FROM node:24-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+RUN npm install --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY wasm ./wasm
 COPY public ./public
-RUN npm install --no-audit --no-fund
-RUN npm prune --omit=dev --no-audit --no-fund
+RUN npm run build
+# Only the production dependencies are kept, without the optional ones: better-sqlite3 (see above), and
+# native add-ons for features the service does not use (msgpackr's fast unpacking, piscina's nice).
+RUN npm prune --omit=dev --omit=optional --no-audit --no-fund
 
 # Run: the built service, its production dependencies and nothing else, as the unprivileged `node`.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     ALGOSERVE_HOST=0.0.0.0 \
     ALGOSERVE_DATA_DIR=/data
@@ -32,9 +36,10 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data
 EXPOSE 8000 8001
-# Liveness of the API on ALGOSERVE_PORT (compose.yaml gives the worker its own, on port 8001).
+# Liveness of whichever this container runs: the API on ALGOSERVE_PORT or a worker on
+# ALGOSERVE_WORKER_PORT (one container runs one of them; the other port is closed).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.ALGOSERVE_PORT || 8000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "const e = process.env; Promise.any([e.ALGOSERVE_PORT || 8000, e.ALGOSERVE_WORKER_PORT || 8001].map((port) => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => { if (!r.ok) throw new Error(r.status) }))).then(() => process.exit(0), () => process.exit(1))"]
 # Exec form: node is PID 1 and receives SIGTERM itself (no shell, no npm in between), so a stop is a
 # graceful shutdown (README, Operating).
 CMD ["node", "--max-semi-space-size=1", "dist/main.js", "serve"]

@@ -129,6 +129,7 @@ async function registerStatusRoutes(app: FastifyInstance, deps: AppDependencies)
   await app.register(healthRoutes, {
     checks: { algorithm: () => deps.executor.alive, store: () => deps.backend().ping() },
     isShuttingDown: deps.isShuttingDown,
+    metrics: deps.metrics,
   })
   await app.register(metricsRoutes, { metrics: deps.metrics })
 }

@@ -85,10 +85,13 @@ const oneOf =
     return value
   }
 
+const TRUE_WORDS = ['true', '1', 'yes']
+const FALSE_WORDS = ['false', '0', 'no']
+
 const boolean = (raw: string): boolean => {
   const value = raw.trim().toLowerCase()
-  if (['true', '1', 'yes'].includes(value)) return true
-  if (['false', '0', 'no', ''].includes(value)) return false
+  if (TRUE_WORDS.includes(value)) return true
+  if (FALSE_WORDS.includes(value) || value === '') return false
   throw new Error('must be true or false')
 }
 
@@ -232,7 +235,8 @@ export const SETTINGS = [
     env: 'ALGOSERVE_WORKER_THREADS',
     default: 0,
     parse: integer(0, 1024),
-    description: 'Worker threads for algorithm work; 0 means one per core but one (at least one).',
+    description:
+      'Worker threads for algorithm work; 0 means one per usable CPU but one, at least one (the CPU quota of the cgroup, else the CPU affinity, else the cores).',
   }),
   setting({
     key: 'shutdownGraceMs',
@@ -475,7 +479,11 @@ export function defaultConfig(): Config {
   return Object.fromEntries(SETTINGS.map((s) => [s.key, s.default])) as unknown as Config
 }
 
-/** Reads the settings from flags (`--port 8000` or `--port=8000`) and the environment. */
+/**
+ * Reads the settings from flags (`--port 8000` or `--port=8000`) and the environment. A boolean flag
+ * alone (`--run-jobs`) is true; it takes a value only as `--run-jobs=false` or a word that a boolean
+ * takes (`--run-jobs false`).
+ */
 export function loadConfig(args: readonly string[], env: Record<string, string | undefined>): Config {
   const flags = new Map<string, string>()
   for (let i = 0; i < args.length; i++) {
@@ -484,6 +492,12 @@ export function loadConfig(args: readonly string[], env: Record<string, string |
     const known = SETTINGS.find((s) => flagName(s.env) === name)
     if (known === undefined)
       throw new ConfigError(`Unknown argument '${arg}'. Run with --help for the settings.`)
+    if (inline === undefined && known.parse === boolean) {
+      const word = args[i + 1]?.trim().toLowerCase() ?? ''
+      const isWord = TRUE_WORDS.includes(word) || FALSE_WORDS.includes(word)
+      flags.set(known.env, isWord ? (args[++i] as string) : 'true')
+      continue
+    }
     const value = inline ?? args[++i]
     if (value === undefined) throw new ConfigError(`${name} (${known.env}) needs a value.`)
     flags.set(known.env, value)

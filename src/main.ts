@@ -7,7 +7,7 @@
 // Run with a 1 MB young generation (the flag above, and in `npm start`): V8's default of 16 MB per
 // semi-space held about 10 MB more at idle, which put the service over its 100 MB, and about 35 MB
 // more under load, for about 11% more /invoke throughput (BENCHMARKS.md). Only the command line sets it.
-import { CLIENT_USAGE } from './client/args.js'
+import { CLIENT_USAGE, USAGE_HINT } from './client/args.js'
 import { runClient } from './client/cli.js'
 import { loadConfig, settingsHelp, unknownSettings } from './config.js'
 import { ConfigError } from './errors.js'
@@ -81,6 +81,9 @@ async function run(role: Role, args: string[]): Promise<void> {
       uptime_ms: Math.round(process.uptime() * 1000),
       role,
       threads: service.executor.threads,
+      // Where the thread count came from: the setting, or the CPUs this process may use.
+      threads_from: service.executor.usableCpus?.source ?? 'ALGOSERVE_WORKER_THREADS',
+      ...(service.executor.usableCpus === null ? {} : { cpus: service.executor.usableCpus.cpus }),
       runs_jobs: service.runsJobs,
       ...(config.redisUrl === null
         ? { data_dir: config.dataDir }
@@ -106,9 +109,11 @@ function watchNpmParent(onOrphaned: () => void): void {
   timer.unref()
 }
 
+const isClient = (command: string | undefined) => command === 'call' || command === 'jobs'
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv
-  if (command === 'call' || command === 'jobs') {
+  if (isClient(command)) {
     const output = {
       out: (text: string) => process.stdout.write(text),
       err: (text: string) => process.stderr.write(text),
@@ -121,19 +126,20 @@ async function main(argv: string[]): Promise<void> {
     return
   }
   if (command !== 'serve' && command !== 'worker') {
-    process.stderr.write(`Unknown command '${command}'.\n\n${USAGE}`)
+    process.stderr.write(`algoserve: unknown command '${command}'\n${USAGE_HINT}\n`)
     process.exit(2)
   }
   await run(command, args)
 }
 
+// Every message on stderr starts with `algoserve:`; no stack trace (the service's own log has them).
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ConfigError) {
     process.stderr.write(`algoserve: ${error.message}\n`)
     process.exit(2)
   }
-  process.stderr.write(
-    `algoserve: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
-  )
+  const message = error instanceof Error ? error.message : String(error)
+  const what = isClient(process.argv[2]) ? '' : 'failed to start: '
+  process.stderr.write(`algoserve: ${what}${message}\n`)
   process.exit(1)
 })

@@ -120,6 +120,24 @@ test('webhook settings: a Standard Webhooks secret and a boolean', () => {
   )
 })
 
+test('a boolean flag alone is true; a boolean word after it, or after =, is its value', () => {
+  const read = (...args: string[]) => {
+    const config = loadConfig(args, { ALGOSERVE_RUN_JOBS: 'false' })
+    return [config.runJobs, config.webhookAllowPrivate, config.port]
+  }
+  assert.deepEqual(read('--run-jobs'), [true, false, 8000])
+  assert.deepEqual(read('--run-jobs', '--webhook-allow-private'), [true, true, 8000])
+  assert.deepEqual(read('--webhook-allow-private', '--port', '9000'), [false, true, 9000])
+  assert.deepEqual(read('--run-jobs', 'false', '--webhook-allow-private', 'YES'), [false, true, 8000])
+  assert.deepEqual(read('--run-jobs=0', '--port=1'), [false, false, 1])
+  // Anything else after a boolean flag is an argument of its own, and none is expected.
+  assert.throws(() => read('--run-jobs', 'maybe'), /Unknown argument 'maybe'/)
+  assert.throws(
+    () => read('--run-jobs=maybe'),
+    /--run-jobs \(ALGOSERVE_RUN_JOBS\)="maybe": must be true or false/,
+  )
+})
+
 test('flag names follow the environment names', () => {
   assert.equal(flagName('ALGOSERVE_MAX_BODY_BYTES'), '--max-body-bytes')
 })

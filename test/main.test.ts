@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { test } from 'node:test'
+import { threadsFor, usableCpus } from '../src/execution/usable-cpus.js'
 import { listening, serveFresh, start } from './helpers/child.js'
 import { RSA_100 } from './helpers/numbers.js'
 import { sleep } from './helpers/time.js'
@@ -13,10 +14,13 @@ test('a bad setting stops the process with a message naming it', async () => {
   assert.doesNotMatch(child.output(), /at .*\.ts:/, 'no stack trace for a bad setting')
 })
 
-test('an unknown command is refused with the usage', async () => {
+test('an unknown command is refused in one line and a hint, not the whole usage', async () => {
   const child = start(['serv'])
   assert.equal(await child.exit, 2)
-  assert.match(child.output(), /Usage: algoserve serve/)
+  assert.equal(
+    child.output(),
+    "algoserve: unknown command 'serv'\nRun 'algoserve --help' for the commands and their options.\n",
+  )
 })
 
 test('algoserve worker without a Redis URL is refused, naming the setting', async () => {
@@ -95,4 +99,27 @@ test('secrets appear in no log line and no error message', async (t) => {
   assert.match(child.output(), /request completed/)
   assert.ok(!child.output().includes(key), 'the key is not logged')
   assert.ok(!child.output().includes(hash), 'nor its hash')
+})
+
+test('the ready line says how many worker threads run and where that number came from', async (t) => {
+  const readyLine = async (env: Record<string, string>) => {
+    const child = serveFresh(t, [], { ALGOSERVE_WORKER_THREADS: '0', ...env })
+    await listening(child)
+    child.process.kill('SIGTERM')
+    assert.equal(await child.exit, 0)
+    const line = child
+      .output()
+      .split('\n')
+      .find((l) => l.includes('"msg":"ready"'))
+    return JSON.parse(line ?? '{}') as Record<string, unknown>
+  }
+  // By default, from the CPUs the process may use (test/execution/usable-cpus.test.ts reads them).
+  const usable = usableCpus()
+  const byDefault = await readyLine({})
+  assert.deepEqual(
+    [byDefault.threads, byDefault.threads_from, byDefault.cpus],
+    [threadsFor(usable.cpus), usable.source, usable.cpus],
+  )
+  const set = await readyLine({ ALGOSERVE_WORKER_THREADS: '3' })
+  assert.deepEqual([set.threads, set.threads_from, set.cpus], [3, 'ALGOSERVE_WORKER_THREADS', undefined])
 })

@@ -160,9 +160,12 @@
     }))
     drawThroughput(buckets)
     drawLatency(buckets, bounds)
-    const ended = buckets.reduce((sum, bucket) => sum + bucket.completed + bucket.failed, 0)
+    const completed = buckets.reduce((sum, bucket) => sum + bucket.completed, 0)
+    const failed = buckets.reduce((sum, bucket) => sum + bucket.failed, 0)
+    const ended = completed + failed
     $('throughput-summary').textContent =
-      `${ended} ended in ${buckets.length} min (${(ended / buckets.length).toFixed(1)}/min)`
+      `${ended} ended in ${buckets.length} min (${(ended / buckets.length).toFixed(1)}/min): ` +
+      `${completed} completed, ${failed} failed or cancelled`
     const all = bounds.map(() => 0).concat(0)
     let sumMs = 0
     for (const m of summary.ended_per_minute) {
@@ -240,9 +243,11 @@
     return { x: (i) => CHART.left + i * slot, slot, y, base }
   }
 
-  /** A latency axis' top, short enough for the margin: "2 ms", "500 ms", "5 s". */
-  const axisSeconds = (seconds) =>
-    seconds < 1 ? `${Number((seconds * 1000).toPrecision(2))} ms` : `${seconds} s`
+  /** The unit of a latency axis whose top is `seconds`, and a value in it: "2 ms", "500 ms", "5 s". */
+  const latencyUnit = (seconds) =>
+    seconds < 1
+      ? { name: 'ms', label: (value) => `${Number((value * 1000).toPrecision(2))} ms` }
+      : { name: 's', label: (value) => `${value} s` }
 
   /** A round number at or above `value`, for the top of an axis. */
   function ceiling(value) {
@@ -292,7 +297,10 @@
     const medians = buckets.map((b) => bucketQuantile(b.latency, bounds, 0.5))
     const known = medians.filter((m) => m !== null)
     const top = ceiling(Math.max(0, ...known))
-    const { x, slot, y } = frame(chart, buckets, top, axisSeconds)
+    // The caption names the unit the axis is labelled in.
+    const unit = latencyUnit(top)
+    $('latency-unit').textContent = unit.name
+    const { x, slot, y } = frame(chart, buckets, top, unit.label)
     if (known.length === 0) {
       chart.append(
         svg(
@@ -475,6 +483,9 @@
   $('cancel-job').addEventListener('click', async () => {
     const id = state.openJob
     if (id === null) return
+    // A cancel cannot be undone: the job fails, and a running one loses its work.
+    if (!confirm(`Cancel job ${id}? It will fail with "The job was cancelled."; this cannot be undone.`))
+      return
     $('cancel-job').disabled = true
     try {
       renderJob(await api('POST', `${jobPath(id)}/cancel`))

@@ -31,6 +31,8 @@ export interface ClientOptions {
   command: ClientCommand
   /** The service's base URL, without a trailing slash. */
   url: string
+  /** --url as given, or null when the URL came from ALGOSERVE_URL or the default. */
+  urlFlag: string | null
   apiKey: string | null
   json: boolean
 }
@@ -196,10 +198,14 @@ export function parseClientArgs(argv: string[], env: NodeJS.ProcessEnv): ClientO
   return {
     command,
     url: baseUrl(flag('url') ?? (env.ALGOSERVE_URL || DEFAULT_URL)),
+    urlFlag: flag('url'),
     apiKey,
     json: flags.has('json'),
   }
 }
+
+/** What follows a usage error's one line. */
+export const USAGE_HINT = "Run 'algoserve --help' for the commands and their options."
 
 export const CLIENT_USAGE = `Client commands (talk to a running service):
   algoserve call <number>                     POST /invoke: is it prime, and its factors

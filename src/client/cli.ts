@@ -9,6 +9,7 @@ import {
   EXIT,
   HELP,
   parseClientArgs,
+  USAGE_HINT,
   UsageError,
 } from './args.js'
 import { formatCreated, formatError, formatInvoke, formatJob, formatList } from './format.js'
@@ -37,7 +38,7 @@ export async function runClient(argv: string[], env: NodeJS.ProcessEnv, output: 
     options = parseClientArgs(argv, env)
   } catch (error) {
     if (!(error instanceof UsageError)) throw error
-    output.err(`algoserve: ${error.message}\n\n${CLIENT_USAGE}`)
+    output.err(`algoserve: ${error.message}\n${USAGE_HINT}\n`)
     return EXIT.usage
   }
   if (options === HELP) {
@@ -61,7 +62,7 @@ async function execute(options: ClientOptions, output: Output): Promise<number> 
   const answer = await send(target, command)
   if (answer.status >= 400) return failed(answer, options.json, output)
   if (options.json) output.out(`${answer.text}\n`)
-  else output.out(`${readable(command, answer)}\n`)
+  else output.out(`${readable(command, answer, options.urlFlag)}\n`)
   return EXIT.ok
 }
 
@@ -96,14 +97,14 @@ function send(target: Target, command: Exclude<ClientCommand, { name: 'wait' }>)
 
 const numberBody = (literal: string) => stringify({ number: new LosslessNumber(literal) }) as string
 
-function readable(command: ClientCommand, answer: Answer): string {
+function readable(command: ClientCommand, answer: Answer, urlFlag: string | null): string {
   switch (command.name) {
     case 'call':
       return formatInvoke(answer.body)
     case 'create':
       return formatCreated(answer.body, answer.headers.get('idempotent-replayed') === 'true')
     case 'list':
-      return formatList(answer.body, command.status)
+      return formatList(answer.body, command, urlFlag)
     default:
       return formatJob(answer.body)
   }

@@ -83,7 +83,30 @@ function cell(value: unknown): string {
   return digits.length > 24 ? `${digits.slice(0, 12)}…(${digits.replace('-', '').length} digits)` : digits
 }
 
-export function formatList(body: unknown, status: string | null): string {
+/** A word for a POSIX shell: as it is when it is safe, else in single quotes. */
+const shellWord = (word: string): string =>
+  /^[A-Za-z0-9_.,:/@%+=-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
+
+/**
+ * The command for the next page: the same filter, limit and --url (when one was given; a key is never
+ * printed), and the cursor the service gave.
+ */
+function nextPage(list: ListOptions, urlFlag: string | null, cursor: string): string {
+  const words = ['algoserve', 'jobs', 'list']
+  if (list.status !== null) words.push('--status', list.status)
+  if (list.limit !== null) words.push('--limit', list.limit)
+  if (urlFlag !== null) words.push('--url', urlFlag)
+  words.push('--cursor', cursor)
+  return words.map((word, i) => (i < 3 ? word : shellWord(word))).join(' ')
+}
+
+interface ListOptions {
+  status: string | null
+  limit: string | null
+}
+
+export function formatList(body: unknown, list: ListOptions, urlFlag: string | null = null): string {
+  const { status } = list
   if (!isObject(body) || !Array.isArray(body.jobs)) return String(body)
   const jobs = body.jobs.filter(isObject)
   const out: string[] = []
@@ -102,10 +125,7 @@ export function formatList(body: unknown, status: string | null): string {
     for (const row of rows)
       out.push(row.map((value, i) => (i < 3 ? value.padEnd(widths[i] ?? 0) : value)).join('  '))
   }
-  if (typeof body.next_cursor === 'string') {
-    const filter = status === null ? '' : ` --status ${status}`
-    out.push('', `More: algoserve jobs list${filter} --cursor ${body.next_cursor}`)
-  }
+  if (typeof body.next_cursor === 'string') out.push('', `More: ${nextPage(list, urlFlag, body.next_cursor)}`)
   return out.join('\n')
 }
 

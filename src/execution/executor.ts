@@ -4,13 +4,13 @@
 // /invoke calls and job runs share the pool through two waiting lines. When a thread frees up and
 // both lines wait, they take turns: a queue of jobs never puts /invoke behind more than the runs
 // already going, and a stream of /invoke calls never keeps jobs from their share of the threads.
-import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { AlgorithmError, ServiceUnavailableError, WorkerLostError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { WorkerOutcome, WorkerTask } from './pool-worker.js'
 import { type TimedRun, timedRun, timedRunIfCheap } from './timed-run.js'
+import { type CpuProbe, threadsFor, type UsableCpus, usableCpus } from './usable-cpus.js'
 
 // Under tsx (tests, `npm run dev`) the sources are .ts; the build runs .js.
 const WORKER_FILE = new URL(
@@ -19,8 +19,10 @@ const WORKER_FILE = new URL(
 )
 
 export interface ExecutorOptions {
-  /** Worker threads; 0 means one per available core but one, which stays with the event loop. */
+  /** Worker threads; 0 means one per usable CPU but one, which stays with the event loop. */
   threads: number
+  /** Where the usable CPUs are read, when `threads` is 0 (the real cgroup files by default). */
+  cpuProbe?: CpuProbe
   /** Longest wait of an /invoke run for a thread, in ms; then ServiceUnavailableError. Default: none. */
   invokeQueueTimeoutMs?: number
 }
@@ -52,9 +54,12 @@ export class Executor {
   #lastServed: Lane = 'job'
   #busy = 0
   readonly #invokeQueueTimeoutMs: number
+  /** The CPUs the thread count was derived from, or null when it was set (ALGOSERVE_WORKER_THREADS). */
+  readonly usableCpus: UsableCpus | null
 
   constructor(options: ExecutorOptions, metrics: Metrics) {
-    const threads = options.threads > 0 ? options.threads : Math.max(1, availableParallelism() - 1)
+    this.usableCpus = options.threads > 0 ? null : usableCpus(options.cpuProbe)
+    const threads = this.usableCpus === null ? options.threads : threadsFor(this.usableCpus.cpus)
     this.#metrics = metrics
     this.#invokeQueueTimeoutMs = options.invokeQueueTimeoutMs ?? Number.POSITIVE_INFINITY
     this.#pool = new Piscina({

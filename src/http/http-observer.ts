@@ -5,7 +5,8 @@ import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { type Metrics, UNMATCHED_ENDPOINT } from '../metrics/metrics.js'
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+/** A client's x-request-id that is kept; any other is replaced. */
+export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /** Fastify's genReqId: the client's x-request-id when it is well formed, otherwise a fresh UUID v4. */
 export function requestId(request: IncomingMessage): string {

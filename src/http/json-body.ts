@@ -1,5 +1,6 @@
 // Request bodies: JSON is parsed losslessly (a 30-digit integer literal keeps its digits), a request
-// with no Content-Type is read as JSON, and any other Content-Type reaches the validator as NotJsonBody.
+// with no Content-Type is read as JSON, and any other Content-Type reaches the validator as NotJsonBody,
+// which names it (its 422 says what was sent).
 // A large body is decoded and parsed a slice at a time, the event loop running between slices, so that
 // no request holds the loop for its whole body (issue 14: other requests, /healthz, wait meanwhile).
 import { StringDecoder } from 'node:string_decoder'
@@ -13,6 +14,9 @@ const JSON_MEDIA_TYPE = /^application\/(?:[a-z0-9.!#$&^_-]+\+)?json$/i
 const MEDIA_TYPE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+$/
 /** What a malformed Content-Type is replaced by: a type that is well formed and not JSON. */
 export const MALFORMED_CONTENT_TYPE = 'application/x-malformed-content-type'
+/** The malformed Content-Type as sent, kept on the request for the 422's message. */
+const SENT_CONTENT_TYPE = Symbol('sent content type')
+type WithSentType = { [SENT_CONTENT_TYPE]?: string }
 
 export function registerBodyParsers(app: FastifyInstance, limits: JsonLimits): void {
   // As FastAPI reads it: an empty Content-Type is none (JSON), a malformed one is not JSON. Fastify
@@ -23,6 +27,7 @@ export function registerBodyParsers(app: FastifyInstance, limits: JsonLimits): v
     if (contentType !== undefined) {
       if (contentType.trim() === '') delete headers['content-type']
       else if (!MEDIA_TYPE.test(contentType.split(';', 1)[0]?.trim() ?? '')) {
+        ;(request.raw as WithSentType)[SENT_CONTENT_TYPE] = contentType
         headers['content-type'] = MALFORMED_CONTENT_TYPE
       }
     }
@@ -33,11 +38,16 @@ export function registerBodyParsers(app: FastifyInstance, limits: JsonLimits): v
     readJson(body as Buffer, limits, done)
   })
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request: FastifyRequest, body, done) => {
-    if (isJsonRequest(request)) readJson(body as Buffer, limits, done)
-    else if ((body as Buffer).length <= SLICE_BYTES) done(null, new NotJsonBody(body.toString('utf8')))
+    if (isJsonRequest(request)) {
+      readJson(body as Buffer, limits, done)
+      return
+    }
+    const malformed = (request.raw as WithSentType)[SENT_CONTENT_TYPE]
+    const sent = { contentType: malformed ?? request.headers['content-type'] ?? '', malformed: !!malformed }
+    if ((body as Buffer).length <= SLICE_BYTES) done(null, new NotJsonBody(body.toString('utf8'), sent))
     else
       decodeInSlices(body as Buffer).then(
-        (text) => done(null, new NotJsonBody(text)),
+        (text) => done(null, new NotJsonBody(text, sent)),
         (error: Error) => done(error),
       )
   })

@@ -4,6 +4,7 @@
 import { Type } from '@sinclair/typebox'
 import { VERSION } from '../version.js'
 import { isApiPath, isJobPath } from './api-paths.js'
+import { REQUEST_ID as KEPT_REQUEST_ID } from './http-observer.js'
 import { ErrorResponse, Metadata, PrimeResult } from './schemas.js'
 
 const DESCRIPTION = `Algorithms over HTTP. PrimeChecker tests an integer of any size for primality and factors it.
@@ -160,18 +161,23 @@ export const API_KEY_SCHEME = {
   },
 }
 
+// Any value is accepted (no pattern: a client that checks the schema would refuse what the service
+// takes): one that matches is kept, any other is replaced.
 const REQUEST_ID_PARAMETER = {
   name: 'x-request-id',
   in: 'header',
   required: false,
   description:
-    'Your id for this request, 1 to 128 characters of [A-Za-z0-9._:-]; otherwise the service makes a UUID. ' +
-    'It is echoed in the x-request-id response header, in `request_id` of the body and in every log line.',
-  schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+    `Your id for this request. Any value is accepted: one that matches \`${KEPT_REQUEST_ID.source}\` ` +
+    '(1 to 128 letters, digits and . _ : -) is kept; any other is replaced by a fresh UUID, as is a ' +
+    'missing one. The id is echoed in the x-request-id response header, in `request_id` of the body ' +
+    'and in every log line.',
+  schema: { type: 'string' },
 }
 
 const REQUEST_ID_HEADER = {
-  description: 'The request id: the one sent, when well formed, or a fresh UUID.',
+  description:
+    'The request id: the one sent when it is kept (see the x-request-id parameter), or a fresh UUID.',
   schema: { type: 'string' },
 }
 

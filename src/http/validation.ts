@@ -12,9 +12,21 @@ import {
   shortenValue,
 } from '../errors.js'
 
-/** A body that arrived with a Content-Type that is not JSON; the validator reports it. */
+/** A body that arrived with a Content-Type that is not JSON (or is malformed); the validator reports it. */
 export class NotJsonBody {
-  constructor(readonly text: string) {}
+  constructor(
+    readonly text: string,
+    readonly sent: { contentType: string; malformed: boolean },
+  ) {}
+
+  /** pydantic's message for a body that is no object, then what was sent instead of JSON. */
+  get message(): string {
+    const type = String(shortenValue(this.sent.contentType.split(';', 1)[0]?.trim() ?? ''))
+    const what = this.sent.malformed
+      ? `'${shortenValue(this.sent.contentType)}' is malformed`
+      : `'${type}' is not JSON`
+    return `${PROBLEM_MESSAGES.model_attributes_type}: Content-Type ${what}; send application/json`
+  }
 }
 
 type Schema = TSchema & {
@@ -51,7 +63,7 @@ export function validatorCompiler(schemas: readonly TSchema[]): FastifySchemaCom
     return (data: unknown) => {
       const problems: SchemaProblem[] = []
       if (data instanceof NotJsonBody) {
-        problems.push(problem('model_attributes_type', [location], data.text))
+        problems.push({ ...problem('model_attributes_type', [location], data.text), msg: data.message })
       } else if (data === null || data === undefined) {
         problems.push(problem('missing', [location], null))
       } else {

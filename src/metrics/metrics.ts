@@ -1,7 +1,7 @@
-// The nine metrics of the interface, the service's own (jobs waiting, running and cancelled, the build) and
-// the runtime's process metrics (process-metrics.ts), all listed in docs/metrics.md, in a registry of their
-// own so that each app (and each test) counts separately. The four counted on every request are
-// label-bound series (metric-series.ts); the rest are prom-client's own.
+// The nine metrics of the interface, the service's own (jobs waiting, running and cancelled, readiness,
+// the build) and the runtime's process metrics (process-metrics.ts), all listed in docs/metrics.md, in a
+// registry of their own so that each app (and each test) counts separately. The four counted on every
+// request are label-bound series (metric-series.ts); the rest are prom-client's own.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { VERSION } from '../version.js'
 import { LabelledCounter, LabelledHistogram } from './metric-series.js'
@@ -23,11 +23,15 @@ const ALGORITHM_BUCKETS = [
 /** Where the job gauges read their values: the job backend, at each scrape. */
 export type JobCountSource = () => Promise<{ waiting: number; running: number }>
 
+/** Whether this process can serve now (what /readyz would answer), asked at each scrape. */
+export type ReadinessSource = () => Promise<boolean>
+
 export function createMetrics() {
   const registry = new Registry()
   registerProcessMetrics(registry)
   const registers = [registry]
   let source: JobCountSource | undefined
+  let readiness: ReadinessSource | undefined
   // One read of the backend serves both gauges of a scrape (their collects run together).
   let reading: ReturnType<JobCountSource> | undefined
   const read = () => {
@@ -37,7 +41,9 @@ export function createMetrics() {
     })
     return reading
   }
-  // A scrape while the backend is away keeps the last values.
+  // A scrape while the backend cannot be read reports NaN, Prometheus' unknown: the last values would
+  // show a backlog that nobody can see (and raise or hold alerts on it). `max` over the processes
+  // skips a NaN, so one process cut off from the store hides nothing the others can read.
   const jobGauge = (name: string, help: string, key: 'waiting' | 'running') =>
     new Gauge({
       name,
@@ -45,7 +51,7 @@ export function createMetrics() {
       registers,
       async collect() {
         const counts = await read()?.catch(() => undefined)
-        if (counts !== undefined) this.set(counts[key])
+        this.set(counts === undefined ? Number.NaN : counts[key])
       },
     })
   // Constant 1, the facts in labels: join on it to see which version each instance runs.
@@ -61,12 +67,30 @@ export function createMetrics() {
     countJobsWith(counts: JobCountSource) {
       source = counts
     },
+    /** Makes algoserve_ready ask `ready` at each scrape. */
+    readinessFrom(ready: ReadinessSource) {
+      readiness = ready
+    },
     jobsWaiting: jobGauge(
       'jobs_waiting',
-      'Jobs waiting to run (in distributed mode, of every process).',
+      'Jobs waiting to run (in distributed mode, of every process: the same on each); NaN while the job store cannot be read.',
       'waiting',
     ),
-    jobsRunning: jobGauge('jobs_running', 'Jobs running (in distributed mode, on every worker).', 'running'),
+    jobsRunning: jobGauge(
+      'jobs_running',
+      'Jobs running (in distributed mode, on every worker: the same on each process); NaN while the job store cannot be read.',
+      'running',
+    ),
+    // Readiness as a series, so that an alert needs no prober of /readyz (compose has none).
+    ready: new Gauge({
+      name: 'algoserve_ready',
+      help: 'Whether this process is ready (what /readyz answers): 1, or 0 when a check fails or a shutdown has begun.',
+      registers,
+      async collect() {
+        if (readiness === undefined) return
+        this.set((await readiness().catch(() => false)) ? 1 : 0)
+      },
+    }),
     httpRequests: new LabelledCounter({
       name: 'http_requests_total',
       help: 'HTTP requests.',

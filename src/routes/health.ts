@@ -1,14 +1,28 @@
-// GET /healthz (the process answers) and GET /readyz (every check holds and no shutdown has begun).
+// GET /healthz (the process answers) and GET /readyz (every check holds and no shutdown has begun);
+// the same verdict is the algoserve_ready gauge.
 import type { FastifyInstance } from 'fastify'
 import { described, HealthResponse, ReadinessResponse } from '../http/schemas.js'
+import type { Metrics } from '../metrics/metrics.js'
 
 export interface HealthRouteOptions {
   /** Named readiness checks; each answers whether its part can serve. */
   checks: Record<string, () => boolean | Promise<boolean>>
   isShuttingDown: () => boolean
+  metrics: Metrics
+}
+
+async function readiness(options: HealthRouteOptions) {
+  const checks: Record<string, boolean> = {}
+  for (const [name, check] of Object.entries(options.checks)) {
+    checks[name] = await Promise.resolve()
+      .then(check)
+      .catch(() => false)
+  }
+  return { ready: !options.isShuttingDown() && Object.values(checks).every(Boolean), checks }
 }
 
 export async function healthRoutes(app: FastifyInstance, options: HealthRouteOptions): Promise<void> {
+  options.metrics.readinessFrom(async () => (await readiness(options)).ready)
   app.get(
     '/healthz',
     {
@@ -37,13 +51,7 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRouteOpt
       },
     },
     async (_request, reply) => {
-      const checks: Record<string, boolean> = {}
-      for (const [name, check] of Object.entries(options.checks)) {
-        checks[name] = await Promise.resolve()
-          .then(check)
-          .catch(() => false)
-      }
-      const ready = !options.isShuttingDown() && Object.values(checks).every(Boolean)
+      const { ready, checks } = await readiness(options)
       reply.code(ready ? 200 : 503)
       return { status: ready ? 'ready' : 'not_ready', timestamp: Date.now() / 1000, checks }
     },

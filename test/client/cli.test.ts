@@ -4,7 +4,10 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'lossless-json'
@@ -14,6 +17,7 @@ import { createJob, waitForJob } from '../helpers/jobs.js'
 import { BIG_600, PRIME_599, RSA_100 } from '../helpers/numbers.js'
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 interface Run {
   code: number | null
@@ -162,8 +166,13 @@ forEachBackend((backend) => {
       const lines = first.stdout.split('\n')
       assert.match(lines[0] ?? '', /^ID +STATUS +CREATED +NUMBER$/)
       assert.equal(lines.filter((line) => /^[0-9a-f]{12} +completed /.test(line)).length, 2)
-      const more = /^More: algoserve jobs list --status completed --cursor (\S+)$/m.exec(first.stdout)
+      // The next page's command keeps the filter, the limit and the URL.
+      const more =
+        /^More: algoserve (jobs list --status completed --limit 2 --url (\S+) --cursor \S+)$/m.exec(
+          first.stdout,
+        )
       assert.ok(more, first.stdout)
+      assert.equal(more[2], server.url)
       const direct = await (await fetch(`${server.url}/jobs?status=completed&limit=2`)).text()
       const json = await cli([
         'jobs',
@@ -178,18 +187,8 @@ forEachBackend((backend) => {
       ])
       assert.equal(json.stdout, `${direct}\n`)
 
-      const next = await cli([
-        'jobs',
-        'list',
-        '--status',
-        'completed',
-        '--limit',
-        '2',
-        '--cursor',
-        more[1] as string,
-        '--url',
-        server.url,
-      ])
+      // Run as printed (its words need no quoting here).
+      const next = await cli((more[1] as string).split(' '))
       assert.equal(next.code, 0, next.stderr)
       const ids = (text: string) => [...text.matchAll(/^([0-9a-f]{12}) /gm)].map((m) => m[1])
       assert.ok(ids(next.stdout).length >= 1, next.stdout)
@@ -304,7 +303,12 @@ test('usage errors exit 2 and name the problem', async () => {
   for (const [args, message] of cases) {
     const run = await cli(args)
     assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`)
-    assert.match(run.stderr, message)
+    // One line that names the problem, and a hint; not the whole help.
+    const [problem, hint, ...rest] = run.stderr.split('\n')
+    assert.match(problem ?? '', /^algoserve: /)
+    assert.match(problem ?? '', message)
+    assert.equal(hint, "Run 'algoserve --help' for the commands and their options.")
+    assert.deepEqual(rest, [''])
     assert.equal(run.stdout, '')
   }
 })
@@ -330,4 +334,31 @@ test('no service at the URL: exit 3, saying so', async () => {
     run.stderr,
     new RegExp(`^algoserve: cannot reach http://127\\.0\\.0\\.1:${port}: ECONNREFUSED`),
   )
+})
+
+// `npx algoserve` in a checkout installs the checkout into npm's npx cache (a link), which runs its
+// `prepare`: the whole build (AssemblyScript and tsc, 15 s or more) on the first call, for a build
+// `npm install` has made already. `prepare` skips it under `npm exec` when dist/ is there.
+test('the first `npx algoserve --help` in a checkout does not build it again', {
+  skip: !existsSync(join(ROOT, 'dist/main.js')) && 'no dist/main.js: run `npm run build` first',
+}, async () => {
+  const built = statSync(join(ROOT, 'dist/main.js')).mtimeMs
+  // A cache of its own: no earlier npx call has installed the checkout there.
+  const cache = mkdtempSync(join(tmpdir(), 'algoserve-npx-cache-'))
+  try {
+    const run = await new Promise<Run>((resolve) => {
+      execFile(
+        'npx',
+        ['--yes', 'algoserve', '--help'],
+        { cwd: ROOT, env: { ...process.env, npm_config_cache: cache }, timeout: 120_000 },
+        (error, stdout, stderr) =>
+          resolve({ code: error === null ? 0 : ((error.code as number) ?? null), stdout, stderr }),
+      )
+    })
+    assert.equal(run.code, 0, run.stderr)
+    assert.match(run.stdout, /^Usage: algoserve serve\|worker/)
+    assert.equal(statSync(join(ROOT, 'dist/main.js')).mtimeMs, built, 'dist/ was built again')
+  } finally {
+    rmSync(cache, { recursive: true, force: true })
+  }
 })

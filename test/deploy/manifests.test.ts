@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { parse, parseAllDocuments } from 'yaml'
+import { threadsFor } from '../../src/execution/usable-cpus.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8')
@@ -15,7 +16,11 @@ type Probe = { httpGet: { path: string; port: string } }
 type Container = {
   args: string[]
   ports: { name: string; containerPort: number }[]
-  env: { name: string; value?: string }[]
+  env: {
+    name: string
+    value?: string
+    valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } }
+  }[]
   livenessProbe: Probe
   readinessProbe: Probe
   lifecycle?: unknown
@@ -77,9 +82,64 @@ for (const [path, command, port, drains] of [
   })
 }
 
+// The worker threads follow the CPU limit, the container's cgroup quota (test/execution/usable-cpus.test.ts
+// reads one): the request is the limit, in whole CPUs, so the threads are what the pod was given.
+for (const [path, threads] of [
+  ['deploy/kubernetes/api.yaml', 1],
+  ['deploy/kubernetes/worker.yaml', 2],
+] as const) {
+  test(`${path}: CPU requested as limited, the threads it gives, and a memory limit above the request`, () => {
+    const deployment = manifests(path).find((m) => m.kind === 'Deployment')
+    const container = deployment?.spec.template.spec.containers[0]
+    assert.ok(container)
+    const { requests, limits } = container.resources
+    assert.ok(limits.cpu, 'a CPU limit: without one the threads follow the node')
+    assert.equal(requests.cpu, limits.cpu)
+    assert.match(limits.cpu, /^[0-9]+$/, 'whole CPUs')
+    assert.equal(threadsFor(Number(limits.cpu)), threads)
+    assert.ok(
+      !container.env.some((e) => e.name === 'ALGOSERVE_WORKER_THREADS'),
+      'the threads follow the limit',
+    )
+    const mebibytes = (quantity = '') => Number(/^([0-9]+)Mi$/.exec(quantity)?.[1])
+    assert.ok(mebibytes(limits.memory) > mebibytes(requests.memory), `${limits.memory} > ${requests.memory}`)
+  })
+}
+
+test('the Secret keys the manifests name are the ones their containers read', () => {
+  const secretKeys = (path: string) => {
+    const container = manifests(path).find((m) => m.kind === 'Deployment')?.spec.template.spec.containers[0]
+    return Object.fromEntries(
+      (container?.env ?? []).flatMap((e) => {
+        const ref = e.valueFrom?.secretKeyRef
+        return ref === undefined ? [] : [[ref.key, [e.name, ref.name, ref.optional ?? false]]]
+      }),
+    )
+  }
+  const api = secretKeys('deploy/kubernetes/api.yaml')
+  assert.deepEqual(api, {
+    'redis-url': ['ALGOSERVE_REDIS_URL', 'algoserve', false],
+    'webhook-secret': ['ALGOSERVE_WEBHOOK_SECRET', 'algoserve', true],
+    'api-keys': ['ALGOSERVE_API_KEYS', 'algoserve', true],
+  })
+  // The command that api.yaml gives to create the Secret has each key it reads, and no other.
+  const created = [...read('deploy/kubernetes/api.yaml').matchAll(/--from-literal=([a-z-]+)=/g)].map(
+    (m) => m[1],
+  )
+  assert.deepEqual(created.sort(), Object.keys(api).sort())
+  // Workers send the webhooks: they sign them with the same secret.
+  assert.deepEqual(secretKeys('deploy/kubernetes/worker.yaml'), {
+    'redis-url': ['ALGOSERVE_REDIS_URL', 'algoserve', false],
+    'webhook-secret': ['ALGOSERVE_WEBHOOK_SECRET', 'algoserve', true],
+  })
+})
+
 test('compose.yaml: Redis with AOF and noeviction, the API, a worker, Prometheus and Grafana provisioned', () => {
   const compose = parse(read('compose.yaml')) as {
-    services: Record<string, { command?: string[]; environment?: Record<string, string>; volumes?: string[] }>
+    services: Record<
+      string,
+      { command?: string[]; environment?: Record<string, string>; volumes?: string[]; healthcheck?: unknown }
+    >
   }
   assert.deepEqual(Object.keys(compose.services).sort(), ['api', 'grafana', 'prometheus', 'redis', 'worker'])
   const redis = compose.services.redis?.command?.join(' ') ?? ''
@@ -93,6 +153,9 @@ test('compose.yaml: Redis with AOF and noeviction, the API, a worker, Prometheus
     'dist/main.js',
     'worker',
   ])
+  // The image's HEALTHCHECK serves the API and the worker alike (test/deploy/dockerfile.test.ts).
+  assert.equal(compose.services.api?.healthcheck, undefined)
+  assert.equal(compose.services.worker?.healthcheck, undefined)
   assert.ok(compose.services.prometheus?.volumes?.includes('./deploy/prometheus:/etc/prometheus:ro'))
   assert.ok(
     compose.services.grafana?.volumes?.includes('./deploy/grafana/provisioning:/etc/grafana/provisioning:ro'),

@@ -2,12 +2,13 @@
 // dashboard and the alert rules name is exported by a live /metrics.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { parse, parseAllDocuments } from 'yaml'
+import { parse, parseAllDocuments, stringify } from 'yaml'
 import { startApp, type TestApp } from '../helpers/app.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -126,6 +127,63 @@ describe('promtool', { skip: !hasPromtool && NO_PROMTOOL }, () => {
       join(ROOT, 'deploy/prometheus/alerts.test.yml'),
     ])
     assert.match(stdout, /SUCCESS/)
+  })
+
+  test('every alert rule is tested on the series of more than one process', () => {
+    type Case = { input_series: { series: string }[]; alert_rule_test: { alertname: string }[] }
+    const { tests } = parse(file('deploy/prometheus/alerts.test.yml')) as { tests: Case[] }
+    const alerts = rules().groups.flatMap((group) => group.rules.map((rule) => rule.alert))
+    for (const alert of alerts) {
+      const cases = tests.filter((c) => c.alert_rule_test.some((t) => t.alertname === alert))
+      assert.ok(cases.length > 0, `${alert} is tested`)
+      for (const c of cases) {
+        const instances = new Set(c.input_series.map((s) => /instance="([^"]+)"/.exec(s.series)?.[1]))
+        assert.ok(!instances.has(undefined) && instances.size >= 2, `${alert}: ${[...instances].join(' ')}`)
+      }
+    }
+  })
+
+  // jobs_waiting and jobs_running are read from the job store: every process reports the same
+  // counts. A panel that adds them up shows the backlog once per process.
+  test("the dashboard's job gauges show the store's counts once, however many processes report them", async () => {
+    const targets = dashboard().panels.flatMap((panel) =>
+      panel.targets
+        .filter((t) => metricNames(t.expr).some((name) => name === 'jobs_waiting' || name === 'jobs_running'))
+        .map((t) => ({ panel: panel.title, expr: t.expr.replaceAll('$job', '.*') })),
+    )
+    assert.equal(targets.length, 2, JSON.stringify(targets))
+    const processes = ['algoserve-api", instance="api-1:8000', 'algoserve-api", instance="api-2:8000']
+    processes.push('algoserve-worker", instance="worker-1:8001', 'algoserve-worker", instance="worker-2:8001')
+    const series = processes.flatMap((labels) => [
+      { series: `jobs_waiting{job="${labels}"}`, values: '3x10' },
+      { series: `jobs_running{job="${labels}"}`, values: '2x10' },
+    ])
+    const dir = mkdtempSync(join(tmpdir(), 'algoserve-promql-'))
+    try {
+      const path = join(dir, 'dashboard.test.yml')
+      writeFileSync(
+        path,
+        stringify({
+          tests: [
+            {
+              interval: '1m',
+              input_series: series,
+              promql_expr_test: targets.map(({ expr }) => ({
+                expr,
+                eval_time: '5m',
+                exp_samples: [{ labels: '{}', value: /jobs_waiting/.test(expr) ? 3 : 2 }],
+              })),
+            },
+          ],
+        }),
+      )
+      const outcome = await run('promtool', ['test', 'rules', path]).catch(
+        (error: { stdout: string }) => error,
+      )
+      assert.match(outcome.stdout, /SUCCESS/, outcome.stdout)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
 

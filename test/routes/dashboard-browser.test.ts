@@ -107,10 +107,19 @@ describe('the dashboard in a browser', { skip: !hasBrowser() && NO_BROWSER }, ()
         (await page.locator('#sample-note').textContent()) ?? '',
         /^Counted over all 4 jobs the service keeps\.$/,
       )
-      assert.match((await page.locator('#throughput-summary').textContent()) ?? '', /^3 ended in 15 min/)
+      assert.match(
+        (await page.locator('#throughput-summary').textContent()) ?? '',
+        /^3 ended in 15 min \([0-9.]+\/min\): 3 completed, 0 failed or cancelled$/,
+      )
       assert.match(
         (await page.locator('#latency-summary').textContent()) ?? '',
         /^median ≈ [0-9.]+ (ms|s), p95 ≈ [0-9.]+ (ms|s), mean [0-9.]+ (ms|s)$/,
+      )
+      // Jobs of milliseconds: the axis is in ms, and so is the caption.
+      assert.equal(await page.locator('#latency-unit').textContent(), 'ms')
+      assert.match(
+        (await page.locator('#latency-chart text.label').first().textContent()) ?? '',
+        /^[0-9.]+ ms$/,
       )
       // Three jobs ended within the last minute or two: one or two bars, and a latency point each.
       assert.ok((await page.locator('#throughput-chart rect.bar-completed').count()) >= 1)
@@ -156,6 +165,12 @@ describe('the dashboard in a browser', { skip: !hasBrowser() && NO_BROWSER }, ()
         .waitFor()
       assert.equal(await page.locator('#count-running').textContent(), '1')
       assert.match((await page.locator('#throughput-summary').textContent()) ?? '', /^5003 ended in 15 min/)
+      // Medians of seconds: the axis is in s, and so is the caption.
+      assert.equal(await page.locator('#latency-unit').textContent(), 's')
+      assert.match(
+        (await page.locator('#latency-chart text.label').first().textContent()) ?? '',
+        /^[0-9.]+ s$/,
+      )
       assert.equal(
         await page.locator('#sample-note').textContent(),
         'Counted over all 5004 jobs the service keeps.',
@@ -224,17 +239,35 @@ describe('the dashboard in a browser', { skip: !hasBrowser() && NO_BROWSER }, ()
       await page.close()
     })
 
-    test('cancelling a running job: the button, then the job failed as cancelled, in the detail and the list', async (t) => {
+    test('cancelling a running job: asked first, then the job failed as cancelled, in the detail, the list and the counts', async (t) => {
       const { page, watch } = await open(server)
       await row(page, ids.heavy).click()
       await page.locator('#detail .badge.running').waitFor()
       assert.ok(await page.locator('#cancel-job').isEnabled())
+      // Asked, and told no: nothing is cancelled.
+      const asked: string[] = []
+      page.once('dialog', (dialog) => {
+        asked.push(`${dialog.type()}: ${dialog.message()}`)
+        void dialog.dismiss()
+      })
+      await page.locator('#cancel-job').click()
+      await until(() => asked.length === 1, 5000, 'the page asks')
+      assert.match(asked[0] ?? '', new RegExp(`^confirm: Cancel job ${ids.heavy}\\?`))
+      assert.ok(await page.locator('#cancel-job').isEnabled())
+      const still = (await (await fetch(`${server.url}/jobs/${ids.heavy}`)).json()) as { status: string }
+      assert.equal(still.status, 'running')
+      // Asked again, and told yes.
+      page.once('dialog', (dialog) => void dialog.accept())
       await page.locator('#cancel-job').click()
       await page.locator('#detail .badge.failed').waitFor({ timeout: 10_000 })
       assert.match((await page.locator('#detail-fields').textContent()) ?? '', /The job was cancelled\./)
       assert.ok(await page.locator('#cancel-job').isDisabled())
       await row(page, ids.heavy).locator('.badge.failed').waitFor()
       await page.locator('#count-failed').filter({ hasText: /^1$/ }).waitFor()
+      await page
+        .locator('#throughput-summary')
+        .filter({ hasText: /: 3 completed, 1 failed or cancelled$/ })
+        .waitFor()
       const job = (await (await fetch(`${server.url}/jobs/${ids.heavy}`)).json()) as {
         status: string
         error: string

@@ -25,7 +25,11 @@ type Document = {
   security?: unknown
   webhooks?: Record<string, Record<string, Operation>>
   paths: Record<string, Record<string, Operation>>
-  components: { schemas: Record<string, unknown>; securitySchemes?: unknown }
+  components: {
+    schemas: Record<string, unknown>
+    securitySchemes?: unknown
+    parameters?: Record<string, { schema: { type: string; pattern?: string }; description: string }>
+  }
 }
 
 const operations = (document: Document) =>
@@ -120,6 +124,30 @@ describe('the OpenAPI document reads as ours and is exact', () => {
     assert.equal(document.security, undefined)
     assert.equal(document.components.securitySchemes, undefined)
     for (const { operation } of operations(document)) assert.equal(operation.security, undefined)
+  })
+
+  test('the x-request-id parameter refuses no value the service accepts, and says which it keeps', async () => {
+    const parameter = document.components.parameters?.RequestId
+    assert.ok(parameter)
+    assert.deepEqual(parameter.schema, { type: 'string' })
+    assert.match(
+      parameter.description,
+      /Any value is accepted: one that matches `\^\[A-Za-z0-9\._:-\]\{1,128\}\$`/,
+    )
+    assert.match(parameter.description, /any other is replaced by a fresh UUID/)
+    // What the service does with them: kept, or replaced, never refused.
+    for (const [sent, kept] of [
+      ['order-17.retry:2', true],
+      ['has space', false],
+      ['x'.repeat(129), false],
+      ['ünïcode', false],
+    ] as const) {
+      const response = await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': encodeURI(sent) } })
+      assert.equal(response.status, 200, sent)
+      const id = response.headers.get('x-request-id') ?? ''
+      if (kept) assert.equal(id, sent)
+      else assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, sent)
+    }
   })
 
   test('every operation has a unique operationId, a tag, and the x-request-id parameter and header', () => {

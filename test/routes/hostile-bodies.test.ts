@@ -166,7 +166,7 @@ describe('item 6: the contract at the edges', () => {
           problem(
             'model_attributes_type',
             ['body'],
-            'Input should be a valid dictionary or object to extract fields from',
+            `Input should be a valid dictionary or object to extract fields from: Content-Type '${contentType}' is malformed; send application/json`,
             '{"number": 7}',
           ),
         ],

@@ -238,19 +238,25 @@ describe('POST /invoke 422', () => {
     assert.match(response.text, /"type":"json_invalid".*"error":"nesting is too deep"/)
   })
 
-  test('a Content-Type that is not JSON is model_attributes_type', async () => {
-    const response = await invoke('number=7', { 'content-type': 'application/x-www-form-urlencoded' })
-    assert.equal(response.status, 422)
-    assert.deepEqual(response.json, {
-      detail: [
-        {
-          type: 'model_attributes_type',
-          loc: ['body'],
-          msg: 'Input should be a valid dictionary or object to extract fields from',
-          input: 'number=7',
-        },
-      ],
-    })
+  test('a Content-Type that is not JSON is model_attributes_type, its message naming the type', async () => {
+    for (const [contentType, named] of [
+      ['application/x-www-form-urlencoded', 'application/x-www-form-urlencoded'],
+      ['text/plain; charset=utf-8', 'text/plain'],
+      ['multipart/form-data; boundary=x', 'multipart/form-data'],
+    ]) {
+      const response = await invoke('number=7', { 'content-type': contentType as string })
+      assert.equal(response.status, 422)
+      assert.deepEqual(response.json, {
+        detail: [
+          {
+            type: 'model_attributes_type',
+            loc: ['body'],
+            msg: `Input should be a valid dictionary or object to extract fields from: Content-Type '${named}' is not JSON; send application/json`,
+            input: 'number=7',
+          },
+        ],
+      })
+    }
   })
 
   test('a body with no Content-Type is read as JSON', async () => {
