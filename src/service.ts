@@ -12,7 +12,7 @@ import type { Config } from './config.js'
 import { ConfigError } from './errors.js'
 import { Executor } from './execution/executor.js'
 import type { Consumer, JobBackend, JobEndStatus } from './jobs/backend.js'
-import { EmbeddedBackend } from './jobs/embedded-backend.js'
+import { EmbeddedBackend } from './jobs/embedded/backend.js'
 import { createRunJob } from './jobs/execute.js'
 import { JobSweeper } from './jobs/sweeper.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
@@ -79,7 +79,7 @@ async function openBackend(
   }
   if (config.redisUrl === null) return new EmbeddedBackend({ ...common, dataDir: config.dataDir })
   // Loaded only in distributed mode: BullMQ and ioredis cost the embedded mode start time and memory.
-  const { RedisBackend } = await import('./jobs/redis-backend.js')
+  const { RedisBackend } = await import('./jobs/redis/backend.js')
   const backend = new RedisBackend({
     ...common,
     url: config.redisUrl,

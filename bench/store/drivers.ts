@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type DriverName, usableDrivers } from '../../src/jobs/sqlite-driver.js'
-import { SqliteJobStore } from '../../src/jobs/sqlite-store.js'
+import { type DriverName, usableDrivers } from '../../src/jobs/embedded/sqlite-driver.js'
+import { SqliteJobStore } from '../../src/jobs/embedded/sqlite-store.js'
 import { webhookDelivery } from '../../src/webhooks/payload.js'
 import { median } from '../prime/stats.js'
 

@@ -4,8 +4,8 @@
 // job (`execute.ts`) and deciding what a webhook attempt means (`webhooks/policy.ts`) are shared code.
 import type { AttemptResult, WebhookMessage } from '../webhooks/sender.js'
 import type { DeliveryHistory } from './deliveries.js'
+import type { JobOutcome, JobRecord, NewJob } from './embedded/store.js'
 import type { JobListPage, JobListQuery } from './listing.js'
-import type { JobOutcome, JobRecord, NewJob } from './store.js'
 import type { JobSummary } from './summary.js'
 
 /**

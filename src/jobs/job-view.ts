@@ -1,6 +1,6 @@
 // How a stored job is shown: the body of GET /jobs/{job_id}, its id and its timestamps.
 import { randomFillSync } from 'node:crypto'
-import type { JobRecord } from './store.js'
+import type { JobRecord } from './embedded/store.js'
 
 /** ISO 8601 in UTC with an explicit +00:00 offset and milliseconds (decisions.md, Jobs). */
 export function isoTime(ms: number): string {

@@ -23,9 +23,9 @@ import {
 } from '../http/schemas.js'
 import type { JobBackend } from '../jobs/backend.js'
 import type { DeliveryHistory } from '../jobs/deliveries.js'
+import { type JobState, StoreFullError, StoreUnavailableError } from '../jobs/embedded/store.js'
 import { jobStatusJson, jsonText, jsonTime } from '../jobs/job-view.js'
 import { decodeCursor, encodeCursor, type ListPosition } from '../jobs/listing.js'
-import { type JobState, StoreFullError, StoreUnavailableError } from '../jobs/store.js'
 import { type JobSummary, LATENCY_BOUNDS_MS, SUMMARY_MINUTES } from '../jobs/summary.js'
 import type { Metrics } from '../metrics/metrics.js'
 

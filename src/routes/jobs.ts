@@ -17,8 +17,13 @@ import {
   WrappedErrorResponse,
 } from '../http/schemas.js'
 import type { IdempotencyClaim, JobBackend } from '../jobs/backend.js'
+import {
+  DuplicateJobIdError,
+  type JobRecord,
+  StoreFullError,
+  StoreUnavailableError,
+} from '../jobs/embedded/store.js'
 import { isoTime, jobStatusJson, newJobId } from '../jobs/job-view.js'
-import { DuplicateJobIdError, type JobRecord, StoreFullError, StoreUnavailableError } from '../jobs/store.js'
 import { JobWaiters } from '../jobs/waiters.js'
 import type { Metrics } from '../metrics/metrics.js'
 import { checkWebhookUrl } from '../webhooks/address-policy.js'

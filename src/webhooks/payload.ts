@@ -1,7 +1,7 @@
 // The webhook of a job that just ended (decisions.md, Webhooks): its payload and its Standard Webhooks id.
 import { randomBytes } from 'node:crypto'
+import type { JobRecord, NewDelivery } from '../jobs/embedded/store.js'
 import { jsonText, jsonTime } from '../jobs/job-view.js'
-import type { JobRecord, NewDelivery } from '../jobs/store.js'
 
 /** A fresh Standard Webhooks `webhook-id`, the same on every attempt of one delivery. */
 export const newWebhookId = (): string => `msg_${randomBytes(12).toString('hex')}`

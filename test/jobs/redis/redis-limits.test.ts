@@ -4,17 +4,17 @@
 // does is reported.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { startApp, type TestApp } from '../helpers/app.js'
-import { createJob, waitForJob } from '../helpers/jobs.js'
-import { RSA_100 } from '../helpers/numbers.js'
+import { startApp, type TestApp } from '../../helpers/app.js'
+import { createJob, waitForJob } from '../../helpers/jobs.js'
+import { RSA_100 } from '../../helpers/numbers.js'
 import {
   freshPrefix,
   type RedisServer,
   redisCommand,
   skipWithoutRedis,
   startRedis,
-} from '../helpers/redis.js'
-import { sleep, until } from '../helpers/time.js'
+} from '../../helpers/redis.js'
+import { sleep, until } from '../../helpers/time.js'
 
 describe('Redis limits', { skip: skipWithoutRedis }, () => {
   let redis: RedisServer

@@ -4,11 +4,11 @@ import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, test } from 'node:test'
-import { type DriverName, openConnection, usableDrivers } from '../../src/jobs/sqlite-driver.js'
-import { DATABASE_FILE, SqliteJobStore } from '../../src/jobs/sqlite-store.js'
-import { StoreFullError, StoreUnavailableError } from '../../src/jobs/store.js'
-import { webhookDelivery } from '../../src/webhooks/payload.js'
-import { tempDataDir } from '../helpers/app.js'
+import { type DriverName, openConnection, usableDrivers } from '../../../src/jobs/embedded/sqlite-driver.js'
+import { DATABASE_FILE, SqliteJobStore } from '../../../src/jobs/embedded/sqlite-store.js'
+import { StoreFullError, StoreUnavailableError } from '../../../src/jobs/embedded/store.js'
+import { webhookDelivery } from '../../../src/webhooks/payload.js'
+import { tempDataDir } from '../../helpers/app.js'
 
 const dirs: string[] = []
 const stores: SqliteJobStore[] = []

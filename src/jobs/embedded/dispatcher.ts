@@ -3,12 +3,12 @@
 // attempts in flight go to one receiver (origin), so that one that hangs or fails cannot hold every
 // slot while another receiver's delivery waits. What each attempt means is `policy.ts`'s to decide.
 import type { FastifyBaseLogger } from 'fastify'
-import type { AttemptDelivery, AttemptStatus } from '../jobs/backend.js'
-import { attemptRecord } from '../jobs/deliveries.js'
-import type { Delivery, DeliveryOutcome, JobStore } from '../jobs/store.js'
-import { type Batch, WorkLoop } from '../jobs/work-loop.js'
-import { OriginShare, SHARE_DEFER_MS, shareOf } from './origin-share.js'
-import { attemptStatus, decide, logDecision } from './policy.js'
+import { OriginShare, SHARE_DEFER_MS, shareOf } from '../../webhooks/origin-share.js'
+import { attemptStatus, decide, logDecision } from '../../webhooks/policy.js'
+import type { AttemptDelivery, AttemptStatus } from '../backend.js'
+import { attemptRecord } from '../deliveries.js'
+import type { Delivery, DeliveryOutcome, JobStore } from './store.js'
+import { type Batch, WorkLoop } from './work-loop.js'
 
 export interface DispatcherOptions {
   store: JobStore

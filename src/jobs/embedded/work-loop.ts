@@ -2,7 +2,7 @@
 // when woken (or every `pollMs`), handle each item without waiting for it, and at a shutdown stop
 // taking, give the items in flight a grace period, then abort them.
 import type { FastifyBaseLogger } from 'fastify'
-import { ShutdownAbort } from '../errors.js'
+import { ShutdownAbort } from '../../errors.js'
 
 export interface Batch<T> {
   items: T[]

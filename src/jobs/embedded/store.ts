@@ -1,7 +1,7 @@
 // The job store: where jobs and their webhook deliveries live. The runner, the webhook dispatcher and
 // the routes speak only this interface; `sqlite-store.ts` implements it for one process, and a Redis
 // backend can implement it for many. Every call is asynchronous so that a networked store fits.
-import type { DeliveryAttempt } from './deliveries.js'
+import type { DeliveryAttempt } from '../deliveries.js'
 
 export type JobState = 'pending' | 'running' | 'completed' | 'failed'
 
@@ -85,7 +85,7 @@ export type DeliveryOutcome =
   | { kind: 'released'; nextAt?: number }
 
 // The contract of `JobStore` names these; they live with every other error class.
-export { DuplicateJobIdError, StoreFullError, StoreUnavailableError } from '../errors.js'
+export { DuplicateJobIdError, StoreFullError, StoreUnavailableError } from '../../errors.js'
 
 /** After this many lost runs a job fails instead of running again (decisions.md, Jobs). */
 export const MAX_LOST_RUNS = 3

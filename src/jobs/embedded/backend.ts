@@ -4,9 +4,8 @@
 import { EventEmitter } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
-import { JOB_CANCELLED } from '../errors.js'
-import { WebhookDispatcher } from '../webhooks/dispatcher.js'
-import { webhookDelivery } from '../webhooks/payload.js'
+import { JOB_CANCELLED } from '../../errors.js'
+import { webhookDelivery } from '../../webhooks/payload.js'
 import type {
   AttemptDelivery,
   CancelResult,
@@ -19,13 +18,14 @@ import type {
   JobCounts,
   RunJob,
   Submitted,
-} from './backend.js'
-import type { DeliveryHistory } from './deliveries.js'
-import type { JobListPage, JobListQuery } from './listing.js'
+} from '../backend.js'
+import type { DeliveryHistory } from '../deliveries.js'
+import type { JobListPage, JobListQuery } from '../listing.js'
+import type { JobSummary } from '../summary.js'
+import { WebhookDispatcher } from './dispatcher.js'
 import { JobRunner } from './runner.js'
 import { SqliteJobStore } from './sqlite-store.js'
 import type { JobRecord, NewJob } from './store.js'
-import type { JobSummary } from './summary.js'
 
 export interface EmbeddedBackendOptions {
   dataDir: string

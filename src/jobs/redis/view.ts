@@ -2,8 +2,8 @@
 // its BullMQ state (design notes §2.2). BullMQ's fields outlive a state (processedOn survives a
 // give-back), so every field is taken from the state.
 import type { Job } from 'bullmq'
-import { JOB_CANCELLED } from '../errors.js'
-import { type JobRecord, type JobState, lostRunsError, MAX_LOST_RUNS } from './store.js'
+import { JOB_CANCELLED } from '../../errors.js'
+import { type JobRecord, type JobState, lostRunsError, MAX_LOST_RUNS } from '../embedded/store.js'
 
 /** What a job carries in Redis; its BullMQ name is the algorithm. */
 export interface RedisJobData {

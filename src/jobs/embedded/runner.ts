@@ -1,8 +1,8 @@
 // The embedded job runner: takes pending jobs from the SQLite store in creation order and runs them
 // (`execute.ts`), at most `concurrency` of those holding a worker thread at a time.
 import type { FastifyBaseLogger } from 'fastify'
-import { CANCEL_REASON, ShutdownAbort } from '../errors.js'
-import type { JobEndStatus, RunJob } from './backend.js'
+import { CANCEL_REASON, ShutdownAbort } from '../../errors.js'
+import type { JobEndStatus, RunJob } from '../backend.js'
 import type { JobRecord, JobStore } from './store.js'
 import { type Batch, WorkLoop } from './work-loop.js'
 

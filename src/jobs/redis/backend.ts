@@ -28,10 +28,10 @@ import {
   JOB_CANCELLED,
   RedisRefusedError,
   ShutdownAbort,
-} from '../errors.js'
-import { OriginShare, SHARE_DEFER_MS, shareOf } from '../webhooks/origin-share.js'
-import { newWebhookId, webhookPayload } from '../webhooks/payload.js'
-import { attemptStatus, decide, logDecision } from '../webhooks/policy.js'
+} from '../../errors.js'
+import { OriginShare, SHARE_DEFER_MS, shareOf } from '../../webhooks/origin-share.js'
+import { newWebhookId, webhookPayload } from '../../webhooks/payload.js'
+import { attemptStatus, decide, logDecision } from '../../webhooks/policy.js'
 import type {
   AttemptDelivery,
   CancelResult,
@@ -44,10 +44,8 @@ import type {
   JobCounts,
   RunJob,
   Submitted,
-} from './backend.js'
-import { attemptRecord, type DeliveryAttempt, type DeliveryHistory } from './deliveries.js'
-import type { JobListPage, JobListQuery, ListPosition } from './listing.js'
-import { type RedisJobData, type RedisJobResult, recordOf } from './redis-view.js'
+} from '../backend.js'
+import { attemptRecord, type DeliveryAttempt, type DeliveryHistory } from '../deliveries.js'
 import {
   DuplicateJobIdError,
   type JobRecord,
@@ -56,7 +54,8 @@ import {
   type NewJob,
   StoreFullError,
   StoreUnavailableError,
-} from './store.js'
+} from '../embedded/store.js'
+import type { JobListPage, JobListQuery, ListPosition } from '../listing.js'
 import {
   emptyMinute,
   type JobSummary,
@@ -64,7 +63,8 @@ import {
   MINUTE_MS,
   SUMMARY_MINUTES,
   summaryMinutes,
-} from './summary.js'
+} from '../summary.js'
+import { type RedisJobData, type RedisJobResult, recordOf } from './view.js'
 
 export interface RedisBackendOptions {
   url: string

@@ -4,10 +4,18 @@
 // job found `running` at start was run by a process that died: its run is counted as lost.
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { IdempotencyKeyReusedError, JOB_CANCELLED } from '../errors.js'
-import type { IdempotencyClaim, Submitted } from './backend.js'
-import type { DeliveryAttempt, DeliveryHistory } from './deliveries.js'
-import type { JobListPage, JobListQuery } from './listing.js'
+import { IdempotencyKeyReusedError, JOB_CANCELLED } from '../../errors.js'
+import type { IdempotencyClaim, Submitted } from '../backend.js'
+import type { DeliveryAttempt, DeliveryHistory } from '../deliveries.js'
+import type { JobListPage, JobListQuery } from '../listing.js'
+import {
+  emptyMinute,
+  type JobSummary,
+  LATENCY_BOUNDS_MS,
+  MINUTE_MS,
+  SUMMARY_MINUTES,
+  summaryMinutes,
+} from '../summary.js'
 import {
   type Connection,
   type DriverName,
@@ -34,14 +42,6 @@ import {
   StoreFullError,
   StoreUnavailableError,
 } from './store.js'
-import {
-  emptyMinute,
-  type JobSummary,
-  LATENCY_BOUNDS_MS,
-  MINUTE_MS,
-  SUMMARY_MINUTES,
-  summaryMinutes,
-} from './summary.js'
 
 export const DATABASE_FILE = 'jobs.sqlite3'
 
