@@ -12,7 +12,7 @@ import type { Config } from './config.js'
 import { ConfigError } from './errors.js'
 import { Executor } from './execution/executor.js'
 import type { Consumer, JobBackend, JobEndStatus } from './jobs/backend.js'
-import { EmbeddedBackend } from './jobs/embedded/backend.js'
+import { openEmbeddedBackend } from './jobs/embedded/backend.js'
 import { createRunJob } from './jobs/execute.js'
 import { JobSweeper } from './jobs/sweeper.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
@@ -77,7 +77,7 @@ async function openBackend(
     },
     log,
   }
-  if (config.redisUrl === null) return new EmbeddedBackend({ ...common, dataDir: config.dataDir })
+  if (config.redisUrl === null) return openEmbeddedBackend({ ...common, dataDir: config.dataDir })
   // Loaded only in distributed mode: BullMQ and ioredis cost the embedded mode start time and memory.
   const { RedisBackend } = await import('./jobs/redis/backend.js')
   const backend = new RedisBackend({
@@ -100,7 +100,6 @@ export async function createService(config: Config, options: ServiceOptions = {}
   if (role === 'worker' && config.redisUrl === null) {
     throw new ConfigError('algoserve worker runs jobs from Redis: set ALGOSERVE_REDIS_URL (or --redis-url).')
   }
-  const runsJobs = role === 'worker' || config.redisUrl === null || config.runJobs
   const algorithms = options.algorithms ?? registry
   const metrics = createMetrics()
   const executor = new Executor(
@@ -127,6 +126,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
     throw error
   }
   const jobs: JobBackend = backend
+  // Jobs kept where only this process reaches them are run here, whatever the settings say.
+  const runsJobs = role === 'worker' || !jobs.capabilities.shared || config.runJobs
   metrics.countJobsWith(() => jobs.counts())
   const sender = new WebhookSender({
     userAgent: USER_AGENT,
@@ -168,6 +169,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         jobs.consumeDeliveries((message, signal) => sender.send(message, signal), {
           maxInFlight: MAX_DELIVERIES_IN_FLIGHT,
           onAttempt: (status) => metrics.webhookDeliveries.inc({ status }),
+          log: app.log.child({ component: 'webhooks' }),
         }),
       )
     },

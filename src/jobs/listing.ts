@@ -2,7 +2,7 @@
 // names the last job of a page by its place in the order (created_at desc, then id desc), not by an
 // offset, so it stays valid while jobs are created: new jobs sort before it.
 import { BadCursorError } from '../errors.js'
-import type { JobRecord, JobState } from './embedded/store.js'
+import type { JobRecord, JobState } from './job.js'
 
 export interface JobListQuery {
   status: JobState | null

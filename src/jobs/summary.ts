@@ -3,7 +3,7 @@
 // Every backend keeps counters as jobs change (sqlite-store.ts: triggers in the job's own transaction;
 // redis-backend.ts: BullMQ's counts and metrics, and a hash a minute), so reading one costs the same
 // however many jobs are kept: the dashboard asks at every refresh.
-import type { JobState } from './embedded/store.js'
+import type { JobState } from './job.js'
 
 /** How many minutes the summary looks back, the current one last. */
 export const SUMMARY_MINUTES = 15

@@ -1,7 +1,8 @@
 // Job ids: 12 lowercase hex characters, never one BullMQ refuses as an integer (design notes, pitfall 6).
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { isoTime, newJobId } from '../../src/jobs/job-view.js'
+import { newJobId } from '../../src/jobs/job-view.js'
+import { isoTime } from '../../src/json-text.js'
 
 test('newJobId: 12 lowercase hex characters, never all digits without a leading zero, no repeats', () => {
   // About 1 draw in 310 is all digits, so 100,000 draws meet some 320 of them if the rule were gone.

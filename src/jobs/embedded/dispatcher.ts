@@ -1,42 +1,39 @@
-// The embedded webhook dispatcher: sends the deliveries the SQLite store holds when they are due, many
-// at once, so a slow or dead receiver holds only its own deliveries; and at most a share of the
-// attempts in flight go to one receiver (origin), so that one that hangs or fails cannot hold every
-// slot while another receiver's delivery waits. What each attempt means is `policy.ts`'s to decide.
-import type { FastifyBaseLogger } from 'fastify'
-import { OriginShare, SHARE_DEFER_MS, shareOf } from '../../webhooks/origin-share.js'
-import { attemptStatus, decide, logDecision } from '../../webhooks/policy.js'
-import type { AttemptDelivery, AttemptStatus } from '../backend.js'
-import { attemptRecord } from '../deliveries.js'
-import type { Delivery, DeliveryOutcome, JobStore } from './store.js'
+// The embedded webhook dispatcher: sends the deliveries the store holds when they are due, many at
+// once, so a slow or dead receiver holds only its own deliveries; and at most a share of the attempts
+// in flight go to one receiver (webhooks/origin-share.ts). Each attempt is webhooks/attempt.ts's; the
+// store keeps what it came to.
+import { type AttemptRules, attemptDelivery } from '../../webhooks/attempt.js'
+import { OriginShare, SHARE_DEFER_MS } from '../../webhooks/origin-share.js'
+import { newWebhookId, webhookPayload } from '../../webhooks/payload.js'
+import type { JobRecord } from '../job.js'
+import type { Delivery, JobStore, NewDelivery } from './store.js'
 import { type Batch, WorkLoop } from './work-loop.js'
 
-export interface DispatcherOptions {
+/** The delivery of a job that just ended, or null without a webhook (the store's DeliveryFactory). */
+export function webhookDelivery(job: JobRecord): NewDelivery | null {
+  if (job.webhook === null || job.completedAt === null) return null
+  return {
+    id: newWebhookId(),
+    jobId: job.id,
+    url: job.webhook,
+    payload: webhookPayload(job, job.completedAt),
+  }
+}
+
+export interface DispatcherOptions extends AttemptRules {
   store: JobStore
-  attempt: AttemptDelivery
-  log: FastifyBaseLogger
-  /** Waits before each retry; their count is the number of retries. */
-  retryWaitsMs: readonly number[]
   /** Attempts in flight at once. */
   maxInFlight: number
-  onAttempt(status: AttemptStatus): void
-  /** Attempts in flight at once to one receiver origin (scheme, host and port). */
-  maxPerOrigin?: number
-  /** How long a delivery whose receiver has its share in flight waits before it is taken again, in ms. */
-  deferMs?: number
-  /** How often to look for due deliveries when nothing wakes the dispatcher, in ms. */
-  pollMs?: number
 }
 
 export class WebhookDispatcher extends WorkLoop<Delivery> {
   readonly #o: DispatcherOptions
   readonly #share: OriginShare
-  readonly #deferMs: number
 
   constructor(options: DispatcherOptions) {
-    super(options.log, options.pollMs ?? 1000)
+    super(options.log)
     this.#o = options
-    this.#share = new OriginShare(options.maxPerOrigin ?? shareOf(options.maxInFlight))
-    this.#deferMs = options.deferMs ?? SHARE_DEFER_MS
+    this.#share = new OriginShare(options.maxInFlight)
   }
 
   protected async take(inFlight: number): Promise<Batch<Delivery>> {
@@ -52,7 +49,7 @@ export class WebhookDispatcher extends WorkLoop<Delivery> {
           // Later, so that the deliveries due behind it (to other receivers) are taken first.
           await this.#o.store.settleDelivery(
             delivery.id,
-            { kind: 'released', nextAt: now + this.#deferMs },
+            { kind: 'deferred', nextAt: now + SHARE_DEFER_MS },
             now,
           )
         }
@@ -67,38 +64,16 @@ export class WebhookDispatcher extends WorkLoop<Delivery> {
 
   protected async handle(delivery: Delivery, signal: AbortSignal): Promise<void> {
     try {
-      await this.#attempt(delivery, signal)
+      const attempted = await attemptDelivery(this.#o, delivery, delivery.jobId, delivery.attempts, signal)
+      await this.#o.store.settleDelivery(delivery.id, attempted, Date.now()).catch((error: unknown) => {
+        const context = { job_id: delivery.jobId, webhook_id: delivery.id, attempt: delivery.attempts }
+        this.log.error(
+          { err: error, ...context },
+          'could not record a webhook attempt; it is sent again at restart',
+        )
+      })
     } finally {
       this.#share.release(delivery.url)
-    }
-  }
-
-  async #attempt(delivery: Delivery, signal: AbortSignal): Promise<void> {
-    const startedAt = Date.now()
-    const started = performance.now()
-    const result = await this.#o.attempt(delivery, signal)
-    const durationMs = performance.now() - started
-    const decision = decide(result, delivery.attempts, this.#o.retryWaitsMs)
-    const status = attemptStatus(decision)
-    if (status !== null) this.#o.onAttempt(status)
-    const context = { job_id: delivery.jobId, webhook_id: delivery.id, attempt: delivery.attempts }
-    logDecision(this.log, context, decision)
-    const now = Date.now()
-    const nextAt = decision.kind === 'retry' ? now + decision.waitMs : null
-    const record = attemptRecord(result, delivery.attempts, startedAt, durationMs, nextAt)
-    const outcome: DeliveryOutcome =
-      decision.kind === 'retry'
-        ? { kind: 'retry', nextAt: now + decision.waitMs, error: decision.error, record }
-        : decision.kind === 'released'
-          ? decision
-          : { ...decision, record }
-    try {
-      await this.#o.store.settleDelivery(delivery.id, outcome, now)
-    } catch (error) {
-      this.log.error(
-        { err: error, ...context },
-        'could not record a webhook attempt; it is sent again at restart',
-      )
     }
   }
 }

@@ -1,40 +1,12 @@
-// The job store: where jobs and their webhook deliveries live. The runner, the webhook dispatcher and
-// the routes speak only this interface; `sqlite-store.ts` implements it for one process, and a Redis
-// backend can implement it for many. Every call is asynchronous so that a networked store fits.
-import type { DeliveryAttempt } from '../deliveries.js'
-
-export type JobState = 'pending' | 'running' | 'completed' | 'failed'
-
-/** A job as stored. Times are unix milliseconds; params, result and metadata are JSON text. */
-export interface JobRecord {
-  id: string
-  algorithm: string
-  /** The algorithm's checked params as JSON; integers are exact decimal literals. */
-  params: string
-  webhook: string | null
-  /** The algorithm said the run is cheap (inline, microseconds): it needs no worker thread. */
-  cheap: boolean
-  status: JobState
-  createdAt: number
-  startedAt: number | null
-  completedAt: number | null
-  result: string | null
-  error: string | null
-  metadata: string | null
-  /** Runs started so far; the current run's number identifies it (a stale run cannot finish a job). */
-  runs: number
-  /** Runs that ended because the process or worker running them died. */
-  lostRuns: number
-}
-
-export interface NewJob {
-  id: string
-  algorithm: string
-  params: string
-  webhook: string | null
-  cheap: boolean
-  createdAt: number
-}
+// What the embedded backend, its runner and its dispatcher ask of their store: every call they make,
+// and nothing else. `sqlite-store.ts` implements it on one SQLite file. Every call is asynchronous, so
+// that a store elsewhere fits the same loops.
+import type { Attempted } from '../../webhooks/attempt.js'
+import type { IdempotencyClaim, JobCounts, Submitted } from '../backend.js'
+import type { StoredDelivery } from '../deliveries.js'
+import type { JobOutcome, JobRecord, JobState, NewJob } from '../job.js'
+import type { JobListPage, JobListQuery } from '../listing.js'
+import type { JobSummary } from '../summary.js'
 
 /** How many jobs one claim may take: in all, and of those not cheap (each holds a worker thread). */
 export interface ClaimLimits {
@@ -42,11 +14,7 @@ export interface ClaimLimits {
   heavy: number
 }
 
-/** A job's end, and the webhook delivery it schedules when the job has a webhook. */
-export type JobOutcome =
-  | { status: 'completed'; result: string; metadata: string }
-  | { status: 'failed'; error: string }
-
+/** The end of run `run` of job `id`. */
 export interface JobEnd {
   id: string
   run: number
@@ -73,34 +41,28 @@ export interface Delivery extends NewDelivery {
   attempts: number
 }
 
-/** What happened to one delivery attempt, and so what the store does with the delivery. */
-export type DeliveryOutcome =
-  | { kind: 'delivered'; record?: DeliveryAttempt }
-  | { kind: 'retry'; nextAt: number; error: string; record?: DeliveryAttempt }
-  | { kind: 'failed'; error: string; record?: DeliveryAttempt }
-  /**
-   * The attempt was cut short by a shutdown, or not made (its receiver had its share of attempts in
-   * flight): the delivery waits again, due at `nextAt` (default now), the attempt not counted.
-   */
-  | { kind: 'released'; nextAt?: number }
-
-// The contract of `JobStore` names these; they live with every other error class.
-export { DuplicateJobIdError, StoreFullError, StoreUnavailableError } from '../../errors.js'
-
-/** After this many lost runs a job fails instead of running again (decisions.md, Jobs). */
-export const MAX_LOST_RUNS = 3
-
-export const lostRunsError = (lost: number): string =>
-  `The job was lost ${lost} times (the process or worker running it stopped) and will not run again.`
+/**
+ * What the store does with a claimed delivery: what its attempt came to, or, for one not made (its
+ * receiver had its share of attempts in flight), due again at `nextAt`, the attempt not counted.
+ */
+export type DeliveryOutcome = Attempted | { kind: 'deferred'; nextAt: number }
 
 export interface JobStore {
   /**
-   * Adds a pending job; throws StoreFullError when the most allowed jobs already wait, and
-   * DuplicateJobIdError when the id is taken.
+   * Adds a pending job; with an Idempotency-Key, in the same step, records the key, or answers with
+   * the job the key made before (same fingerprint). Throws StoreFullError when the most allowed jobs
+   * already wait, DuplicateJobIdError when the id is taken, and IdempotencyKeyReusedError.
    */
-  create(job: NewJob): Promise<void>
+  submit(job: NewJob, idempotency?: IdempotencyClaim): Promise<Submitted>
   /** A job by id, or null when there is none or it has expired. */
   read(id: string, now: number): Promise<JobRecord | null>
+  /** Fails a pending job as cancelled, scheduling its webhook; null when it is not pending. */
+  cancelPending(id: string, now: number): Promise<JobRecord | null>
+  list(query: JobListQuery, now: number): Promise<JobListPage>
+  summary(now: number): Promise<JobSummary>
+  counts(): Promise<JobCounts>
+  /** The delivery of job `job`, or null when none is made (yet, or without a webhook). */
+  delivery(job: JobRecord): Promise<StoredDelivery | null>
   /**
    * Moves pending jobs, oldest first, to running and returns them: up to `limits.jobs`, stopping at
    * the first job that is not cheap once `limits.heavy` such jobs are taken (jobs start in creation
@@ -118,7 +80,6 @@ export interface JobStore {
   loseRun(id: string, run: number, now: number): Promise<JobState | null>
   /** Deletes finished jobs, and finished deliveries, older than the retention; returns jobs removed. */
   expire(now: number): Promise<number>
-  countPending(): Promise<number>
   /** Moves up to `limit` deliveries due by `now` to sending and returns them. */
   claimDeliveries(limit: number, now: number): Promise<Delivery[]>
   /** When the next pending delivery is due, or null when none waits. */

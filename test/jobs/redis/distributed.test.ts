@@ -3,7 +3,7 @@
 // Nothing a client got a 202 for is lost. Timings use a 1 s job lock; the delays seen are reported.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { lostRunsError } from '../../../src/jobs/embedded/store.js'
+import { lostRunsError } from '../../../src/jobs/job.js'
 import { type Child, listening, start } from '../../helpers/child.js'
 import { createJob, type JobBody } from '../../helpers/jobs.js'
 import { isPrimeByTrial, RSA_100 } from '../../helpers/numbers.js'
