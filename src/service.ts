@@ -34,6 +34,10 @@ export interface ServiceOptions {
   /** `serve` (the default) or `worker` (Redis only). */
   role?: Role
   logger?: FastifyServerOptions['logger']
+  /**
+   * For tests: algorithms standing in for the registry's, for /invoke and jobs. Worker threads run
+   * only the registry's, so a stand-in's run that needs a thread fails as the algorithm's error.
+   */
   algorithms?: ReadonlyMap<string, Algorithm>
   /** For tests only: a shorter webhook schedule, and a resolver for names that only tests know. */
   webhooks?: { retryWaitsMs?: readonly number[]; timeoutMs?: number; resolve?: Resolver }
