@@ -335,7 +335,7 @@ describe('distributed mode', { skip: skipWithoutRedis }, () => {
     await until(() => accepted.length >= 300, 30_000, '300 jobs accepted')
     await own.kill('SIGKILL')
     const before = accepted.length
-    await sleep(1000)
+    await until(() => refused.length > 0, 10_000, 'a POST refused while Redis is away')
     const ready = await fetch(`${api}/readyz`)
     assert.equal(ready.status, 503, 'not ready while Redis is away')
     const invoked = await fetch(`${api}/invoke`, {
