@@ -1,4 +1,4 @@
-// How a stored job is shown: the body of GET /jobs/{job_id}, its id and its timestamps.
+// How a stored job is shown: the body of GET /jobs/{job_id}, and a new job's id.
 import { randomFillSync } from 'node:crypto'
 import { jsonText, jsonTime } from '../json-text.js'
 import type { JobRecord } from './job.js'

@@ -23,8 +23,6 @@ export interface ListPosition {
   id: string
 }
 
-export const positionOf = (job: JobRecord): ListPosition => ({ createdAt: job.createdAt, id: job.id })
-
 /** The opaque cursor of a position: base64url of `created_at.id`. */
 export function encodeCursor(position: ListPosition): string {
   return Buffer.from(`${position.createdAt}.${position.id}`).toString('base64url')

@@ -130,8 +130,9 @@ export class SqliteJobStore implements JobStore {
       running: db.prepare(`SELECT id, runs FROM jobs WHERE status = 'running'`),
       countPending: db.prepare(`SELECT count(*) AS n FROM jobs WHERE status = 'pending'`),
       countRunning: db.prepare(`SELECT count(*) AS n FROM jobs WHERE status = 'running'`),
-      // The summary: the counters (migration 3), less the finished jobs past their retention that the
-      // sweeper has not deleted yet (a read shows them as gone): at most one sweep's worth, on an index.
+      // The summary: the counters (migrations/v3-job-summary.ts), less the finished jobs past their
+      // retention that the sweeper has not deleted yet (a read shows them as gone): at most one sweep's
+      // worth, on an index.
       counts: db.prepare('SELECT status, n FROM job_counts'),
       // Sums rather than GROUP BY status, which sorts the rows in a temporary b-tree.
       countExpired: db.prepare(

@@ -12,7 +12,10 @@ import type { JobEvents } from './events.js'
 import { countEnd, JOB_METRICS } from './summary.js'
 import { type RedisJob, type RedisJobData, type RedisJobResult, readJob, recordOf } from './view.js'
 
-/** How often a cancel takes a job that is not the one cancelled (moved ahead of it just then) before leaving it to the workers. */
+/**
+ * How often a cancel takes a job that is not the one cancelled (moved ahead of it just then) before
+ * leaving it to the workers.
+ */
 const CANCEL_TAKE_TRIES = 5
 
 export class RedisCancel {
