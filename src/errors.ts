@@ -250,6 +250,14 @@ export class StoreUnavailableError extends InternalFault {
   readonly code = 'STORE_UNAVAILABLE'
 }
 
+/**
+ * What a job store's call throws when it fails: one of ours as it is (a full store, a taken id, a
+ * reused Idempotency-Key), anything else (the database's or Redis's own failure) as unavailable.
+ */
+export function storeFailure(error: unknown, message: string): CodedError {
+  return error instanceof CodedError ? error : new StoreUnavailableError(message, { cause: error })
+}
+
 /** More jobs wait than the configured maximum: POST /jobs answers 503 with Retry-After. */
 export class StoreFullError extends InternalFault {
   readonly code = 'STORE_FULL'

@@ -12,7 +12,7 @@ import type { Config } from './config.js'
 import { ConfigError } from './errors.js'
 import { Executor } from './execution/executor.js'
 import type { Consumer, JobBackend, JobEndStatus } from './jobs/backend.js'
-import { EmbeddedBackend } from './jobs/embedded-backend.js'
+import { openEmbeddedBackend } from './jobs/embedded/backend.js'
 import { createRunJob } from './jobs/execute.js'
 import { JobSweeper } from './jobs/sweeper.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
@@ -34,6 +34,10 @@ export interface ServiceOptions {
   /** `serve` (the default) or `worker` (Redis only). */
   role?: Role
   logger?: FastifyServerOptions['logger']
+  /**
+   * For tests: algorithms standing in for the registry's, for /invoke and jobs. Worker threads run
+   * only the registry's, so a stand-in's run that needs a thread fails as the algorithm's error.
+   */
   algorithms?: ReadonlyMap<string, Algorithm>
   /** For tests only: a shorter webhook schedule, and a resolver for names that only tests know. */
   webhooks?: { retryWaitsMs?: readonly number[]; timeoutMs?: number; resolve?: Resolver }
@@ -77,9 +81,9 @@ async function openBackend(
     },
     log,
   }
-  if (config.redisUrl === null) return new EmbeddedBackend({ ...common, dataDir: config.dataDir })
+  if (config.redisUrl === null) return openEmbeddedBackend({ ...common, dataDir: config.dataDir })
   // Loaded only in distributed mode: BullMQ and ioredis cost the embedded mode start time and memory.
-  const { RedisBackend } = await import('./jobs/redis-backend.js')
+  const { RedisBackend } = await import('./jobs/redis/backend.js')
   const backend = new RedisBackend({
     ...common,
     url: config.redisUrl,
@@ -100,7 +104,6 @@ export async function createService(config: Config, options: ServiceOptions = {}
   if (role === 'worker' && config.redisUrl === null) {
     throw new ConfigError('algoserve worker runs jobs from Redis: set ALGOSERVE_REDIS_URL (or --redis-url).')
   }
-  const runsJobs = role === 'worker' || config.redisUrl === null || config.runJobs
   const algorithms = options.algorithms ?? registry
   const metrics = createMetrics()
   const executor = new Executor(
@@ -127,6 +130,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
     throw error
   }
   const jobs: JobBackend = backend
+  // Jobs kept where only this process reaches them are run here, whatever the settings say.
+  const runsJobs = role === 'worker' || !jobs.capabilities.shared || config.runJobs
   metrics.countJobsWith(() => jobs.counts())
   const sender = new WebhookSender({
     userAgent: USER_AGENT,
@@ -168,6 +173,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         jobs.consumeDeliveries((message, signal) => sender.send(message, signal), {
           maxInFlight: MAX_DELIVERIES_IN_FLIGHT,
           onAttempt: (status) => metrics.webhookDeliveries.inc({ status }),
+          log: app.log.child({ component: 'webhooks' }),
         }),
       )
     },

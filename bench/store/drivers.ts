@@ -6,9 +6,9 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type DriverName, usableDrivers } from '../../src/jobs/sqlite-driver.js'
-import { SqliteJobStore } from '../../src/jobs/sqlite-store.js'
-import { webhookDelivery } from '../../src/webhooks/payload.js'
+import { webhookDelivery } from '../../src/jobs/embedded/dispatcher.js'
+import { type DriverName, usableDrivers } from '../../src/jobs/embedded/sqlite-driver.js'
+import { SqliteJobStore } from '../../src/jobs/embedded/sqlite-store.js'
 import { median } from '../prime/stats.js'
 
 const JOBS = Number(process.env.JOBS ?? 2000)
@@ -38,7 +38,7 @@ async function round(driver: DriverName): Promise<Record<Operation, number>> {
   const webhook = 'https://example.com/hook'
   await timed('create', async () => {
     for (const [i, id] of ids.entries()) {
-      await store.create({
+      await store.submit({
         id,
         algorithm: 'PrimeChecker',
         params: '{"number":7}',

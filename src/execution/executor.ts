@@ -6,6 +6,7 @@
 // already going, and a stream of /invoke calls never keeps jobs from their share of the threads.
 import { Piscina } from 'piscina'
 import type { Algorithm } from '../algorithms/algorithm.js'
+import { registry } from '../algorithms/registry.js'
 import { AlgorithmError, ServiceUnavailableError, WorkerLostError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { WorkerOutcome, WorkerTask } from './pool-worker.js'
@@ -97,6 +98,12 @@ export class Executor {
         : timedRunIfCheap(algorithm, params, { budgetMs, signal })
       if (inline !== undefined) {
         run = inline
+      } else if (registry.get(algorithm.name) !== algorithm) {
+        // The worker threads run the registry's algorithms, found by name: another one (a stand-in
+        // given to the service) would run there as the registry's, so it is refused instead.
+        throw new Error(
+          `'${algorithm.name}' is not the algorithm the worker threads run: it runs only inline`,
+        )
       } else {
         await this.#acquireThread(lane, signal).catch((error: unknown) => {
           // Not the algorithm's failure: no run took place.

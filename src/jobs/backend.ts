@@ -1,11 +1,14 @@
 // The job backend: the one seam between the service (routes, worker process) and where jobs and their
-// webhook deliveries live. `embedded-backend.ts` keeps them in SQLite and runs them in this process;
-// `redis-backend.ts` keeps them in Redis through BullMQ, shared by any number of processes. Running a
-// job (`execute.ts`) and deciding what a webhook attempt means (`webhooks/policy.ts`) are shared code.
-import type { AttemptResult, WebhookMessage } from '../webhooks/sender.js'
+// webhook deliveries live. `embedded/` keeps them in SQLite and runs them in this process; `redis/`
+// keeps them in Redis through BullMQ, shared by any number of processes. What both share is beside
+// this file: running a job (execute.ts), the job's view, listing, the summary's shape, the cancel rule
+// and the deliveries' view; what a webhook attempt means is webhooks/'s.
+import type { FastifyBaseLogger } from 'fastify'
+import type { AttemptDelivery } from '../webhooks/attempt.js'
+import type { AttemptStatus } from '../webhooks/policy.js'
 import type { DeliveryHistory } from './deliveries.js'
+import type { JobOutcome, JobRecord, NewJob } from './job.js'
 import type { JobListPage, JobListQuery } from './listing.js'
-import type { JobOutcome, JobRecord, NewJob } from './store.js'
 import type { JobSummary } from './summary.js'
 
 /**
@@ -14,11 +17,7 @@ import type { JobSummary } from './summary.js'
  */
 export type RunJob = (job: JobRecord, signal: AbortSignal) => Promise<JobOutcome>
 
-/** Sends one webhook attempt. */
-export type AttemptDelivery = (message: WebhookMessage, signal: AbortSignal) => Promise<AttemptResult>
-
 export type JobEndStatus = 'completed' | 'failed'
-export type AttemptStatus = 'success' | 'retry' | 'failed'
 
 /**
  * A backend's option: called once for each job end this process stores (never for a give-back or a
@@ -26,6 +25,16 @@ export type AttemptStatus = 'success' | 'retry' | 'failed'
  * may run no jobs, so this belongs to the backend rather than to consumeJobs.
  */
 export type CountEnded = (algorithm: string, status: JobEndStatus, seconds: number) => void
+
+/** What a backend can do, for the service to decide by (never by which backend it is). */
+export interface BackendCapabilities {
+  /**
+   * Its jobs are kept where other processes take them too: a process may leave running them to
+   * others (`algoserve worker`, ALGOSERVE_RUN_JOBS=false). Without it, the process that keeps the
+   * jobs runs them.
+   */
+  readonly shared: boolean
+}
 
 export interface ConsumeJobsOptions {
   /** Jobs holding a worker thread at once. */
@@ -37,6 +46,8 @@ export interface ConsumeDeliveriesOptions {
   maxInFlight: number
   /** Called after each attempt that counts. */
   onAttempt(status: AttemptStatus): void
+  /** The deliveries' log (component `webhooks`). */
+  log: FastifyBaseLogger
 }
 
 export interface Consumer {
@@ -65,7 +76,7 @@ export interface Submitted {
   replayed: boolean
 }
 
-/** How a cancel ended: the job is not there, had ended already, or ended by this cancel. */
+/** How a cancel ended: the job is not there, had ended already, or ended by this cancel (cancel.ts). */
 export type CancelResult =
   | { kind: 'not_found' }
   | { kind: 'finished'; job: JobRecord }
@@ -74,7 +85,7 @@ export type CancelResult =
   | { kind: 'stopping'; job: JobRecord }
 
 export interface JobBackend {
-  readonly kind: 'embedded' | 'redis'
+  readonly capabilities: BackendCapabilities
   /**
    * Stores a pending job and, with a webhook, the delivery that goes out once it ends. Throws
    * StoreFullError, StoreUnavailableError or DuplicateJobIdError; with an Idempotency-Key already used
@@ -85,7 +96,8 @@ export interface JobBackend {
   read(id: string, now: number): Promise<JobRecord | null>
   /**
    * Cancels a job: a pending one fails at once, a running one's run is aborted wherever it runs and
-   * the job fails; resolves once the job has ended (`The job was cancelled.`, or another end that won).
+   * the job fails; resolves once the job has ended (`The job was cancelled.`, or another end that won),
+   * or after CANCEL_WAIT_MS (cancel.ts).
    */
   cancel(id: string, now: number): Promise<CancelResult>
   /** A page of jobs, newest first; expired jobs never appear. Throws BadCursorError. */
@@ -102,7 +114,6 @@ export interface JobBackend {
    * job to know. One subscription per process: waiters fan out from it (jobs/waiters.ts).
    */
   onEnded(listener: (id: string) => void): Promise<void>
-  countPending(): Promise<number>
   counts(): Promise<JobCounts>
   /** Answers whether the backend can serve (readiness). */
   ping(): Promise<boolean>
@@ -111,4 +122,15 @@ export interface JobBackend {
   /** Deletes finished jobs past the retention; returns how many. */
   expire(now: number): Promise<number>
   close(): Promise<void>
+}
+
+/** What every backend is given by the service. */
+export interface BackendOptions {
+  /** How long a finished job stays readable after it ended, in ms. */
+  ttlMs: number
+  maxPending: number
+  /** Waits before each webhook retry; their count is the number of retries. */
+  retryWaitsMs: readonly number[]
+  countEnded: CountEnded
+  log: FastifyBaseLogger
 }

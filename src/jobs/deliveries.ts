@@ -1,19 +1,11 @@
 // A job's webhook delivery as GET /jobs/{job_id}/deliveries shows it: its attempts and its state, the
-// same in every backend (each stores the attempts its own way).
-import type { AttemptResult } from '../webhooks/sender.js'
+// same in every backend (each stores the attempts its own way: docs/jobs.md, deliveries).
+import type { DeliveryAttempt } from '../webhooks/attempt.js'
+import type { JobRecord } from './job.js'
+
+export type { DeliveryAttempt }
 
 export type DeliveryState = 'none' | 'waiting' | 'retrying' | 'delivered' | 'failed'
-
-/** One attempt. Times are unix ms. */
-export interface DeliveryAttempt {
-  attempt: number
-  at: number
-  durationMs: number
-  statusCode: number | null
-  error: string | null
-  /** When the next attempt is due, for an attempt that is retried. */
-  nextAttemptAt: number | null
-}
 
 export interface DeliveryHistory {
   jobId: string
@@ -22,25 +14,20 @@ export interface DeliveryHistory {
   attempts: DeliveryAttempt[]
 }
 
-/** The record of an attempt that counts (not one cut short by a shutdown). */
-export function attemptRecord(
-  result: AttemptResult,
-  attempt: number,
-  at: number,
-  durationMs: number,
-  nextAttemptAt: number | null,
-): DeliveryAttempt {
-  const base = { attempt, at, durationMs: Math.round(durationMs * 10) / 10, nextAttemptAt }
-  switch (result.kind) {
-    case 'success':
-      return { ...base, statusCode: result.statusCode, error: null }
-    case 'gone':
-      return { ...base, statusCode: 410, error: 'the receiver answered 410 Gone' }
-    case 'failure':
-      return { ...base, statusCode: result.statusCode ?? null, error: result.error }
-    case 'refused':
-      return { ...base, statusCode: null, error: result.error }
-    case 'aborted':
-      return { ...base, statusCode: null, error: 'cut short by a shutdown' }
-  }
+/** A delivery as a backend keeps it: its target, its attempts so far, and how it ended if it has. */
+export interface StoredDelivery {
+  url: string
+  attempts: DeliveryAttempt[]
+  ended: 'delivered' | 'failed' | null
+}
+
+/**
+ * The deliveries of `job`: none without a webhook; waiting until a first attempt counts (or while
+ * the delivery is not made yet), retrying after one, then delivered or failed for good.
+ */
+export function deliveryHistory(job: JobRecord, delivery: StoredDelivery | null): DeliveryHistory {
+  if (job.webhook === null) return { jobId: job.id, url: null, state: 'none', attempts: [] }
+  if (delivery === null) return { jobId: job.id, url: job.webhook, state: 'waiting', attempts: [] }
+  const { url, attempts, ended } = delivery
+  return { jobId: job.id, url, state: ended ?? (attempts.length === 0 ? 'waiting' : 'retrying'), attempts }
 }

@@ -8,7 +8,7 @@ import type { Algorithm } from '../algorithms/algorithm.js'
 import { AlgorithmError, CANCEL_REASON, ContractError, JOB_CANCELLED } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import type { RunJob } from './backend.js'
-import type { JobOutcome } from './store.js'
+import type { JobOutcome } from './job.js'
 
 export interface RunJobOptions {
   executor: Executor

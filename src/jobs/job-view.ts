@@ -1,11 +1,7 @@
-// How a stored job is shown: the body of GET /jobs/{job_id}, its id and its timestamps.
+// How a stored job is shown: the body of GET /jobs/{job_id}, and a new job's id.
 import { randomFillSync } from 'node:crypto'
-import type { JobRecord } from './store.js'
-
-/** ISO 8601 in UTC with an explicit +00:00 offset and milliseconds (decisions.md, Jobs). */
-export function isoTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/Z$/, '+00:00')
-}
+import { jsonText, jsonTime } from '../json-text.js'
+import type { JobRecord } from './job.js'
 
 /**
  * A fresh job id: 12 lowercase hex characters from a cryptographic source. Never all decimal digits
@@ -31,11 +27,6 @@ function randomHex6(): string {
   next += 6
   return pool.toString('hex', next - 6, next)
 }
-
-/** A string as a JSON member's value. */
-export const jsonText = (value: string | null): string => JSON.stringify(value)
-/** A time as a JSON member's value: its ISO text, or null. */
-export const jsonTime = (ms: number | null): string => (ms === null ? 'null' : JSON.stringify(isoTime(ms)))
 
 /**
  * The body of GET /jobs/{job_id} as JSON text, every member present and null where empty. Result and

@@ -2,7 +2,7 @@
 // names the last job of a page by its place in the order (created_at desc, then id desc), not by an
 // offset, so it stays valid while jobs are created: new jobs sort before it.
 import { BadCursorError } from '../errors.js'
-import type { JobRecord, JobState } from './store.js'
+import type { JobRecord, JobState } from './job.js'
 
 export interface JobListQuery {
   status: JobState | null
@@ -22,8 +22,6 @@ export interface ListPosition {
   createdAt: number
   id: string
 }
-
-export const positionOf = (job: JobRecord): ListPosition => ({ createdAt: job.createdAt, id: job.id })
 
 /** The opaque cursor of a position: base64url of `created_at.id`. */
 export function encodeCursor(position: ListPosition): string {

@@ -1,9 +1,9 @@
 // The job summary (GET /job-summary), the same in every backend: how many jobs each state holds, and
 // how many ended in each of the last minutes, with their latency (creation to end) in fixed buckets.
-// Every backend keeps counters as jobs change (sqlite-store.ts: triggers in the job's own transaction;
-// redis-backend.ts: BullMQ's counts and metrics, and a hash a minute), so reading one costs the same
-// however many jobs are kept: the dashboard asks at every refresh.
-import type { JobState } from './store.js'
+// Every backend keeps counters as jobs change (embedded: triggers in the job's own transaction; redis:
+// BullMQ's counts and metrics, and a hash a minute), so reading one costs the same however many jobs
+// are kept: the dashboard asks at every refresh.
+import type { JobState } from './job.js'
 
 /** How many minutes the summary looks back, the current one last. */
 export const SUMMARY_MINUTES = 15
@@ -12,8 +12,8 @@ export const MINUTE_MS = 60_000
 /**
  * The latency buckets' upper bounds (inclusive), ms; one more bucket holds the jobs above the last.
  * A 1-2-5 ladder: a median or p95 read from it is within a bucket's width, enough for a small chart.
- * The embedded store's triggers bucket with these same bounds (sqlite-store.ts, migration 3): a change
- * here needs a migration there.
+ * The embedded store's triggers bucket with these same bounds (embedded/migrations/v3-job-summary.ts):
+ * a change here needs a migration there.
  */
 export const LATENCY_BOUNDS_MS: readonly number[] = [
   1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000,

@@ -9,6 +9,8 @@ import {
   JobNotFoundError,
   RequestValidationError,
   ServiceUnavailableError,
+  StoreFullError,
+  StoreUnavailableError,
   shortenValue,
 } from '../errors.js'
 import {
@@ -23,10 +25,11 @@ import {
 } from '../http/schemas.js'
 import type { JobBackend } from '../jobs/backend.js'
 import type { DeliveryHistory } from '../jobs/deliveries.js'
-import { jobStatusJson, jsonText, jsonTime } from '../jobs/job-view.js'
+import type { JobState } from '../jobs/job.js'
+import { jobStatusJson } from '../jobs/job-view.js'
 import { decodeCursor, encodeCursor, type ListPosition } from '../jobs/listing.js'
-import { type JobState, StoreFullError, StoreUnavailableError } from '../jobs/store.js'
 import { type JobSummary, LATENCY_BOUNDS_MS, SUMMARY_MINUTES } from '../jobs/summary.js'
+import { jsonText, jsonTime } from '../json-text.js'
 import type { Metrics } from '../metrics/metrics.js'
 
 export interface JobControlRouteOptions {

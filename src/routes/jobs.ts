@@ -5,7 +5,14 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { stringify } from 'lossless-json'
 import type { Algorithm } from '../algorithms/algorithm.js'
-import { AlgorithmNotFoundError, JobNotFoundError, ServiceUnavailableError } from '../errors.js'
+import {
+  AlgorithmNotFoundError,
+  DuplicateJobIdError,
+  JobNotFoundError,
+  ServiceUnavailableError,
+  StoreFullError,
+  StoreUnavailableError,
+} from '../errors.js'
 import {
   described,
   HTTPValidationError,
@@ -17,9 +24,10 @@ import {
   WrappedErrorResponse,
 } from '../http/schemas.js'
 import type { IdempotencyClaim, JobBackend } from '../jobs/backend.js'
-import { isoTime, jobStatusJson, newJobId } from '../jobs/job-view.js'
-import { DuplicateJobIdError, type JobRecord, StoreFullError, StoreUnavailableError } from '../jobs/store.js'
+import type { JobRecord } from '../jobs/job.js'
+import { jobStatusJson, newJobId } from '../jobs/job-view.js'
 import { JobWaiters } from '../jobs/waiters.js'
+import { isoTime } from '../json-text.js'
 import type { Metrics } from '../metrics/metrics.js'
 import { checkWebhookUrl } from '../webhooks/address-policy.js'
 

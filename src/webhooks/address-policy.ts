@@ -1,4 +1,4 @@
-// Which webhook targets are allowed (decisions.md, Webhooks): an absolute http(s) URL of at most 2048
+// Which webhook targets are allowed (docs/security.md): an absolute http(s) URL of at most 2048
 // characters, and by default only public addresses. Literal addresses and localhost are refused when a
 // job is created; names are checked when they are resolved, on the address actually connected to.
 import { BlockList, isIP } from 'node:net'

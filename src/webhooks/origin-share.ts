@@ -1,9 +1,7 @@
 // A receiver's share of the delivery slots: at most a share of the attempts in flight go to one
 // receiver (origin: scheme, host and port), so that one that hangs or fails cannot hold every slot while
 // another receiver's delivery waits. Counted per process: each process's slots are shared out alike.
-
-/** Slots per receiver for a process with `maxInFlight` slots: a sixteenth, at least one. */
-export const shareOf = (maxInFlight: number): number => Math.max(1, Math.floor(maxInFlight / 16))
+// Every backend's delivery loop holds one.
 
 /** How long a delivery whose receiver has its share in flight waits before it is taken again. */
 export const SHARE_DEFER_MS = 1000
@@ -12,8 +10,9 @@ export class OriginShare {
   readonly #max: number
   readonly #sending = new Map<string, number>()
 
-  constructor(maxPerOrigin: number) {
-    this.#max = maxPerOrigin
+  /** For a process with `maxInFlight` slots: a sixteenth of them per receiver, at least one. */
+  constructor(maxInFlight: number) {
+    this.#max = Math.max(1, Math.floor(maxInFlight / 16))
   }
 
   /** Takes a slot for `url`'s receiver, or answers false when it has its share in flight. */

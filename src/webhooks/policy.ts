@@ -1,4 +1,4 @@
-// What one webhook attempt means for its delivery (decisions.md, Webhooks), the same in every backend:
+// What one webhook attempt means for its delivery (docs/webhooks.md), the same in every backend:
 // delivered, retried after the next wait, given up (410, a refused address, or no retry left), or
 // given back untouched when a shutdown cut it short.
 import type { AttemptResult } from './sender.js'
@@ -11,6 +11,9 @@ export type AttemptDecision =
   | { kind: 'retry'; waitMs: number; error: string }
   | { kind: 'failed'; error: string }
   | { kind: 'released' }
+
+/** An attempt that counts, as the deliveries metric labels it. */
+export type AttemptStatus = 'success' | 'retry' | 'failed'
 
 /** `attempt` is the 1-based number of the attempt that gave `result`. */
 export function decide(result: AttemptResult, attempt: number, waits: readonly number[]): AttemptDecision {
@@ -33,18 +36,8 @@ export function decide(result: AttemptResult, attempt: number, waits: readonly n
 }
 
 /** The metric status of a decision, or null for an attempt that does not count. */
-export function attemptStatus(decision: AttemptDecision): 'success' | 'retry' | 'failed' | null {
+export function attemptStatus(decision: AttemptDecision): AttemptStatus | null {
   if (decision.kind === 'delivered') return 'success'
   if (decision.kind === 'released') return null
   return decision.kind
-}
-
-/** Logs an attempt that failed, as every backend does. */
-export function logDecision(
-  log: { info(o: object, m: string): void; warn(o: object, m: string): void },
-  context: { job_id: string; webhook_id: string; attempt: number },
-  decision: AttemptDecision,
-): void {
-  if (decision.kind === 'retry') log.info({ ...context, reason: decision.error }, 'webhook attempt failed')
-  if (decision.kind === 'failed') log.warn({ ...context, reason: decision.error }, 'webhook given up')
 }

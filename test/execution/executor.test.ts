@@ -91,3 +91,11 @@ test('/invoke and job runs waiting for a thread take turns', async () => {
     `${finished.join()}: /invoke waited behind the whole job queue`,
   )
 })
+
+test('an algorithm the worker threads do not have is refused a thread, not run as the registry one', async () => {
+  const standIn = { ...primeChecker, isCheap: () => false }
+  await assert.rejects(
+    executor.run(standIn, { number: 18446744073709551617n }, 1000),
+    (error: unknown) => error instanceof AlgorithmError && /runs only inline/.test(String(error.cause)),
+  )
+})

@@ -1,11 +1,20 @@
-// One suite, two backends: `forEachBackend` runs a suite once on the embedded store and once on Redis
+// One suite, every backend. `forEachBackend` runs a suite once on the embedded store and once on Redis
 // (a redis-server of the file's own, a fresh key prefix for each app), each under a describe that
-// names the backend. Without a redis-server the Redis half is skipped, saying so.
+// names the backend: for suites that go through HTTP. `forEachJobBackend` does the same one level down,
+// for suites of the JobBackend seam itself: one factory opens either backend with the same settings.
+// Without a redis-server the Redis half is skipped, saying so.
+import { rmSync } from 'node:fs'
 import { after, before, describe } from 'node:test'
+import type { FastifyBaseLogger } from 'fastify'
+import pino from 'pino'
 import type { Config } from '../../src/config.js'
+import type { BackendOptions, JobBackend, JobEndStatus } from '../../src/jobs/backend.js'
+import { openEmbeddedBackend } from '../../src/jobs/embedded/backend.js'
+import { RedisBackend } from '../../src/jobs/redis/backend.js'
 import type { ServiceOptions } from '../../src/service.js'
-import { startApp, type TestApp } from './app.js'
+import { startApp, type TestApp, tempDataDir } from './app.js'
 import { freshPrefix, type RedisServer, skipWithoutRedis, startRedis } from './redis.js'
+import { until } from './time.js'
 
 export interface BackendUnderTest {
   name: 'embedded' | 'redis'
@@ -29,6 +38,74 @@ export function forEachBackend(suite: (backend: BackendUnderTest) => void): void
         ),
     })
     // Registered after the suite's own hooks, so its apps close while Redis is still there.
+    after(() => redis?.close())
+  })
+}
+
+/** What a suite may set of a backend's options; the rest are the service's defaults. */
+export type BackendSettings = Partial<Pick<BackendOptions, 'ttlMs' | 'maxPending' | 'retryWaitsMs'>>
+
+export interface OpenedBackend {
+  backend: JobBackend
+  /** Every job end the backend counted (its CountEnded), in order. */
+  ends: { algorithm: string; status: JobEndStatus; seconds: number }[]
+  /** Closes the backend (stop its consumers first) and removes what it kept. */
+  close(): Promise<void>
+}
+
+export interface JobBackendFactory {
+  name: 'embedded' | 'redis'
+  open(settings?: BackendSettings): Promise<OpenedBackend>
+}
+
+export const silentLog = pino({ level: 'silent' }) as unknown as FastifyBaseLogger
+
+export function forEachJobBackend(suite: (factory: JobBackendFactory) => void): void {
+  const options = (settings: BackendSettings, ends: OpenedBackend['ends']): BackendOptions => ({
+    ttlMs: 60_000,
+    maxPending: 1000,
+    retryWaitsMs: [50, 50, 50],
+    countEnded: (algorithm, status, seconds) => ends.push({ algorithm, status, seconds }),
+    log: silentLog,
+    ...settings,
+  })
+  describe('embedded', () =>
+    suite({
+      name: 'embedded',
+      async open(settings = {}) {
+        const ends: OpenedBackend['ends'] = []
+        const dataDir = tempDataDir()
+        const backend = openEmbeddedBackend({ ...options(settings, ends), dataDir })
+        return {
+          backend,
+          ends,
+          async close() {
+            await backend.close()
+            rmSync(dataDir, { recursive: true, force: true })
+          },
+        }
+      },
+    }))
+  describe('redis', { skip: skipWithoutRedis }, () => {
+    let redis: RedisServer | undefined
+    before(async () => {
+      redis = await startRedis()
+    })
+    suite({
+      name: 'redis',
+      async open(settings = {}) {
+        const ends: OpenedBackend['ends'] = []
+        const backend = new RedisBackend({
+          ...options(settings, ends),
+          url: redis?.url as string,
+          prefix: freshPrefix(),
+          lockMs: 2000,
+        })
+        await backend.open()
+        await until(() => backend.ping(), 15_000, 'the Redis backend ready', 20)
+        return { backend, ends, close: () => backend.close() }
+      },
+    })
     after(() => redis?.close())
   })
 }

@@ -1,5 +1,5 @@
 // Polling a job over HTTP until it reaches a state, as a client would.
-import type { JobState } from '../../src/jobs/store.js'
+import type { JobState } from '../../src/jobs/job.js'
 import { until } from './time.js'
 
 export interface JobBody {

@@ -1,5 +1,5 @@
-// Issue 14, item 5: a receiver that hangs may hold only its share of the delivery slots; another
-// receiver's webhook goes out within a second whatever the first one does; on every job backend.
+// A receiver that hangs may hold only its share of the delivery slots; another receiver's webhook goes
+// out within a second whatever the first one does; on every job backend.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import type { TestApp } from '../helpers/app.js'

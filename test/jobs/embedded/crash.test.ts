@@ -3,12 +3,12 @@
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { after, before, test } from 'node:test'
-import { tempDataDir } from '../helpers/app.js'
-import { listening, start } from '../helpers/child.js'
-import { createJob, type JobBody } from '../helpers/jobs.js'
-import { isPrimeByTrial, RSA_100 } from '../helpers/numbers.js'
-import { type Receiver, startReceiver } from '../helpers/receiver.js'
-import { sleep, until } from '../helpers/time.js'
+import { tempDataDir } from '../../helpers/app.js'
+import { listening, start } from '../../helpers/child.js'
+import { createJob, type JobBody } from '../../helpers/jobs.js'
+import { isPrimeByTrial, RSA_100 } from '../../helpers/numbers.js'
+import { type Receiver, startReceiver } from '../../helpers/receiver.js'
+import { sleep, until } from '../../helpers/time.js'
 
 let receiver: Receiver
 before(async () => {

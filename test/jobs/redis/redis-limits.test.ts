@@ -1,20 +1,20 @@
-// Redis misbehaving in the two ways BullMQ's tracker reports losing work to (design notes, pitfalls 3
-// and 8): every client connection killed under the service's feet, and a full Redis refusing writes.
+// Redis misbehaving in the two ways BullMQ's issue tracker reports losing work to: every client
+// connection killed under the service's feet, and a full Redis refusing writes.
 // The service on a redis-server of this file's own; what a client sees is checked, what the worker
 // does is reported.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { startApp, type TestApp } from '../helpers/app.js'
-import { createJob, waitForJob } from '../helpers/jobs.js'
-import { RSA_100 } from '../helpers/numbers.js'
+import { startApp, type TestApp } from '../../helpers/app.js'
+import { createJob, waitForJob } from '../../helpers/jobs.js'
+import { RSA_100 } from '../../helpers/numbers.js'
 import {
   freshPrefix,
   type RedisServer,
   redisCommand,
   skipWithoutRedis,
   startRedis,
-} from '../helpers/redis.js'
-import { sleep, until } from '../helpers/time.js'
+} from '../../helpers/redis.js'
+import { sleep, until } from '../../helpers/time.js'
 
 describe('Redis limits', { skip: skipWithoutRedis }, () => {
   let redis: RedisServer
@@ -64,8 +64,12 @@ describe('Redis limits', { skip: skipWithoutRedis }, () => {
     const post = (number: number) => createJob(app.url, { algorithm: 'PrimeChecker', params: { number } })
     const first = await accepted(app.url, 97)
     assert.equal((await waitForJob(app.url, first)).status, 'completed')
-    // Idle: the worker sits in its blocking wait for jobs, the read BullMQ once never recovered (#648).
-    await sleep(500)
+    // Idle: the worker sits in its blocking wait for jobs, the read BullMQ once never recovered.
+    await until(
+      async () => (await redisCommand(redis.port, 'CLIENT LIST')).includes('cmd=bzpopmin'),
+      5000,
+      'a worker in its blocking wait',
+    )
     const killed = await redisCommand(redis.port, 'CLIENT KILL TYPE normal')
     assert.ok(Number(killed.replace(/^:/, '')) >= 2, `connections killed: ${killed}`)
     const afterIdle = await accepted(app.url, 101)

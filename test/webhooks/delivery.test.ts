@@ -1,5 +1,5 @@
 // Webhook deliveries end to end: a job ends, the service POSTs to a real receiver on a loopback port,
-// and retries, gives up or refuses as decisions.md says; on every job backend.
+// and retries, gives up or refuses as docs/webhooks.md says; on every job backend.
 import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
 import type { LookupAddress } from 'node:dns'
@@ -218,6 +218,37 @@ forEachBackend((backend) => {
       assert.equal(payload.result, null)
       assert.equal(payload.metadata, null)
       assert.equal(attempt?.headers['webhook-signature'], undefined, 'no secret, no signature')
+    })
+  })
+
+  describe('logs', () => {
+    let server: TestApp
+    let receiver: Receiver
+    const lines: { msg: string; component?: string; webhook_id?: string }[] = []
+    before(async () => {
+      receiver = await startReceiver((n) => (n === 0 ? 500 : 410))
+      const stream = { write: (line: string) => lines.push(JSON.parse(line)) }
+      server = await backend.start(
+        { webhookAllowPrivate: true, logLevel: 'info' },
+        { webhooks: SHORT, logger: { level: 'info', stream } },
+      )
+    })
+    after(async () => {
+      await server.close()
+      await receiver.close()
+    })
+
+    test("a delivery's log lines say component webhooks, as the alerts and docs expect", async () => {
+      await createJob(server.url, { algorithm: 'PrimeChecker', params: { number: 7 }, webhook: receiver.url })
+      await until(() => lines.some((line) => line.msg === 'webhook given up'), 5000, 'the delivery given up')
+      const delivery = lines.filter((line) => line.webhook_id !== undefined)
+      assert.deepEqual(
+        delivery.map((line) => [line.msg, line.component]),
+        [
+          ['webhook attempt failed', 'webhooks'],
+          ['webhook given up', 'webhooks'],
+        ],
+      )
     })
   })
 

@@ -1,9 +1,10 @@
-// The embedded job runner: takes pending jobs from the SQLite store in creation order and runs them
-// (`execute.ts`), at most `concurrency` of those holding a worker thread at a time.
+// The embedded job runner: takes pending jobs from the store in creation order and runs them
+// (`../execute.ts`), at most `concurrency` of those holding a worker thread at a time.
 import type { FastifyBaseLogger } from 'fastify'
-import { CANCEL_REASON, ShutdownAbort } from '../errors.js'
-import type { JobEndStatus, RunJob } from './backend.js'
-import type { JobRecord, JobStore } from './store.js'
+import { CANCEL_REASON, ShutdownAbort } from '../../errors.js'
+import type { JobEndStatus, RunJob } from '../backend.js'
+import type { JobRecord } from '../job.js'
+import type { JobStore } from './store.js'
 import { type Batch, WorkLoop } from './work-loop.js'
 
 export interface RunnerOptions {
@@ -13,8 +14,6 @@ export interface RunnerOptions {
   concurrency: number
   /** Called once a job's end is stored. */
   onEnded(job: JobRecord, status: JobEndStatus, seconds: number): void
-  /** How often to look for pending jobs when nothing wakes the runner, in ms. */
-  pollMs?: number
 }
 
 // Claimed in batches, and between batches the event loop serves HTTP: a backlog of cheap jobs, which
@@ -30,7 +29,7 @@ export class JobRunner extends WorkLoop<JobRecord> {
   readonly #runs = new Map<string, { cancel: AbortController; done: Promise<void> }>()
 
   constructor(options: RunnerOptions) {
-    super(options.log, options.pollMs ?? 1000)
+    super(options.log)
     this.#o = options
   }
 
@@ -55,13 +54,15 @@ export class JobRunner extends WorkLoop<JobRecord> {
     }
   }
 
-  /** Aborts the run of job `id` as cancelled and resolves once its end is stored; false if none runs. */
-  async cancel(id: string): Promise<boolean> {
+  /**
+   * Aborts the run of job `id` as cancelled; gives a promise that resolves once its end is stored, or
+   * null when no run of it is held here.
+   */
+  cancel(id: string): Promise<void> | null {
     const run = this.#runs.get(id)
-    if (run === undefined) return false
+    if (run === undefined) return null
     run.cancel.abort(CANCEL_REASON)
-    await run.done
-    return true
+    return run.done
   }
 
   async #run(job: JobRecord, shutdown: AbortSignal): Promise<void> {

@@ -1,9 +1,10 @@
-// A BullMQ job as one of ours: the data we store with it, and the JobRecord a read gives, derived from
-// its BullMQ state (design notes §2.2). BullMQ's fields outlive a state (processedOn survives a
-// give-back), so every field is taken from the state.
-import type { Job } from 'bullmq'
-import { JOB_CANCELLED } from '../errors.js'
-import { type JobRecord, type JobState, lostRunsError, MAX_LOST_RUNS } from './store.js'
+// A BullMQ job as one of ours: the data we store with it (and with its webhook's delivery), and the
+// JobRecord a read gives, derived from its BullMQ state (docs/distributed.md). BullMQ's fields outlive
+// a state (processedOn survives a give-back), so every field is taken from the state.
+import { Job, type Queue } from 'bullmq'
+import { JOB_CANCELLED } from '../../errors.js'
+import type { DeliveryAttempt } from '../../webhooks/attempt.js'
+import { type JobRecord, type JobState, lostRunsError, MAX_LOST_RUNS } from '../job.js'
 
 /** What a job carries in Redis; its BullMQ name is the algorithm. */
 export interface RedisJobData {
@@ -16,6 +17,29 @@ export interface RedisJobData {
 
 /** What a job's run returns to BullMQ: the result and metadata JSON texts. */
 export type RedisJobResult = [result: string, metadata: string]
+
+export type RedisJob = Job<RedisJobData, RedisJobResult>
+
+/** What a job's delivery carries (a job of the webhooks queue, with the job's id). */
+export interface DeliveryData {
+  jobId: string
+  algorithm: string
+  url: string
+  webhookId: string
+  /** Stored at the first attempt, so that every attempt sends the same body. */
+  payload?: string
+  /** Every attempt that counted, stored on the delivery job after it (GET /jobs/{job_id}/deliveries). */
+  attempts?: DeliveryAttempt[]
+}
+
+/** Job `id` of `queue` and its BullMQ state, read together. */
+export async function readJob<D, R>(
+  queue: Queue<D, R>,
+  id: string,
+): Promise<{ job: Job<D, R> | undefined; state: string }> {
+  const [job, state] = await Promise.all([Job.fromId<D, R>(queue, id), queue.getJobState(id)])
+  return { job, state }
+}
 
 // BullMQ's own reason when its stalled checker gives up on a job (a backstop: our processor fails the
 // job first, saying so in our words).
@@ -33,7 +57,7 @@ const STATES: Record<string, JobState | undefined> = {
 
 /** The record of `job` in BullMQ state `state`, or null when it does not exist or has expired. */
 export function recordOf(
-  job: Job<RedisJobData, RedisJobResult> | undefined,
+  job: RedisJob | undefined,
   state: string,
   ttlMs: number,
   now: number,

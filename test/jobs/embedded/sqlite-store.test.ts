@@ -4,11 +4,11 @@ import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, test } from 'node:test'
-import { type DriverName, openConnection, usableDrivers } from '../../src/jobs/sqlite-driver.js'
-import { DATABASE_FILE, SqliteJobStore } from '../../src/jobs/sqlite-store.js'
-import { StoreFullError, StoreUnavailableError } from '../../src/jobs/store.js'
-import { webhookDelivery } from '../../src/webhooks/payload.js'
-import { tempDataDir } from '../helpers/app.js'
+import { StoreFullError, StoreUnavailableError } from '../../../src/errors.js'
+import { webhookDelivery } from '../../../src/jobs/embedded/dispatcher.js'
+import { type DriverName, openConnection, usableDrivers } from '../../../src/jobs/embedded/sqlite-driver.js'
+import { DATABASE_FILE, SqliteJobStore } from '../../../src/jobs/embedded/sqlite-store.js'
+import { tempDataDir } from '../../helpers/app.js'
 
 const dirs: string[] = []
 const stores: SqliteJobStore[] = []
@@ -79,7 +79,7 @@ each('numbers are stored as exact decimal text, and survive reopening', async (d
   const dir = freshDir()
   const store = open(driver, dir)
   const big = `{"number":${'9'.repeat(4300)}}`
-  await store.create(job('aaaaaaaaaaaa', { params: big }))
+  await store.submit(job('aaaaaaaaaaaa', { params: big }))
   const [claimed] = await store.claim(up(1), Date.now())
   const result = '{"number":18446744073709551617,"factors":[274177,67280421310721]}'
   await store.finish({
@@ -99,15 +99,15 @@ each('numbers are stored as exact decimal text, and survive reopening', async (d
 
 each('pending jobs are claimed oldest first, and a stale run cannot end a job', async (driver) => {
   const store = open(driver, freshDir())
-  for (const id of ['000000000003', '000000000001', '000000000002']) await store.create(job(id))
-  assert.equal(await store.countPending(), 3)
+  for (const id of ['000000000003', '000000000001', '000000000002']) await store.submit(job(id))
+  assert.equal((await store.counts()).waiting, 3)
   const claimed = await store.claim(up(2), Date.now())
   assert.deepEqual(
     claimed.map((j) => j.id),
     ['000000000003', '000000000001'],
     'creation order, not id order',
   )
-  assert.equal(await store.countPending(), 1)
+  assert.equal((await store.counts()).waiting, 1)
   const first = claimed[0]
   assert.ok(first)
   await store.release(first.id, first.runs)
@@ -126,10 +126,10 @@ each('pending jobs are claimed oldest first, and a stale run cannot end a job', 
 
 each('a claim stops at the first job needing a thread once the threads are taken', async (driver) => {
   const store = open(driver, freshDir())
-  await store.create(job('000000000001', { cheap: false }))
-  await store.create(job('000000000002'))
-  await store.create(job('000000000003', { cheap: false }))
-  await store.create(job('000000000004'))
+  await store.submit(job('000000000001', { cheap: false }))
+  await store.submit(job('000000000002'))
+  await store.submit(job('000000000003', { cheap: false }))
+  await store.submit(job('000000000004'))
   const ids = async (jobs: number, heavy: number) =>
     (await store.claim({ jobs, heavy }, Date.now())).map((j) => j.id)
   assert.deepEqual(await ids(10, 1), ['000000000001', '000000000002'], 'creation order: 4 waits behind 3')
@@ -140,11 +140,11 @@ each('a claim stops at the first job needing a thread once the threads are taken
 
 each('capacity: creating beyond max pending throws StoreFullError until one is claimed', async (driver) => {
   const store = open(driver, freshDir(), { maxPending: 2 })
-  await store.create(job('000000000001'))
-  await store.create(job('000000000002'))
-  await assert.rejects(store.create(job('000000000003')), StoreFullError)
+  await store.submit(job('000000000001'))
+  await store.submit(job('000000000002'))
+  await assert.rejects(store.submit(job('000000000003')), StoreFullError)
   await store.claim(up(1), Date.now())
-  await store.create(job('000000000003'))
+  await store.submit(job('000000000003'))
 })
 
 each(
@@ -152,7 +152,7 @@ each(
   async (driver) => {
     const dir = freshDir()
     let store = open(driver, dir)
-    await store.create(job('0000000000aa', { webhook: 'https://example.com/hook' }))
+    await store.submit(job('0000000000aa', { webhook: 'https://example.com/hook' }))
     for (let lost = 1; lost <= 3; lost++) {
       const [claimed] = await store.claim(up(1), Date.now())
       assert.equal(claimed?.id, '0000000000aa', `run ${lost}`)
@@ -164,12 +164,12 @@ each(
       if (lost < 3) {
         assert.equal(seen?.status, 'pending')
         assert.equal(seen?.startedAt, null)
-        assert.equal(await store.countPending(), 1)
+        assert.equal((await store.counts()).waiting, 1)
       } else {
         assert.equal(seen?.status, 'failed')
         assert.match(seen?.error ?? '', /lost 3 times/)
         assert.notEqual(seen?.completedAt, null)
-        assert.equal(await store.countPending(), 0)
+        assert.equal((await store.counts()).waiting, 0)
       }
     }
     const [delivery] = await store.claimDeliveries(10, Date.now())
@@ -181,7 +181,7 @@ each(
 each('a delivery cut short by a dead process is sent again, that attempt not counted', async (driver) => {
   const dir = freshDir()
   let store = open(driver, dir)
-  await store.create(job('0000000000bb', { webhook: 'https://example.com/hook' }))
+  await store.submit(job('0000000000bb', { webhook: 'https://example.com/hook' }))
   const [claimed] = await store.claim(up(1), Date.now())
   await store.finish({
     id: '0000000000bb',
@@ -201,11 +201,16 @@ each('a delivery cut short by a dead process is sent again, that attempt not cou
   const [again] = await store.claimDeliveries(10, Date.now())
   assert.equal(again?.id, sending?.id, 'the same webhook-id')
   assert.equal(again?.attempts, 1)
-  await store.settleDelivery(
-    again?.id as string,
-    { kind: 'retry', nextAt: Date.now() + 60_000, error: 'x' },
-    Date.now(),
-  )
+  const nextAt = Date.now() + 60_000
+  const record = {
+    attempt: 1,
+    at: Date.now(),
+    durationMs: 1,
+    statusCode: 500,
+    error: 'x',
+    nextAttemptAt: nextAt,
+  }
+  await store.settleDelivery(again?.id as string, { kind: 'retry', nextAt, error: 'x', record }, Date.now())
   assert.deepEqual(await store.claimDeliveries(10, Date.now()), [], 'not due before its time')
   await store.close()
   store = open(driver, dir)
@@ -219,9 +224,9 @@ each('a delivery cut short by a dead process is sent again, that attempt not cou
 each('finished jobs expire after the TTL; pending and running ones never do', async (driver) => {
   const store = open(driver, freshDir(), { ttlMs: 1000 })
   const now = Date.now()
-  await store.create(job('0000000000c1'))
-  await store.create(job('0000000000c2'))
-  await store.create(job('0000000000c3'))
+  await store.submit(job('0000000000c1'))
+  await store.submit(job('0000000000c2'))
+  await store.submit(job('0000000000c3'))
   const [done, running] = await store.claim(up(2), now)
   await store.finish({
     id: done?.id as string,
@@ -240,7 +245,7 @@ each('finished jobs expire after the TTL; pending and running ones never do', as
 each('a closed store is unavailable, not a crash', async (driver) => {
   const store = open(driver, freshDir())
   await store.close()
-  await assert.rejects(store.create(job('0000000000d1')), StoreUnavailableError)
+  await assert.rejects(store.submit(job('0000000000d1')), StoreUnavailableError)
   await assert.rejects(store.read('0000000000d1', Date.now()), StoreUnavailableError)
   assert.equal(await store.ping(), false)
 })
@@ -250,7 +255,7 @@ each(
   async (driver) => {
     const dir = freshDir()
     const store = open(driver, dir)
-    await store.create(job('0000000000e1', { webhook: 'https://example.com/hook' }))
+    await store.submit(job('0000000000e1', { webhook: 'https://example.com/hook' }))
     const [claimed] = await store.claim(up(1), Date.now())
     await store.finish({
       id: '0000000000e1',
@@ -322,7 +327,7 @@ for (const writer of usableDrivers()) {
 
       const store = open(driver, dir)
       assert.equal((await store.read('0000000000f1', now))?.result, '{"is_prime":true}')
-      assert.equal(await store.countPending(), 2, 'the run the dead process left is pending again')
+      assert.equal((await store.counts()).waiting, 2, 'the run the dead process left is pending again')
       assert.deepEqual(
         (await store.claim(up(2), now)).map((j) => [j.id, j.runs, j.lostRuns]),
         [

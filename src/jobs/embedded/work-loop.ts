@@ -1,8 +1,11 @@
-// The loop shared by the job runner and the webhook dispatcher: take a batch of work from the store
-// when woken (or every `pollMs`), handle each item without waiting for it, and at a shutdown stop
+// The loop shared by the embedded job runner and webhook dispatcher: take a batch of work from the
+// store when woken (or every POLL_MS), handle each item without waiting for it, and at a shutdown stop
 // taking, give the items in flight a grace period, then abort them.
 import type { FastifyBaseLogger } from 'fastify'
-import { ShutdownAbort } from '../errors.js'
+import { ShutdownAbort } from '../../errors.js'
+
+/** How often to look for work when nothing wakes the loop (a retry falling due is waited for itself). */
+const POLL_MS = 1000
 
 export interface Batch<T> {
   items: T[]
@@ -13,7 +16,6 @@ export interface Batch<T> {
 }
 
 export abstract class WorkLoop<T extends { id: string }> {
-  readonly #pollMs: number
   protected readonly log: FastifyBaseLogger
   readonly #inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>()
   #stopping = false
@@ -22,9 +24,8 @@ export abstract class WorkLoop<T extends { id: string }> {
   #again = false
   #timer: NodeJS.Timeout | undefined
 
-  constructor(log: FastifyBaseLogger, pollMs: number) {
+  constructor(log: FastifyBaseLogger) {
     this.log = log
-    this.#pollMs = pollMs
   }
 
   /** Takes the next batch; `inFlight` items are being handled. Errors are the subclass's to log. */
@@ -85,8 +86,8 @@ export abstract class WorkLoop<T extends { id: string }> {
       this.notify()
       return
     }
-    const due = batch.nextAt == null ? this.#pollMs : Math.max(0, batch.nextAt - Date.now())
-    this.#timer = setTimeout(() => this.notify(), Math.min(this.#pollMs, due))
+    const due = batch.nextAt == null ? POLL_MS : Math.max(0, batch.nextAt - Date.now())
+    this.#timer = setTimeout(() => this.notify(), Math.min(POLL_MS, due))
     this.#timer.unref()
   }
 }

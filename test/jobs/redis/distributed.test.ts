@@ -3,11 +3,11 @@
 // Nothing a client got a 202 for is lost. Timings use a 1 s job lock; the delays seen are reported.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { lostRunsError } from '../../src/jobs/store.js'
-import { type Child, listening, start } from '../helpers/child.js'
-import { createJob, type JobBody } from '../helpers/jobs.js'
-import { isPrimeByTrial, RSA_100 } from '../helpers/numbers.js'
-import { type Receiver, startReceiver } from '../helpers/receiver.js'
+import { lostRunsError } from '../../../src/jobs/job.js'
+import { type Child, listening, start } from '../../helpers/child.js'
+import { createJob, type JobBody } from '../../helpers/jobs.js'
+import { isPrimeByTrial, RSA_100 } from '../../helpers/numbers.js'
+import { type Receiver, startReceiver } from '../../helpers/receiver.js'
 import {
   freePort,
   freshPrefix,
@@ -15,8 +15,8 @@ import {
   redisCommand,
   skipWithoutRedis,
   startRedis,
-} from '../helpers/redis.js'
-import { sleep, until } from '../helpers/time.js'
+} from '../../helpers/redis.js'
+import { sleep, until } from '../../helpers/time.js'
 
 // Short, so that takeovers are quick; not shorter, because a process starved of CPU for a lock period
 // (a loaded CI machine) has its runs and deliveries taken as stalled, which is not what these tests
@@ -335,7 +335,7 @@ describe('distributed mode', { skip: skipWithoutRedis }, () => {
     await until(() => accepted.length >= 300, 30_000, '300 jobs accepted')
     await own.kill('SIGKILL')
     const before = accepted.length
-    await sleep(1000)
+    await until(() => refused.length > 0, 10_000, 'a POST refused while Redis is away')
     const ready = await fetch(`${api}/readyz`)
     assert.equal(ready.status, 503, 'not ready while Redis is away')
     const invoked = await fetch(`${api}/invoke`, {

@@ -4,10 +4,20 @@
 // job found `running` at start was run by a process that died: its run is counted as lost.
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { IdempotencyKeyReusedError, JOB_CANCELLED } from '../errors.js'
-import type { IdempotencyClaim, Submitted } from './backend.js'
-import type { DeliveryAttempt, DeliveryHistory } from './deliveries.js'
-import type { JobListPage, JobListQuery } from './listing.js'
+import {
+  DuplicateJobIdError,
+  IdempotencyKeyReusedError,
+  JOB_CANCELLED,
+  StoreFullError,
+  storeFailure,
+} from '../../errors.js'
+import type { DeliveryAttempt } from '../../webhooks/attempt.js'
+import type { IdempotencyClaim, JobCounts, Submitted } from '../backend.js'
+import type { StoredDelivery } from '../deliveries.js'
+import { type JobRecord, type JobState, lostRunsError, MAX_LOST_RUNS, type NewJob } from '../job.js'
+import type { JobListPage, JobListQuery } from '../listing.js'
+import { emptyMinute, type JobSummary, MINUTE_MS, SUMMARY_MINUTES, summaryMinutes } from '../summary.js'
+import { migrate } from './migrations/index.js'
 import {
   type Connection,
   type DriverName,
@@ -17,145 +27,17 @@ import {
   SQLITE_CONSTRAINT_UNIQUE,
   sqliteCode,
 } from './sqlite-driver.js'
-import {
-  type ClaimLimits,
-  type Delivery,
-  type DeliveryFactory,
-  type DeliveryOutcome,
-  DuplicateJobIdError,
-  type JobEnd,
-  type JobRecord,
-  type JobState,
-  type JobStore,
-  lostRunsError,
-  MAX_LOST_RUNS,
-  type NewDelivery,
-  type NewJob,
-  StoreFullError,
-  StoreUnavailableError,
+import type {
+  ClaimLimits,
+  Delivery,
+  DeliveryFactory,
+  DeliveryOutcome,
+  JobEnd,
+  JobStore,
+  NewDelivery,
 } from './store.js'
-import {
-  emptyMinute,
-  type JobSummary,
-  LATENCY_BOUNDS_MS,
-  MINUTE_MS,
-  SUMMARY_MINUTES,
-  summaryMinutes,
-} from './summary.js'
 
 export const DATABASE_FILE = 'jobs.sqlite3'
-
-/** Each entry moves the schema one version up; `PRAGMA user_version` says how many have run. */
-export const MIGRATIONS: readonly string[] = [
-  `CREATE TABLE jobs (
-     seq INTEGER PRIMARY KEY AUTOINCREMENT,
-     id TEXT NOT NULL UNIQUE,
-     algorithm TEXT NOT NULL,
-     params TEXT NOT NULL,
-     webhook TEXT,
-     cheap INTEGER NOT NULL CHECK (cheap IN (0, 1)),
-     status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'completed', 'failed')),
-     created_at INTEGER NOT NULL,
-     started_at INTEGER,
-     completed_at INTEGER,
-     result TEXT,
-     error TEXT,
-     metadata TEXT,
-     runs INTEGER NOT NULL DEFAULT 0,
-     lost_runs INTEGER NOT NULL DEFAULT 0
-   );
-   CREATE INDEX jobs_pending ON jobs (seq) WHERE status = 'pending';
-   CREATE INDEX jobs_running ON jobs (seq) WHERE status = 'running';
-   CREATE INDEX jobs_finished ON jobs (completed_at) WHERE completed_at IS NOT NULL;
-   CREATE TABLE deliveries (
-     id TEXT PRIMARY KEY,
-     job_id TEXT NOT NULL,
-     url TEXT NOT NULL,
-     payload TEXT NOT NULL,
-     status TEXT NOT NULL CHECK (status IN ('pending', 'sending', 'delivered', 'failed')),
-     attempts INTEGER NOT NULL DEFAULT 0,
-     next_at INTEGER NOT NULL,
-     last_error TEXT,
-     updated_at INTEGER NOT NULL
-   );
-   CREATE INDEX deliveries_due ON deliveries (next_at) WHERE status = 'pending';
-   CREATE INDEX deliveries_sending ON deliveries (id) WHERE status = 'sending';
-   CREATE INDEX deliveries_settled ON deliveries (updated_at) WHERE status IN ('delivered', 'failed');`,
-  // Job control (issue 16). Listing newest first, with or without a status filter, walks an index; an
-  // algorithm filter is checked on the rows walked (there are few algorithms, and one index fewer to
-  // keep up on every write). Idempotency keys live as long as a job's retention after they are made.
-  `CREATE INDEX jobs_created ON jobs (created_at DESC, id DESC);
-   CREATE INDEX jobs_status_created ON jobs (status, created_at DESC, id DESC);
-   CREATE TABLE idempotency_keys (
-     key TEXT PRIMARY KEY,
-     fingerprint TEXT NOT NULL,
-     job_id TEXT NOT NULL,
-     created_at INTEGER NOT NULL
-   ) WITHOUT ROWID;
-   CREATE INDEX idempotency_created ON idempotency_keys (created_at);
-   CREATE INDEX deliveries_job ON deliveries (job_id);
-   CREATE TABLE delivery_attempts (
-     delivery_id TEXT NOT NULL,
-     attempt INTEGER NOT NULL,
-     at INTEGER NOT NULL,
-     duration_ms REAL NOT NULL,
-     status_code INTEGER,
-     error TEXT,
-     next_at INTEGER,
-     PRIMARY KEY (delivery_id, attempt)
-   ) WITHOUT ROWID;`,
-  // The job summary (issue 16) from counters kept by triggers, in the transaction of each change, so
-  // that reading it never scans jobs. job_counts: jobs by status (a TTL sweep's delete counts too).
-  // job_minutes: job ends by minute of completed_at and latency bucket (summary.ts), one upsert an
-  // end. Both start from the rows already there. The finished jobs' index gains the status, so that
-  // those past their retention and not yet swept are counted on the index alone.
-  `DROP INDEX jobs_finished;
-   CREATE INDEX jobs_finished ON jobs (completed_at, status) WHERE completed_at IS NOT NULL;
-   CREATE TABLE job_counts (status TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
-   INSERT INTO job_counts (status, n)
-     SELECT s.status, (SELECT count(*) FROM jobs WHERE jobs.status = s.status)
-     FROM (SELECT 'pending' AS status UNION ALL SELECT 'running' UNION ALL SELECT 'completed'
-           UNION ALL SELECT 'failed') s;
-   CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs BEGIN
-     UPDATE job_counts SET n = n + 1 WHERE status = NEW.status;
-   END;
-   CREATE TRIGGER jobs_count_update AFTER UPDATE OF status ON jobs WHEN OLD.status <> NEW.status BEGIN
-     UPDATE job_counts SET n = n + (status = NEW.status) - (status = OLD.status)
-     WHERE status IN (OLD.status, NEW.status);
-   END;
-   CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN
-     UPDATE job_counts SET n = n - 1 WHERE status = OLD.status;
-   END;
-   CREATE TABLE job_minutes (
-     minute INTEGER NOT NULL,
-     bucket INTEGER NOT NULL,
-     completed INTEGER NOT NULL,
-     failed INTEGER NOT NULL,
-     latency_sum_ms INTEGER NOT NULL,
-     PRIMARY KEY (minute, bucket)
-   ) WITHOUT ROWID;
-   INSERT INTO job_minutes (minute, bucket, completed, failed, latency_sum_ms)
-     SELECT completed_at / 60000, ${latencyBucketSql('max(0, completed_at - created_at)')},
-       sum(status = 'completed'), sum(status = 'failed'), sum(max(0, completed_at - created_at))
-     FROM jobs INDEXED BY jobs_finished
-     WHERE completed_at IS NOT NULL
-       AND completed_at >= (CAST(strftime('%s', 'now') AS INTEGER) / 60 - ${SUMMARY_MINUTES}) * 60000
-     GROUP BY 1, 2;
-   CREATE TRIGGER jobs_ended AFTER UPDATE OF status ON jobs
-   WHEN NEW.status IN ('completed', 'failed') AND OLD.status IN ('pending', 'running') BEGIN
-     INSERT INTO job_minutes (minute, bucket, completed, failed, latency_sum_ms)
-     VALUES (NEW.completed_at / 60000, ${latencyBucketSql('max(0, NEW.completed_at - NEW.created_at)')},
-       NEW.status = 'completed', NEW.status = 'failed', max(0, NEW.completed_at - NEW.created_at))
-     ON CONFLICT (minute, bucket) DO UPDATE SET completed = completed + excluded.completed,
-       failed = failed + excluded.failed, latency_sum_ms = latency_sum_ms + excluded.latency_sum_ms;
-   END;`,
-]
-
-/** SQL for the latency bucket of `latency` (ms): LATENCY_BOUNDS_MS's index, as latencyBucket(). */
-function latencyBucketSql(latency: string): string {
-  const cases = LATENCY_BOUNDS_MS.map((bound, i) => `WHEN ${latency} <= ${bound} THEN ${i}`)
-  return `CASE ${cases.join(' ')} ELSE ${LATENCY_BOUNDS_MS.length} END`
-}
 
 export interface SqliteStoreOptions {
   dataDir: string
@@ -248,8 +130,9 @@ export class SqliteJobStore implements JobStore {
       running: db.prepare(`SELECT id, runs FROM jobs WHERE status = 'running'`),
       countPending: db.prepare(`SELECT count(*) AS n FROM jobs WHERE status = 'pending'`),
       countRunning: db.prepare(`SELECT count(*) AS n FROM jobs WHERE status = 'running'`),
-      // The summary: the counters (migration 3), less the finished jobs past their retention that the
-      // sweeper has not deleted yet (a read shows them as gone): at most one sweep's worth, on an index.
+      // The summary: the counters (migrations/v3-job-summary.ts), less the finished jobs past their
+      // retention that the sweeper has not deleted yet (a read shows them as gone): at most one sweep's
+      // worth, on an index.
       counts: db.prepare('SELECT status, n FROM job_counts'),
       // Sums rather than GROUP BY status, which sorts the rows in a temporary b-tree.
       countExpired: db.prepare(
@@ -359,14 +242,7 @@ export class SqliteJobStore implements JobStore {
     }
   }
 
-  async create(job: NewJob): Promise<void> {
-    await this.submit(job)
-  }
-
-  /**
-   * Adds a pending job as `create` does; with an Idempotency-Key, in the same transaction, records the
-   * key, or gives the job the key made before (same fingerprint) or throws IdempotencyKeyReusedError.
-   */
+  /** With an Idempotency-Key, the key is read and recorded in the job's own transaction. */
   async submit(job: NewJob, idempotency?: IdempotencyClaim): Promise<Submitted> {
     return this.#guard(() =>
       inTransaction(this.#db, () => {
@@ -399,7 +275,6 @@ export class SqliteJobStore implements JobStore {
     )
   }
 
-  /** Fails a pending job as cancelled, scheduling its webhook; null when it is not pending. */
   async cancelPending(id: string, now: number): Promise<JobRecord | null> {
     return this.#guard(() =>
       inTransaction(this.#db, () => {
@@ -434,14 +309,13 @@ export class SqliteJobStore implements JobStore {
     })
   }
 
-  /** The delivery of job `job` and its attempts. */
-  async deliveryHistory(job: JobRecord): Promise<DeliveryHistory> {
+  async delivery(job: JobRecord): Promise<StoredDelivery | null> {
+    if (job.webhook === null) return null
     return this.#guard(() => {
-      if (job.webhook === null) return { jobId: job.id, url: null, state: 'none', attempts: [] }
       const delivery = this.#sql.deliveryOf.get(job.id) as
         | { id: string; url: string; status: string; attempts: number }
         | undefined
-      if (delivery === undefined) return { jobId: job.id, url: job.webhook, state: 'waiting', attempts: [] }
+      if (delivery === undefined) return null
       const attempts = (
         this.#sql.attemptsOf.all(delivery.id) as {
           attempt: number
@@ -461,9 +335,9 @@ export class SqliteJobStore implements JobStore {
           nextAttemptAt: row.next_at,
         }),
       )
-      let state: DeliveryHistory['state'] = attempts.length === 0 ? 'waiting' : 'retrying'
-      if (delivery.status === 'delivered' || delivery.status === 'failed') state = delivery.status
-      return { jobId: job.id, url: delivery.url, state, attempts }
+      const { status } = delivery
+      const ended = status === 'delivered' || status === 'failed' ? status : null
+      return { url: delivery.url, attempts, ended }
     })
   }
 
@@ -544,10 +418,6 @@ export class SqliteJobStore implements JobStore {
     })
   }
 
-  async countPending(): Promise<number> {
-    return this.#pending
-  }
-
   async summary(now: number): Promise<JobSummary> {
     return this.#guard(() => {
       const counts: Record<JobState, number> = { pending: 0, running: 0, completed: 0, failed: 0 }
@@ -582,8 +452,11 @@ export class SqliteJobStore implements JobStore {
     })
   }
 
-  async countRunning(): Promise<number> {
-    return this.#guard(() => (this.#sql.countRunning.get() as { n: number }).n)
+  async counts(): Promise<JobCounts> {
+    return this.#guard(() => ({
+      waiting: this.#pending,
+      running: (this.#sql.countRunning.get() as { n: number }).n,
+    }))
   }
 
   async claimDeliveries(limit: number, now: number): Promise<Delivery[]> {
@@ -620,12 +493,14 @@ export class SqliteJobStore implements JobStore {
         settled.error = outcome.error
         break
       case 'released':
-        // Cut short by a shutdown, or not made: due again (now by default), and the attempt does not count.
-        settled.nextAt = outcome.nextAt ?? now
+      case 'deferred':
+        // Cut short by a shutdown, or not made: due again (now, or when deferred to), and the attempt
+        // does not count.
+        settled.nextAt = outcome.kind === 'deferred' ? outcome.nextAt : now
         settled.uncount = 1
         break
     }
-    const record = outcome.kind === 'released' ? undefined : outcome.record
+    const record = outcome.kind === 'released' || outcome.kind === 'deferred' ? undefined : outcome.record
     this.#guard(() =>
       inTransaction(this.#db, () => {
         if (this.#sql.settleDelivery.run(settled).changes > 0 && record !== undefined) {
@@ -681,30 +556,9 @@ export class SqliteJobStore implements JobStore {
     try {
       return work()
     } catch (error) {
-      if (
-        error instanceof StoreFullError ||
-        error instanceof DuplicateJobIdError ||
-        error instanceof IdempotencyKeyReusedError
-      ) {
-        throw error
-      }
-      throw new StoreUnavailableError('The job store failed.', { cause: error })
+      throw storeFailure(error, 'The job store failed.')
     }
   }
-}
-
-function migrate(db: Connection): void {
-  const { user_version: version } = db.prepare('PRAGMA user_version').get() as { user_version: number }
-  if (version > MIGRATIONS.length) {
-    throw new Error(
-      `The job store has schema version ${version}, newer than this version of algoserve knows ` +
-        `(${MIGRATIONS.length}); run a newer algoserve or use another data directory.`,
-    )
-  }
-  inTransaction(db, () => {
-    for (let next = version; next < MIGRATIONS.length; next++) db.exec(MIGRATIONS[next] as string)
-    db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`)
-  })
 }
 
 function toRecord(row: JobRow): JobRecord {

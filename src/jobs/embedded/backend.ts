@@ -1,0 +1,164 @@
+// The embedded backend: jobs and deliveries in a store this process alone uses (`sqlite-store.ts`,
+// one SQLite file), run by this process's job runner and webhook dispatcher, which wake each other (a
+// job created wakes the runner, a job ended with a webhook wakes the dispatcher).
+import { EventEmitter } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { AttemptDelivery } from '../../webhooks/attempt.js'
+import type {
+  BackendCapabilities,
+  BackendOptions,
+  CancelResult,
+  ConsumeDeliveriesOptions,
+  ConsumeJobsOptions,
+  Consumer,
+  IdempotencyClaim,
+  JobBackend,
+  JobCounts,
+  JobEndStatus,
+  RunJob,
+  Submitted,
+} from '../backend.js'
+import { afterCancel, beforeCancel, CANCEL_WAIT_MS, settledBy } from '../cancel.js'
+import { type DeliveryHistory, deliveryHistory } from '../deliveries.js'
+import type { JobRecord, NewJob } from '../job.js'
+import type { JobListPage, JobListQuery } from '../listing.js'
+import type { JobSummary } from '../summary.js'
+import { WebhookDispatcher, webhookDelivery } from './dispatcher.js'
+import { JobRunner } from './runner.js'
+import { SqliteJobStore } from './sqlite-store.js'
+import type { JobStore } from './store.js'
+
+export interface EmbeddedBackendOptions extends BackendOptions {
+  store: JobStore
+}
+
+/** The embedded backend on the SQLite store in `dataDir` (which it opens, creating or migrating it). */
+export function openEmbeddedBackend(options: BackendOptions & { dataDir: string }): EmbeddedBackend {
+  const store = SqliteJobStore.open({
+    dataDir: options.dataDir,
+    ttlMs: options.ttlMs,
+    maxPending: options.maxPending,
+    makeDelivery: webhookDelivery,
+  })
+  return new EmbeddedBackend({ ...options, store })
+}
+
+export class EmbeddedBackend implements JobBackend {
+  readonly capabilities: BackendCapabilities = { shared: false }
+  readonly #store: JobStore
+  readonly #o: EmbeddedBackendOptions
+  #runner: JobRunner | undefined
+  #dispatcher: WebhookDispatcher | undefined
+  // Every job end in this process (the only one using the store): waiters listen here.
+  readonly #ended = new EventEmitter().setMaxListeners(0)
+
+  constructor(options: EmbeddedBackendOptions) {
+    this.#o = options
+    this.#store = options.store
+  }
+
+  async submit(job: NewJob, idempotency?: IdempotencyClaim): Promise<Submitted> {
+    const submitted = await this.#store.submit(job, idempotency)
+    if (!submitted.replayed) this.#runner?.notify()
+    return submitted
+  }
+
+  async cancel(id: string, now: number): Promise<CancelResult> {
+    const job = await this.#store.read(id, now)
+    const ended = beforeCancel(job)
+    if (ended !== null) return ended
+    if (job?.status === 'pending') {
+      const cancelled = await this.#store.cancelPending(id, now)
+      if (cancelled !== null) {
+        // A failed job that ran for no time, as the Redis backend counts it.
+        this.#jobEnded(cancelled, 'failed', 0)
+        return { kind: 'cancelled', job: cancelled }
+      }
+      // Claimed meanwhile: it is running now.
+    }
+    // Running here (the store has one process): abort the run and wait for its end to be stored. Just
+    // after a claim the runner may not hold the run yet: then it is looked for again, briefly.
+    const deadline = Date.now() + CANCEL_WAIT_MS
+    for (;;) {
+      const stopped = this.#runner?.cancel(id)
+      if (stopped != null) {
+        await settledBy(stopped, deadline)
+        return afterCancel(await this.#store.read(id, Date.now()))
+      }
+      const after = await this.#store.read(id, Date.now())
+      if (after?.status !== 'running' || Date.now() >= deadline) return afterCancel(after)
+      await sleep(20)
+    }
+  }
+
+  list(query: JobListQuery, now: number): Promise<JobListPage> {
+    return this.#store.list(query, now)
+  }
+
+  summary(now: number): Promise<JobSummary> {
+    return this.#store.summary(now)
+  }
+
+  async deliveries(id: string, now: number): Promise<DeliveryHistory | null> {
+    const job = await this.#store.read(id, now)
+    return job === null ? null : deliveryHistory(job, await this.#store.delivery(job))
+  }
+
+  async onEnded(listener: (id: string) => void): Promise<void> {
+    this.#ended.on('ended', listener)
+  }
+
+  read(id: string, now: number): Promise<JobRecord | null> {
+    return this.#store.read(id, now)
+  }
+
+  counts(): Promise<JobCounts> {
+    return this.#store.counts()
+  }
+
+  ping(): Promise<boolean> {
+    return this.#store.ping()
+  }
+
+  consumeJobs(run: RunJob, options: ConsumeJobsOptions): Consumer {
+    const runner = new JobRunner({
+      store: this.#store,
+      run,
+      log: this.#o.log,
+      concurrency: options.concurrency,
+      onEnded: (job, status, seconds) => this.#jobEnded(job, status, seconds),
+    })
+    this.#runner = runner
+    runner.start()
+    return runner
+  }
+
+  consumeDeliveries(send: AttemptDelivery, options: ConsumeDeliveriesOptions): Consumer {
+    const dispatcher = new WebhookDispatcher({
+      store: this.#store,
+      send,
+      log: options.log,
+      retryWaitsMs: this.#o.retryWaitsMs,
+      maxInFlight: options.maxInFlight,
+      onAttempt: options.onAttempt,
+    })
+    this.#dispatcher = dispatcher
+    dispatcher.start()
+    return dispatcher
+  }
+
+  expire(now: number): Promise<number> {
+    return this.#store.expire(now)
+  }
+
+  close(): Promise<void> {
+    return this.#store.close()
+  }
+
+  /** A job end this process stored: counted, told to waiters, and its webhook's delivery woken. */
+  #jobEnded(job: JobRecord, status: JobEndStatus, seconds: number): void {
+    this.#o.countEnded(job.algorithm, status, seconds)
+    this.#ended.emit('ended', job.id)
+    if (job.webhook !== null) this.#dispatcher?.notify()
+  }
+}

@@ -1,0 +1,281 @@
+// The Redis backend's connections and its readiness: every connection to Redis is made here (ours,
+// BullMQ's queues', and one of its own for each Worker and QueueEvents), with the checks of the Redis
+// it reaches, the one guard every call passes (usable, and its failures told as the store's), and the
+// closing of all of it. What the backend's parts share (its settings, our own keys) is reached from
+// here too.
+import { once } from 'node:events'
+import {
+  FlowProducer,
+  type Job,
+  Queue,
+  QueueEvents,
+  QueueEventsProducer,
+  Worker,
+  type WorkerOptions,
+} from 'bullmq'
+import type { FastifyBaseLogger } from 'fastify'
+import { Redis } from 'ioredis'
+import { RedisRefusedError, StoreUnavailableError, storeFailure } from '../../errors.js'
+import type { BackendOptions } from '../backend.js'
+import { MAX_LOST_RUNS } from '../job.js'
+import type { DeliveryData, RedisJobData, RedisJobResult } from './view.js'
+
+export interface RedisBackendOptions extends BackendOptions {
+  url: string
+  /** BullMQ's key prefix: every key of this deployment starts with it. */
+  prefix: string
+  /** BullMQ's lockDuration and stalledInterval: a dead worker's job runs again within about twice this. */
+  lockMs: number
+}
+
+/** The queue of jobs, and the queue of their webhook deliveries. */
+export const JOBS = 'jobs'
+export const WEBHOOKS = 'webhooks'
+
+/** How long closing may wait for Redis at the end of a shutdown. */
+const CLOSE_WAIT_MS = 1000
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'])
+
+/** Reconnect soon after an outage (BullMQ's default waits up to 20 s between tries). */
+const retryStrategy = (times: number): number => Math.min(250 * times, 2000)
+
+type Processor<D, R> = (job: Job<D, R>, token: string | undefined, signal: AbortSignal) => Promise<R>
+
+export class RedisConnections {
+  readonly settings: RedisBackendOptions
+  readonly log: FastifyBaseLogger
+  // The API's connections fail fast while Redis is away: no offline queue, one retry, a time limit.
+  // BullMQ defines its scripts (about 60) on the connection it is given, and ioredis copies every one
+  // onto each pipeline made from that connection: our own commands use a connection without them.
+  readonly client: Redis
+  readonly bullClient: Redis
+  readonly jobs: Queue<RedisJobData, RedisJobResult>
+  readonly webhooks: Queue<DeliveryData>
+  readonly flows: FlowProducer
+  #initialised = false
+  #refused: string | null = null
+  #checked: Promise<void> | undefined
+  readonly #waiting: Redis[] = []
+  readonly #workers: Worker[] = []
+  readonly #events: Array<QueueEvents | QueueEventsProducer> = []
+
+  constructor(settings: RedisBackendOptions) {
+    this.settings = settings
+    this.log = settings.log
+    const failFast = {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: 2000,
+      retryStrategy,
+    }
+    this.client = new Redis(settings.url, failFast)
+    this.bullClient = new Redis(settings.url, failFast)
+    for (const client of [this.client, this.bullClient]) {
+      client.on('error', (error) => this.log.debug({ err: error }, 'redis connection error'))
+    }
+    this.client.on('ready', () => {
+      this.#checked = this.#checkRedis()
+    })
+    const shared = { connection: this.bullClient, prefix: settings.prefix }
+    this.jobs = new Queue(JOBS, shared)
+    this.webhooks = new Queue(WEBHOOKS, shared)
+    this.flows = new FlowProducer(shared)
+    const onError = (error: Error) => this.log.debug({ err: error }, 'redis queue error')
+    this.jobs.on('error', onError)
+    this.webhooks.on('error', onError)
+    this.flows.on('error', onError)
+    // Until BullMQ has loaded its scripts, nothing is sent through it (see usable).
+    Promise.all([this.jobs.waitUntilReady(), this.webhooks.waitUntilReady(), this.flows.waitUntilReady()])
+      .then(() => {
+        this.#initialised = true
+      })
+      .catch((error: unknown) => this.log.error({ err: error }, 'could not set up the Redis queues'))
+  }
+
+  /**
+   * Waits up to `waitMs` for Redis. Refuses (throws) a Redis that evicts keys; starts anyway when Redis
+   * is away, answering 503 until it comes.
+   */
+  async open(waitMs = 1000): Promise<void> {
+    if (this.client.status !== 'ready') {
+      const timer = new AbortController()
+      await Promise.race([
+        once(this.client, 'ready', { signal: timer.signal }).catch(() => undefined),
+        new Promise((resolve) => setTimeout(resolve, waitMs)),
+      ])
+      timer.abort()
+    }
+    await this.#checked
+    if (this.#refused !== null) throw new RedisRefusedError(this.#refused)
+    if (this.client.status !== 'ready') {
+      this.log.warn('Redis cannot be reached: jobs answer 503 until it can')
+    }
+  }
+
+  /** Checks the settings BullMQ relies on, at every (re)connection. */
+  async #checkRedis(): Promise<void> {
+    try {
+      const info = await this.client.info()
+      const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1]
+      if (policy !== undefined && policy !== 'noeviction') {
+        this.#refused =
+          `Redis evicts keys (maxmemory-policy ${policy}); BullMQ needs maxmemory-policy noeviction, ` +
+          'or locks and jobs disappear. Set it in redis.conf or with CONFIG SET maxmemory-policy noeviction.'
+        this.log.error(this.#refused)
+        return
+      }
+      this.#refused = null
+      if (/^aof_enabled:0/m.test(info)) {
+        this.log.warn(
+          'Redis has AOF off (appendonly no): a redis-server crash loses jobs since its last snapshot; ' +
+            'set appendonly yes with appendfsync everysec',
+        )
+      }
+    } catch (error) {
+      this.log.warn({ err: error }, 'could not read Redis INFO')
+    }
+  }
+
+  /** Connected, set up and accepted: BullMQ may be called without waiting for a connection. */
+  usable(): void {
+    if (
+      this.client.status !== 'ready' ||
+      this.bullClient.status !== 'ready' ||
+      !this.#initialised ||
+      this.#refused !== null
+    ) {
+      throw new StoreUnavailableError('Redis is not connected.')
+    }
+  }
+
+  /** What a call whose Redis commands failed throws (ours pass as they are). */
+  failure(error: unknown): Error {
+    return storeFailure(error, 'Redis failed.')
+  }
+
+  /** Runs `work` once Redis is usable; its failures are the store's (see failure). */
+  async guard<T>(work: () => Promise<T>): Promise<T> {
+    this.usable()
+    try {
+      return await work()
+    } catch (error) {
+      throw this.failure(error)
+    }
+  }
+
+  /** Answers whether both connections answer within a second (readiness). */
+  async ping(): Promise<boolean> {
+    try {
+      this.usable()
+      let timer: NodeJS.Timeout | undefined
+      const answer = await Promise.race([
+        Promise.all([this.client.ping(), this.bullClient.ping()]),
+        new Promise((resolve) => (timer = setTimeout(resolve, 1000, 'late'))),
+      ])
+      clearTimeout(timer)
+      return Array.isArray(answer) && answer.every((pong) => pong === 'PONG')
+    } catch {
+      return false
+    }
+  }
+
+  /** A key of our own beside BullMQ's, under the same prefix. */
+  key(name: string): string {
+    return `${this.settings.prefix}:algoserve:${name}`
+  }
+
+  /** The key of job `id`'s hash (BullMQ's). */
+  jobKey(id: string): string {
+    return `${this.settings.prefix}:${JOBS}:${id}`
+  }
+
+  /** A connection of its own that waits for Redis however long it is away (BullMQ's advice). */
+  #waitingConnection(): Redis {
+    const connection = new Redis(this.settings.url, { maxRetriesPerRequest: null, retryStrategy })
+    connection.on('error', (error) => this.log.debug({ err: error }, 'redis worker connection error'))
+    this.#waiting.push(connection)
+    return connection
+  }
+
+  /**
+   * A Worker on `queue` with our locks (a job whose worker died runs again, up to MAX_LOST_RUNS); without
+   * `process`, one that only takes what it is asked for (getNextJob). Its errors go to `log`.
+   */
+  worker<D, R>(
+    queue: string,
+    concurrency: number,
+    process: Processor<D, R> | null,
+    settings: Partial<WorkerOptions>,
+    log: FastifyBaseLogger,
+  ): Worker<D, R> {
+    const worker = new Worker<D, R>(
+      queue,
+      process === null ? null : (job, token, signal) => process(job, token, signal as AbortSignal),
+      {
+        ...settings,
+        connection: this.#waitingConnection(),
+        prefix: this.settings.prefix,
+        concurrency,
+        lockDuration: this.settings.lockMs,
+        stalledInterval: this.settings.lockMs,
+        maxStalledCount: MAX_LOST_RUNS,
+      },
+    )
+    worker.on('error', (error) => {
+      // While Redis is away every retry fails to connect: that is the readiness check's to tell.
+      const level = CONNECTION_ERRORS.has((error as { code?: string }).code ?? '') ? 'debug' : 'warn'
+      log[level]({ err: error, queue }, 'redis worker error')
+    })
+    this.#workers.push(worker as Worker)
+    return worker
+  }
+
+  /** This process's QueueEvents on the jobs queue, and the producer of our own events on it. */
+  jobEvents(): { events: QueueEvents; producer: QueueEventsProducer } {
+    const events = new QueueEvents(JOBS, {
+      connection: this.#waitingConnection(),
+      prefix: this.settings.prefix,
+    })
+    events.on('error', (error) => this.log.debug({ err: error }, 'redis queue events error'))
+    const producer = new QueueEventsProducer(JOBS, {
+      connection: this.bullClient,
+      prefix: this.settings.prefix,
+    })
+    this.#events.push(events, producer)
+    return { events, producer }
+  }
+
+  /**
+   * Closes everything; workers still running are closed at once (consumers are stopped first,
+   * normally). BullMQ's closes wait for Redis, and a close that does not end in CLOSE_WAIT_MS (Redis
+   * away) is left behind: the connections are cut either way.
+   */
+  async close(): Promise<void> {
+    await settledWithin(
+      CLOSE_WAIT_MS,
+      this.#workers.map((worker) => worker.close(true)),
+    )
+    await settledWithin(CLOSE_WAIT_MS, [
+      this.jobs.close(),
+      this.webhooks.close(),
+      this.flows.close(),
+      ...this.#events.map((events) => events.close()),
+    ])
+    for (const connection of [this.client, this.bullClient, ...this.#waiting]) connection.disconnect()
+  }
+}
+
+/** Resolves once every promise has settled, or after `ms`, whichever is first. */
+export async function settledWithin(
+  ms: number,
+  promises: Array<Promise<unknown> | undefined>,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([
+    Promise.allSettled(promises),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms)
+    }),
+  ])
+  clearTimeout(timer)
+}

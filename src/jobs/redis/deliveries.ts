@@ -1,0 +1,133 @@
+// Webhook deliveries on Redis: each is a job of the webhooks queue with the id of the job it reports
+// on, released by BullMQ when that job ends (a flow). A Worker takes it, makes the attempt
+// (webhooks/attempt.ts), keeps the attempt's record in the delivery's data, and tells BullMQ what the
+// attempt came to: BullMQ retries it on our schedule (a custom backoff).
+import { DelayedError, type Job, UnrecoverableError, WaitingError } from 'bullmq'
+import type { FastifyBaseLogger } from 'fastify'
+import { type AttemptDelivery, attemptDelivery } from '../../webhooks/attempt.js'
+import { OriginShare, SHARE_DEFER_MS } from '../../webhooks/origin-share.js'
+import { webhookPayload } from '../../webhooks/payload.js'
+import type { ConsumeDeliveriesOptions, Consumer } from '../backend.js'
+import { type DeliveryHistory, deliveryHistory } from '../deliveries.js'
+import type { JobRecord } from '../job.js'
+import { type RedisConnections, WEBHOOKS } from './connections.js'
+import { bullConsumer } from './consumers.js'
+import { type DeliveryData, type RedisJob, type RedisJobResult, readJob, recordOf } from './view.js'
+
+export function consumeDeliveries(
+  redis: RedisConnections,
+  send: AttemptDelivery,
+  options: ConsumeDeliveriesOptions,
+): Consumer {
+  const waits = redis.settings.retryWaitsMs
+  const rules = { send, retryWaitsMs: waits, log: options.log, onAttempt: options.onAttempt }
+  const shutdown = new AbortController()
+  const share = new OriginShare(options.maxInFlight)
+  const worker = redis.worker<DeliveryData, void>(
+    WEBHOOKS,
+    options.maxInFlight,
+    async (job, token, signal) => {
+      if (!share.take(job.data.url)) {
+        // Its receiver has its share of this process's slots: later (not an attempt), so that the
+        // deliveries behind it, to other receivers, are taken first.
+        await job.moveToDelayed(Date.now() + SHARE_DEFER_MS, token)
+        throw new DelayedError()
+      }
+      try {
+        let { payload } = job.data
+        if (payload === undefined) {
+          payload = await payloadOf(redis, job, options.log)
+          await job.updateData({ ...job.data, payload })
+        }
+        const { jobId, url, webhookId } = job.data
+        const message = { id: webhookId, url, payload }
+        const number = job.attemptsMade + 1
+        const attempted = await attemptDelivery(
+          rules,
+          message,
+          jobId,
+          number,
+          AbortSignal.any([shutdown.signal, signal]),
+        )
+        if (attempted.kind !== 'released') {
+          const attempts = [...(job.data.attempts ?? []), attempted.record]
+          await job.updateData({ ...job.data, payload, attempts })
+        }
+        // What the attempt came to, in BullMQ's terms.
+        switch (attempted.kind) {
+          case 'delivered':
+            return
+          case 'released':
+            await job.moveToWait(token)
+            throw new WaitingError()
+          case 'failed':
+            throw new UnrecoverableError(attempted.error)
+          case 'retry':
+            throw new Error(attempted.error)
+        }
+      } finally {
+        share.release(job.data.url)
+      }
+    },
+    { settings: { backoffStrategy: (attemptsMade: number) => waits[attemptsMade - 1] ?? 0 } },
+    options.log,
+  )
+  return bullConsumer(worker, shutdown, options.log)
+}
+
+/** The delivery job (same id as the job, in the webhooks queue) holds its attempts in its data. */
+export async function deliveries(
+  redis: RedisConnections,
+  id: string,
+  now: number,
+): Promise<DeliveryHistory | null> {
+  const { job, state } = await readJob(redis.jobs, id)
+  const record = recordOf(job, state, redis.settings.ttlMs, now)
+  if (record === null) return null
+  if (record.webhook === null) return deliveryHistory(record, null)
+  const delivery = await readJob(redis.webhooks, id)
+  const ended = delivery.state === 'completed' ? 'delivered' : delivery.state === 'failed' ? 'failed' : null
+  return deliveryHistory(record, { url: record.webhook, attempts: delivery.job?.data.attempts ?? [], ended })
+}
+
+/** The body of a delivery, from the job it reports on (ended: BullMQ released the delivery). */
+async function payloadOf(
+  redis: RedisConnections,
+  delivery: Job<DeliveryData>,
+  log: FastifyBaseLogger,
+): Promise<string> {
+  const { jobId, algorithm } = delivery.data
+  const { job, state } = await readJob(redis.jobs, jobId)
+  const record = recordOf(job as RedisJob | undefined, state, Number.POSITIVE_INFINITY, 0)
+  if (record?.completedAt != null) return webhookPayload(record, record.completedAt)
+  // The job is gone already (no delivery worker ran for its whole retention): what the flow kept of
+  // it; only completed_at is approximate.
+  log.warn({ job_id: jobId }, 'a webhook is sent for a job already removed; its completed_at is approximate')
+  const [values, failures] = await Promise.all([
+    delivery.getChildrenValues(),
+    delivery.getIgnoredChildrenFailures(),
+  ])
+  const value = Object.values(values)[0] as RedisJobResult | undefined
+  const error = Object.values(failures)[0]
+  const base = {
+    ...(record ?? {}),
+    id: jobId,
+    algorithm,
+    params: '{}',
+    webhook: delivery.data.url,
+    cheap: false,
+  }
+  const ended: JobRecord = {
+    ...base,
+    status: value === undefined ? 'failed' : 'completed',
+    createdAt: 0,
+    startedAt: null,
+    completedAt: Date.now(),
+    result: value?.[0] ?? null,
+    metadata: value?.[1] ?? null,
+    error: value === undefined ? (error ?? null) : null,
+    runs: 0,
+    lostRuns: 0,
+  }
+  return webhookPayload(ended, ended.completedAt as number)
+}

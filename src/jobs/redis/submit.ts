@@ -1,0 +1,146 @@
+// POST /jobs on Redis: a job added to BullMQ's jobs queue (with a webhook, as the child of its
+// delivery in a flow, so that BullMQ releases the delivery in the same step that ends the job), after
+// the checks BullMQ has no mechanism for (a taken id, the bound on waiting jobs); and the
+// Idempotency-Key that makes a retried request answer with the job the first one made.
+import { createHash } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { JobsOptions } from 'bullmq'
+import {
+  DuplicateJobIdError,
+  IdempotencyKeyReusedError,
+  StoreFullError,
+  StoreUnavailableError,
+} from '../../errors.js'
+import { newWebhookId } from '../../webhooks/payload.js'
+import type { IdempotencyClaim, Submitted } from '../backend.js'
+import { MAX_LOST_RUNS, type NewJob } from '../job.js'
+import { JOBS, type RedisConnections, WEBHOOKS } from './connections.js'
+import { createdKey, listMember } from './listing.js'
+import { withPending } from './summary.js'
+import type { DeliveryData, RedisJobData } from './view.js'
+
+/** What an Idempotency-Key's Redis key holds. */
+interface KeyClaim {
+  fingerprint: string
+  id: string
+  createdAt: number
+}
+
+export async function submit(
+  redis: RedisConnections,
+  job: NewJob,
+  idempotency?: IdempotencyClaim,
+): Promise<Submitted> {
+  redis.usable()
+  if (idempotency === undefined) {
+    await add(redis, job)
+    return { id: job.id, createdAt: job.createdAt, replayed: false }
+  }
+  // SET NX decides which of racing requests with one key creates the job; the others answer with
+  // its id. The key lives as long as a finished job's retention.
+  const key = redis.key(`idempotency:${createHash('sha256').update(idempotency.key).digest('hex')}`)
+  const claim: KeyClaim = { fingerprint: idempotency.fingerprint, id: job.id, createdAt: job.createdAt }
+  let seen: KeyClaim | null = null
+  try {
+    const ttl = Math.ceil(redis.settings.ttlMs / 1000)
+    for (let tries = 0; tries < 3 && seen === null; tries++) {
+      if ((await redis.client.set(key, JSON.stringify(claim), 'EX', ttl, 'NX')) === 'OK') break
+      const text = await redis.client.get(key)
+      seen = text === null ? null : (JSON.parse(text) as KeyClaim)
+    }
+  } catch (error) {
+    throw redis.failure(error)
+  }
+  if (seen === null) {
+    try {
+      await add(redis, job)
+    } catch (error) {
+      await redis.client.del(key).catch(() => undefined)
+      throw error
+    }
+    return { id: job.id, createdAt: job.createdAt, replayed: false }
+  }
+  if (seen.fingerprint !== idempotency.fingerprint) throw new IdempotencyKeyReusedError()
+  // The request that won may still be adding the job: answer once it exists (or 503 if it never does).
+  for (let waited = 0; waited < 2000; waited += 20) {
+    if ((await redis.client.exists(redis.jobKey(seen.id)).catch(() => 0)) === 1) break
+    await sleep(20)
+  }
+  if ((await redis.client.exists(redis.jobKey(seen.id)).catch(() => 0)) !== 1) {
+    throw new StoreUnavailableError('The job of this Idempotency-Key was not created.')
+  }
+  return { id: seen.id, createdAt: seen.createdAt, replayed: true }
+}
+
+function jobOptions(redis: RedisConnections, job: NewJob): JobsOptions {
+  const age = Math.ceil(redis.settings.ttlMs / 1000)
+  return {
+    jobId: job.id,
+    timestamp: job.createdAt,
+    // Runs on a thread that died are retried at once; the processor fails the job after
+    // MAX_LOST_RUNS lost runs, of any kind, so BullMQ never gives up first.
+    attempts: MAX_LOST_RUNS + 1,
+    removeOnComplete: { age },
+    removeOnFail: { age },
+    stackTraceLimit: 0,
+  }
+}
+
+async function add(redis: RedisConnections, job: NewJob): Promise<void> {
+  const data: RedisJobData = { params: job.params, webhook: job.webhook, cheap: job.cheap }
+  const { settings } = redis
+  try {
+    // BullMQ ignores an add with a taken id, and has no bounded queue: both are checked first, and
+    // the bound is soft across API processes (docs/distributed.md).
+    // The job's member in our sorted set (listing.ts) is written before the add, in the same round
+    // trip as the checks: a refused or failed add leaves a member whose job is missing, which a
+    // listing skips and removes; an add without its member cannot happen.
+    // Plain reads in one pipeline: one write to Redis, and no Lua script for the count.
+    const member = listMember(job)
+    const [pending, existing] = await withPending(
+      redis,
+      redis.client.pipeline().exists(redis.jobKey(job.id)).zadd(createdKey(redis), 0, member),
+    )
+    if (existing === 1) {
+      // The member names the other job's id: it goes, or the listing would show that job twice.
+      await redis.client.zrem(createdKey(redis), member)
+      throw new DuplicateJobIdError(job.id)
+    }
+    if (pending >= settings.maxPending)
+      throw new StoreFullError(`${pending} jobs are waiting, the most allowed.`)
+    if (job.webhook === null) {
+      await redis.jobs.add(job.algorithm, data, jobOptions(redis, job))
+      return
+    }
+    const age = Math.ceil(settings.ttlMs / 1000)
+    const delivery: DeliveryData = {
+      jobId: job.id,
+      algorithm: job.algorithm,
+      url: job.webhook,
+      webhookId: newWebhookId(),
+    }
+    await redis.flows.add({
+      name: 'deliver',
+      queueName: WEBHOOKS,
+      data: delivery,
+      opts: {
+        jobId: job.id,
+        attempts: settings.retryWaitsMs.length + 1,
+        backoff: { type: 'webhook' },
+        removeOnComplete: { age },
+        removeOnFail: { age },
+        stackTraceLimit: 0,
+      },
+      children: [
+        {
+          name: job.algorithm,
+          queueName: JOBS,
+          data,
+          opts: { ...jobOptions(redis, job), ignoreDependencyOnFailure: true },
+        },
+      ],
+    })
+  } catch (error) {
+    throw redis.failure(error)
+  }
+}

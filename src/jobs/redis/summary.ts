@@ -1,0 +1,139 @@
+// Counting jobs on Redis: the one definition of pending (for the bound on waiting jobs, the gauges and
+// the summary), the summary itself, and what a job end adds to the counts (the job metrics and the
+// latency of its minute). Everything is read from counters BullMQ and we keep as jobs change.
+import type { Metrics, WorkerOptions } from 'bullmq'
+import type { ChainableCommander } from 'ioredis'
+import type { JobCounts, JobEndStatus } from '../backend.js'
+import {
+  emptyMinute,
+  type JobSummary,
+  latencyBucket,
+  MINUTE_MS,
+  SUMMARY_MINUTES,
+  summaryMinutes,
+} from '../summary.js'
+import type { RedisConnections } from './connections.js'
+import { type RedisJob, recordOf } from './view.js'
+
+/**
+ * The jobs queue's Workers count ends by minute (BullMQ's metrics, in the script that ends a job), as
+ * many minutes as the summary shows.
+ */
+export const JOB_METRICS: Partial<WorkerOptions> = { metrics: { maxDataPoints: SUMMARY_MINUTES } }
+
+/**
+ * Runs `pipeline` with the pending count added at its end (BullMQ's wait list and its prioritized and
+ * delayed sets: the one definition of pending), and gives that count first, then the pipeline's own
+ * answers. Throws the first error.
+ */
+export async function withPending(
+  redis: RedisConnections,
+  pipeline: ChainableCommander,
+): Promise<[number, ...unknown[]]> {
+  const { keys } = redis.jobs
+  const answers = await pipeline
+    .llen(keys.wait as string)
+    .zcard(keys.prioritized as string)
+    .zcard(keys.delayed as string)
+    .exec()
+  const failed = answers?.find(([error]) => error !== null)
+  if (answers === null || failed !== undefined) throw failed?.[0] ?? new Error('no answer')
+  const values = answers.map(([, value]) => value)
+  const own = values.slice(0, -3)
+  const pending = values.slice(-3).reduce((sum: number, count) => sum + (count as number), 0)
+  return [pending, ...own]
+}
+
+export async function counts(redis: RedisConnections): Promise<JobCounts> {
+  const [waiting, running] = await withPending(
+    redis,
+    redis.client.pipeline().llen(redis.jobs.keys.active as string),
+  )
+  return { waiting, running: running as number }
+}
+
+/**
+ * Counts by state from BullMQ's lists and sets, in one pipeline: pending as withPending counts it,
+ * running by its active list; its finished sets are scored by finishedOn, so those past their
+ * retention (which a read shows as gone, and the sweeper removes later) are left out by score
+ * (O(log n)). Ends per minute from BullMQ's metrics; latencies from our hash of each minute
+ * (countEnd). A waiting job marked cancelled counts as pending until its cancel has taken it (moments).
+ */
+export async function summary(redis: RedisConnections, now: number): Promise<JobSummary> {
+  const since = now - redis.settings.ttlMs
+  const minutes = summaryMinutes(now)
+  const { keys } = redis.jobs
+  const batch = redis.client
+    .pipeline()
+    .llen(keys.active as string)
+    .zcount(keys.completed as string, `(${since}`, '+inf')
+    .zcount(keys.failed as string, `(${since}`, '+inf')
+  for (const minute of minutes) batch.hgetall(latencyKey(redis, minute))
+  const [[pending, ...values], completed, failed] = await Promise.all([
+    withPending(redis, batch),
+    redis.jobs.getMetrics('completed', 0, SUMMARY_MINUTES - 1),
+    redis.jobs.getMetrics('failed', 0, SUMMARY_MINUTES - 1),
+  ])
+  return {
+    counts: {
+      pending,
+      running: Number(values[0] ?? 0),
+      completed: Number(values[1] ?? 0),
+      failed: Number(values[2] ?? 0),
+    },
+    ended: minutes.map((minute, i) => {
+      const ends = emptyMinute(minute)
+      ends.completed = endsIn(completed, minute)
+      ends.failed = endsIn(failed, minute)
+      const hash = (values[3 + i] ?? {}) as Record<string, string>
+      ends.latency = ends.latency.map((_, bucket) => Number(hash[`b${bucket}`] ?? 0))
+      ends.latencySumMs = Number(hash.sum_ms ?? 0)
+      return ends
+    }),
+  }
+}
+
+/**
+ * A job end this process stored (a worker's, or a cancel's): the job metrics with its run time, and
+ * its latency (creation to end, as a read shows them) in the hash of the minute BullMQ's metrics count
+ * it in (finishedOn's). Written after the end, not with it: a process that dies in between leaves the
+ * job out of the latencies (docs/jobs.md, summary).
+ */
+export function countEnd(redis: RedisConnections, job: RedisJob, status: JobEndStatus): void {
+  const seconds = ((job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now())) / 1000
+  redis.settings.countEnded(job.name, status, Math.max(0, seconds))
+  const record = recordOf(job, status, Number.POSITIVE_INFINITY, 0)
+  if (job.finishedOn === undefined || record?.completedAt == null) return
+  const latency = Math.max(0, record.completedAt - record.createdAt)
+  const key = latencyKey(redis, Math.floor(job.finishedOn / MINUTE_MS) * MINUTE_MS)
+  redis.client
+    .pipeline()
+    .hincrby(key, `b${latencyBucket(latency)}`, 1)
+    .hincrby(key, 'sum_ms', latency)
+    .expire(key, ((SUMMARY_MINUTES + 1) * MINUTE_MS) / 1000)
+    .exec()
+    .then((answers) => {
+      const failed = answers?.find(([error]) => error !== null)
+      if (answers === null || failed !== undefined) throw failed?.[0] ?? new Error('no answer')
+    })
+    .catch((error: unknown) =>
+      redis.log.warn({ err: error, job_id: job.id }, "a job's latency was not counted in the summary"),
+    )
+}
+
+const latencyKey = (redis: RedisConnections, minute: number): string =>
+  redis.key(`latency:${minute / MINUTE_MS}`)
+
+/**
+ * The jobs that ended in `minute` by BullMQ's metrics: a data point is written for each whole minute
+ * once a job ends in a later one (the newest first, the one before prevTS's minute at 0, zeros for
+ * minutes without an end), and the ends of prevTS's minute so far are count - prevCount.
+ */
+function endsIn(metrics: Metrics, minute: number): number {
+  const { count, prevTS, prevCount } = metrics.meta
+  const last = Math.floor(prevTS / MINUTE_MS)
+  const at = minute / MINUTE_MS
+  if (at > last) return 0
+  if (at === last) return count - prevCount
+  return metrics.data[last - 1 - at] ?? 0
+}
