@@ -1,6 +1,6 @@
-// The one place where errors become the contract's bodies (decisions.md, Errors): flat on /invoke,
-// wrapped under `detail` on the job endpoints, FastAPI's shapes for 422, 404 and 405. Internal causes
-// are logged with the request id and never sent.
+// The one place where errors become the contract's bodies (docs/api.md): in the shape the route
+// declares (route-declaration.ts), flat on /invoke and wrapped under `detail` on the job routes;
+// FastAPI's shapes for 422, 404 and 405. Internal causes are logged with the request id and never sent.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { stringify } from 'lossless-json'
 import {
@@ -15,13 +15,6 @@ import {
 } from '../errors.js'
 import { RouteTable } from './route-table.js'
 import { JobIdParams } from './schemas.js'
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** How this route's errors are shaped: flat (`/invoke`) or wrapped under `detail` (`/jobs`). */
-    errorShape?: 'flat' | 'wrapped'
-  }
-}
 
 /** Error bodies may echo client input, so they are written by the lossless serializer. */
 const serializeJson = (payload: unknown): string => stringify(payload) ?? 'null'

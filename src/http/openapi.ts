@@ -1,9 +1,10 @@
 // The parts of the OpenAPI document that belong to no single route: its info, servers and tags, the
 // webhook callback (OpenAPI 3.1 `webhooks`), the x-request-id header of every operation, and the API-key
-// scheme when keys are configured. routes/docs.ts hands these to @fastify/swagger.
+// scheme when keys are configured; and what each operation's route declaration (route-declaration.ts)
+// adds to it. routes/docs.ts hands these to @fastify/swagger.
 import { Type } from '@sinclair/typebox'
 import { VERSION } from '../version.js'
-import { isApiPath, isJobPath } from './api-paths.js'
+import { isRateLimited, type RouteDeclaration } from './route-declaration.js'
 import { ErrorResponse, Metadata, PrimeResult } from './schemas.js'
 
 const DESCRIPTION = `Algorithms over HTTP. PrimeChecker tests an integer of any size for primality and factors it.
@@ -185,34 +186,40 @@ type Operation = {
 }
 
 export interface DocumentOptions {
-  /** API keys are configured: the scheme is declared, and required where `isProtected` says. */
-  apiKeys: boolean
-  isProtected: (path: string) => boolean
-  /** Rate limits are on: the API operations document their 429. */
+  /** With API keys, which routes need one (the scheme is declared, and required there); null without. */
+  keyRequired: ((route: RouteDeclaration) => boolean) | null
+  /** Rate limits are on: the rate-limited operations document their 429. */
   rateLimit: { rateLimit: number; rateLimitWindowMs: number } | null
 }
 
 /**
  * Adds what every operation shares: the x-request-id parameter and response header (every request
- * takes one; every response carries one), and, with API keys, the security requirement and its 401.
+ * takes one; every response carries one), and what its route declares: with API keys, the security
+ * requirement and its 401, and with rate limits, its 429. `declarationOf` gives the declaration of the
+ * route behind an operation, by its operationId.
  */
-export function completeDocument<T extends object>(document: T, options: DocumentOptions): T {
+export function completeDocument<T extends object>(
+  document: T,
+  declarationOf: (operationId: string | undefined) => RouteDeclaration,
+  options: DocumentOptions,
+): T {
   const paths = (document as { paths?: Record<string, Record<string, Operation>> }).paths ?? {}
-  for (const [path, item] of Object.entries(paths)) {
+  for (const item of Object.values(paths)) {
     for (const operation of Object.values(item)) {
+      const route = declarationOf(operation.operationId)
       const parameters = operation.parameters ?? []
       if (!parameters.some((p) => p.name === 'x-request-id' && p.in === 'header')) {
         operation.parameters = [...parameters, { $ref: '#/components/parameters/RequestId' } as never]
       }
-      if (options.apiKeys && options.isProtected(path)) {
+      if (options.keyRequired?.(route)) {
         operation.security = [{ bearerAuth: [] }]
-        operation.responses = { ...operation.responses, 401: unauthorized(path) }
-      } else if (options.apiKeys) {
+        operation.responses = { ...operation.responses, 401: unauthorized(route) }
+      } else if (options.keyRequired !== null) {
         // Said explicitly where keys are on: this operation stays open.
         operation.security = []
       }
-      if (options.rateLimit !== null && isApiPath(path)) {
-        operation.responses = { ...operation.responses, 429: rateLimited(path, options.rateLimit) }
+      if (options.rateLimit !== null && isRateLimited(route)) {
+        operation.responses = { ...operation.responses, 429: rateLimited(route, options.rateLimit) }
       }
       addExamples(operation)
       for (const response of Object.values(operation.responses ?? {})) {
@@ -223,7 +230,7 @@ export function completeDocument<T extends object>(document: T, options: Documen
   const components = (document as { components?: Record<string, unknown> }).components ?? {}
   const webhooks = (document as { webhooks?: Record<string, Record<string, Operation>> }).webhooks ?? {}
   // The callback is signed (webhook-signature), not sent with our API keys.
-  if (options.apiKeys) {
+  if (options.keyRequired !== null) {
     for (const item of Object.values(webhooks))
       for (const operation of Object.values(item)) operation.security = []
   }
@@ -233,14 +240,14 @@ export function completeDocument<T extends object>(document: T, options: Documen
       ...components,
       parameters: { RequestId: REQUEST_ID_PARAMETER },
       headers: { RequestId: REQUEST_ID_HEADER },
-      ...(options.apiKeys ? { securitySchemes: API_KEY_SCHEME } : {}),
+      ...(options.keyRequired !== null ? { securitySchemes: API_KEY_SCHEME } : {}),
     },
   }
 }
 
-/** An error response in the shape of its path: wrapped under `detail` on the job routes, flat elsewhere. */
-function errorResponse(path: string, description: string, header: [string, string], body: object) {
-  const isWrapped = isJobPath(path)
+/** An error response in the shape its route declares: wrapped under `detail` or flat. */
+function errorResponse(route: RouteDeclaration, description: string, header: [string, string], body: object) {
+  const isWrapped = route.errorShape === 'wrapped'
   return {
     description,
     headers: { [header[0]]: { schema: { type: 'string' }, example: header[1] } },
@@ -253,17 +260,17 @@ function errorResponse(path: string, description: string, header: [string, strin
   }
 }
 
-const unauthorized = (path: string) =>
+const unauthorized = (route: RouteDeclaration) =>
   errorResponse(
-    path,
+    route,
     'UNAUTHORIZED: no API key, or one that is not accepted; see WWW-Authenticate.',
     ['www-authenticate', 'Bearer realm="algoserve"'],
     flat('UNAUTHORIZED', 'An API key is required: send Authorization: Bearer <key>.'),
   )
 
-const rateLimited = (path: string, limit: { rateLimit: number; rateLimitWindowMs: number }) =>
+const rateLimited = (route: RouteDeclaration, limit: { rateLimit: number; rateLimitWindowMs: number }) =>
   errorResponse(
-    path,
+    route,
     `RATE_LIMITED: more than ${limit.rateLimit} requests from this client in ${limit.rateLimitWindowMs / 1000} s.`,
     ['retry-after', '12'],
     flat(

@@ -108,7 +108,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
   app.post(
     '/jobs/:job_id/cancel',
     {
-      config: { errorShape: 'wrapped' },
+      config: { kind: 'api', errorShape: 'wrapped' },
       schema: {
         summary: 'Cancel a job',
         operationId: 'cancelJob',
@@ -153,7 +153,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
   app.get(
     '/jobs',
     {
-      config: { errorShape: 'wrapped' },
+      config: { kind: 'api', errorShape: 'wrapped' },
       schema: {
         summary: 'List jobs',
         operationId: 'listJobs',
@@ -215,7 +215,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
   app.get(
     '/job-summary',
     {
-      config: { errorShape: 'wrapped' },
+      config: { kind: 'api', errorShape: 'wrapped' },
       schema: {
         summary: 'Summary of all jobs',
         operationId: 'getJobSummary',
@@ -244,7 +244,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
   app.get(
     '/jobs/:job_id/deliveries',
     {
-      config: { errorShape: 'wrapped' },
+      config: { kind: 'api', errorShape: 'wrapped' },
       schema: {
         summary: "A job's webhook deliveries",
         operationId: 'getJobDeliveries',

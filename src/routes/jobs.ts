@@ -88,7 +88,7 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
   app.post(
     '/jobs',
     {
-      config: { errorShape: 'wrapped' },
+      config: { kind: 'api', errorShape: 'wrapped' },
       schema: {
         summary: 'Create an asynchronous job',
         operationId: 'createJob',
@@ -167,7 +167,7 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
   app.get(
     '/jobs/:job_id',
     {
-      config: { errorShape: 'wrapped' },
+      config: { kind: 'api', errorShape: 'wrapped' },
       schema: {
         summary: 'Read a job',
         operationId: 'getJob',
