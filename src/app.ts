@@ -97,6 +97,7 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> 
   await registerOpenApi(app, {
     keyRequired: isKeyRequired,
     rateLimit: config.rateLimit > 0 ? config : null,
+    maxBodyBytes: config.maxBodyBytes,
   })
   return { app, declarations }
 }

@@ -1,9 +1,15 @@
 // The parts of the OpenAPI document that belong to no single route: its info, servers and tags, the
 // webhook callback (OpenAPI 3.1 `webhooks`), the x-request-id header of every operation, and the API-key
 // scheme when keys are configured; and what each operation's route declaration (route-declaration.ts)
-// adds to it. routes/docs.ts hands these to @fastify/swagger.
+// adds to it. routes/docs.ts hands these to @fastify/swagger. Every limit it states is read from the
+// code or the settings that enforce it.
 import { Type } from '@sinclair/typebox'
+import { PayloadTooLargeError } from '../errors.js'
+import { isoTime } from '../jobs/job-view.js'
+import { LATENCY_BOUNDS_MS } from '../jobs/summary.js'
 import { VERSION } from '../version.js'
+import { RETRY_WAITS_MS } from '../webhooks/policy.js'
+import { ATTEMPT_TIMEOUT_MS } from '../webhooks/sender.js'
 import { isRateLimited, type RouteDeclaration } from './route-declaration.js'
 import { ErrorResponse, Metadata, PrimeResult } from './schemas.js'
 
@@ -86,6 +92,14 @@ export const WebhookPayload = Type.Object(
   { $id: 'WebhookPayload', description: 'The body of the webhook callback.' },
 )
 
+/** Milliseconds as prose: 1000 is "1 s". */
+const seconds = (ms: number) => `${ms / 1000} s`
+/** Items in prose: "1 s, 5 s and 15 s". */
+const inProse = (items: string[]) =>
+  [items.slice(0, -1).join(', '), items.at(-1)].filter(Boolean).join(' and ')
+const RETRIES = `at most ${RETRY_WAITS_MS.length} retries after waits of ${inProse(RETRY_WAITS_MS.map(seconds))}`
+const ATTEMPT_TIMEOUT = seconds(ATTEMPT_TIMEOUT_MS)
+
 const header = (description: string, example: string, required = true) => ({
   in: 'header',
   required,
@@ -104,8 +118,8 @@ const JOB_FINISHED = {
       'Content-Type application/json, following the Standard Webhooks specification.',
       '',
       '* **Success** is any 2xx answer. Redirects are not followed and count as a failed attempt.',
-      '* **Retries**: the first attempt, then at most 3 retries after waits of 1 s, 5 s and 15 s; each',
-      '  attempt times out after 10 s. A 410 Gone stops the retries. Every attempt is counted in',
+      `* **Retries**: the first attempt, then ${RETRIES}; each`,
+      `  attempt times out after ${ATTEMPT_TIMEOUT}. A 410 Gone stops the retries. Every attempt is counted in`,
       '  `webhook_deliveries_total{status}` (`success`, `retry`, `failed`).',
       '* **Signature**: with `ALGOSERVE_WEBHOOK_SECRET` set (`whsec_` + base64), `webhook-signature` is',
       "  `v1,` followed by the base64 HMAC-SHA256, keyed with the secret's decoded bytes, of",
@@ -147,7 +161,9 @@ const JOB_FINISHED = {
     responses: {
       '2XX': { description: 'Delivered; no more attempts.' },
       '410': { description: 'Gone: no more attempts.' },
-      default: { description: 'Any other answer, or none within 10 s: retried while retries remain.' },
+      default: {
+        description: `Any other answer, or none within ${ATTEMPT_TIMEOUT}: retried while retries remain.`,
+      },
     },
   },
 }
@@ -190,6 +206,8 @@ export interface DocumentOptions {
   keyRequired: ((route: RouteDeclaration) => boolean) | null
   /** Rate limits are on: the rate-limited operations document their 429. */
   rateLimit: { rateLimit: number; rateLimitWindowMs: number } | null
+  /** The body limit, shown in the 413 examples. */
+  maxBodyBytes: number
 }
 
 /**
@@ -203,6 +221,7 @@ export function completeDocument<T extends object>(
   declarationOf: (operationId: string | undefined) => RouteDeclaration,
   options: DocumentOptions,
 ): T {
+  const examples = EXAMPLES(options.maxBodyBytes)
   const paths = (document as { paths?: Record<string, Record<string, Operation>> }).paths ?? {}
   for (const item of Object.values(paths)) {
     for (const operation of Object.values(item)) {
@@ -221,7 +240,7 @@ export function completeDocument<T extends object>(
       if (options.rateLimit !== null && isRateLimited(route)) {
         operation.responses = { ...operation.responses, 429: rateLimited(route, options.rateLimit) }
       }
-      addExamples(operation)
+      addExamples(operation, examples)
       for (const response of Object.values(operation.responses ?? {})) {
         response.headers = { 'x-request-id': { $ref: '#/components/headers/RequestId' }, ...response.headers }
       }
@@ -280,7 +299,6 @@ const rateLimited = (route: RouteDeclaration, limit: { rateLimit: number; rateLi
     ),
   )
 
-const TOO_LARGE = 'The request body is larger than the limit of 1048576 bytes.'
 const UNAVAILABLE = 'The job store is unavailable; try again later.'
 
 const JOB_ID_PROBLEM = {
@@ -307,15 +325,32 @@ const CANCELLED_JOB = {
   metadata: null,
 }
 
+/** The latency buckets of a summary's minute: these counts in these buckets, the others empty. */
+const latencyBuckets = (counts: Record<number, number>) =>
+  LATENCY_BOUNDS_MS.map((_, i) => counts[i] ?? 0).concat(0)
+
+/** A webhook's first attempt timed out, and the retry after the first wait was answered. */
+const FIRST_ATTEMPT_AT = Date.parse('2026-11-21T16:15:09.150Z')
+const TIMED_OUT_MS = ATTEMPT_TIMEOUT_MS + 11.2
+const RETRY_AT = FIRST_ATTEMPT_AT + Math.round(TIMED_OUT_MS) + (RETRY_WAITS_MS[0] ?? 0)
+
+/** The 413 answer to a body over this limit, as `flat` and `wrapped` take it. */
+const tooLarge = (limitBytes: number) => {
+  const error = new PayloadTooLargeError(limitBytes)
+  return [error.code, error.message, { ...error.details }] as const
+}
+
+type Examples = Record<
+  string,
+  { request?: unknown; parameters?: Record<string, unknown>; responses: Record<string, unknown> }
+>
+
 /**
  * An example for each request body and each status, by operationId: the one shown for a status is
  * what that status answers (a shared schema's example would show one code for every status). A request
  * example is what "Try it out" sends, so each one succeeds.
  */
-const EXAMPLES: Record<
-  string,
-  { request?: unknown; parameters?: Record<string, unknown>; responses: Record<string, unknown> }
-> = {
+const EXAMPLES = (maxBodyBytes: number): Examples => ({
   invoke: {
     request: { number: 97 },
     responses: {
@@ -324,7 +359,7 @@ const EXAMPLES: Record<
         field: 'number',
         value: '1234567890…(5000 digits)',
       }),
-      413: flat('PAYLOAD_TOO_LARGE', TOO_LARGE, { limit_bytes: 1048576 }),
+      413: flat(...tooLarge(maxBodyBytes)),
       422: problem(
         'int_from_float',
         ['body', 'number'],
@@ -355,7 +390,7 @@ const EXAMPLES: Record<
         'IDEMPOTENCY_KEY_REUSED',
         'This Idempotency-Key was used for a different request; use a new key for a new request.',
       ),
-      413: wrapped('PAYLOAD_TOO_LARGE', TOO_LARGE, { limit_bytes: 1048576 }),
+      413: wrapped(...tooLarge(maxBodyBytes)),
       422: problem('missing', ['body', 'params'], 'Field required', { algorithm: 'PrimeChecker' }),
       503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
     },
@@ -410,16 +445,14 @@ const EXAMPLES: Record<
     responses: {
       200: {
         counts: { pending: 12, running: 2, completed: 18204, failed: 31 },
-        latency_bounds_ms: [
-          1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000,
-        ],
+        latency_bounds_ms: [...LATENCY_BOUNDS_MS],
         ended_per_minute: [
           {
             minute: '2026-11-21T16:01:00.000+00:00',
             completed: 1204,
             failed: 2,
             latency_ms: {
-              buckets: [0, 0, 3, 410, 622, 160, 11, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+              buckets: latencyBuckets({ 2: 3, 3: 410, 4: 622, 5: 160, 6: 11 }),
               sum: 19870,
             },
           },
@@ -428,7 +461,7 @@ const EXAMPLES: Record<
             completed: 410,
             failed: 1,
             latency_ms: {
-              buckets: [0, 0, 1, 150, 201, 55, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+              buckets: latencyBuckets({ 2: 1, 3: 150, 4: 201, 5: 55, 6: 4 }),
               sum: 6702,
             },
           },
@@ -447,15 +480,15 @@ const EXAMPLES: Record<
         attempts: [
           {
             attempt: 1,
-            at: '2026-11-21T16:15:09.150+00:00',
-            duration_ms: 10011.2,
+            at: isoTime(FIRST_ATTEMPT_AT),
+            duration_ms: TIMED_OUT_MS,
             status_code: null,
-            error: 'no answer within 10000 ms',
-            next_attempt_at: '2026-11-21T16:15:20.161+00:00',
+            error: `no answer within ${ATTEMPT_TIMEOUT_MS} ms`,
+            next_attempt_at: isoTime(RETRY_AT),
           },
           {
             attempt: 2,
-            at: '2026-11-21T16:15:20.170+00:00',
+            at: isoTime(RETRY_AT + 9),
             duration_ms: 41.7,
             status_code: 204,
             error: null,
@@ -480,10 +513,10 @@ const EXAMPLES: Record<
       200: '# HELP http_requests_total HTTP requests.\n# TYPE http_requests_total counter\nhttp_requests_total{method="POST",endpoint="/invoke",status="200"} 3\n',
     },
   },
-}
+})
 
-function addExamples(operation: Operation): void {
-  const examples = EXAMPLES[operation.operationId ?? '']
+function addExamples(operation: Operation, all: Examples): void {
+  const examples = all[operation.operationId ?? '']
   if (examples === undefined) return
   const setExample = (content: Media | undefined, example: unknown) => {
     for (const media of Object.values(content ?? {})) media.example = example
