@@ -10,6 +10,8 @@ import {
   RequestValidationError,
   type SchemaProblem,
   ServiceUnavailableError,
+  StoreFullError,
+  StoreUnavailableError,
   shortenValue,
   ValidationError,
 } from '../errors.js'
@@ -66,6 +68,12 @@ function sendJson(reply: FastifyReply, statusCode: number, body: unknown): Fasti
 /** Any error as one of the service's: framework client errors keep their meaning, the rest are internal. */
 function toServiceError(error: FastifyError | Error, maxBodyBytes: number): ContractError {
   if (error instanceof ContractError) return error
+  // The job store's troubles, on whichever route met them.
+  if (error instanceof StoreFullError)
+    return new ServiceUnavailableError('Too many jobs are waiting; try again later.')
+  if (error instanceof StoreUnavailableError) {
+    return new ServiceUnavailableError('The job store is unavailable; try again later.')
+  }
   const { code, statusCode } = error as FastifyError
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new PayloadTooLargeError(maxBodyBytes)
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {

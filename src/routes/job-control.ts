@@ -1,6 +1,7 @@
-// Job control beyond the interface (issue 16), tag `job-control`: cancel a job, list jobs, a summary
-// of all jobs (the dashboard's overview), and the history of a job's webhook delivery. Every backend does the work (jobs/backend.ts); errors are
-// the /jobs routes' wrapped shape, and a job is shown exactly as GET /jobs/{job_id} shows it.
+// Job control beyond the interface (docs/jobs.md), tag `job-control`: cancel a job, list jobs, a
+// summary of all jobs (the dashboard's overview), and the history of a job's webhook delivery. Every
+// backend does the work (jobs/backend.ts); errors are the /jobs routes' wrapped shape (the store's
+// troubles become 503 in the error handler), and a job is shown exactly as GET /jobs/{job_id} shows it.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import {
@@ -14,18 +15,18 @@ import {
 import {
   DeliveryHistoryResponse,
   described,
-  HTTPValidationError,
   JobIdParams,
   JobListResponse,
   JobStatusResponse,
   JobSummaryResponse,
-  WrappedErrorResponse,
+  validationFailed,
+  wrappedError,
 } from '../http/schemas.js'
 import type { JobBackend } from '../jobs/backend.js'
 import type { DeliveryHistory } from '../jobs/deliveries.js'
 import { jobStatusJson, jsonText, jsonTime } from '../jobs/job-view.js'
 import { decodeCursor, encodeCursor, type ListPosition } from '../jobs/listing.js'
-import { type JobState, StoreFullError, StoreUnavailableError } from '../jobs/store.js'
+import type { JobState } from '../jobs/store.js'
 import { type JobSummary, LATENCY_BOUNDS_MS, SUMMARY_MINUTES } from '../jobs/summary.js'
 import type { Metrics } from '../metrics/metrics.js'
 
@@ -37,16 +38,7 @@ export interface JobControlRouteOptions {
 const TAG = 'job-control'
 const DEFAULT_LIMIT = 50
 
-const wrappedError = (description: string) => described(WrappedErrorResponse, description)
-const validationFailed = described(HTTPValidationError, 'The request failed the schema.')
 const storeDown = wrappedError('SERVICE_UNAVAILABLE: the job store is unavailable.')
-
-function unavailable(error: unknown): unknown {
-  if (error instanceof StoreUnavailableError || error instanceof StoreFullError) {
-    return new ServiceUnavailableError('The job store is unavailable; try again later.')
-  }
-  return error
-}
 
 const ListQuery = Type.Object({
   status: Type.Optional(
@@ -133,11 +125,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
     },
     async (request, reply) => {
       const { job_id: id } = request.params as { job_id: string }
-      const result = await backend()
-        .cancel(id, Date.now())
-        .catch((error) => {
-          throw unavailable(error)
-        })
+      const result = await backend().cancel(id, Date.now())
       if (result.kind === 'not_found') throw new JobNotFoundError(id)
       if (result.kind === 'finished') throw new JobAlreadyFinishedError(id, result.job.status)
       if (result.kind === 'stopping') {
@@ -194,19 +182,15 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
           ])
         }
       }
-      const page = await backend()
-        .list(
-          {
-            status: query.status ?? null,
-            algorithm: query.algorithm ?? null,
-            limit: query.limit === undefined ? DEFAULT_LIMIT : Number(query.limit),
-            cursor,
-          },
-          Date.now(),
-        )
-        .catch((error) => {
-          throw unavailable(error)
-        })
+      const page = await backend().list(
+        {
+          status: query.status ?? null,
+          algorithm: query.algorithm ?? null,
+          limit: query.limit === undefined ? DEFAULT_LIMIT : Number(query.limit),
+          cursor,
+        },
+        Date.now(),
+      )
       const next = page.next === null ? 'null' : jsonText(encodeCursor(page.next))
       return write(reply, `{"jobs":[${page.jobs.map(jobStatusJson).join(',')}],"next_cursor":${next}}`)
     },
@@ -232,11 +216,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
       },
     },
     async (_request, reply) => {
-      const summary = await backend()
-        .summary(Date.now())
-        .catch((error) => {
-          throw unavailable(error)
-        })
+      const summary = await backend().summary(Date.now())
       return write(reply, summaryJson(summary))
     },
   )
@@ -263,11 +243,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
     },
     async (request, reply) => {
       const { job_id: id } = request.params as { job_id: string }
-      const history = await backend()
-        .deliveries(id, Date.now())
-        .catch((error) => {
-          throw unavailable(error)
-        })
+      const history = await backend().deliveries(id, Date.now())
       if (history === null) throw new JobNotFoundError(id)
       return write(reply, historyJson(history))
     },
