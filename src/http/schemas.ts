@@ -1,6 +1,6 @@
 // The contract's bodies as TypeBox schemas. Each one drives request validation (validation.ts),
 // response serialisation (fast-json-stringify) and the OpenAPI document, where its $id is the
-// component name of interface.md.
+// component name the contract gives it (docs/api.md).
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import { VERSION } from '../version.js'
 
