@@ -2,6 +2,7 @@
 // own on a backend, with slow jobs (RSA-100, running until stopped) that are cancelled after each test.
 import assert from 'node:assert/strict'
 import { after, afterEach, before } from 'node:test'
+import type { Config } from '../../src/config.js'
 import type { TestApp } from './app.js'
 import type { BackendUnderTest } from './backends.js'
 import { createJob } from './jobs.js'
@@ -33,8 +34,9 @@ export async function samples(url: string): Promise<Map<string, number>> {
 }
 
 export interface JobControlService {
-  /** Set once the file's `before` has run. */
-  readonly server: TestApp
+  /** The service's URL and config, once the suite's `before` has run. */
+  readonly url: string
+  readonly config: Config
   slowJob(webhook?: string | null): Promise<string>
   quickJob(number?: number, webhook?: string | null): Promise<string>
   cancel(id: string, body?: string): Promise<Answer>
@@ -53,14 +55,20 @@ export function jobControlService(backend: BackendUnderTest): JobControlService 
     )
   })
   after(() => server?.close())
+  const started = () => {
+    assert.ok(server, 'the service is started')
+    return server
+  }
 
   const service: JobControlService = {
-    get server() {
-      assert.ok(server, 'the service is started')
-      return server
+    get url() {
+      return started().url
+    },
+    get config() {
+      return started().config
     },
     async slowJob(webhook = null) {
-      const created = await createJob(service.server.url, {
+      const created = await createJob(service.url, {
         algorithm: 'PrimeChecker',
         params: { number: RSA_100 },
         webhook,
@@ -70,7 +78,7 @@ export function jobControlService(backend: BackendUnderTest): JobControlService 
       return created.json.job_id as string
     },
     async quickJob(number = 97, webhook = null) {
-      const created = await createJob(service.server.url, {
+      const created = await createJob(service.url, {
         algorithm: 'PrimeChecker',
         params: { number },
         webhook,
@@ -79,7 +87,7 @@ export function jobControlService(backend: BackendUnderTest): JobControlService 
       return created.json.job_id as string
     },
     cancel: (id, body) =>
-      call(`${service.server.url}/jobs/${id}/cancel`, {
+      call(`${service.url}/jobs/${id}/cancel`, {
         method: 'POST',
         ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } }),
       }),

@@ -3,7 +3,6 @@
 // end; and the job-control routes in the OpenAPI document.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import type { TestApp } from '../../helpers/app.js'
 import { forEachBackend } from '../../helpers/backends.js'
 import { CANCELLED, call, detailOf, jobControlService, samples } from '../../helpers/job-control.js'
 import { type JobBody, waitForJob } from '../../helpers/jobs.js'
@@ -14,10 +13,6 @@ import { sleep, until } from '../../helpers/time.js'
 forEachBackend((backend) => {
   const service = jobControlService(backend)
   const { slowJob, quickJob, cancel } = service
-  let server: TestApp
-  before(() => {
-    server = service.server
-  })
   let receiver: Receiver
   before(async () => {
     receiver = await startReceiver(() => 204)
@@ -29,10 +24,10 @@ forEachBackend((backend) => {
     test('a pending job fails at once; running ones are stopped; webhooks go out', async (t) => {
       // Two slow jobs take both worker threads, so the third waits.
       const running = [await slowJob(receiver.url), await slowJob(receiver.url)]
-      for (const id of running) await waitForJob(server.url, id, (job) => job.status === 'running')
+      for (const id of running) await waitForJob(service.url, id, (job) => job.status === 'running')
       const pending = await slowJob(receiver.url)
       await sleep(200)
-      assert.equal((await call(`${server.url}/jobs/${pending}`)).json.status, 'pending')
+      assert.equal((await call(`${service.url}/jobs/${pending}`)).json.status, 'pending')
 
       const answer = await cancel(pending, '{}')
       assert.equal(answer.status, 200, `the pending job's cancel: ${JSON.stringify(answer.json)}`)
@@ -42,7 +37,7 @@ forEachBackend((backend) => {
       assert.equal(job.started_at, null)
       assert.equal(job.result, null)
       assert.ok(job.completed_at !== null)
-      assert.deepEqual((await call(`${server.url}/jobs/${pending}`)).json, answer.json, 'read as answered')
+      assert.deepEqual((await call(`${service.url}/jobs/${pending}`)).json, answer.json, 'read as answered')
 
       // A 200 says the run ended within the cancel's own wait, long before its 60 s budget: it was
       // stopped. How soon is a figure for a quiet machine (a loaded CI machine took 2.6 s once), so it
@@ -68,7 +63,7 @@ forEachBackend((backend) => {
       // The state stays as the cancel left it (no run sneaks in afterwards).
       await sleep(300)
       for (const id of [pending, ...running]) {
-        const read = (await call(`${server.url}/jobs/${id}`)).json
+        const read = (await call(`${service.url}/jobs/${id}`)).json
         assert.equal(read.status, 'failed')
         assert.equal(read.error, CANCELLED)
       }
@@ -80,10 +75,10 @@ forEachBackend((backend) => {
       // Two slow jobs hold both worker threads and three more wait behind them: the job cancelled is
       // last in line, and no slot frees up while its webhook is awaited.
       const running = [await slowJob(), await slowJob()]
-      for (const id of running) await waitForJob(server.url, id, (job) => job.status === 'running')
+      for (const id of running) await waitForJob(service.url, id, (job) => job.status === 'running')
       const backlog = [await slowJob(), await slowJob(), await slowJob()]
       const last = await slowJob(receiver.url)
-      const before = await samples(server.url)
+      const before = await samples(service.url)
 
       const answer = await cancel(last)
       assert.equal(answer.status, 200, JSON.stringify(answer.json))
@@ -94,25 +89,25 @@ forEachBackend((backend) => {
       assert.equal(payload.error, CANCELLED)
       assert.equal(payload.completed_at, answer.json.completed_at)
       // The backlog is as it was: nothing ran or ended to let the cancelled job through.
-      for (const id of running) assert.equal((await call(`${server.url}/jobs/${id}`)).json.status, 'running')
-      for (const id of backlog) assert.equal((await call(`${server.url}/jobs/${id}`)).json.status, 'pending')
-      assert.deepEqual((await call(`${server.url}/jobs/${last}`)).json, answer.json, 'read as answered')
+      for (const id of running) assert.equal((await call(`${service.url}/jobs/${id}`)).json.status, 'running')
+      for (const id of backlog) assert.equal((await call(`${service.url}/jobs/${id}`)).json.status, 'pending')
+      assert.deepEqual((await call(`${service.url}/jobs/${last}`)).json, answer.json, 'read as answered')
       // Counted once as cancelled and once as failed, also a while later.
       await until(
         async () =>
-          ((await samples(server.url)).get(failedTotal) ?? 0) === (before.get(failedTotal) ?? 0) + 1,
+          ((await samples(service.url)).get(failedTotal) ?? 0) === (before.get(failedTotal) ?? 0) + 1,
         3000,
         'the failed job counted',
       )
       await sleep(300)
-      const after = await samples(server.url)
+      const after = await samples(service.url)
       assert.equal(after.get(failedTotal), (before.get(failedTotal) ?? 0) + 1)
       assert.equal(after.get(cancelledTotal), (before.get(cancelledTotal) ?? 0) + 1)
       if (backend.name === 'redis') {
         // Ended in BullMQ's terms too: in its failed set with finishedOn, so retention, BullMQ's own
         // counts and the sweeper treat it as any failed job.
-        const port = Number(new URL(server.config.redisUrl as string).port)
-        const key = `${server.config.redisPrefix}:jobs`
+        const port = Number(new URL(service.config.redisUrl as string).port)
+        const key = `${service.config.redisPrefix}:jobs`
         assert.notEqual(await redisCommand(port, `ZSCORE ${key}:failed ${last}`), '', 'in the failed set')
         assert.match(await redisCommand(port, `HGET ${key}:${last} finishedOn`), /^\d+$/)
         assert.equal(await redisCommand(port, `HGET ${key}:${last} failedReason`), CANCELLED)
@@ -121,13 +116,13 @@ forEachBackend((backend) => {
 
     test('409 JOB_ALREADY_FINISHED for an ended job, also a cancelled one; 404 and 422', async () => {
       const done = await quickJob()
-      await waitForJob(server.url, done)
+      await waitForJob(service.url, done)
       // An empty JSON body is accepted as no body.
       const finished = await cancel(done, '')
       assert.equal(finished.status, 409)
       assert.equal(detailOf(finished).error, 'JOB_ALREADY_FINISHED')
       assert.deepEqual(detailOf(finished).details, { status: 'completed' })
-      assert.equal((await call(`${server.url}/jobs/${done}`)).json.status, 'completed', 'untouched')
+      assert.equal((await call(`${service.url}/jobs/${done}`)).json.status, 'completed', 'untouched')
 
       const slow = await slowJob()
       assert.equal((await cancel(slow)).status, 200)
@@ -150,7 +145,7 @@ forEachBackend((backend) => {
       const answers = await Promise.all(ids.map((id) => cancel(id)))
       for (const [i, answer] of answers.entries()) {
         const id = ids[i] as string
-        const final = await waitForJob(server.url, id)
+        const final = await waitForJob(service.url, id)
         if (answer.status === 200) {
           assert.equal(final.status, 'failed')
           assert.equal(final.error, CANCELLED)
@@ -165,20 +160,20 @@ forEachBackend((backend) => {
   test('jobs_cancelled_total counts cancels; the OpenAPI document has the routes under job-control', async () => {
     const cancelled = 'jobs_cancelled_total{algorithm="PrimeChecker"}'
     const failed = 'jobs_completed_total{algorithm="PrimeChecker",status="failed"}'
-    const before = await samples(server.url)
+    const before = await samples(service.url)
     // Both worker threads busy, so the third job is cancelled while pending: each counts once as
     // cancelled and once as failed, as a running job cancelled does.
     const jobs = [await slowJob(), await slowJob()]
-    for (const id of jobs) await waitForJob(server.url, id, (job) => job.status === 'running')
+    for (const id of jobs) await waitForJob(service.url, id, (job) => job.status === 'running')
     jobs.push(await slowJob())
     for (const id of jobs.reverse()) assert.equal((await cancel(id)).status, 200)
     await until(
-      async () => ((await samples(server.url)).get(failed) ?? 0) === (before.get(failed) ?? 0) + 3,
+      async () => ((await samples(service.url)).get(failed) ?? 0) === (before.get(failed) ?? 0) + 3,
       10_000,
       'three failed jobs counted',
     )
-    assert.equal((await samples(server.url)).get(cancelled), (before.get(cancelled) ?? 0) + 3)
-    const document = (await call(`${server.url}/openapi.json`)).json as {
+    assert.equal((await samples(service.url)).get(cancelled), (before.get(cancelled) ?? 0) + 3)
+    const document = (await call(`${service.url}/openapi.json`)).json as {
       paths: Record<string, Record<string, { tags: string[]; parameters?: { name: string; in: string }[] }>>
     }
     assert.deepEqual(document.paths['/jobs/{job_id}/cancel']?.post?.tags, ['job-control'])

@@ -1,8 +1,7 @@
 // GET /jobs/{job_id}/deliveries over real HTTP, on every job backend: every attempt of a delivery that
 // fails then succeeds, one retrying then given up, and a job without a webhook or unknown.
 import assert from 'node:assert/strict'
-import { before, describe, test } from 'node:test'
-import type { TestApp } from '../../helpers/app.js'
+import { describe, test } from 'node:test'
 import { forEachBackend } from '../../helpers/backends.js'
 import { call, detailOf, jobControlService } from '../../helpers/job-control.js'
 import { startReceiver } from '../../helpers/receiver.js'
@@ -11,10 +10,6 @@ import { until } from '../../helpers/time.js'
 forEachBackend((backend) => {
   const service = jobControlService(backend)
   const { quickJob } = service
-  let server: TestApp
-  before(() => {
-    server = service.server
-  })
 
   describe('GET /jobs/{job_id}/deliveries', () => {
     test('every attempt of a delivery that fails, then succeeds', async () => {
@@ -23,7 +18,7 @@ forEachBackend((backend) => {
         const id = await quickJob(97, flaky.url)
         const history = await until(
           async () => {
-            const answer = await call(`${server.url}/jobs/${id}/deliveries`)
+            const answer = await call(`${service.url}/jobs/${id}/deliveries`)
             return answer.json.state === 'delivered' && answer
           },
           15_000,
@@ -58,7 +53,7 @@ forEachBackend((backend) => {
         const id = await quickJob(97, down.url)
         const retrying = await until(
           async () => {
-            const answer = await call(`${server.url}/jobs/${id}/deliveries`)
+            const answer = await call(`${service.url}/jobs/${id}/deliveries`)
             return answer.json.state === 'retrying' && answer
           },
           10_000,
@@ -69,7 +64,7 @@ forEachBackend((backend) => {
         assert.ok(typeof last?.next_attempt_at === 'string')
         const failed = await until(
           async () => {
-            const answer = await call(`${server.url}/jobs/${id}/deliveries`)
+            const answer = await call(`${service.url}/jobs/${id}/deliveries`)
             return answer.json.state === 'failed' && answer
           },
           15_000,
@@ -85,9 +80,9 @@ forEachBackend((backend) => {
 
     test('state none without a webhook; 404 for an unknown job', async () => {
       const id = await quickJob(89)
-      const answer = await call(`${server.url}/jobs/${id}/deliveries`)
+      const answer = await call(`${service.url}/jobs/${id}/deliveries`)
       assert.deepEqual(answer.json, { job_id: id, url: null, state: 'none', attempts: [] })
-      const missing = await call(`${server.url}/jobs/0123456789ab/deliveries`)
+      const missing = await call(`${service.url}/jobs/0123456789ab/deliveries`)
       assert.equal(missing.status, 404)
       assert.equal(detailOf(missing).error, 'JOB_NOT_FOUND')
     })

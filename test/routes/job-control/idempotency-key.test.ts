@@ -1,22 +1,17 @@
 // An Idempotency-Key on POST /jobs over real HTTP, on every job backend: a replay, racing requests
 // with one key, a key reused for another request, and bad keys.
 import assert from 'node:assert/strict'
-import { before, describe, test } from 'node:test'
-import type { TestApp } from '../../helpers/app.js'
+import { describe, test } from 'node:test'
 import { forEachBackend } from '../../helpers/backends.js'
 import { call, detailOf, jobControlService } from '../../helpers/job-control.js'
 import { createJob } from '../../helpers/jobs.js'
 
 forEachBackend((backend) => {
   const service = jobControlService(backend)
-  let server: TestApp
-  before(() => {
-    server = service.server
-  })
 
   describe('Idempotency-Key on POST /jobs', () => {
     const post = (key: string, body: Record<string, unknown>) =>
-      call(`${server.url}/jobs`, {
+      call(`${service.url}/jobs`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'idempotency-key': key },
         body: JSON.stringify(body),
@@ -33,7 +28,7 @@ forEachBackend((backend) => {
       assert.equal(again.headers.get('idempotent-replayed'), 'true')
       assert.deepEqual(again.json, first.json)
       // Without the key, the same request is a new job.
-      const fresh = await createJob(server.url, body)
+      const fresh = await createJob(service.url, body)
       assert.notEqual(fresh.json.job_id, first.json.job_id)
     })
 
@@ -43,7 +38,7 @@ forEachBackend((backend) => {
       assert.ok(answers.every((a) => a.status === 202))
       assert.equal(new Set(answers.map((a) => a.json.job_id)).size, 1)
       assert.equal(answers.filter((a) => a.headers.get('idempotent-replayed') === null).length, 1)
-      const job = await call(`${server.url}/jobs/${answers[0]?.json.job_id}`)
+      const job = await call(`${service.url}/jobs/${answers[0]?.json.job_id}`)
       assert.equal(job.status, 200)
     })
 

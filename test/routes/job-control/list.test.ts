@@ -1,8 +1,7 @@
 // GET /jobs over real HTTP, on every job backend: newest first with a cursor that holds while jobs are
 // created, filters, the default page, 422 for bad queries, and expired jobs left out.
 import assert from 'node:assert/strict'
-import { before, describe, test } from 'node:test'
-import type { TestApp } from '../../helpers/app.js'
+import { describe, test } from 'node:test'
 import { forEachBackend } from '../../helpers/backends.js'
 import { call, jobControlService } from '../../helpers/job-control.js'
 import { createJob, type JobBody, waitForJob } from '../../helpers/jobs.js'
@@ -11,13 +10,9 @@ import { until } from '../../helpers/time.js'
 forEachBackend((backend) => {
   const service = jobControlService(backend)
   const { slowJob, quickJob, cancel } = service
-  let server: TestApp
-  before(() => {
-    server = service.server
-  })
 
   describe('GET /jobs', () => {
-    const list = (query: string) => call(`${server.url}/jobs${query}`)
+    const list = (query: string) => call(`${service.url}/jobs${query}`)
 
     test('newest first; a cursor pages on while jobs are created, with no repeat and no gap', async () => {
       const ids: string[] = []
@@ -50,12 +45,12 @@ forEachBackend((backend) => {
       }
       // Each job is exactly its GET /jobs/{job_id} body.
       const one = jobs.find((job) => job.job_id === ids[0])
-      assert.deepEqual(one, (await call(`${server.url}/jobs/${ids[0]}`)).json)
+      assert.deepEqual(one, (await call(`${service.url}/jobs/${ids[0]}`)).json)
     })
 
     test('filters by status and algorithm; default limit 50', async () => {
       const done = await quickJob(331)
-      await waitForJob(server.url, done)
+      await waitForJob(service.url, done)
       const slow = await slowJob()
       await cancel(slow)
       const completed = await list('?status=completed&limit=500')

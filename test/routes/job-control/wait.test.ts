@@ -2,8 +2,7 @@
 // at the end of the wait, 422 for a bad wait, and the bound on waits held, which a client going away
 // releases.
 import assert from 'node:assert/strict'
-import { before, describe, test } from 'node:test'
-import type { TestApp } from '../../helpers/app.js'
+import { describe, test } from 'node:test'
 import { forEachBackend } from '../../helpers/backends.js'
 import { call, jobControlService, MAX_WAITERS, samples } from '../../helpers/job-control.js'
 import { waitForJob } from '../../helpers/jobs.js'
@@ -12,28 +11,24 @@ import { until } from '../../helpers/time.js'
 forEachBackend((backend) => {
   const service = jobControlService(backend)
   const { slowJob, quickJob, cancel } = service
-  let server: TestApp
-  before(() => {
-    server = service.server
-  })
 
   describe('GET /jobs/{job_id}?wait=', () => {
     const get = (id: string, query: string, signal?: AbortSignal) =>
-      call(`${server.url}/jobs/${id}${query}`, signal === undefined ? {} : { signal })
+      call(`${service.url}/jobs/${id}${query}`, signal === undefined ? {} : { signal })
     /**
      * Until the service answers `count` requests besides the one asking. A wait is held just after its
      * request's first read of the job, which comes before the reads of any request sent later.
      */
     const untilInProgress = (count: number) =>
       until(
-        async () => (await samples(server.url)).get('http_requests_in_progress') === count + 1,
+        async () => (await samples(service.url)).get('http_requests_in_progress') === count + 1,
         5000,
         `${count} requests in progress`,
       )
 
     test('answers as soon as the job ends', async () => {
       const slow = await slowJob()
-      await waitForJob(server.url, slow, (job) => job.status === 'running')
+      await waitForJob(service.url, slow, (job) => job.status === 'running')
       const started = Date.now()
       const waiting = get(slow, '?wait=20')
       await untilInProgress(1)
@@ -51,7 +46,7 @@ forEachBackend((backend) => {
 
     test('answers at the end of the wait with the current state; 422 for a bad wait', async () => {
       const slow = await slowJob()
-      await waitForJob(server.url, slow, (job) => job.status === 'running')
+      await waitForJob(service.url, slow, (job) => job.status === 'running')
       const started = Date.now()
       const answer = await get(slow, '?wait=0.6')
       const took = Date.now() - started
@@ -73,7 +68,7 @@ forEachBackend((backend) => {
 
     test(`at most ${MAX_WAITERS} waits are held; a client that goes away releases its wait`, async () => {
       const slow = await slowJob()
-      await waitForJob(server.url, slow, (job) => job.status === 'running')
+      await waitForJob(service.url, slow, (job) => job.status === 'running')
       const clients = Array.from({ length: MAX_WAITERS }, () => new AbortController())
       const held = clients.map((client) => get(slow, '?wait=30', client.signal).catch((error) => error))
       await untilInProgress(MAX_WAITERS)
