@@ -5,7 +5,7 @@ import type { Algorithm } from './algorithms/algorithm.js'
 import { registry } from './algorithms/registry.js'
 import type { Config } from './config.js'
 import type { Executor } from './execution/executor.js'
-import { acceptedKeyHashes, protectedPaths, requireApiKeys } from './http/api-keys.js'
+import { acceptedKeyHashes, keyRequired, requireApiKeys } from './http/api-keys.js'
 import { limitBufferedBodies } from './http/body-budget.js'
 import { clientErrorHandler, expectationFailed } from './http/client-errors.js'
 import { registerCors } from './http/cors.js'
@@ -15,6 +15,7 @@ import { registerBodyParsers } from './http/json-body.js'
 import { lazySerializers } from './http/lazy-serializers.js'
 import { registerRateLimit } from './http/rate-limit.js'
 import { AccessLog, lazyRequestLogger } from './http/request-log.js'
+import { RouteDeclarations } from './http/route-declaration.js'
 import { sharedSchemas } from './http/schemas.js'
 import { validatorCompiler } from './http/validation.js'
 import type { JobBackend } from './jobs/backend.js'
@@ -40,8 +41,14 @@ export interface AppDependencies {
   logger?: FastifyServerOptions['logger']
 }
 
+interface BaseApp {
+  app: FastifyInstance
+  /** For plugins whose routes declare nothing themselves. */
+  declarations: RouteDeclarations
+}
+
 /** The Fastify instance with what every app of ours has: logging, body parsing, errors, metrics. */
-async function baseApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
+async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> {
   // Requests refused before routing (a malformed URL) pass no hooks, so they are counted here.
   const countRefused = endpointObserver(deps.metrics, UNMATCHED_ENDPOINT)
   let refuse: FrameworkErrorHandler | undefined
@@ -71,6 +78,8 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<FastifyIn
     schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
   })
   app.server.on('checkExpectation', expectationFailed)
+  // First, so that every hook below reads the declaration of each route registered later.
+  const declarations = new RouteDeclarations(app)
 
   app.setValidatorCompiler(validatorCompiler(sharedSchemas))
   for (const schema of sharedSchemas) app.addSchema(schema)
@@ -79,21 +88,22 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<FastifyIn
   refuse = registerErrorHandlers(app, config.maxBodyBytes)
   observeRequests(app, deps.metrics, deps.isShuttingDown)
   // Opt-in, in this order: CORS answers preflights, then the key is checked, then the client is counted.
+  // A feature that is off adds no hook.
   const apiKeys = acceptedKeyHashes(config)
-  const isProtected = protectedPaths(config)
-  if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
-  if (apiKeys.length > 0) requireApiKeys(app, apiKeys, isProtected)
+  const isKeyRequired = apiKeys.length > 0 ? keyRequired(config) : null
+  if (config.corsOrigins.length > 0) await registerCors(app, declarations, config.corsOrigins)
+  if (isKeyRequired !== null) requireApiKeys(app, apiKeys, isKeyRequired)
   if (config.rateLimit > 0) await registerRateLimit(app, config)
   await registerOpenApi(app, {
-    apiKeys: apiKeys.length > 0,
-    isProtected,
+    keyRequired: isKeyRequired,
     rateLimit: config.rateLimit > 0 ? config : null,
+    maxBodyBytes: config.maxBodyBytes,
   })
-  return app
+  return { app, declarations }
 }
 
 export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
-  const app = await baseApp(config, deps)
+  const { app, declarations } = await baseApp(config, deps)
   const algorithms = deps.algorithms ?? registry
   const primeChecker = algorithms.get('PrimeChecker')
   if (primeChecker === undefined) throw new Error('PrimeChecker is not registered')
@@ -113,14 +123,14 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   })
   await app.register(jobControlRoutes, { backend: deps.backend, metrics: deps.metrics })
   await registerStatusRoutes(app, deps)
-  await app.register(docsRoutes)
+  await app.register(docsRoutes, { declarations })
   await app.register(dashboardRoutes)
   return app
 }
 
 /** The app of `algoserve worker`: liveness, readiness and metrics only. */
 export async function buildWorkerApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
-  const app = await baseApp(config, deps)
+  const { app } = await baseApp(config, deps)
   await registerStatusRoutes(app, deps)
   return app
 }

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { type Config, keyHashes } from '../config.js'
 import { UnauthorizedError } from '../errors.js'
+import type { RouteDeclaration, RouteKind } from './route-declaration.js'
 
 /** Every accepted hash, from the setting and the file, as bytes. */
 export function acceptedKeyHashes(config: Config): Buffer[] {
@@ -14,20 +15,19 @@ export function acceptedKeyHashes(config: Config): Buffer[] {
 }
 
 /**
- * Which paths need a key: the API always; /metrics and the documentation when the settings say so;
- * the dashboard's static files never.
+ * Which routes need a key under these settings, by their declared kind: the API always; /metrics and
+ * the documentation when the settings say so; health, the dashboard's static files and preflights never.
  */
-export function protectedPaths(config: Config): (path: string) => boolean {
-  return (path) => {
-    if (path === '/healthz' || path === '/readyz') return false
-    // The dashboard's page and assets hold no data; its script sends the user's key with each call.
-    if (path === '/dashboard' || path.startsWith('/dashboard/')) return false
-    if (path === '/metrics') return config.apiKeysForMetrics
-    if (path === '/openapi.json' || path.startsWith('/docs') || path.startsWith('/redoc')) {
-      return config.apiKeysForDocs
-    }
-    return true
+export function keyRequired(config: Config): (route: RouteDeclaration) => boolean {
+  const required: Record<RouteKind, boolean> = {
+    api: true,
+    metrics: config.apiKeysForMetrics,
+    docs: config.apiKeysForDocs,
+    health: false,
+    dashboard: false,
+    preflight: false,
   }
+  return (route) => required[route.kind]
 }
 
 const BEARER = /^Bearer[ \t]+([^ \t]+)[ \t]*$/i
@@ -36,16 +36,16 @@ const BEARER = /^Bearer[ \t]+([^ \t]+)[ \t]*$/i
 const clients = new WeakMap<FastifyRequest, string>()
 export const authenticatedClient = (request: FastifyRequest): string | undefined => clients.get(request)
 
-/** Requires `Authorization: Bearer <key>` on every protected route; unknown paths stay 404. */
+/**
+ * Requires `Authorization: Bearer <key>` on the routes that need a key: the check is added to those
+ * routes alone, as they are registered, so the others pay nothing. Unknown paths stay 404 or 405.
+ */
 export function requireApiKeys(
   app: FastifyInstance,
   accepted: readonly Buffer[],
-  isProtected: (path: string) => boolean,
+  isRequired: (route: RouteDeclaration) => boolean,
 ): void {
-  app.addHook('onRequest', async (request) => {
-    const route = request.routeOptions.url
-    // Preflights carry no credentials (CORS answers them), and unmatched paths answer 404 or 405.
-    if (route === undefined || request.method === 'OPTIONS' || !isProtected(route)) return
+  const check = async (request: FastifyRequest): Promise<void> => {
     const header = request.headers.authorization
     const key = header === undefined ? undefined : BEARER.exec(header)?.[1]
     if (key === undefined) throw new UnauthorizedError(header !== undefined)
@@ -55,5 +55,10 @@ export function requireApiKeys(
     for (const candidate of accepted) match = timingSafeEqual(hash, candidate) || match
     if (!match) throw new UnauthorizedError(true)
     clients.set(request, hash.toString('hex'))
+  }
+  app.addHook('onRoute', (route) => {
+    if (route.config === undefined || !isRequired(route.config)) return
+    // First among the route's own hooks: the rate limit counts the client the key names.
+    route.onRequest = [check, ...[route.onRequest ?? []].flat()]
   })
 }

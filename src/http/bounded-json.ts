@@ -3,7 +3,7 @@
 // hostile body is refused after a scan of its first bytes that break a limit. Numbers stay text
 // (LosslessNumber), so big integers keep their digits; strings are cut out of the text and only those
 // with escapes go through the engine's JSON.parse. Errors carry Python's json messages and a character
-// offset, which FastAPI reports as `json_invalid` (decisions.md, Errors).
+// offset, which FastAPI reports as `json_invalid` (docs/api.md, errors).
 import { LosslessNumber } from 'lossless-json'
 
 export interface JsonLimits {

@@ -1,6 +1,6 @@
-// The one place where errors become the contract's bodies (decisions.md, Errors): flat on /invoke,
-// wrapped under `detail` on the job endpoints, FastAPI's shapes for 422, 404 and 405. Internal causes
-// are logged with the request id and never sent.
+// The one place where errors become the contract's bodies (docs/api.md): in the shape the route
+// declares (route-declaration.ts), flat on /invoke and wrapped under `detail` on the job routes;
+// FastAPI's shapes for 422, 404 and 405. Internal causes are logged with the request id and never sent.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { stringify } from 'lossless-json'
 import {
@@ -10,18 +10,13 @@ import {
   RequestValidationError,
   type SchemaProblem,
   ServiceUnavailableError,
+  StoreFullError,
+  StoreUnavailableError,
   shortenValue,
   ValidationError,
 } from '../errors.js'
 import { RouteTable } from './route-table.js'
 import { JobIdParams } from './schemas.js'
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** How this route's errors are shaped: flat (`/invoke`) or wrapped under `detail` (`/jobs`). */
-    errorShape?: 'flat' | 'wrapped'
-  }
-}
 
 /** Error bodies may echo client input, so they are written by the lossless serializer. */
 const serializeJson = (payload: unknown): string => stringify(payload) ?? 'null'
@@ -73,6 +68,12 @@ function sendJson(reply: FastifyReply, statusCode: number, body: unknown): Fasti
 /** Any error as one of the service's: framework client errors keep their meaning, the rest are internal. */
 function toServiceError(error: FastifyError | Error, maxBodyBytes: number): ContractError {
   if (error instanceof ContractError) return error
+  // The job store's troubles, on whichever route met them.
+  if (error instanceof StoreFullError)
+    return new ServiceUnavailableError('Too many jobs are waiting; try again later.')
+  if (error instanceof StoreUnavailableError) {
+    return new ServiceUnavailableError('The job store is unavailable; try again later.')
+  }
   const { code, statusCode } = error as FastifyError
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new PayloadTooLargeError(maxBodyBytes)
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {

@@ -1,10 +1,17 @@
 // The parts of the OpenAPI document that belong to no single route: its info, servers and tags, the
 // webhook callback (OpenAPI 3.1 `webhooks`), the x-request-id header of every operation, and the API-key
-// scheme when keys are configured. routes/docs.ts hands these to @fastify/swagger.
+// scheme when keys are configured; and what each operation's route declaration (route-declaration.ts)
+// adds to it. routes/docs.ts hands these to @fastify/swagger. Every limit it states is read from the
+// code or the settings that enforce it.
 import { Type } from '@sinclair/typebox'
+import { PayloadTooLargeError } from '../errors.js'
+import { LATENCY_BOUNDS_MS } from '../jobs/summary.js'
+import { isoTime } from '../json-text.js'
 import { VERSION } from '../version.js'
-import { isApiPath, isJobPath } from './api-paths.js'
+import { RETRY_WAITS_MS } from '../webhooks/policy.js'
+import { ATTEMPT_TIMEOUT_MS } from '../webhooks/sender.js'
 import { REQUEST_ID as KEPT_REQUEST_ID } from './http-observer.js'
+import { isRateLimited, type RouteDeclaration } from './route-declaration.js'
 import { ErrorResponse, Metadata, PrimeResult } from './schemas.js'
 
 const DESCRIPTION = `Algorithms over HTTP. PrimeChecker tests an integer of any size for primality and factors it.
@@ -86,6 +93,14 @@ export const WebhookPayload = Type.Object(
   { $id: 'WebhookPayload', description: 'The body of the webhook callback.' },
 )
 
+/** Milliseconds as prose: 1000 is "1 s". */
+const seconds = (ms: number) => `${ms / 1000} s`
+/** Items in prose: "1 s, 5 s and 15 s". */
+const inProse = (items: string[]) =>
+  [items.slice(0, -1).join(', '), items.at(-1)].filter(Boolean).join(' and ')
+const RETRIES = `at most ${RETRY_WAITS_MS.length} retries after waits of ${inProse(RETRY_WAITS_MS.map(seconds))}`
+const ATTEMPT_TIMEOUT = seconds(ATTEMPT_TIMEOUT_MS)
+
 const header = (description: string, example: string, required = true) => ({
   in: 'header',
   required,
@@ -104,8 +119,8 @@ const JOB_FINISHED = {
       'Content-Type application/json, following the Standard Webhooks specification.',
       '',
       '* **Success** is any 2xx answer. Redirects are not followed and count as a failed attempt.',
-      '* **Retries**: the first attempt, then at most 3 retries after waits of 1 s, 5 s and 15 s; each',
-      '  attempt times out after 10 s. A 410 Gone stops the retries. Every attempt is counted in',
+      `* **Retries**: the first attempt, then ${RETRIES}; each`,
+      `  attempt times out after ${ATTEMPT_TIMEOUT}. A 410 Gone stops the retries. Every attempt is counted in`,
       '  `webhook_deliveries_total{status}` (`success`, `retry`, `failed`).',
       '* **Signature**: with `ALGOSERVE_WEBHOOK_SECRET` set (`whsec_` + base64), `webhook-signature` is',
       "  `v1,` followed by the base64 HMAC-SHA256, keyed with the secret's decoded bytes, of",
@@ -147,7 +162,9 @@ const JOB_FINISHED = {
     responses: {
       '2XX': { description: 'Delivered; no more attempts.' },
       '410': { description: 'Gone: no more attempts.' },
-      default: { description: 'Any other answer, or none within 10 s: retried while retries remain.' },
+      default: {
+        description: `Any other answer, or none within ${ATTEMPT_TIMEOUT}: retried while retries remain.`,
+      },
     },
   },
 }
@@ -191,36 +208,45 @@ type Operation = {
 }
 
 export interface DocumentOptions {
-  /** API keys are configured: the scheme is declared, and required where `isProtected` says. */
-  apiKeys: boolean
-  isProtected: (path: string) => boolean
-  /** Rate limits are on: the API operations document their 429. */
+  /** With API keys, which routes need one (the scheme is declared, and required there); null without. */
+  keyRequired: ((route: RouteDeclaration) => boolean) | null
+  /** Rate limits are on: the rate-limited operations document their 429. */
   rateLimit: { rateLimit: number; rateLimitWindowMs: number } | null
+  /** The body limit, shown in the 413 examples. */
+  maxBodyBytes: number
 }
 
 /**
  * Adds what every operation shares: the x-request-id parameter and response header (every request
- * takes one; every response carries one), and, with API keys, the security requirement and its 401.
+ * takes one; every response carries one), and what its route declares: with API keys, the security
+ * requirement and its 401, and with rate limits, its 429. `declarationOf` gives the declaration of the
+ * route behind an operation, by its operationId.
  */
-export function completeDocument<T extends object>(document: T, options: DocumentOptions): T {
+export function completeDocument<T extends object>(
+  document: T,
+  declarationOf: (operationId: string | undefined) => RouteDeclaration,
+  options: DocumentOptions,
+): T {
+  const examples = EXAMPLES(options.maxBodyBytes)
   const paths = (document as { paths?: Record<string, Record<string, Operation>> }).paths ?? {}
-  for (const [path, item] of Object.entries(paths)) {
+  for (const item of Object.values(paths)) {
     for (const operation of Object.values(item)) {
+      const route = declarationOf(operation.operationId)
       const parameters = operation.parameters ?? []
       if (!parameters.some((p) => p.name === 'x-request-id' && p.in === 'header')) {
         operation.parameters = [...parameters, { $ref: '#/components/parameters/RequestId' } as never]
       }
-      if (options.apiKeys && options.isProtected(path)) {
+      if (options.keyRequired?.(route)) {
         operation.security = [{ bearerAuth: [] }]
-        operation.responses = { ...operation.responses, 401: unauthorized(path) }
-      } else if (options.apiKeys) {
+        operation.responses = { ...operation.responses, 401: unauthorized(route) }
+      } else if (options.keyRequired !== null) {
         // Said explicitly where keys are on: this operation stays open.
         operation.security = []
       }
-      if (options.rateLimit !== null && isApiPath(path)) {
-        operation.responses = { ...operation.responses, 429: rateLimited(path, options.rateLimit) }
+      if (options.rateLimit !== null && isRateLimited(route)) {
+        operation.responses = { ...operation.responses, 429: rateLimited(route, options.rateLimit) }
       }
-      addExamples(operation)
+      addExamples(operation, examples)
       for (const response of Object.values(operation.responses ?? {})) {
         response.headers = { 'x-request-id': { $ref: '#/components/headers/RequestId' }, ...response.headers }
       }
@@ -229,7 +255,7 @@ export function completeDocument<T extends object>(document: T, options: Documen
   const components = (document as { components?: Record<string, unknown> }).components ?? {}
   const webhooks = (document as { webhooks?: Record<string, Record<string, Operation>> }).webhooks ?? {}
   // The callback is signed (webhook-signature), not sent with our API keys.
-  if (options.apiKeys) {
+  if (options.keyRequired !== null) {
     for (const item of Object.values(webhooks))
       for (const operation of Object.values(item)) operation.security = []
   }
@@ -239,14 +265,14 @@ export function completeDocument<T extends object>(document: T, options: Documen
       ...components,
       parameters: { RequestId: REQUEST_ID_PARAMETER },
       headers: { RequestId: REQUEST_ID_HEADER },
-      ...(options.apiKeys ? { securitySchemes: API_KEY_SCHEME } : {}),
+      ...(options.keyRequired !== null ? { securitySchemes: API_KEY_SCHEME } : {}),
     },
   }
 }
 
-/** An error response in the shape of its path: wrapped under `detail` on the job routes, flat elsewhere. */
-function errorResponse(path: string, description: string, header: [string, string], body: object) {
-  const isWrapped = isJobPath(path)
+/** An error response in the shape its route declares: wrapped under `detail` or flat. */
+function errorResponse(route: RouteDeclaration, description: string, header: [string, string], body: object) {
+  const isWrapped = route.errorShape === 'wrapped'
   return {
     description,
     headers: { [header[0]]: { schema: { type: 'string' }, example: header[1] } },
@@ -259,17 +285,17 @@ function errorResponse(path: string, description: string, header: [string, strin
   }
 }
 
-const unauthorized = (path: string) =>
+const unauthorized = (route: RouteDeclaration) =>
   errorResponse(
-    path,
+    route,
     'UNAUTHORIZED: no API key, or one that is not accepted; see WWW-Authenticate.',
     ['www-authenticate', 'Bearer realm="algoserve"'],
     flat('UNAUTHORIZED', 'An API key is required: send Authorization: Bearer <key>.'),
   )
 
-const rateLimited = (path: string, limit: { rateLimit: number; rateLimitWindowMs: number }) =>
+const rateLimited = (route: RouteDeclaration, limit: { rateLimit: number; rateLimitWindowMs: number }) =>
   errorResponse(
-    path,
+    route,
     `RATE_LIMITED: more than ${limit.rateLimit} requests from this client in ${limit.rateLimitWindowMs / 1000} s.`,
     ['retry-after', '12'],
     flat(
@@ -279,7 +305,6 @@ const rateLimited = (path: string, limit: { rateLimit: number; rateLimitWindowMs
     ),
   )
 
-const TOO_LARGE = 'The request body is larger than the limit of 1048576 bytes.'
 const UNAVAILABLE = 'The job store is unavailable; try again later.'
 
 const JOB_ID_PROBLEM = {
@@ -306,15 +331,32 @@ const CANCELLED_JOB = {
   metadata: null,
 }
 
+/** The latency buckets of a summary's minute: these counts in these buckets, the others empty. */
+const latencyBuckets = (counts: Record<number, number>) =>
+  LATENCY_BOUNDS_MS.map((_, i) => counts[i] ?? 0).concat(0)
+
+/** A webhook's first attempt timed out, and the retry after the first wait was answered. */
+const FIRST_ATTEMPT_AT = Date.parse('2026-11-21T16:15:09.150Z')
+const TIMED_OUT_MS = ATTEMPT_TIMEOUT_MS + 11.2
+const RETRY_AT = FIRST_ATTEMPT_AT + Math.round(TIMED_OUT_MS) + (RETRY_WAITS_MS[0] ?? 0)
+
+/** The 413 answer to a body over this limit, as `flat` and `wrapped` take it. */
+const tooLarge = (limitBytes: number) => {
+  const error = new PayloadTooLargeError(limitBytes)
+  return [error.code, error.message, { ...error.details }] as const
+}
+
+type Examples = Record<
+  string,
+  { request?: unknown; parameters?: Record<string, unknown>; responses: Record<string, unknown> }
+>
+
 /**
  * An example for each request body and each status, by operationId: the one shown for a status is
  * what that status answers (a shared schema's example would show one code for every status). A request
  * example is what "Try it out" sends, so each one succeeds.
  */
-const EXAMPLES: Record<
-  string,
-  { request?: unknown; parameters?: Record<string, unknown>; responses: Record<string, unknown> }
-> = {
+const EXAMPLES = (maxBodyBytes: number): Examples => ({
   invoke: {
     request: { number: 97 },
     responses: {
@@ -323,7 +365,7 @@ const EXAMPLES: Record<
         field: 'number',
         value: '1234567890…(5000 digits)',
       }),
-      413: flat('PAYLOAD_TOO_LARGE', TOO_LARGE, { limit_bytes: 1048576 }),
+      413: flat(...tooLarge(maxBodyBytes)),
       422: problem(
         'int_from_float',
         ['body', 'number'],
@@ -354,7 +396,7 @@ const EXAMPLES: Record<
         'IDEMPOTENCY_KEY_REUSED',
         'This Idempotency-Key was used for a different request; use a new key for a new request.',
       ),
-      413: wrapped('PAYLOAD_TOO_LARGE', TOO_LARGE, { limit_bytes: 1048576 }),
+      413: wrapped(...tooLarge(maxBodyBytes)),
       422: problem('missing', ['body', 'params'], 'Field required', { algorithm: 'PrimeChecker' }),
       503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
     },
@@ -409,16 +451,14 @@ const EXAMPLES: Record<
     responses: {
       200: {
         counts: { pending: 12, running: 2, completed: 18204, failed: 31 },
-        latency_bounds_ms: [
-          1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000,
-        ],
+        latency_bounds_ms: [...LATENCY_BOUNDS_MS],
         ended_per_minute: [
           {
             minute: '2026-11-21T16:01:00.000+00:00',
             completed: 1204,
             failed: 2,
             latency_ms: {
-              buckets: [0, 0, 3, 410, 622, 160, 11, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+              buckets: latencyBuckets({ 2: 3, 3: 410, 4: 622, 5: 160, 6: 11 }),
               sum: 19870,
             },
           },
@@ -427,7 +467,7 @@ const EXAMPLES: Record<
             completed: 410,
             failed: 1,
             latency_ms: {
-              buckets: [0, 0, 1, 150, 201, 55, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+              buckets: latencyBuckets({ 2: 1, 3: 150, 4: 201, 5: 55, 6: 4 }),
               sum: 6702,
             },
           },
@@ -446,15 +486,15 @@ const EXAMPLES: Record<
         attempts: [
           {
             attempt: 1,
-            at: '2026-11-21T16:15:09.150+00:00',
-            duration_ms: 10011.2,
+            at: isoTime(FIRST_ATTEMPT_AT),
+            duration_ms: TIMED_OUT_MS,
             status_code: null,
-            error: 'no answer within 10000 ms',
-            next_attempt_at: '2026-11-21T16:15:20.161+00:00',
+            error: `no answer within ${ATTEMPT_TIMEOUT_MS} ms`,
+            next_attempt_at: isoTime(RETRY_AT),
           },
           {
             attempt: 2,
-            at: '2026-11-21T16:15:20.170+00:00',
+            at: isoTime(RETRY_AT + 9),
             duration_ms: 41.7,
             status_code: 204,
             error: null,
@@ -479,10 +519,10 @@ const EXAMPLES: Record<
       200: '# HELP http_requests_total HTTP requests.\n# TYPE http_requests_total counter\nhttp_requests_total{method="POST",endpoint="/invoke",status="200"} 3\n',
     },
   },
-}
+})
 
-function addExamples(operation: Operation): void {
-  const examples = EXAMPLES[operation.operationId ?? '']
+function addExamples(operation: Operation, all: Examples): void {
+  const examples = all[operation.operationId ?? '']
   if (examples === undefined) return
   const setExample = (content: Media | undefined, example: unknown) => {
     for (const media of Object.values(content ?? {})) media.example = example

@@ -1,4 +1,4 @@
-// Per-request logging: every line of a request carries its id as `request_id` (decisions.md), and each
+// Per-request logging: every line of a request carries its id as `request_id` (docs/api.md), and each
 // answered request gets one access line.
 import {
   type FastifyBaseLogger,

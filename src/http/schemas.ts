@@ -1,6 +1,6 @@
 // The contract's bodies as TypeBox schemas. Each one drives request validation (validation.ts),
 // response serialisation (fast-json-stringify) and the OpenAPI document, where its $id is the
-// component name of interface.md.
+// component name the contract gives it (docs/api.md).
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import { VERSION } from '../version.js'
 
@@ -280,6 +280,12 @@ export const ReadinessResponse = Type.Object(
 
 /** A route's response: a reference to a shared schema, with what this status means there. */
 export const described = (schema: TSchema, description: string) => ({ ...Type.Ref(schema), description })
+
+/** An error response of the job routes, wrapped under `detail`. */
+export const wrappedError = (description: string) => described(WrappedErrorResponse, description)
+
+/** The 422 of a route whose request failed its schema. */
+export const validationFailed = described(HTTPValidationError, 'The request failed the schema.')
 
 /** Every schema with an $id, registered once with Fastify so routes can $ref them. */
 export const sharedSchemas: TSchema[] = [

@@ -1,5 +1,5 @@
 // Request validation against the TypeBox schemas, reporting problems the way FastAPI with pydantic v2
-// does (decisions.md, Errors). It understands the subset of JSON Schema the request schemas use.
+// does (docs/api.md, errors). It understands the subset of JSON Schema the request schemas use.
 import type { TSchema } from '@sinclair/typebox'
 import type { FastifySchemaCompiler } from 'fastify'
 import { isLosslessNumber } from 'lossless-json'

@@ -1,6 +1,6 @@
 // The job dashboard at /dashboard: a page, its stylesheet and script, and lossless-json's browser
 // build, all served from this process (no CDN, no framework). The page holds no data, so it needs no
-// API key (api-keys.ts); its script calls the API with the key the user gives it.
+// API key (its kind, route-declaration.ts); its script calls the API with the key the user gives it.
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { FastifyInstance, FastifyReply } from 'fastify'
@@ -71,6 +71,8 @@ function send(reply: FastifyReply, asset: Asset): FastifyReply {
 
 export async function dashboardRoutes(app: FastifyInstance): Promise<void> {
   for (const asset of assets()) {
-    app.get(asset.path, { schema: { hide: true } }, async (_request, reply) => send(reply, asset))
+    app.get(asset.path, { config: { kind: 'dashboard' }, schema: { hide: true } }, async (_request, reply) =>
+      send(reply, asset),
+    )
   }
 }

@@ -6,6 +6,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import { completeDocument, type DocumentOptions, documentInfo, WebhookPayload } from '../http/openapi.js'
+import type { RouteDeclaration, RouteDeclarations } from '../http/route-declaration.js'
 
 const require = createRequire(import.meta.url)
 const REDOC_BUNDLE = require.resolve('redoc/bundles/redoc.standalone.js')
@@ -18,48 +19,68 @@ const FAVICON = readFileSync(new URL('favicon.svg', PUBLIC))
 export async function registerOpenApi(app: FastifyInstance, options: DocumentOptions): Promise<void> {
   // Only documented (the callback's body): it is a component for the document's webhooks section.
   app.addSchema(WebhookPayload)
+  // The declaration of each documented route, by operationId: read back when the document is completed.
+  const declarations = new Map<string, RouteDeclaration>()
+  const declarationOf = (operationId: string | undefined) => {
+    const declaration = declarations.get(operationId ?? '')
+    if (declaration === undefined) throw new Error(`no route declaration for operation ${operationId}`)
+    return declaration
+  }
   await app.register(swagger, {
     openapi: documentInfo(),
     // Shared schemas keep their $id (the interface's names) as component names.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: ({ schema, url, route }) => {
+      const operationId = (schema as { operationId?: string } | undefined)?.operationId
+      if (operationId !== undefined && route.config !== undefined) declarations.set(operationId, route.config)
+      return { schema, url }
+    },
     transformObject: (document) => {
       if (!('openapiObject' in document)) return document.swaggerObject
-      return completeDocument(document.openapiObject, options)
+      return completeDocument(document.openapiObject, declarationOf, options)
     },
   })
 }
 
-export async function docsRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+export interface DocsRouteOptions {
+  declarations: RouteDeclarations
+}
 
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    uiConfig: {
-      // The operations without Swagger's own top bar and its logo.
-      layout: 'BaseLayout',
-      deepLinking: true,
-      displayOperationId: true,
-      persistAuthorization: true,
-      plugins: [browserExpression('window.AlgoserveSwaggerUi.plugin')],
-    },
-    theme: {
-      title: 'Algoserve API',
-      favicon: [
-        { filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: FAVICON },
-      ],
-      js: [{ filename: 'swagger-ui-extras.js', content: readFileSync(SWAGGER_UI_EXTRAS, 'utf8') }],
-    },
-    // The plugin's own policy says upgrade-insecure-requests, which blanks the page on a plain-HTTP
-    // host name other than localhost: every asset is asked for over https.
-    staticCSP: DOCS_CSP,
-  })
+export async function docsRoutes(app: FastifyInstance, options: DocsRouteOptions): Promise<void> {
+  const config = { kind: 'docs' } as const
+  app.get('/openapi.json', { config, schema: { hide: true } }, async () => app.swagger())
+
+  // Swagger UI's own routes (its page, its assets, its copies of the document) are documentation too.
+  await options.declarations.registering(config, () =>
+    app.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: {
+        // The operations without Swagger's own top bar and its logo.
+        layout: 'BaseLayout',
+        deepLinking: true,
+        displayOperationId: true,
+        persistAuthorization: true,
+        plugins: [browserExpression('window.AlgoserveSwaggerUi.plugin')],
+      },
+      theme: {
+        title: 'Algoserve API',
+        favicon: [
+          { filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: FAVICON },
+        ],
+        js: [{ filename: 'swagger-ui-extras.js', content: readFileSync(SWAGGER_UI_EXTRAS, 'utf8') }],
+      },
+      // The plugin's own policy says upgrade-insecure-requests, which blanks the page on a plain-HTTP
+      // host name other than localhost: every asset is asked for over https.
+      staticCSP: DOCS_CSP,
+    }),
+  )
 
   // Read on first use: most processes never serve it, and it is a megabyte.
   let redocBundle: string | undefined
-  app.get('/redoc', { schema: { hide: true } }, async (_request, reply) =>
+  app.get('/redoc', { config, schema: { hide: true } }, async (_request, reply) =>
     reply.type('text/html; charset=utf-8').header('content-security-policy', REDOC_CSP).send(REDOC_PAGE),
   )
-  app.get('/redoc/redoc.standalone.js', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/redoc/redoc.standalone.js', { config, schema: { hide: true } }, async (_request, reply) => {
     redocBundle ??= readFileSync(REDOC_BUNDLE, 'utf8').replace(REDOC_CDN_LOGO, EMPTY_IMAGE)
     return reply
       .type('application/javascript; charset=utf-8')

@@ -26,6 +26,7 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRouteOpt
   app.get(
     '/healthz',
     {
+      config: { kind: 'health' },
       schema: {
         summary: 'Liveness',
         operationId: 'healthz',
@@ -39,6 +40,7 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRouteOpt
   app.get(
     '/readyz',
     {
+      config: { kind: 'health' },
       schema: {
         summary: 'Readiness',
         operationId: 'readyz',

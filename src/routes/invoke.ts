@@ -27,7 +27,7 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
   app.post(
     '/invoke',
     {
-      config: { errorShape: 'flat' },
+      config: { kind: 'api', errorShape: 'flat' },
       schema: {
         summary: 'Synchronous algorithm call (PrimeChecker)',
         operationId: 'invoke',

@@ -1,6 +1,7 @@
-// Job control beyond the interface (issue 16), tag `job-control`: cancel a job, list jobs, a summary
-// of all jobs (the dashboard's overview), and the history of a job's webhook delivery. Every backend does the work (jobs/backend.ts); errors are
-// the /jobs routes' wrapped shape, and a job is shown exactly as GET /jobs/{job_id} shows it.
+// Job control beyond the interface (docs/jobs.md), tag `job-control`: cancel a job, list jobs, a
+// summary of all jobs (the dashboard's overview), and the history of a job's webhook delivery. Every
+// backend does the work (jobs/backend.ts); errors are the /jobs routes' wrapped shape (the store's
+// troubles become 503 in the error handler), and a job is shown exactly as GET /jobs/{job_id} shows it.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import {
@@ -9,19 +10,17 @@ import {
   JobNotFoundError,
   RequestValidationError,
   ServiceUnavailableError,
-  StoreFullError,
-  StoreUnavailableError,
   shortenValue,
 } from '../errors.js'
 import {
   DeliveryHistoryResponse,
   described,
-  HTTPValidationError,
   JobIdParams,
   JobListResponse,
   JobStatusResponse,
   JobSummaryResponse,
-  WrappedErrorResponse,
+  validationFailed,
+  wrappedError,
 } from '../http/schemas.js'
 import type { JobBackend } from '../jobs/backend.js'
 import type { DeliveryHistory } from '../jobs/deliveries.js'
@@ -40,16 +39,7 @@ export interface JobControlRouteOptions {
 const TAG = 'job-control'
 const DEFAULT_LIMIT = 50
 
-const wrappedError = (description: string) => described(WrappedErrorResponse, description)
-const validationFailed = described(HTTPValidationError, 'The request failed the schema.')
 const storeDown = wrappedError('SERVICE_UNAVAILABLE: the job store is unavailable.')
-
-function unavailable(error: unknown): unknown {
-  if (error instanceof StoreUnavailableError || error instanceof StoreFullError) {
-    return new ServiceUnavailableError('The job store is unavailable; try again later.')
-  }
-  return error
-}
 
 const ListQuery = Type.Object({
   status: Type.Optional(
@@ -111,7 +101,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
   app.post(
     '/jobs/:job_id/cancel',
     {
-      config: { errorShape: 'wrapped' },
+      config: { kind: 'api', errorShape: 'wrapped' },
       schema: {
         summary: 'Cancel a job',
         operationId: 'cancelJob',
@@ -136,11 +126,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
     },
     async (request, reply) => {
       const { job_id: id } = request.params as { job_id: string }
-      const result = await backend()
-        .cancel(id, Date.now())
-        .catch((error) => {
-          throw unavailable(error)
-        })
+      const result = await backend().cancel(id, Date.now())
       if (result.kind === 'not_found') throw new JobNotFoundError(id)
       if (result.kind === 'finished') throw new JobAlreadyFinishedError(id, result.job.status)
       if (result.kind === 'stopping') {
@@ -156,7 +142,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
   app.get(
     '/jobs',
     {
-      config: { errorShape: 'wrapped' },
+      config: { kind: 'api', errorShape: 'wrapped' },
       schema: {
         summary: 'List jobs',
         operationId: 'listJobs',
@@ -197,19 +183,15 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
           ])
         }
       }
-      const page = await backend()
-        .list(
-          {
-            status: query.status ?? null,
-            algorithm: query.algorithm ?? null,
-            limit: query.limit === undefined ? DEFAULT_LIMIT : Number(query.limit),
-            cursor,
-          },
-          Date.now(),
-        )
-        .catch((error) => {
-          throw unavailable(error)
-        })
+      const page = await backend().list(
+        {
+          status: query.status ?? null,
+          algorithm: query.algorithm ?? null,
+          limit: query.limit === undefined ? DEFAULT_LIMIT : Number(query.limit),
+          cursor,
+        },
+        Date.now(),
+      )
       const next = page.next === null ? 'null' : jsonText(encodeCursor(page.next))
       return write(reply, `{"jobs":[${page.jobs.map(jobStatusJson).join(',')}],"next_cursor":${next}}`)
     },
@@ -218,7 +200,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
   app.get(
     '/job-summary',
     {
-      config: { errorShape: 'wrapped' },
+      config: { kind: 'api', errorShape: 'wrapped' },
       schema: {
         summary: 'Summary of all jobs',
         operationId: 'getJobSummary',
@@ -235,11 +217,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
       },
     },
     async (_request, reply) => {
-      const summary = await backend()
-        .summary(Date.now())
-        .catch((error) => {
-          throw unavailable(error)
-        })
+      const summary = await backend().summary(Date.now())
       return write(reply, summaryJson(summary))
     },
   )
@@ -247,7 +225,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
   app.get(
     '/jobs/:job_id/deliveries',
     {
-      config: { errorShape: 'wrapped' },
+      config: { kind: 'api', errorShape: 'wrapped' },
       schema: {
         summary: "A job's webhook deliveries",
         operationId: 'getJobDeliveries',
@@ -266,11 +244,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
     },
     async (request, reply) => {
       const { job_id: id } = request.params as { job_id: string }
-      const history = await backend()
-        .deliveries(id, Date.now())
-        .catch((error) => {
-          throw unavailable(error)
-        })
+      const history = await backend().deliveries(id, Date.now())
       if (history === null) throw new JobNotFoundError(id)
       return write(reply, historyJson(history))
     },

@@ -1,27 +1,21 @@
 // POST /jobs (check, hand to the job backend, answer 202; a consumer runs it) and GET /jobs/{job_id};
-// with job control (issue 16), an Idempotency-Key on the first and a wait for the job's end on the second.
+// with job control (docs/jobs.md), an Idempotency-Key on the first and a wait for the job's end on the
+// second. The store's troubles become 503 in the error handler.
 import { createHash } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { stringify } from 'lossless-json'
 import type { Algorithm } from '../algorithms/algorithm.js'
-import {
-  AlgorithmNotFoundError,
-  DuplicateJobIdError,
-  JobNotFoundError,
-  ServiceUnavailableError,
-  StoreFullError,
-  StoreUnavailableError,
-} from '../errors.js'
+import { AlgorithmNotFoundError, DuplicateJobIdError, JobNotFoundError } from '../errors.js'
 import {
   described,
-  HTTPValidationError,
   JobCreateResponse,
   JobIdParams,
   JobRequest,
   type JobRequestBody,
   JobStatusResponse,
-  WrappedErrorResponse,
+  validationFailed,
+  wrappedError,
 } from '../http/schemas.js'
 import type { IdempotencyClaim, JobBackend } from '../jobs/backend.js'
 import type { JobRecord } from '../jobs/job.js'
@@ -69,20 +63,6 @@ const WaitQuery = Type.Object({
 
 const isFinished = (job: JobRecord): boolean => job.status === 'completed' || job.status === 'failed'
 
-/** The store's troubles as the contract's 503; anything else stays what it is. */
-function unavailable(error: unknown): unknown {
-  if (error instanceof StoreFullError) {
-    return new ServiceUnavailableError('Too many jobs are waiting; try again later.')
-  }
-  if (error instanceof StoreUnavailableError) {
-    return new ServiceUnavailableError('The job store is unavailable; try again later.')
-  }
-  return error
-}
-
-const wrappedError = (description: string) => described(WrappedErrorResponse, description)
-const validationFailed = described(HTTPValidationError, 'The request failed the schema.')
-
 export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions): Promise<void> {
   const { algorithms, backend, metrics, maxDigits } = options
   const waiters = new JobWaiters(options.maxJobWaiters)
@@ -96,7 +76,7 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
   app.post(
     '/jobs',
     {
-      config: { errorShape: 'wrapped' },
+      config: { kind: 'api', errorShape: 'wrapped' },
       schema: {
         summary: 'Create an asynchronous job',
         operationId: 'createJob',
@@ -147,19 +127,14 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
                 .digest('hex'),
             }
       const createdAt = Date.now()
-      let submitted: Awaited<ReturnType<JobBackend['submit']>>
-      try {
-        // 48 random bits: a clash is rare enough that one fresh draw settles it.
-        const job = { id: newJobId(), algorithm: algorithm.name, params, webhook, cheap, createdAt }
-        submitted = await backend()
-          .submit(job, idempotency)
-          .catch((error) => {
-            if (!(error instanceof DuplicateJobIdError)) throw error
-            return backend().submit({ ...job, id: newJobId() }, idempotency)
-          })
-      } catch (error) {
-        throw unavailable(error)
-      }
+      // 48 random bits: a clash is rare enough that one fresh draw settles it.
+      const job = { id: newJobId(), algorithm: algorithm.name, params, webhook, cheap, createdAt }
+      const submitted = await backend()
+        .submit(job, idempotency)
+        .catch((error) => {
+          if (!(error instanceof DuplicateJobIdError)) throw error
+          return backend().submit({ ...job, id: newJobId() }, idempotency)
+        })
       if (submitted.replayed) reply.header('idempotent-replayed', 'true')
       else metrics.jobsCreated.inc({ algorithm: algorithm.name })
       reply.code(202)
@@ -175,7 +150,7 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
   app.get(
     '/jobs/:job_id',
     {
-      config: { errorShape: 'wrapped' },
+      config: { kind: 'api', errorShape: 'wrapped' },
       schema: {
         summary: 'Read a job',
         operationId: 'getJob',
@@ -192,12 +167,7 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
     },
     async (request, reply) => {
       const { job_id: id } = request.params as { job_id: string }
-      const read = () =>
-        backend()
-          .read(id, Date.now())
-          .catch((error) => {
-            throw unavailable(error)
-          })
+      const read = () => backend().read(id, Date.now())
       let job = await read()
       if (job === null) throw new JobNotFoundError(id)
       const { wait } = request.query as { wait?: string }
@@ -213,9 +183,7 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
           reply.raw.once('close', gone)
           let timer: NodeJS.Timeout | undefined
           try {
-            await subscribe().catch((error) => {
-              throw unavailable(error)
-            })
+            await subscribe()
             const deadline = new Promise<void>((resolve) => {
               timer = setTimeout(resolve, waitMs)
             })

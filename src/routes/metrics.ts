@@ -10,6 +10,7 @@ export async function metricsRoutes(app: FastifyInstance, options: MetricsRouteO
   app.get(
     '/metrics',
     {
+      config: { kind: 'metrics' },
       schema: {
         summary: 'Prometheus metrics',
         operationId: 'metrics',

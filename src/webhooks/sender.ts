@@ -47,7 +47,7 @@ const MAX_ANSWER_BYTES = 64 * 1024
 
 type Undici = typeof import('undici')
 
-const ATTEMPT_TIMEOUT_MS = 10_000
+export const ATTEMPT_TIMEOUT_MS = 10_000
 
 export class WebhookSender {
   readonly #options: SenderOptions

@@ -88,3 +88,36 @@ test('behind a trusted proxy each X-Forwarded-For client is its own; otherwise t
     }
   }
 })
+
+test('the OpenAPI document gives the rate-limited operations, and only those, a 429 in their error shape', async () => {
+  const server = await startApp({ rateLimit: 3, rateLimitWindowMs: 60_000 })
+  try {
+    const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
+    }
+    let limited = 0
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const isApi = path === '/invoke' || path.startsWith('/jobs') || path === '/job-summary'
+        const answer = JSON.stringify(operation.responses['429'] ?? null)
+        assert.equal(answer !== 'null', isApi, `${method} ${path}`)
+        if (!isApi) continue
+        limited++
+        assert.match(
+          answer,
+          /more than 3 requests from this client in 60 s.*at most 3 per 60 s/,
+          `${method} ${path}`,
+        )
+        // Wrapped under `detail` on the job routes, flat on /invoke.
+        assert.match(answer, path === '/invoke' ? /schemas\/ErrorResponse"/ : /WrappedErrorResponse/, path)
+      }
+    }
+    assert.equal(
+      limited,
+      7,
+      'invoke, createJob, getJob, listJobs, cancelJob, getJobDeliveries, getJobSummary',
+    )
+  } finally {
+    await server.close()
+  }
+})

@@ -1,4 +1,4 @@
-// Every log line of a request carries its request id (decisions.md, Request ids), each answered request
+// Every log line of a request carries its request id (docs/api.md, request ids), each answered request
 // gets one access line, and the stack of a failure is in the log, never in the body.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { LATENCY_BOUNDS_MS } from '../../src/jobs/summary.js'
+import { RETRY_WAITS_MS } from '../../src/webhooks/policy.js'
+import { ATTEMPT_TIMEOUT_MS } from '../../src/webhooks/sender.js'
 import { startApp, type TestApp } from '../helpers/app.js'
 
 let server: TestApp
@@ -228,6 +231,65 @@ describe('the OpenAPI document reads as ours and is exact', () => {
     const description = (callback as { description?: string }).description ?? ''
     for (const phrase of ['1 s, 5 s and 15 s', '10 s', 'HMAC-SHA256', '410', 'Redirects']) {
       assert.ok(description.includes(phrase), phrase)
+    }
+  })
+})
+
+describe('the limits the OpenAPI document states are those the service applies', () => {
+  let document: Document
+  before(async () => {
+    document = (await (await fetch(`${server.url}/openapi.json`)).json()) as Document
+  })
+  const example = (path: string, method: string, status: string) =>
+    document.paths[path]?.[method]?.responses[status]?.content?.['application/json']?.example
+
+  test('the webhook retries: their number, their waits and the attempt time limit', () => {
+    const callback = document.webhooks?.jobFinished?.post as unknown as {
+      description: string
+      responses: { default: { description: string } }
+    }
+    const waits = RETRY_WAITS_MS.map((ms) => `${ms / 1000} s`)
+    const retries = `at most ${waits.length} retries after waits of ${waits.slice(0, -1).join(', ')} and ${waits.at(-1)}`
+    assert.ok(callback.description.includes(retries), retries)
+    assert.ok(callback.description.includes(`attempt times out after ${ATTEMPT_TIMEOUT_MS / 1000} s.`))
+    assert.ok(callback.responses.default.description.includes(`none within ${ATTEMPT_TIMEOUT_MS / 1000} s`))
+    // The delivery history's example: an attempt that timed out, and the retry after the first wait.
+    const history = example('/jobs/{job_id}/deliveries', 'get', '200') as {
+      attempts: { at: string; duration_ms: number; error: string | null; next_attempt_at: string | null }[]
+    }
+    const [timedOut] = history.attempts
+    assert.equal(timedOut?.error, `no answer within ${ATTEMPT_TIMEOUT_MS} ms`)
+    assert.ok((timedOut?.duration_ms ?? 0) >= ATTEMPT_TIMEOUT_MS)
+    const waited =
+      Date.parse(timedOut?.next_attempt_at ?? '') -
+      Date.parse(timedOut?.at ?? '') -
+      Math.round(timedOut?.duration_ms ?? 0)
+    assert.equal(waited, RETRY_WAITS_MS[0])
+  })
+
+  test("the summary's latency buckets", () => {
+    const summary = example('/job-summary', 'get', '200') as {
+      latency_bounds_ms: number[]
+      ended_per_minute: { latency_ms: { buckets: number[] } }[]
+    }
+    assert.deepEqual(summary.latency_bounds_ms, LATENCY_BOUNDS_MS)
+    for (const minute of summary.ended_per_minute) {
+      assert.equal(minute.latency_ms.buckets.length, LATENCY_BOUNDS_MS.length + 1)
+    }
+  })
+
+  test('the body limit, as configured', async () => {
+    const small = await startApp({ maxBodyBytes: 2048 })
+    try {
+      const own = (await (await fetch(`${small.url}/openapi.json`)).json()) as Document
+      const limit = (path: string) =>
+        JSON.stringify(own.paths[path]?.post?.responses['413']?.content?.['application/json']?.example)
+      for (const path of ['/invoke', '/jobs']) {
+        assert.match(limit(path), /"The request body is larger than the limit of 2048 bytes\."/, path)
+        assert.match(limit(path), /"limit_bytes":2048/, path)
+      }
+    } finally {
+      await small.close()
     }
   })
 })

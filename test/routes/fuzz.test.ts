@@ -1,6 +1,6 @@
-// Property-based fuzzing of the three endpoints (issue 14, checks): whatever the body, content type or
-// path, no 5xx, every answer in its contract shape, and no stack trace, path or internal message; on
-// every job backend. Seeded and bounded: a failure prints its seed and the shrunk counterexample.
+// Property-based fuzzing of the three endpoints: whatever the body, content type or path, no 5xx,
+// every answer in its contract shape, and no stack trace, path or internal message; on every job
+// backend. Seeded and bounded: a failure prints its seed and the shrunk counterexample.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import fc from 'fast-check'

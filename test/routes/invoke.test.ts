@@ -71,7 +71,7 @@ describe('POST /invoke 200', () => {
     assert.match(near.text, /"factors":\[3,107,28059810762433\]/)
   })
 
-  test('follows the sign and edge conventions of decisions.md', async () => {
+  test('follows the sign and edge conventions of the contract (docs/api.md)', async () => {
     const cases: [string, boolean, bigint[]][] = [
       ['12', false, [2n, 2n, 3n]],
       ['-12', false, [-1n, 2n, 2n, 3n]],
