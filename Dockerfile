@@ -41,5 +41,5 @@ EXPOSE 8000 8001
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "const e = process.env; Promise.any([e.ALGOSERVE_PORT || 8000, e.ALGOSERVE_WORKER_PORT || 8001].map((port) => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => { if (!r.ok) throw new Error(r.status) }))).then(() => process.exit(0), () => process.exit(1))"]
 # Exec form: node is PID 1 and receives SIGTERM itself (no shell, no npm in between), so a stop is a
-# graceful shutdown (README, Operating).
+# graceful shutdown (docs/operating.md, Shutdown).
 CMD ["node", "--max-semi-space-size=1", "dist/main.js", "serve"]

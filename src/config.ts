@@ -558,7 +558,7 @@ export function settingsHelp(): string {
   ).join('\n')
 }
 
-/** A default as --help and the README show it. */
+/** A default as --help and docs/settings.md show it. */
 export function shownDefault(value: unknown): string {
   if (Array.isArray(value)) return value.length > 0 ? value.join(',') : 'none'
   return String(value ?? 'none')

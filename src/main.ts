@@ -6,7 +6,7 @@
 //
 // Run with a 1 MB young generation (the flag above, and in `npm start`): V8's default of 16 MB per
 // semi-space held about 10 MB more at idle, which put the service over its 100 MB, and about 35 MB
-// more under load, for about 11% more /invoke throughput (BENCHMARKS.md). Only the command line sets it.
+// more under load, for about 11% more /invoke throughput (docs/benchmarks/invoke.md). Only the command line sets it.
 import { CLIENT_USAGE, USAGE_HINT } from './client/args.js'
 import { runClient } from './client/cli.js'
 import { loadConfig, settingsHelp, unknownSettings } from './config.js'
@@ -29,7 +29,7 @@ ${CLIENT_USAGE}`
 async function run(role: Role, args: string[]): Promise<void> {
   const config = loadConfig(args, process.env)
   // Asynchronous, batched writes: one synchronous write per access line cost /invoke a large share of
-  // its throughput (BENCHMARKS.md). What is buffered is flushed before the process exits.
+  // its throughput (docs/benchmarks/invoke.md). What is buffered is flushed before the process exits.
   const logStream = stdoutDestination()
   // Loaded here, not at the top: the client commands need none of the service's modules.
   const { createService, SHUTDOWN_MARGIN_MS } = await import('./service.js')

@@ -1,4 +1,4 @@
-// Sending and reading integers above 2^53 exactly from JavaScript (README, "JavaScript clients").
+// Sending and reading integers above 2^53 exactly from JavaScript (docs/api.md, "JavaScript clients").
 // JSON.parse reads every number as a double, so 18446744073709551617 becomes 18446744073709552000.
 //
 //   node examples/javascript/big-integers.mjs http://127.0.0.1:8000

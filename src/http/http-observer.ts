@@ -53,7 +53,7 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics, isShutti
  * Counts the answers of one endpoint. The label children are looked up once per method and status:
  * working out the labels on every request (the route getter, the template rewrite, the label hash) showed
  * in profiles, and resolving them once, with one shared 'close' listener, gave the small-prime /invoke
- * about 9% more throughput (BENCHMARKS.md).
+ * about 9% more throughput (docs/benchmarks/invoke.md).
  */
 export function endpointObserver(
   metrics: Metrics,

@@ -2,7 +2,7 @@
 // with no Content-Type is read as JSON, and any other Content-Type reaches the validator as NotJsonBody,
 // which names it (its 422 says what was sent).
 // A large body is decoded and parsed a slice at a time, the event loop running between slices, so that
-// no request holds the loop for its whole body (issue 14: other requests, /healthz, wait meanwhile).
+// no request holds the loop for its whole body (other requests, /healthz among them, would wait meanwhile).
 import { StringDecoder } from 'node:string_decoder'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyInstance, FastifyRequest } from 'fastify'

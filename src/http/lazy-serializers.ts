@@ -1,5 +1,5 @@
 // Response serializers compiled at a route's first answer, not at start: compiling every route's
-// response schemas was the largest single part of the service's start (BENCHMARKS.md, start time).
+// response schemas was the largest single part of the service's start (docs/benchmarks/start-time.md).
 // The compiler is Fastify's own default; only the moment it runs changes.
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 

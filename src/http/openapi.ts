@@ -18,7 +18,7 @@ const DESCRIPTION = `Algorithms over HTTP. PrimeChecker tests an integer of any 
 
 * Numbers are read exactly: JSON integer literals of any length, or strings of decimal digits. Responses
   write them as exact JSON integers; a JavaScript client reads those above 2^53 with a lossless parser
-  (README, "JavaScript clients").
+  (docs/api.md, "JavaScript clients").
 * The primality method depends on |number|: trial division below 2^32, deterministic Miller-Rabin below 2^64,
   Baillie-PSW above.
 * Error bodies: flat on /invoke, wrapped under \`detail\` on /jobs; 422 bodies follow FastAPI with pydantic v2.

@@ -40,7 +40,7 @@ export class AccessLog extends LogController {
  * Fastify's childLoggerFactory. Fastify gives every request a child logger carrying its id, and pino's child()
  * serialises the bindings each time, though most requests log nothing but their access line. Making the
  * child on the request's first line gave 4% and 7% more small /invoke requests a second in two same-run
- * A/Bs (BENCHMARKS.md).
+ * A/Bs (docs/benchmarks/invoke.md).
  */
 export const lazyRequestLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (
   logger,

@@ -3,7 +3,7 @@
 // own (minLength) appends each line to a string and measures that string's UTF-8 length on every write,
 // flattening it each time. With one access line per request, the service scavenged its young generation
 // 24.1 times per 1000 small /invoke requests through sonic-boom's batching, 20.8 through this one, and 18.4
-// with no access line (BENCHMARKS.md).
+// with no access line (docs/benchmarks/invoke.md).
 import pino from 'pino'
 
 export interface LogDestination {

@@ -1,4 +1,4 @@
-// The README's JavaScript client example runs against a live service and keeps 2^64 + 1 exact.
+// docs/api.md's JavaScript client example runs against a live service and keeps 2^64 + 1 exact.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { after, before, test } from 'node:test'

@@ -1,5 +1,5 @@
 // A real redis-server for the tests that need one: on a free loopback port, in a temporary directory,
-// with AOF on and noeviction (what the README asks of operators). Never the machine's own Redis.
+// with AOF on and noeviction (what docs/distributed.md asks of operators). Never the machine's own Redis.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'

@@ -1,4 +1,4 @@
-// Issue 14, item 3: slow and stalled clients are cut, and the bodies held at once are bounded.
+// Slow and stalled clients are cut, and the bodies held at once are bounded.
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { after, before, test } from 'node:test'

@@ -1,4 +1,4 @@
-// Issue 14, items 1 and 6: hostile bodies and edges of the request get the contract's 4xx shapes,
+// Hostile bodies and edges of the request get the contract's 4xx shapes,
 // with bounded answers: no 5xx, no stack trace, no echo that grows with what was sent.
 import assert from 'node:assert/strict'
 import http from 'node:http'

@@ -1,4 +1,4 @@
-// Issue 14, item 4: POST /invoke waits for a worker thread only so long; then 503 SERVICE_UNAVAILABLE
+// POST /invoke waits for a worker thread only so long; then 503 SERVICE_UNAVAILABLE
 // in the flat shape with Retry-After, and /healthz keeps answering.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
