@@ -20,11 +20,11 @@ lines=("$@")
 TESTS=${TESTS:-service}
 cache=${ALGOSERVE_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/algoserve/node}
 SERVICE_TESTS=(
-  'test/jobs/*.test.ts'
-  'test/routes/*.test.ts'
+  'test/jobs/**/*.test.ts'
+  'test/routes/**/*.test.ts'
   'test/main.test.ts'
   'test/execution/*.test.ts'
-  'test/webhooks/dispatcher.test.ts'
+  'test/webhooks/delivery.test.ts'
 )
 SERVICE_TESTS_LEFT_OUT='-browser\.test\.ts$|/fuzz\.test\.ts$'
 work=$(mktemp -d)
@@ -105,6 +105,8 @@ run_line() {
   )
 }
 
+# The patterns reach into the folders below test/jobs and test/routes.
+shopt -s globstar
 status=0
 summary=()
 for line in "${lines[@]}"; do
