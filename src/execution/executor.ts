@@ -4,6 +4,10 @@
 // /invoke calls and job runs share the pool through two waiting lines. When a thread frees up and
 // both lines wait, they take turns: a queue of jobs never puts /invoke behind more than the runs
 // already going, and a stream of /invoke calls never keeps jobs from their share of the threads.
+//
+// A run that has held its thread for LONG_RUN_MS is long. When every thread holds a long run, one
+// more thread starts for what waits, so that a short run never waits for a long one to end: the
+// operating system shares the CPUs between them. That thread stops once idle for SPARE_IDLE_MS.
 import { Piscina } from 'piscina'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { registry } from '../algorithms/registry.js'
@@ -18,6 +22,15 @@ const WORKER_FILE = new URL(
   `./pool-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
   import.meta.url,
 )
+
+const LONG_RUN_MS = 1000
+const SPARE_IDLE_MS = 30_000
+
+/** A thread taken by one run; `long` once the run has held it for LONG_RUN_MS. */
+interface ThreadSlot {
+  long: boolean
+  timer: NodeJS.Timeout
+}
 
 export interface ExecutorOptions {
   /** Worker threads; 0 means one per usable CPU but one, which stays with the event loop. */
@@ -54,6 +67,9 @@ export class Executor {
   readonly #waiting: Record<Lane, (() => void)[]> = { invoke: [], job: [] }
   #lastServed: Lane = 'job'
   #busy = 0
+  /** Runs on a thread that have not yet been running for LONG_RUN_MS. */
+  #shortRuns = 0
+  readonly #threads: number
   readonly #invokeQueueTimeoutMs: number
   /** The CPUs the thread count was derived from, or null when it was set (ALGOSERVE_WORKER_THREADS). */
   readonly usableCpus: UsableCpus | null
@@ -63,16 +79,18 @@ export class Executor {
     const threads = this.usableCpus === null ? options.threads : threadsFor(this.usableCpus.cpus)
     this.#metrics = metrics
     this.#invokeQueueTimeoutMs = options.invokeQueueTimeoutMs ?? Number.POSITIVE_INFINITY
+    this.#threads = threads
     this.#pool = new Piscina({
       filename: WORKER_FILE.href,
       minThreads: threads,
-      maxThreads: threads,
-      idleTimeout: Number.POSITIVE_INFINITY,
+      maxThreads: threads + 1,
+      idleTimeout: SPARE_IDLE_MS,
     })
   }
 
+  /** The worker threads kept; one more starts while every one of them holds a long run. */
   get threads(): number {
-    return this.#pool.options.maxThreads
+    return this.#threads
   }
 
   /** The pool is open and has its worker threads. */
@@ -105,7 +123,7 @@ export class Executor {
           `'${algorithm.name}' is not the algorithm the worker threads run: it runs only inline`,
         )
       } else {
-        await this.#acquireThread(lane, signal).catch((error: unknown) => {
+        const slot = await this.#acquireThread(lane, signal).catch((error: unknown) => {
           // Not the algorithm's failure: no run took place.
           throw error instanceof ServiceUnavailableError ? new NotRun(error) : error
         })
@@ -117,7 +135,7 @@ export class Executor {
             throw new WorkerLostError(error)
           })
         } finally {
-          this.#releaseThread()
+          this.#releaseThread(slot)
         }
         if ('failure' in outcome) throw new Error(outcome.failure)
         run = outcome
@@ -150,16 +168,13 @@ export class Executor {
     return metrics
   }
 
-  async #acquireThread(lane: Lane, signal?: AbortSignal): Promise<void> {
+  async #acquireThread(lane: Lane, signal?: AbortSignal): Promise<ThreadSlot> {
     signal?.throwIfAborted()
-    if (this.#busy < this.threads) {
-      this.#busy++
-      return
-    }
+    if (this.#hasFreeThread()) return this.#take()
     const line = this.#waiting[lane]
     const bound = lane === 'invoke' ? this.#invokeQueueTimeoutMs : Number.POSITIVE_INFINITY
     if (bound === 0) throw this.#noThread()
-    await new Promise<void>((resolve, reject) => {
+    return new Promise<ThreadSlot>((resolve, reject) => {
       const leave = (reason: unknown) => {
         clearTimeout(timer)
         signal?.removeEventListener('abort', onAbort)
@@ -170,8 +185,7 @@ export class Executor {
       const start = () => {
         clearTimeout(timer)
         signal?.removeEventListener('abort', onAbort)
-        this.#busy++
-        resolve()
+        resolve(this.#take())
       }
       const timer = Number.isFinite(bound) ? setTimeout(() => leave(this.#noThread()), bound) : undefined
       signal?.addEventListener('abort', onAbort, { once: true })
@@ -184,14 +198,40 @@ export class Executor {
     return new ServiceUnavailableError('Every worker thread is busy; try again later.', seconds)
   }
 
-  #releaseThread(): void {
+  #hasFreeThread(): boolean {
+    return this.#busy < this.#threads || (this.#busy === this.#threads && this.#shortRuns === 0)
+  }
+
+  #take(): ThreadSlot {
+    this.#busy++
+    this.#shortRuns++
+    const slot: ThreadSlot = {
+      long: false,
+      timer: setTimeout(() => {
+        slot.long = true
+        this.#shortRuns--
+        this.#startWaiting()
+      }, LONG_RUN_MS),
+    }
+    return slot
+  }
+
+  #releaseThread(slot: ThreadSlot): void {
+    clearTimeout(slot.timer)
     this.#busy--
-    const other: Lane = this.#lastServed === 'invoke' ? 'job' : 'invoke'
-    const lane = this.#waiting[other].length > 0 ? other : this.#lastServed
-    const next = this.#waiting[lane].shift()
-    if (next === undefined) return
-    this.#lastServed = lane
-    next()
+    if (!slot.long) this.#shortRuns--
+    this.#startWaiting()
+  }
+
+  #startWaiting(): void {
+    while (this.#hasFreeThread()) {
+      const other: Lane = this.#lastServed === 'invoke' ? 'job' : 'invoke'
+      const lane = this.#waiting[other].length > 0 ? other : this.#lastServed
+      const next = this.#waiting[lane].shift()
+      if (next === undefined) return
+      this.#lastServed = lane
+      next()
+    }
   }
 
   async close(): Promise<void> {
