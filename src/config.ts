@@ -276,7 +276,8 @@ export const SETTINGS = [
     env: 'ALGOSERVE_JOB_CONCURRENCY',
     default: 0,
     parse: integer(0, 1024),
-    description: 'Jobs run at once by this process; 0 means the worker thread count.',
+    description:
+      'Jobs run at once by this process; 0 means twice the worker threads, at least 8 (see docs/jobs.md for the trade).',
   }),
   setting({
     key: 'jobTtlSeconds',

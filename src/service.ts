@@ -48,6 +48,8 @@ export interface Service {
   sweeper: JobSweeper
   /** Whether this process runs jobs and webhooks. */
   readonly runsJobs: boolean
+  /** Jobs this process runs at once, when it runs jobs. */
+  readonly jobConcurrency: number
   /** True from the moment a shutdown begins. */
   readonly shuttingDown: boolean
   /** Starts running jobs and sending webhooks, when this process does (listening is the caller's). */
@@ -60,6 +62,14 @@ export interface Service {
    * otherwise go back to the backend; then everything is closed.
    */
   shutdown(graceMs: number, drainDelayMs?: number): Promise<void>
+}
+
+/**
+ * Jobs run at once when ALGOSERVE_JOB_CONCURRENCY is 0: more than the threads, so that while long runs
+ * hold them, cheap jobs (run inline) and short ones (on the spare thread) still start.
+ */
+export function defaultJobConcurrency(threads: number): number {
+  return Math.max(8, 2 * threads)
 }
 
 async function openBackend(
@@ -153,6 +163,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
     log: app.log.child({ component: 'jobs' }),
   })
   const consumers: Consumer[] = []
+  const jobConcurrency =
+    config.jobConcurrency > 0 ? config.jobConcurrency : defaultJobConcurrency(executor.threads)
   const sweeper = new JobSweeper(
     jobs,
     app.log.child({ component: 'jobs' }),
@@ -166,6 +178,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     backend: jobs,
     sweeper,
     runsJobs,
+    jobConcurrency,
     get shuttingDown() {
       return shuttingDown
     },
@@ -173,7 +186,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       if (!runsJobs || consumers.length > 0) return
       consumers.push(
         jobs.consumeJobs(runJob, {
-          concurrency: config.jobConcurrency > 0 ? config.jobConcurrency : executor.threads,
+          concurrency: jobConcurrency,
         }),
         jobs.consumeDeliveries((message, signal) => sender.send(message, signal), {
           maxInFlight: MAX_DELIVERIES_IN_FLIGHT,
