@@ -1,12 +1,13 @@
 // Webhook deliveries on Redis: each is a job of the webhooks queue with the id of the job it reports
 // on, released by BullMQ when that job ends (a flow). A Worker takes it, makes the attempt
-// (webhooks/attempt.ts), keeps the attempt's record in the delivery's data, and tells BullMQ what the
-// attempt came to: BullMQ retries it on our schedule (a custom backoff).
+// (webhooks/attempt.ts) at its receiver's pace in this process (webhooks/receiver-pace.ts), keeps the
+// attempt's record in the delivery's data, and tells BullMQ what the attempt came to: BullMQ retries it
+// on our schedule (a custom backoff).
 import { DelayedError, type Job, UnrecoverableError, WaitingError } from 'bullmq'
 import type { FastifyBaseLogger } from 'fastify'
 import { type AttemptDelivery, attemptDelivery } from '../../webhooks/attempt.js'
-import { OriginShare, SHARE_DEFER_MS } from '../../webhooks/origin-share.js'
 import { webhookPayload } from '../../webhooks/payload.js'
+import { ReceiverPace } from '../../webhooks/receiver-pace.js'
 import type { ConsumeDeliveriesOptions, Consumer } from '../backend.js'
 import { type DeliveryHistory, deliveryHistory } from '../deliveries.js'
 import type { JobRecord } from '../job.js'
@@ -20,53 +21,51 @@ export function consumeDeliveries(
   options: ConsumeDeliveriesOptions,
 ): Consumer {
   const waits = redis.settings.retryWaitsMs
-  const rules = { send, retryWaitsMs: waits, log: options.log, onAttempt: options.onAttempt }
   const shutdown = new AbortController()
-  const share = new OriginShare(options.maxInFlight)
+  const pace = options.pace ?? new ReceiverPace()
   const worker = redis.worker<DeliveryData, void>(
     WEBHOOKS,
     options.maxInFlight,
     async (job, token, signal) => {
-      if (!share.take(job.data.url)) {
-        // Its receiver has its share of this process's slots: later (not an attempt), so that the
-        // deliveries behind it, to other receivers, are taken first.
-        await job.moveToDelayed(Date.now() + SHARE_DEFER_MS, token)
+      const { url } = job.data
+      if (!(await pace.take(url))) {
+        // Its receiver has no slot free in this process: later (not an attempt), about when one should
+        // be, so that the deliveries behind it, to other receivers, are taken first.
+        await job.moveToDelayed(Date.now() + pace.retakeDelayMs(url), token)
         throw new DelayedError()
       }
-      try {
-        let { payload } = job.data
-        if (payload === undefined) {
-          payload = await payloadOf(redis, job, options.log)
-          await job.updateData({ ...job.data, payload })
-        }
-        const { jobId, url, webhookId } = job.data
-        const message = { id: webhookId, url, payload }
-        const number = job.attemptsMade + 1
+      const attempted = await pace.hold(url, send, async (paced) => {
+        const payload = job.data.payload ?? (await payloadOf(redis, job, options.log))
+        const { jobId, webhookId } = job.data
+        const rules = { send: paced, retryWaitsMs: waits, log: options.log, onAttempt: options.onAttempt }
         const attempted = await attemptDelivery(
           rules,
-          message,
+          { id: webhookId, url, payload },
           jobId,
-          number,
+          job.attemptsMade + 1,
           AbortSignal.any([shutdown.signal, signal]),
         )
+        // One write: the payload, read once, and the attempt's record.
         if (attempted.kind !== 'released') {
-          const attempts = [...(job.data.attempts ?? []), attempted.record]
-          await job.updateData({ ...job.data, payload, attempts })
+          await job.updateData({
+            ...job.data,
+            payload,
+            attempts: [...(job.data.attempts ?? []), attempted.record],
+          })
         }
-        // What the attempt came to, in BullMQ's terms.
-        switch (attempted.kind) {
-          case 'delivered':
-            return
-          case 'released':
-            await job.moveToWait(token)
-            throw new WaitingError()
-          case 'failed':
-            throw new UnrecoverableError(attempted.error)
-          case 'retry':
-            throw new Error(attempted.error)
-        }
-      } finally {
-        share.release(job.data.url)
+        return attempted
+      })
+      // What the attempt came to, in BullMQ's terms.
+      switch (attempted.kind) {
+        case 'delivered':
+          return
+        case 'released':
+          await job.moveToWait(token)
+          throw new WaitingError()
+        case 'failed':
+          throw new UnrecoverableError(attempted.error)
+        case 'retry':
+          throw new Error(attempted.error)
       }
     },
     { settings: { backoffStrategy: (attemptsMade: number) => waits[attemptsMade - 1] ?? 0 } },
