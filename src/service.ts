@@ -18,10 +18,15 @@ import { JobSweeper } from './jobs/sweeper.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
 import { VERSION } from './version.js'
 import { RETRY_WAITS_MS } from './webhooks/policy.js'
+import { ReceiverPace } from './webhooks/receiver-pace.js'
 import { type Resolver, WebhookSender } from './webhooks/sender.js'
 
 const USER_AGENT = `algoserve/${VERSION}`
-const MAX_DELIVERIES_IN_FLIGHT = 256
+/**
+ * Attempts in flight, or waiting for their receiver's slot, in one process: four times the largest
+ * per-receiver cap, so that one receiver that hangs (its slots and as many waiting) holds at most half.
+ */
+const MAX_DELIVERIES_IN_FLIGHT = 1024
 /**
  * How long a shutdown may take past the drain delay and the grace period, whatever Redis does: then the
  * process exits anyway (docs/operating.md).
@@ -153,7 +158,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
     allowPrivate: config.webhookAllowPrivate,
     timeoutMs: options.webhooks?.timeoutMs,
     resolve: options.webhooks?.resolve,
+    connectionsPerReceiver: config.webhookReceiverMaxInFlight,
   })
+  const pace = new ReceiverPace(config.webhookReceiverMaxInFlight)
+  metrics.showReceivers(() => pace.states())
   const runJob = createRunJob({
     executor,
     algorithms,
@@ -190,6 +198,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         }),
         jobs.consumeDeliveries((message, signal) => sender.send(message, signal), {
           maxInFlight: MAX_DELIVERIES_IN_FLIGHT,
+          pace,
           onAttempt: (status) => metrics.webhookDeliveries.inc({ status }),
           log: app.log.child({ component: 'webhooks' }),
         }),
