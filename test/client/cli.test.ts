@@ -164,7 +164,7 @@ forEachBackend((backend) => {
       const first = await cli(['jobs', 'list', '--status', 'completed', '--limit', '2', '--url', server.url])
       assert.equal(first.code, 0, first.stderr)
       const lines = first.stdout.split('\n')
-      assert.match(lines[0] ?? '', /^ID +STATUS +CREATED +NUMBER$/)
+      assert.match(lines[0] ?? '', /^ID +STATUS +ALGORITHM +CREATED +RESULT$/)
       assert.equal(lines.filter((line) => /^[0-9a-f]{12} +completed /.test(line)).length, 2)
       // The next page's command keeps the filter, the limit and the URL.
       const more =
@@ -289,7 +289,7 @@ forEachBackend((backend) => {
 
 test('usage errors exit 2 and name the problem', async () => {
   const cases: [string[], RegExp][] = [
-    [['call'], /call: missing <number>/],
+    [['call'], /call: missing <algorithm> \(or a number for PrimeChecker\)/],
     [['call', '1.5'], /'1\.5' is not an integer/],
     [['call', '97', '--colour', 'red'], /unknown option --colour/],
     [['jobs', 'get'], /get: missing <id>/],
