@@ -33,7 +33,13 @@ export type ClientCommand =
   | { name: 'call'; work: Work }
   | { name: 'create'; work: Work; webhook: string | null; idempotencyKey: string | null }
   | { name: 'get'; id: string }
-  | { name: 'list'; status: string | null; limit: string | null; cursor: string | null }
+  | {
+      name: 'list'
+      status: string | null
+      algorithm: string | null
+      limit: string | null
+      cursor: string | null
+    }
   | { name: 'cancel'; id: string }
   | { name: 'wait'; id: string; timeoutSeconds: number }
 
@@ -60,13 +66,14 @@ const VALUE_FLAGS = new Set([
   'cursor',
   'timeout',
   'params',
+  'algorithm',
 ])
 const ALLOWED: Record<string, string[]> = {
   algorithms: ['url', 'api-key', 'json'],
   call: ['url', 'api-key', 'json', 'params'],
   create: ['url', 'api-key', 'json', 'params', 'webhook', 'idempotency-key'],
   get: ['url', 'api-key', 'json'],
-  list: ['url', 'api-key', 'json', 'status', 'limit', 'cursor'],
+  list: ['url', 'api-key', 'json', 'status', 'algorithm', 'limit', 'cursor'],
   cancel: ['url', 'api-key', 'json'],
   wait: ['url', 'api-key', 'json', 'timeout'],
 }
@@ -260,7 +267,13 @@ export function parseClientArgs(argv: string[], env: NodeJS.ProcessEnv): ClientO
       break
     case 'list':
       positionals(name, given, [])
-      command = { name, status: flag('status'), limit: flag('limit'), cursor: flag('cursor') }
+      command = {
+        name,
+        status: flag('status'),
+        algorithm: flag('algorithm'),
+        limit: flag('limit'),
+        cursor: flag('cursor'),
+      }
       break
     case 'wait': {
       const [id] = positionals(name, given, ['id'])
@@ -300,9 +313,9 @@ export const CLIENT_USAGE = `Client commands (talk to a running service):
                     [--idempotency-key K]     POST /jobs: a job of that algorithm
   algoserve jobs create <number> [...]        POST /jobs: a PrimeChecker job
   algoserve jobs get <id>                     GET /jobs/{id}
-  algoserve jobs list [--status S] [--limit N] [--cursor C]
+  algoserve jobs list [--status S] [--algorithm A] [--limit N] [--cursor C]
                                               GET /jobs, newest first; S: pending, running,
-                                              completed or failed
+                                              completed or failed; A: jobs of that algorithm
   algoserve jobs cancel <id>                  POST /jobs/{id}/cancel
   algoserve jobs wait <id> [--timeout S]      GET /jobs/{id}?wait= until the job ends or S seconds
                                               pass (default ${DEFAULT_WAIT_SECONDS})

@@ -105,6 +105,7 @@ function send(target: Target, command: Exclude<ClientCommand, { name: 'wait' }>)
     case 'list': {
       const query = new URLSearchParams()
       if (command.status !== null) query.set('status', command.status)
+      if (command.algorithm !== null) query.set('algorithm', command.algorithm)
       if (command.limit !== null) query.set('limit', command.limit)
       if (command.cursor !== null) query.set('cursor', command.cursor)
       const search = query.size === 0 ? '' : `?${query}`

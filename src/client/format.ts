@@ -173,6 +173,7 @@ const shellWord = (word: string): string =>
 function nextPage(list: ListOptions, urlFlag: string | null, cursor: string): string {
   const words = ['algoserve', 'jobs', 'list']
   if (list.status !== null) words.push('--status', list.status)
+  if (list.algorithm) words.push('--algorithm', list.algorithm)
   if (list.limit !== null) words.push('--limit', list.limit)
   if (urlFlag !== null) words.push('--url', urlFlag)
   words.push('--cursor', cursor)
@@ -181,15 +182,18 @@ function nextPage(list: ListOptions, urlFlag: string | null, cursor: string): st
 
 interface ListOptions {
   status: string | null
+  /** Absent where no algorithm filter can be given. */
+  algorithm?: string | null
   limit: string | null
 }
 
 export function formatList(body: unknown, list: ListOptions, urlFlag: string | null = null): string {
-  const { status } = list
+  const { status, algorithm } = list
   if (!isObject(body) || !Array.isArray(body.jobs)) return String(body)
   const jobs = body.jobs.filter(isObject)
   const out: string[] = []
-  if (jobs.length === 0) out.push(status === null ? 'No jobs.' : `No ${status} jobs.`)
+  const of = algorithm ? ` of ${algorithm}` : ''
+  if (jobs.length === 0) out.push(status === null ? `No jobs${of}.` : `No ${status} jobs${of}.`)
   else {
     const rows = [
       ['ID', 'STATUS', 'ALGORITHM', 'CREATED', 'RESULT'],

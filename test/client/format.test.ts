@@ -28,6 +28,14 @@ test("the next page's command keeps every filter, the limit and a --url, quoted 
     `algoserve jobs list --status 'it'\\''s' --url 'http://h:1/x?a=1&b=2' --cursor eyJ0IjoxfQ`,
   )
   assert.equal(more(formatList({ jobs: [], next_cursor: null }, { status: null, limit: null })), undefined)
+  assert.equal(
+    more(formatList(page, { status: null, algorithm: 'Collatz', limit: null })),
+    'algoserve jobs list --algorithm Collatz --cursor eyJ0IjoxfQ',
+  )
+  assert.equal(
+    formatList({ jobs: [] }, { status: 'failed', algorithm: 'Collatz', limit: null }),
+    'No failed jobs of Collatz.',
+  )
 })
 
 test("any algorithm's result: a row per member, numbers with every digit, lists and objects on one line", () => {
