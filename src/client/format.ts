@@ -111,11 +111,15 @@ function cell(value: unknown): string {
   return digits.length > 24 ? `${digits.slice(0, 12)}…(${digits.replace('-', '').length} digits)` : digits
 }
 
-/** A result in a table cell: PrimeChecker's number, any other result on one line, cut. */
+/** A result in a table cell: PrimeChecker's number; any other result's members on one line, cut. */
 function resultCell(job: Json): string {
   if (job.result === null || job.result === undefined) return '-'
   if (job.algorithm === PRIME_CHECKER) return isObject(job.result) ? cell(job.result.number) : '-'
-  const line = inline(job.result)
+  const line = isObject(job.result)
+    ? Object.entries(job.result)
+        .map(([key, value]) => `${key}: ${inline(value)}`)
+        .join(', ')
+    : inline(job.result)
   return line.length > 40 ? `${line.slice(0, 39)}…` : line
 }
 

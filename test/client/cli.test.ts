@@ -13,35 +13,11 @@ import { fileURLToPath } from 'node:url'
 import { parse } from 'lossless-json'
 import type { TestApp } from '../helpers/app.js'
 import { forEachBackend } from '../helpers/backends.js'
+import { cli, type Run } from '../helpers/cli.js'
 import { createJob, waitForJob } from '../helpers/jobs.js'
 import { BIG_600, PRIME_599, RSA_100 } from '../helpers/numbers.js'
 
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-/** Runs `algoserve ...args` to its end, never through a shell, with only the given ALGOSERVE_* set. */
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const clean = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith('ALGOSERVE_')),
-  )
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', MAIN, ...args],
-      { env: { ...clean, ...env }, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null
-        resolve({ code, stdout, stderr })
-      },
-    )
-  })
-}
 
 /** A port nothing listens on: taken from the system, then closed. */
 async function closedPort(): Promise<number> {

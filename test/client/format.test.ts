@@ -78,7 +78,7 @@ test('jobs list: the algorithm of each job and its result, cut', () => {
   const lines = formatList({ jobs, next_cursor: null }, { status: null, limit: null }).split('\n')
   assert.match(lines[0] ?? '', /^ID +STATUS +ALGORITHM +CREATED +RESULT$/)
   assert.match(lines[1] ?? '', /^a1 +completed +PrimeChecker +t +97$/)
-  assert.match(lines[2] ?? '', /^b2 +completed +WordCount +t +\{"words":"x{29}…$/)
+  assert.match(lines[2] ?? '', /^b2 +completed +WordCount +t +words: x{32}…$/)
   assert.match(lines[3] ?? '', /^c3 +pending +Collatz +t +-$/)
 })
 
