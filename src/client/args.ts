@@ -323,7 +323,6 @@ export const CLIENT_USAGE = `Client commands (talk to a running service):
   --url URL        the service (ALGOSERVE_URL; default ${DEFAULT_URL})
   --api-key KEY    sent as Authorization: Bearer KEY (ALGOSERVE_API_KEY)
   --json           print the service's JSON body exactly as it was sent (on errors too)
-
   --params JSON    an algorithm's params as one JSON object; key=value pairs set keys over it. A
                    value is JSON when it reads as JSON (n=27, ok=true, tags='["a"]', s='"42"'), else
                    the text as it is (name=Ada)
