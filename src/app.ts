@@ -1,10 +1,10 @@
 // Builds the Fastify app from a config and its dependencies. It never listens: main.ts does, and tests
 // listen on port 0.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import type { Algorithm } from './algorithms/algorithm.js'
-import { registry } from './algorithms/registry.js'
+import type { Registry } from './algorithms/registry.js'
 import type { Config } from './config.js'
 import type { Executor } from './execution/executor.js'
+import { algorithmSchemas } from './http/algorithm-schemas.js'
 import { acceptedKeyHashes, keyRequired, requireApiKeys } from './http/api-keys.js'
 import { limitBufferedBodies } from './http/body-budget.js'
 import { clientErrorHandler, expectationFailed } from './http/client-errors.js'
@@ -20,6 +20,7 @@ import { sharedSchemas } from './http/schemas.js'
 import { validatorCompiler } from './http/validation.js'
 import type { JobBackend } from './jobs/backend.js'
 import { type Metrics, UNMATCHED_ENDPOINT } from './metrics/metrics.js'
+import { algorithmRoutes } from './routes/algorithms.js'
 import { dashboardRoutes } from './routes/dashboard.js'
 import { docsRoutes, registerOpenApi } from './routes/docs.js'
 import { healthRoutes } from './routes/health.js'
@@ -30,8 +31,8 @@ import { metricsRoutes } from './routes/metrics.js'
 
 export interface AppDependencies {
   executor: Executor
-  /** The algorithms served, by name; the registry unless a test brings its own. */
-  algorithms?: ReadonlyMap<string, Algorithm>
+  /** The algorithms served, by name (the built-in modules and ALGOSERVE_ALGORITHMS's). */
+  algorithms: Registry
   metrics: Metrics
   /** The job backend, opened once the app (and so its logger) exists. */
   backend: () => JobBackend
@@ -104,14 +105,21 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> 
 
 export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
   const { app, declarations } = await baseApp(config, deps)
-  const algorithms = deps.algorithms ?? registry
-  const primeChecker = algorithms.get('PrimeChecker')
-  if (primeChecker === undefined) throw new Error('PrimeChecker is not registered')
-  await app.register(invokeRoutes, {
-    algorithm: primeChecker,
+  const { algorithms } = deps
+  for (const schema of algorithmSchemas(algorithms)) app.addSchema(schema)
+  await app.register(algorithmRoutes, {
+    algorithms,
     executor: deps.executor,
     maxDigits: config.maxDigits,
     factorBudgetMs: config.invokeFactorBudgetMs,
+    timeoutMs: config.invokeTimeoutMs,
+  })
+  await app.register(invokeRoutes, {
+    algorithms,
+    executor: deps.executor,
+    maxDigits: config.maxDigits,
+    factorBudgetMs: config.invokeFactorBudgetMs,
+    timeoutMs: config.invokeTimeoutMs,
   })
   await app.register(jobsRoutes, {
     algorithms,

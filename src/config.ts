@@ -51,6 +51,11 @@ export interface Config {
   maxBufferedBodyBytes: number
   invokeQueueTimeoutMs: number
   drainDelayMs: number
+  /** Algorithm modules to serve besides the built-in ones: files, folders and package names. */
+  algorithms: string[]
+  invokeTimeoutMs: number
+  /** The heap limit of each worker thread, in MB; 0 leaves Node's default. */
+  threadHeapMb: number
 }
 
 interface Setting<K extends keyof Config> {
@@ -464,6 +469,34 @@ export const SETTINGS = [
     parse: integer(0, 3_600_000),
     description:
       'On SIGTERM, how long the listener stays open with /readyz at 503 before it closes, in ms (SIGINT: none).',
+  }),
+  setting({
+    key: 'algorithms',
+    env: 'ALGOSERVE_ALGORITHMS',
+    default: [],
+    parse: (raw: string) =>
+      raw
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== ''),
+    description:
+      'Algorithm modules to serve besides PrimeChecker, comma-separated: module files (.js/.mjs), folders (each .js/.mjs file directly inside) and installed package names (docs/algorithms.md).',
+  }),
+  setting({
+    key: 'invokeTimeoutMs',
+    env: 'ALGOSERVE_INVOKE_TIMEOUT_MS',
+    default: 30_000,
+    parse: integer(1, 3_600_000),
+    description:
+      "Hard time limit of a synchronous call, in ms, and the most an algorithm's own timeoutMs gives one; past it the worker thread is terminated and the call is 500 ALGORITHM_ERROR.",
+  }),
+  setting({
+    key: 'threadHeapMb',
+    env: 'ALGOSERVE_THREAD_HEAP_MB',
+    default: 0,
+    parse: integer(0, 1_048_576),
+    description:
+      'Heap limit of each worker thread, in MB; a run that needs more fails alone and its thread is replaced. 0: Node.js default.',
   }),
 ]
 

@@ -83,13 +83,26 @@ export class PayloadTooLargeError extends ContractError {
   }
 }
 
-/** 500: the algorithm itself failed while running. The cause is logged, never sent. */
+/**
+ * 500: the algorithm itself failed while running. The client is told why in the algorithm's own words
+ * (the message it threw) when there are some; the cause, with its stack, is logged, never sent.
+ */
 export class AlgorithmError extends ContractError {
   readonly code = 'ALGORITHM_ERROR'
   readonly statusCode = 500
 
-  constructor(algorithm: string, cause: unknown) {
-    super(`The algorithm '${algorithm}' failed while running.`, null, { cause })
+  constructor(algorithm: string, reason: string | null, cause?: unknown) {
+    super(`The algorithm '${algorithm}' failed while running${reason ? `: ${reason}` : '.'}`, null, { cause })
+  }
+}
+
+/** 500: a run went past its time limit, and its worker thread was terminated. */
+export class RunTimeLimitError extends AlgorithmError {
+  readonly limitMs: number
+
+  constructor(algorithm: string, limitMs: number) {
+    super(algorithm, `it exceeded its time limit of ${limitMs / 1000} s and was stopped`)
+    this.limitMs = limitMs
   }
 }
 
@@ -101,9 +114,6 @@ export class InternalError extends ContractError {
     super('Internal server error.', null, { cause })
   }
 }
-
-/** 500: the worker thread running a call died (not the algorithm's fault; a job's run is lost). */
-export class WorkerLostError extends InternalError {}
 
 export class ServiceUnavailableError extends ContractError {
   readonly code = 'SERVICE_UNAVAILABLE'

@@ -5,8 +5,8 @@
 // /metrics). main.ts runs it; tests start the same thing on port 0.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify'
-import type { Algorithm } from './algorithms/algorithm.js'
-import { registry } from './algorithms/registry.js'
+import { moduleFiles } from './algorithms/loader.js'
+import { loadRegistry, type Registry } from './algorithms/registry.js'
 import { buildApp, buildWorkerApp } from './app.js'
 import type { Config } from './config.js'
 import { ConfigError } from './errors.js'
@@ -34,17 +34,14 @@ export interface ServiceOptions {
   /** `serve` (the default) or `worker` (Redis only). */
   role?: Role
   logger?: FastifyServerOptions['logger']
-  /**
-   * For tests: algorithms standing in for the registry's, for /invoke and jobs. Worker threads run
-   * only the registry's, so a stand-in's run that needs a thread fails as the algorithm's error.
-   */
-  algorithms?: ReadonlyMap<string, Algorithm>
   /** For tests only: a shorter webhook schedule, and a resolver for names that only tests know. */
   webhooks?: { retryWaitsMs?: readonly number[]; timeoutMs?: number; resolve?: Resolver }
 }
 
 export interface Service {
   app: FastifyInstance
+  /** The algorithms served, by name. */
+  algorithms: Registry
   metrics: Metrics
   executor: Executor
   backend: JobBackend
@@ -104,10 +101,17 @@ export async function createService(config: Config, options: ServiceOptions = {}
   if (role === 'worker' && config.redisUrl === null) {
     throw new ConfigError('algoserve worker runs jobs from Redis: set ALGOSERVE_REDIS_URL (or --redis-url).')
   }
-  const algorithms = options.algorithms ?? registry
+  // Before anything starts: a module that breaks the contract stops the start here.
+  const algorithmFiles = moduleFiles(config.algorithms)
+  const algorithms = await loadRegistry(algorithmFiles)
   const metrics = createMetrics()
   const executor = new Executor(
-    { threads: config.workerThreads, invokeQueueTimeoutMs: config.invokeQueueTimeoutMs },
+    {
+      threads: config.workerThreads,
+      invokeQueueTimeoutMs: config.invokeQueueTimeoutMs,
+      algorithmFiles,
+      threadHeapMb: config.threadHeapMb,
+    },
     metrics,
   )
   let shuttingDown = false
@@ -121,9 +125,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
       backend: () => backend as JobBackend,
       isShuttingDown: () => shuttingDown,
       logger: options.logger,
+      algorithms,
     }
-    app =
-      role === 'worker' ? await buildWorkerApp(config, deps) : await buildApp(config, { ...deps, algorithms })
+    app = role === 'worker' ? await buildWorkerApp(config, deps) : await buildApp(config, deps)
     backend = await openBackend(config, app.log.child({ component: 'jobs' }), metrics, options)
   } catch (error) {
     await Promise.all([executor.close(), backend?.close()])
@@ -156,6 +160,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   )
   return {
     app,
+    algorithms,
     metrics,
     executor,
     backend: jobs,

@@ -53,6 +53,9 @@ test('the defaults are these values', () => {
     maxBufferedBodyBytes: 67_108_864,
     invokeQueueTimeoutMs: 2_000,
     drainDelayMs: 5_000,
+    algorithms: [],
+    invokeTimeoutMs: 30_000,
+    threadHeapMb: 0,
   })
   assert.deepEqual(loadConfig([], {}), defaultConfig())
 })

@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { Worker } from 'node:worker_threads'
 import { parse, stringify } from 'lossless-json'
+import { INLINE } from '../../src/algorithms/algorithm.js'
 import { primeChecker } from '../../src/algorithms/prime-checker/index.js'
 import { defaultConfig } from '../../src/config.js'
 import { createService } from '../../src/service.js'
@@ -254,7 +255,7 @@ for (const [name, number] of [
   let answered = false
   for (let i = 0; i < 2000; i++) {
     const started = performance.now()
-    answered = primeChecker.runIfCheap?.({ number }, { budgetMs: 0 }) !== undefined
+    answered = primeChecker[INLINE].runIfCheap({ number }) !== undefined
     times.push((performance.now() - started) * 1000)
   }
   console.log(

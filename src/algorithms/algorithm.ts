@@ -1,36 +1,104 @@
-// What an algorithm provides. A second algorithm is one new folder implementing this, added to
-// `registry.ts`; the pool and the job runner need no change. `POST /invoke` is bound to PrimeChecker
-// by the contract, and the response schemas name PrimeChecker's result (`http/schemas.ts`), so an
-// algorithm with its own result shape adds its schema there too.
+// What an algorithm is: one ES module whose default export is a plain object (docs/algorithms.md). It
+// needs no import of ours; `defineAlgorithm` only types it. The loader (loader.ts) checks the object and
+// compiles its schemas into an `Algorithm`, which the routes, the executor and the job runner use.
+
+/** A JSON Schema, as written in a module (TypeBox's output is one). */
+export type JsonSchema = Record<string, unknown>
+
+/** What `run` is given besides its params. */
+export interface RunContext {
+  /** Aborts at the time limit, at a cancel and at a shutdown: long runs should check it. */
+  signal: AbortSignal
+  /** The time limit as a Unix time in ms (Date.now()); the run is stopped then, checked or not. */
+  deadline: number
+  /**
+   * How long work that can be cut short should go on, in ms (ALGOSERVE_INVOKE_FACTOR_BUDGET_MS or
+   * ALGOSERVE_JOB_FACTOR_BUDGET_MS): an algorithm that can answer with a partial result stops then.
+   */
+  budgetMs: number
+}
+
+/** Params as a client sends them (JSON), shown in the documents. */
+export interface AlgorithmExample {
+  params: Record<string, unknown>
+}
+
+/** The default export of an algorithm module. */
+export interface AlgorithmModule<Params = unknown, Result = unknown> {
+  /** Unique; letters, digits, '_' and '-'. The `algorithm` of jobs. */
+  name: string
+  /** Semver, reported in every result's metadata. */
+  version: string
+  description: string
+  /** JSON Schema of the params: an object. */
+  params: JsonSchema
+  /** JSON Schema of the result. */
+  result: JsonSchema
+  examples?: AlgorithmExample[]
+  /** Hard limit of one run, in ms. */
+  timeoutMs?: number
+  run(params: Params, context: RunContext): Result | Promise<Result>
+}
+
+/** Typed identity: `export default defineAlgorithm({ ... })`. */
+export function defineAlgorithm<Params = unknown, Result = unknown>(
+  module: AlgorithmModule<Params, Result>,
+): AlgorithmModule<Params, Result> {
+  return module
+}
 
 export interface ParamLimits {
   /** The most decimal digits an integer parameter may have. */
   maxDigits: number
 }
 
-export interface RunOptions {
-  /** How long the algorithm may spend on work it can cut short (PrimeChecker: factorisation), in ms. */
-  budgetMs: number
-  /** Aborts the run; checked between steps of the work. */
-  signal?: AbortSignal
-}
+/**
+ * Shortcuts a built-in module may carry under this symbol (no module file can clash with it, and the
+ * contract check does not see it): its own params reading, and runs cheap enough to do on the thread
+ * that serves HTTP, with no hop to a worker thread.
+ */
+export const INLINE = Symbol.for('algoserve.inline')
 
-export interface Algorithm<Params = unknown, Result = unknown> {
-  readonly name: string
-  /** major.minor.patch, reported in every result's metadata. */
-  readonly version: string
+export interface InlineRuns<Params = unknown, Result = unknown> {
   /**
-   * Checks raw params and converts them to what `run` takes (structured-cloneable, for worker threads).
-   * Throws a ValidationError naming the field as `${fieldPrefix}${name}`.
+   * Reads raw (losslessly parsed) params into what `run` takes; throws a ValidationError (400) naming
+   * the field as `${fieldPrefix}${name}`. Runs before the params schema.
    */
   parseParams(raw: Record<string, unknown>, limits: ParamLimits, fieldPrefix: string): Params
   /** True when the run is cheap enough (microseconds) to do on the thread that serves HTTP. */
   isCheap(params: Params): boolean
   /**
    * For params that isCheap cannot judge from their size alone: the result when it is found in
-   * microseconds (a bounded amount of work, whatever the params), otherwise undefined and the run
-   * goes to a worker thread.
+   * microseconds, otherwise undefined and the run goes to a worker thread.
    */
-  runIfCheap?(params: Params, options: RunOptions): Result | undefined
-  run(params: Params, options: RunOptions): Result
+  runIfCheap?(params: Params, context: RunContext): Result | undefined
+}
+
+/** A module with its inline shortcuts (built-in modules only). */
+export type BuiltInModule<Params = unknown, Result = unknown> = AlgorithmModule<Params, Result> & {
+  [INLINE]?: InlineRuns<Params, Result>
+}
+
+/** One problem found by a schema: where (a path into the value) and what. */
+export interface SchemaIssue {
+  path: (string | number)[]
+  keyword: string
+  message: string
+  params: Record<string, unknown>
+}
+
+/** A loaded, checked module with its compiled schemas. */
+export interface Algorithm {
+  readonly name: string
+  readonly version: string
+  readonly description: string
+  readonly module: BuiltInModule
+  /** The file it was loaded from, for messages. */
+  readonly source: string
+  readonly timeoutMs: number | null
+  readonly inline: InlineRuns | undefined
+  /** The problems of params against the params schema; none when they pass. */
+  checkParams(params: unknown): SchemaIssue[]
+  /** The problems of a result against the result schema; none when it passes. */
+  checkResult(result: unknown): SchemaIssue[]
 }

@@ -1,6 +1,36 @@
+// The algorithms a process serves, by name: the built-in modules (always there), then the modules of
+// ALGOSERVE_ALGORITHMS. Built once in the process and once in every worker thread, from the same files.
+import { ConfigError } from '../errors.js'
 import type { Algorithm } from './algorithm.js'
-import { primeChecker } from './prime-checker/index.js'
+import { checkModule, loadModuleFile } from './loader.js'
+import primeChecker from './prime-checker/index.js'
 
-export const registry: ReadonlyMap<string, Algorithm> = new Map<string, Algorithm>([
-  [primeChecker.name, primeChecker as Algorithm],
-])
+export type Registry = ReadonlyMap<string, Algorithm>
+
+const BUILT_IN = [primeChecker]
+
+/** The algorithm POST /invoke calls, by the interface's contract. */
+export const INVOKE_ALGORITHM = primeChecker.name
+
+/** The built-in modules, checked like any other. */
+export function builtInAlgorithms(): Algorithm[] {
+  return BUILT_IN.map((module) => checkModule(module, `built-in module ${module.name}`))
+}
+
+/** The registry of the built-in modules and the module files given (moduleFiles() resolves them). */
+export async function loadRegistry(files: readonly string[]): Promise<Registry> {
+  const loaded = [...builtInAlgorithms()]
+  // One at a time: a module's top-level code runs in the order the setting names it.
+  for (const file of files) loaded.push(await loadModuleFile(file))
+  const registry = new Map<string, Algorithm>()
+  for (const algorithm of loaded) {
+    const first = registry.get(algorithm.name)
+    if (first !== undefined) {
+      throw new ConfigError(
+        `Algorithm module ${algorithm.source}: the name '${algorithm.name}' is taken already by ${first.source}.`,
+      )
+    }
+    registry.set(algorithm.name, algorithm)
+  }
+  return registry
+}

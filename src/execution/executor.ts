@@ -4,13 +4,13 @@
 // /invoke calls and job runs share the pool through two waiting lines. When a thread frees up and
 // both lines wait, they take turns: a queue of jobs never puts /invoke behind more than the runs
 // already going, and a stream of /invoke calls never keeps jobs from their share of the threads.
+import type { Worker } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { Algorithm } from '../algorithms/algorithm.js'
-import { registry } from '../algorithms/registry.js'
-import { AlgorithmError, ServiceUnavailableError, WorkerLostError } from '../errors.js'
+import { AlgorithmError, RunTimeLimitError, ServiceUnavailableError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
-import type { WorkerOutcome, WorkerTask } from './pool-worker.js'
-import { type TimedRun, timedRun, timedRunIfCheap } from './timed-run.js'
+import type { PoolWorkerData, WorkerOutcome, WorkerTask } from './pool-worker.js'
+import { RunFailure, type TimedRun, timedRunInline } from './timed-run.js'
 import { type CpuProbe, threadsFor, type UsableCpus, usableCpus } from './usable-cpus.js'
 
 // Under tsx (tests, `npm run dev`) the sources are .ts; the build runs .js.
@@ -26,6 +26,10 @@ export interface ExecutorOptions {
   cpuProbe?: CpuProbe
   /** Longest wait of an /invoke run for a thread, in ms; then ServiceUnavailableError. Default: none. */
   invokeQueueTimeoutMs?: number
+  /** The module files of ALGOSERVE_ALGORITHMS, resolved: every worker thread loads them. */
+  algorithmFiles?: string[]
+  /** The heap limit of each worker thread, in MB; 0 leaves Node's default. */
+  threadHeapMb?: number
 }
 
 /** Who asks for the run: a synchronous /invoke call or a background job. */
@@ -35,7 +39,12 @@ export interface RunCallOptions {
   /** Aborts the run, or its wait for a thread. */
   signal?: AbortSignal
   lane?: Lane
+  /** The hard limit of a run on a worker thread, in ms: then its thread is terminated. Default: none. */
+  timeoutMs?: number
 }
+
+/** The signal of inline runs, which nothing aborts: they take microseconds. */
+const NEVER_ABORTED = new AbortController().signal
 
 interface AlgorithmMetrics {
   successes: { inc(): void }
@@ -55,6 +64,8 @@ export class Executor {
   #lastServed: Lane = 'job'
   #busy = 0
   readonly #invokeQueueTimeoutMs: number
+  /** Threads terminated and not yet gone, with the promise of their exit. */
+  readonly #exiting = new Set<Promise<void>>()
   /** The CPUs the thread count was derived from, or null when it was set (ALGOSERVE_WORKER_THREADS). */
   readonly usableCpus: UsableCpus | null
 
@@ -63,12 +74,26 @@ export class Executor {
     const threads = this.usableCpus === null ? options.threads : threadsFor(this.usableCpus.cpus)
     this.#metrics = metrics
     this.#invokeQueueTimeoutMs = options.invokeQueueTimeoutMs ?? Number.POSITIVE_INFINITY
+    const workerData: PoolWorkerData = { algorithmFiles: options.algorithmFiles ?? [] }
     this.#pool = new Piscina({
       filename: WORKER_FILE.href,
       minThreads: threads,
       maxThreads: threads,
       idleTimeout: Number.POSITIVE_INFINITY,
+      workerData,
+      ...(options.threadHeapMb ? { resourceLimits: { maxOldGenerationSizeMb: options.threadHeapMb } } : {}),
     })
+    // Piscina terminates the thread of an aborted task and starts another at once; the old one is
+    // counted until it has exited, so that a run past its limit never shares the CPU with its successor.
+    this.#pool.on('workerDestroy', ({ id }: { id: number }) => {
+      const worker = this.#pool.threads.find((thread) => thread.threadId === id) as Worker | undefined
+      if (worker === undefined) return
+      const gone: Promise<void> = new Promise((resolve) => worker.once('exit', () => resolve()))
+      this.#exiting.add(gone)
+      gone.then(() => this.#exiting.delete(gone))
+    })
+    // A thread that dies between tasks fails no call; piscina replaces it.
+    this.#pool.on('error', () => {})
   }
 
   get threads(): number {
@@ -82,57 +107,75 @@ export class Executor {
 
   /**
    * Runs one call. Rejects with the signal's reason when aborted, AlgorithmError when the algorithm
-   * failed, WorkerLostError when the worker thread running it died, and ServiceUnavailableError when
-   * an /invoke call waited for a thread longer than its bound.
+   * failed (threw, broke its result schema, or its worker thread died under it), RunTimeLimitError when
+   * it ran past `timeoutMs`, and ServiceUnavailableError when an /invoke call waited for a thread longer
+   * than its bound.
    */
   async run(
     algorithm: Algorithm,
     params: unknown,
     budgetMs: number,
-    { signal, lane = 'invoke' }: RunCallOptions = {},
+    { signal, lane = 'invoke', timeoutMs }: RunCallOptions = {},
   ): Promise<TimedRun> {
     let run: TimedRun
     try {
-      const inline = algorithm.isCheap(params)
-        ? timedRun(algorithm, params, { budgetMs, signal })
-        : timedRunIfCheap(algorithm, params, { budgetMs, signal })
-      if (inline !== undefined) {
-        run = inline
-      } else if (registry.get(algorithm.name) !== algorithm) {
-        // The worker threads run the registry's algorithms, found by name: another one (a stand-in
-        // given to the service) would run there as the registry's, so it is refused instead.
-        throw new Error(
-          `'${algorithm.name}' is not the algorithm the worker threads run: it runs only inline`,
-        )
-      } else {
-        await this.#acquireThread(lane, signal).catch((error: unknown) => {
-          // Not the algorithm's failure: no run took place.
-          throw error instanceof ServiceUnavailableError ? new NotRun(error) : error
-        })
-        let outcome: WorkerOutcome
-        try {
-          const task: WorkerTask = { algorithm: algorithm.name, params, budgetMs }
-          outcome = await this.#pool.run(task, signal ? { signal } : {}).catch((error: unknown) => {
-            if (signal?.aborted) throw signal.reason
-            throw new WorkerLostError(error)
-          })
-        } finally {
-          this.#releaseThread()
-        }
-        if ('failure' in outcome) throw new Error(outcome.failure)
-        run = outcome
-      }
+      const deadline = timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs
+      run =
+        timedRunInline(algorithm, params, { budgetMs, signal: signal ?? NEVER_ABORTED, deadline }) ??
+        (await this.#runOnThread(algorithm, params, budgetMs, lane, signal, timeoutMs))
     } catch (error) {
       if (signal?.aborted) throw signal.reason
       if (error instanceof NotRun) throw error.reason
       this.#metricsOf(algorithm).errors.inc()
-      if (error instanceof WorkerLostError) throw error
-      throw new AlgorithmError(algorithm.name, error)
+      if (error instanceof AlgorithmError) throw error
+      throw new AlgorithmError(algorithm.name, error instanceof RunFailure ? error.message : null, error)
     }
     const metrics = this.#metricsOf(algorithm)
     metrics.successes.inc()
     metrics.duration.observe(run.elapsedSeconds)
     return run
+  }
+
+  async #runOnThread(
+    algorithm: Algorithm,
+    params: unknown,
+    budgetMs: number,
+    lane: Lane,
+    signal: AbortSignal | undefined,
+    timeoutMs: number | undefined,
+  ): Promise<TimedRun> {
+    await this.#acquireThread(lane, signal).catch((error: unknown) => {
+      // Not the algorithm's failure: no run took place.
+      throw error instanceof ServiceUnavailableError ? new NotRun(error) : error
+    })
+    const limit = new AbortController()
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => limit.abort(new RunTimeLimitError(algorithm.name, timeoutMs)), timeoutMs)
+    const stop = signal === undefined ? limit.signal : AbortSignal.any([signal, limit.signal])
+    let outcome: WorkerOutcome
+    try {
+      const deadline = timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs
+      const task: WorkerTask = { algorithm: algorithm.name, params, budgetMs, deadline }
+      outcome = await this.#pool.run(task, { signal: stop }).catch(async (error: unknown) => {
+        // Piscina has terminated the thread of an aborted run: its slot is free once the thread is gone.
+        if (stop.aborted) {
+          await Promise.all(this.#exiting)
+          throw limit.signal.aborted ? limit.signal.reason : signal?.reason
+        }
+        throw new AlgorithmError(algorithm.name, threadDeath(error), error)
+      })
+    } finally {
+      clearTimeout(timer)
+      this.#releaseThread()
+    }
+    if ('failure' in outcome) {
+      // The thread's error, for the log: its message and its stack as the thread saw them.
+      const cause = Object.assign(new Error(outcome.failure), { stack: outcome.stack })
+      throw new AlgorithmError(algorithm.name, outcome.failure, cause)
+    }
+    return outcome
   }
 
   /** The algorithm's label children, looked up once: hashing the labels on every run showed in profiles. */
@@ -198,6 +241,13 @@ export class Executor {
     this.#closed = true
     await this.#pool.close()
   }
+}
+
+/** What a client is told of a thread that died under a run: no path, no stack. */
+function threadDeath(error: unknown): string {
+  if ((error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY')
+    return 'its worker thread ran out of memory (ALGOSERVE_THREAD_HEAP_MB)'
+  return 'its worker thread stopped'
 }
 
 /** Carries an error that came before any run, past the accounting of failed runs. */

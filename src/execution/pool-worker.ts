@@ -1,26 +1,45 @@
-// The piscina worker: runs one algorithm call off the thread that serves HTTP.
-
-import { registry } from '../algorithms/registry.js'
+// The piscina worker: loads the same algorithm modules as the process, once, before its first task
+// (the resolved files come in workerData), and runs one algorithm call off the thread that serves HTTP.
+import { workerData } from 'node:worker_threads'
+import { loadRegistry, type Registry } from '../algorithms/registry.js'
 import { type TimedRun, timedRun } from './timed-run.js'
+
+export interface PoolWorkerData {
+  /** The module files of ALGOSERVE_ALGORITHMS, resolved. */
+  algorithmFiles: string[]
+}
 
 export interface WorkerTask {
   algorithm: string
   params: unknown
   budgetMs: number
+  /** The time limit, as a Unix time in ms. */
+  deadline: number
 }
 
 /**
  * The algorithm's failure comes back as a value, so that a rejected task always means the thread
- * itself died (and a job's run was lost rather than failed).
+ * itself died. `failure` is the algorithm's own words; `stack` is for the log only.
  */
-export type WorkerOutcome = TimedRun | { failure: string }
+export type WorkerOutcome = TimedRun | { failure: string; stack: string | undefined }
 
-export default function runTask({ algorithm, params, budgetMs }: WorkerTask): WorkerOutcome {
+async function runTask(registry: Registry, task: WorkerTask): Promise<WorkerOutcome> {
+  const { algorithm, params, budgetMs, deadline } = task
   try {
     const found = registry.get(algorithm)
     if (found === undefined) throw new Error(`Unknown algorithm '${algorithm}'`)
-    return timedRun(found, params, { budgetMs })
+    // The run is stopped at the deadline by the process anyway; the signal lets it stop by itself first.
+    const signal = AbortSignal.timeout(Math.max(0, Math.min(deadline - Date.now(), 2 ** 31 - 1)))
+    return await timedRun(found, params, { signal, deadline, budgetMs })
   } catch (error) {
-    return { failure: error instanceof Error ? (error.stack ?? error.message) : String(error) }
+    return error instanceof Error
+      ? { failure: error.message, stack: error.stack }
+      : { failure: String(error), stack: undefined }
   }
 }
+
+// Piscina waits for a default export that is a promise of the task function: the modules are loaded
+// before the first task (a top-level await would do the same, but tsx cannot load one in a thread).
+export default loadRegistry((workerData as PoolWorkerData | undefined)?.algorithmFiles ?? []).then(
+  (registry) => (task: WorkerTask) => runTask(registry, task),
+)

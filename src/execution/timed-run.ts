@@ -1,4 +1,5 @@
-import type { Algorithm, RunOptions } from '../algorithms/algorithm.js'
+import type { Algorithm, RunContext } from '../algorithms/algorithm.js'
+import { describeIssues } from '../algorithms/schema-check.js'
 
 export interface TimedRun {
   result: unknown
@@ -13,21 +14,45 @@ export interface TimedRun {
  */
 const secondsSince = (start: number): number => Math.round((performance.now() - start) * 1000) / 1_000_000
 
-/** Runs an algorithm and measures its own time, without any queueing before it. */
-export function timedRun(algorithm: Algorithm, params: unknown, options: RunOptions): TimedRun {
-  const start = performance.now()
-  const result = algorithm.run(params, options)
-  return { result, elapsedSeconds: secondsSince(start) }
+/** A run's failure in the algorithm's own words: its message is what a client is shown. */
+export class RunFailure extends Error {}
+
+/** The result, once it passes the algorithm's result schema. */
+function checked(algorithm: Algorithm, result: unknown): unknown {
+  const issues = algorithm.checkResult(result)
+  if (issues.length > 0)
+    throw new RunFailure(`its result breaks its result schema: ${describeIssues(issues)}`)
+  return result
 }
 
-/** The algorithm's run when it finds it cheap (runIfCheap), measured; otherwise undefined. */
-export function timedRunIfCheap(
+/** Runs an algorithm, measures its own time and checks its result, without any queueing before it. */
+export async function timedRun(
   algorithm: Algorithm,
   params: unknown,
-  options: RunOptions,
-): TimedRun | undefined {
-  if (algorithm.runIfCheap === undefined) return undefined
+  context: RunContext,
+): Promise<TimedRun> {
   const start = performance.now()
-  const result = algorithm.runIfCheap(params, options)
-  return result === undefined ? undefined : { result, elapsedSeconds: secondsSince(start) }
+  const result = await algorithm.module.run(params, context)
+  const elapsedSeconds = secondsSince(start)
+  return { result: checked(algorithm, result), elapsedSeconds }
+}
+
+/**
+ * The run on the calling thread, when the algorithm finds it cheap (its inline shortcuts: isCheap, or
+ * runIfCheap finding the result), measured and checked; otherwise undefined.
+ */
+export function timedRunInline(
+  algorithm: Algorithm,
+  params: unknown,
+  context: RunContext,
+): TimedRun | undefined {
+  const inline = algorithm.inline
+  if (inline === undefined) return undefined
+  const start = performance.now()
+  const result = inline.isCheap(params)
+    ? algorithm.module.run(params, context)
+    : inline.runIfCheap?.(params, context)
+  if (result === undefined) return undefined
+  const elapsedSeconds = secondsSince(start)
+  return { result: checked(algorithm, result), elapsedSeconds }
 }

@@ -2,6 +2,7 @@
 // response serialisation (fast-json-stringify) and the OpenAPI document, where its $id is the
 // component name the contract gives it (docs/api.md).
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { PrimeResultSchema as PrimeResult } from '../algorithms/prime-checker/schemas.js'
 import { VERSION } from '../version.js'
 
 /**
@@ -17,9 +18,6 @@ const IntegerInput = Type.Union([Type.Integer(), Type.String({ pattern: '^-?[0-9
   examples: [97, '18446744073709551617'],
 })
 
-/** An integer of any size in a response: always a JSON integer literal, exact. */
-const BigInteger = Type.Unsafe<bigint>({ type: 'integer', description: 'Exact, of any size.' })
-
 const Timestamp = Type.String({
   format: 'date-time',
   description: 'ISO 8601 in UTC with an explicit +00:00 offset and millisecond precision.',
@@ -31,36 +29,6 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
 export const InvokeRequest = Type.Object(
   { number: IntegerInput },
   { $id: 'InvokeRequest', description: 'Body of POST /invoke.' },
-)
-
-export const PrimeResult = Type.Object(
-  {
-    number: BigInteger,
-    is_prime: Type.Boolean({
-      description:
-        'Exact below 2^64 (deterministic test); Baillie-PSW above. 0, 1 and negatives are not prime.',
-    }),
-    factors: Type.Array(BigInteger, {
-      description:
-        'Prime factorisation with multiplicity, ascending; a negative number starts with -1. Empty for primes, ' +
-        '0 and 1. When factorization_complete is false it ends with the composite part(s) left unsplit; the ' +
-        'product is always the number.',
-    }),
-    factorization_complete: Type.Boolean({
-      description: 'False when the factorisation time budget ran out before every part was split.',
-    }),
-    // An enum, not a union of literals: fast-json-stringify writes an enum directly, while a union
-    // makes it validate the value against each branch first.
-    algorithm: Type.Unsafe<'trial_division' | 'deterministic_miller_rabin' | 'baillie_psw'>({
-      type: 'string',
-      enum: ['trial_division', 'deterministic_miller_rabin', 'baillie_psw'],
-      description:
-        'Primality method, chosen by |number|: trial_division below 2^32, deterministic_miller_rabin ' +
-        'below 2^64 (the deterministic 64-bit test: a base-2 strong probable-prime test plus a strong Lucas ' +
-        'test), baillie_psw from 2^64 on.',
-    }),
-  },
-  { $id: 'PrimeResult', description: "PrimeChecker's result." },
 )
 
 export const Metadata = Type.Object(
@@ -288,6 +256,8 @@ export const wrappedError = (description: string) => described(WrappedErrorRespo
 export const validationFailed = described(HTTPValidationError, 'The request failed the schema.')
 
 /** Every schema with an $id, registered once with Fastify so routes can $ref them. */
+export { PrimeResult }
+
 export const sharedSchemas: TSchema[] = [
   PrimeResult,
   Metadata,

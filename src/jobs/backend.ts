@@ -12,8 +12,8 @@ import type { JobListPage, JobListQuery } from './listing.js'
 import type { JobSummary } from './summary.js'
 
 /**
- * Runs one job. Its failures are outcomes; it throws only ShutdownAbort (give the job back) or
- * WorkerLostError (the worker thread died: a lost run).
+ * Runs one job. Its failures are outcomes (a worker thread that died under it too); it throws only
+ * ShutdownAbort (give the job back).
  */
 export type RunJob = (job: JobRecord, signal: AbortSignal) => Promise<JobOutcome>
 

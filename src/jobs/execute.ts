@@ -1,18 +1,19 @@
-// Running one job, the same in every backend: parse its params, run it through the executor (cheap
-// ones inline, the rest on the worker pool in the job lane) with the job factorisation budget and the
-// hard time limit, and say how it ended. `signal` stops the run: a shutdown (the job is given back) or
+// Running one job, the same in every backend: read its params, run it through the executor (cheap
+// ones inline, the rest on the worker pool in the job lane) with the job budget and the hard time
+// limit (the algorithm's timeoutMs, else ALGOSERVE_JOB_TIMEOUT_MS), and say how it ended. `signal` stops the run: a shutdown (the job is given back) or
 // a cancel (the job fails saying so).
 import type { FastifyBaseLogger } from 'fastify'
 import { parse, stringify } from 'lossless-json'
-import type { Algorithm } from '../algorithms/algorithm.js'
-import { AlgorithmError, CANCEL_REASON, ContractError, JOB_CANCELLED } from '../errors.js'
+import { storedParams } from '../algorithms/params.js'
+import type { Registry } from '../algorithms/registry.js'
+import { AlgorithmError, CANCEL_REASON, ContractError, JOB_CANCELLED, RunTimeLimitError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import type { RunJob } from './backend.js'
 import type { JobOutcome } from './job.js'
 
 export interface RunJobOptions {
   executor: Executor
-  algorithms: ReadonlyMap<string, Algorithm>
+  algorithms: Registry
   factorBudgetMs: number
   timeoutMs: number
   maxDigits: number
@@ -28,20 +29,16 @@ export function createRunJob(options: RunJobOptions): RunJob {
     }
     let params: unknown
     try {
-      params = algorithm.parseParams(parse(job.params) as Record<string, unknown>, { maxDigits }, 'params.')
+      params = storedParams(algorithm, parse(job.params) as Record<string, unknown>, maxDigits)
     } catch (error) {
       if (error instanceof ContractError) return { status: 'failed', error: error.message }
       throw error
     }
-    // Cheap runs happen inline in microseconds: no timer for them.
-    const timeout = new AbortController()
-    const timer = algorithm.isCheap(params)
-      ? undefined
-      : setTimeout(() => timeout.abort(new Error('hard time limit')), timeoutMs)
     try {
       const run = await executor.run(algorithm, params, factorBudgetMs, {
-        signal: timer === undefined ? undefined : AbortSignal.any([shutdown, timeout.signal]),
+        signal: shutdown,
         lane: 'job',
+        timeoutMs: algorithm.timeoutMs ?? timeoutMs,
       })
       return {
         status: 'completed',
@@ -57,16 +54,17 @@ export function createRunJob(options: RunJobOptions): RunJob {
       if (shutdown.aborted && shutdown.reason === CANCEL_REASON)
         return { status: 'failed', error: JOB_CANCELLED }
       if (shutdown.aborted) throw shutdown.reason
-      if (timeout.signal.aborted) {
-        return { status: 'failed', error: `The job exceeded the hard time limit of ${timeoutMs / 1000} s.` }
+      if (error instanceof RunTimeLimitError) {
+        return {
+          status: 'failed',
+          error: `The job exceeded the hard time limit of ${error.limitMs / 1000} s.`,
+        }
       }
       if (error instanceof AlgorithmError) {
         log.error({ err: error, job_id: job.id }, 'a job failed')
         return { status: 'failed', error: error.message }
       }
       throw error
-    } finally {
-      clearTimeout(timer)
     }
   }
 }

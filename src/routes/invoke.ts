@@ -3,6 +3,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Algorithm } from '../algorithms/algorithm.js'
+import { INVOKE_ALGORITHM, type Registry } from '../algorithms/registry.js'
 import type { Executor } from '../execution/executor.js'
 import {
   described,
@@ -13,16 +14,22 @@ import {
 } from '../http/schemas.js'
 
 export interface InvokeRouteOptions {
-  algorithm: Algorithm
+  algorithms: Registry
   executor: Executor
   maxDigits: number
   factorBudgetMs: number
+  /** ALGOSERVE_INVOKE_TIMEOUT_MS: the most any synchronous run may take. */
+  timeoutMs: number
 }
 
 const errorResponse = (description: string) => described(ErrorResponse, description)
 
 export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOptions): Promise<void> {
-  const { algorithm, executor, maxDigits, factorBudgetMs } = options
+  const { executor, maxDigits, factorBudgetMs } = options
+  const algorithm = options.algorithms.get(INVOKE_ALGORITHM)
+  if (algorithm?.inline === undefined) throw new Error(`${INVOKE_ALGORITHM} is not registered`)
+  const { inline } = algorithm
+  const timeoutMs = syncTimeLimit(algorithm, options.timeoutMs)
 
   app.post(
     '/invoke',
@@ -50,10 +57,10 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
       },
     },
     async (request, reply) => {
-      const params = algorithm.parseParams(request.body as Record<string, unknown>, { maxDigits }, '')
+      const params = inline.parseParams(request.body as Record<string, unknown>, { maxDigits }, '')
       // Only work sent to the pool is worth cancelling; cheap runs finish before a disconnect is seen.
-      const signal = algorithm.isCheap(params) ? undefined : abortOnDisconnect(reply)
-      const run = await executor.run(algorithm, params, factorBudgetMs, { signal })
+      const signal = inline.isCheap(params) ? undefined : abortOnDisconnect(reply)
+      const run = await executor.run(algorithm, params, factorBudgetMs, { signal, timeoutMs })
       return {
         request_id: request.id,
         status: 'success',
@@ -64,8 +71,12 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
   )
 }
 
+/** The time limit of a synchronous run: the algorithm's own, never past ALGOSERVE_INVOKE_TIMEOUT_MS. */
+export const syncTimeLimit = (algorithm: Algorithm, invokeTimeoutMs: number): number =>
+  Math.min(algorithm.timeoutMs ?? invokeTimeoutMs, invokeTimeoutMs)
+
 /** Aborts when the client goes away before its answer is written, so nobody computes for no one. */
-function abortOnDisconnect(reply: FastifyReply): AbortSignal {
+export function abortOnDisconnect(reply: FastifyReply): AbortSignal {
   const controller = new AbortController()
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'))

@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { stringify } from 'lossless-json'
-import type { Algorithm } from '../algorithms/algorithm.js'
+import { readParams } from '../algorithms/params.js'
+import type { Registry } from '../algorithms/registry.js'
 import { AlgorithmNotFoundError, DuplicateJobIdError, JobNotFoundError } from '../errors.js'
 import {
   described,
@@ -26,7 +27,7 @@ import type { Metrics } from '../metrics/metrics.js'
 import { checkWebhookUrl } from '../webhooks/address-policy.js'
 
 export interface JobRouteOptions {
-  algorithms: ReadonlyMap<string, Algorithm>
+  algorithms: Registry
   backend: () => JobBackend
   metrics: Metrics
   maxDigits: number
@@ -82,7 +83,9 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
         operationId: 'createJob',
         tags: ['jobs'],
         description:
-          'Checks, in order: the schema (422), the algorithm name (404), its params (400), the webhook URL (400), ' +
+          'Checks, in order: the schema (422), the algorithm name (404), its params (400 for an integer with ' +
+          "too many digits or a bad PrimeChecker number; 422 for params that fail the algorithm's params " +
+          'schema, loc ["body", "params", ...]), the webhook URL (400), ' +
           'capacity and store (503 with Retry-After). With an Idempotency-Key header (job control), a request ' +
           'repeated with the same key and the same checked request (algorithm, params, webhook) answers with ' +
           'the job the first one created and the header Idempotent-Replayed: true.',
@@ -107,10 +110,11 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
     async (request, reply) => {
       const body = request.body as JobRequestBody
       const algorithm = algorithms.get(body.algorithm)
-      if (algorithm === undefined) throw new AlgorithmNotFoundError(body.algorithm, [...algorithms.keys()])
-      const parsed = algorithm.parseParams(body.params, { maxDigits }, 'params.')
+      if (algorithm === undefined)
+        throw new AlgorithmNotFoundError(body.algorithm, [...algorithms.keys()].sort())
+      const parsed = readParams(algorithm, body.params, maxDigits, ['body', 'params'])
       const params = stringify(parsed) as string
-      const cheap = algorithm.isCheap(parsed)
+      const cheap = algorithm.inline?.isCheap(parsed) ?? false
       const webhook =
         body.webhook === undefined || body.webhook === null
           ? null

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { primeChecker } from '../../src/algorithms/prime-checker/index.js'
+import { INLINE } from '../../src/algorithms/algorithm.js'
+import { checkModule } from '../../src/algorithms/loader.js'
+import primeCheckerModule from '../../src/algorithms/prime-checker/index.js'
 import { AlgorithmError } from '../../src/errors.js'
 import { Executor } from '../../src/execution/executor.js'
 import { createMetrics } from '../../src/metrics/metrics.js'
@@ -10,6 +12,8 @@ const SEMIPRIME_64 = 4294967279n * 4294967291n
 
 const RSA_129 =
   114381625757888867669235779976146612010218296721242362562561842935706935245733897830597123563958705058989075147599290026879543541n
+
+const primeChecker = checkModule(primeCheckerModule, 'PrimeChecker')
 
 let executor: Executor
 before(() => {
@@ -52,15 +56,14 @@ test('runs waiting for a thread start in order, and an aborted one never starts'
   assert.deepEqual(finished, ['first', 'second', 'third'])
 })
 
+// The module as a file would give it: no shortcuts, so every run goes to a thread.
+const { [INLINE]: _inline, ...withoutInline } = primeCheckerModule
+
 test('a failing run is an AlgorithmError, and a closed pool is not alive', async () => {
   const other = new Executor({ threads: 1 }, createMetrics())
   assert.equal(other.alive, true)
   await assert.rejects(
-    other.run(
-      { ...primeChecker, name: 'NoSuchAlgorithm', isCheap: () => false, runIfCheap: undefined },
-      { number: 5n },
-      1000,
-    ),
+    other.run(checkModule({ ...withoutInline, name: 'NoSuchAlgorithm' }, 'a test'), { number: 5n }, 1000),
     AlgorithmError,
   )
   await other.close()
@@ -89,13 +92,5 @@ test('/invoke and job runs waiting for a thread take turns', async () => {
   assert.ok(
     turns.some((order) => order.join() === finished.join()),
     `${finished.join()}: /invoke waited behind the whole job queue`,
-  )
-})
-
-test('an algorithm the worker threads do not have is refused a thread, not run as the registry one', async () => {
-  const standIn = { ...primeChecker, isCheap: () => false }
-  await assert.rejects(
-    executor.run(standIn, { number: 18446744073709551617n }, 1000),
-    (error: unknown) => error instanceof AlgorithmError && /runs only inline/.test(String(error.cause)),
   )
 })

@@ -2,21 +2,14 @@
 // gets one access line, and the stack of a failure is in the log, never in the body.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import type { Algorithm } from '../../src/algorithms/algorithm.js'
+import { moduleSource, validMembers, writeModules } from '../helpers/algorithms.js'
 import { postRaw, startApp, type TestApp } from '../helpers/app.js'
 import { until } from '../helpers/time.js'
 
-const SECRET = 'internal detail for the log only'
-
-const failing: Algorithm<{ n: number }, unknown> = {
-  name: 'PrimeChecker',
-  version: '9.9.9',
-  parseParams: (raw) => ({ n: Number(raw.number) }),
-  isCheap: () => true,
-  run() {
-    throw new TypeError(SECRET)
-  },
-}
+const MESSAGE = 'the words of the algorithm'
+const modules = writeModules({
+  'failing.mjs': moduleSource(validMembers('Failing', `() => { throw new TypeError('${MESSAGE}') }`)),
+})
 
 interface LogLine {
   msg: string
@@ -30,14 +23,16 @@ const lines: LogLine[] = []
 let server: TestApp
 before(async () => {
   server = await startApp(
-    { logLevel: 'info' },
+    { logLevel: 'info', algorithms: [modules.dir] },
     {
-      algorithms: new Map([['PrimeChecker', failing as Algorithm]]),
       logger: { level: 'info', stream: { write: (line: string) => lines.push(JSON.parse(line)) } },
     },
   )
 })
-after(() => server.close())
+after(async () => {
+  await server.close()
+  modules.remove()
+})
 
 /** The log lines of one request, once its access line (written after the answer is sent) is there. */
 async function linesOf(requestId: string): Promise<LogLine[]> {
@@ -59,17 +54,22 @@ test('a plain request logs exactly its access line, with its id, method, path an
 })
 
 test("a failure's stack is logged under the request's id and stays out of the body", async () => {
-  const response = await postRaw(`${server.url}/invoke`, '{"number": 7}')
+  const response = await postRaw(`${server.url}/algorithms/Failing/invoke`, '{"a": 1, "b": 2}')
   const id = response.headers.get('x-request-id') ?? ''
   assert.equal(response.status, 500)
-  assert.doesNotMatch(response.text, new RegExp(SECRET), 'the body hides the internal message')
+  assert.match(response.text, new RegExp(MESSAGE), "the body has the algorithm's own words")
+  assert.doesNotMatch(response.text, /failing\.mjs| at |TypeError/, 'the body has no stack and no path')
   const logged = await linesOf(id)
   assert.deepEqual(
     logged.map((line) => line.msg),
     ['request failed', 'request completed'],
     `the lines of request ${id}: ${JSON.stringify(logged)}`,
   )
-  assert.match(logged[0]?.err?.stack ?? '', new RegExp(`TypeError: ${SECRET}`), 'the stack is in the log')
+  assert.match(
+    logged[0]?.err?.stack ?? '',
+    new RegExp(`TypeError: ${MESSAGE}[^]*failing\\.mjs`),
+    'the stack is in the log',
+  )
   assert.equal(logged[1]?.status, 500, 'the access line has the status')
 })
 

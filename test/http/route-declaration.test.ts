@@ -29,6 +29,7 @@ describe('a route must declare what it is', () => {
     const { service, config } = server
     const app = await buildApp(config, {
       executor: service.executor,
+      algorithms: service.algorithms,
       metrics: service.metrics,
       backend: () => service.backend,
       isShuttingDown: () => false,

@@ -34,6 +34,7 @@ test('GET /readyz is 503 not_ready from the start of a shutdown', async () => {
   const { service, config } = server
   const app = await buildApp(config, {
     executor: service.executor,
+    algorithms: service.algorithms,
     metrics: service.metrics,
     backend: () => service.backend,
     isShuttingDown: () => shuttingDown,

@@ -1,12 +1,13 @@
 // PrimeChecker: is an integer prime, and what are its prime factors (docs/prime-checker.md).
 
 import { VERSION } from '../../version.js'
-import type { Algorithm, ParamLimits, RunOptions } from '../algorithm.js'
+import { type BuiltInModule, INLINE, type ParamLimits } from '../algorithm.js'
 import { integerParam } from '../integer-input.js'
 import { abs } from './bigint-math.js'
 import { factorize } from './factorize.js'
 import { LIMIT_64 } from './kernel.js'
 import { isPrime, type PrimalityMethod, primalityMethod } from './primality.js'
+import { PrimeParamsSchema, PrimeResultSchema } from './schemas.js'
 import { LIMIT_32 } from './small.js'
 import { trialDivide } from './trial-division.js'
 
@@ -22,51 +23,68 @@ export interface PrimeResult {
   algorithm: PrimalityMethod
 }
 
-export const primeChecker: Algorithm<PrimeParams, PrimeResult> = {
+/** What run needs of its context: the budget, and a signal it checks between steps when there is one. */
+interface PrimeRunContext {
+  budgetMs: number
+  signal?: AbortSignal
+}
+
+function run({ number }: PrimeParams, { budgetMs, signal }: PrimeRunContext): PrimeResult {
+  const deadline = performance.now() + budgetMs
+  const algorithm = primalityMethod(number)
+  const prime = isPrime(number)
+  const magnitude = abs(number)
+  let factors: bigint[] = []
+  let complete = true
+  if (!prime && magnitude > 1n) {
+    // Only a positive number that is not prime is known to be composite: -p is not prime, p is.
+    const factorization = factorize(magnitude, { deadline, signal, composite: number > 0n })
+    factors = factorization.factors
+    complete = factorization.complete
+  }
+  if (number < 0n) factors.unshift(-1n)
+  return { number, is_prime: prime, factors, factorization_complete: complete, algorithm }
+}
+
+export const primeChecker = {
   name: 'PrimeChecker',
   version: VERSION,
+  description:
+    'Tests an integer of any size for primality and factors it; the factorisation stops at its time ' +
+    'budget with factorization_complete false.',
+  params: PrimeParamsSchema,
+  result: PrimeResultSchema,
+  examples: [{ params: { number: 97 } }, { params: { number: '18446744073709551617' } }],
+  run,
 
-  parseParams(raw: Record<string, unknown>, limits: ParamLimits, fieldPrefix: string): PrimeParams {
-    return { number: integerParam(raw.number, `${fieldPrefix}number`, limits.maxDigits) }
-  },
+  [INLINE]: {
+    parseParams(raw: Record<string, unknown>, limits: ParamLimits, fieldPrefix: string): PrimeParams {
+      return { number: integerParam(raw.number, `${fieldPrefix}number`, limits.maxDigits) }
+    },
 
-  // Below 2^32 both the test and the factorisation are trial division by primes under 2^16.
-  isCheap({ number }: PrimeParams): boolean {
-    return number > -LIMIT_32 && number < LIMIT_32
-  },
+    // Below 2^32 both the test and the factorisation are trial division by primes under 2^16.
+    isCheap({ number }: PrimeParams): boolean {
+      return number > -LIMIT_32 && number < LIMIT_32
+    },
 
-  // Below 2^64 the kernel's primality test and its trial division by the primes below 2^16 take
-  // microseconds. What they leave is 1, or a prime, or a composite whose factors all exceed 2^16 (a
-  // balanced semiprime, say): only that one needs rho, which goes to a worker thread.
-  runIfCheap({ number }: PrimeParams): PrimeResult | undefined {
-    const magnitude = abs(number)
-    if (magnitude >= LIMIT_64) return undefined
-    const algorithm = primalityMethod(number)
-    if (isPrime(number))
-      return { number, is_prime: true, factors: [], factorization_complete: true, algorithm }
-    if (magnitude < 2n) return this.run({ number }, { budgetMs: 0 })
-    const { primes, rest } = trialDivide(magnitude)
-    // Every factor of rest exceeds 2^16, so below 2^32 it is prime.
-    if (rest !== 1n && rest >= LIMIT_32 && !isPrime(rest)) return undefined
-    const factors = rest === 1n ? primes : [...primes, rest]
-    if (number < 0n) factors.unshift(-1n)
-    return { number, is_prime: false, factors, factorization_complete: true, algorithm }
+    // Below 2^64 the kernel's primality test and its trial division by the primes below 2^16 take
+    // microseconds. What they leave is 1, or a prime, or a composite whose factors all exceed 2^16 (a
+    // balanced semiprime, say): only that one needs rho, which goes to a worker thread.
+    runIfCheap({ number }: PrimeParams): PrimeResult | undefined {
+      const magnitude = abs(number)
+      if (magnitude >= LIMIT_64) return undefined
+      const algorithm = primalityMethod(number)
+      if (isPrime(number))
+        return { number, is_prime: true, factors: [], factorization_complete: true, algorithm }
+      if (magnitude < 2n) return run({ number }, { budgetMs: 0 })
+      const { primes, rest } = trialDivide(magnitude)
+      // Every factor of rest exceeds 2^16, so below 2^32 it is prime.
+      if (rest !== 1n && rest >= LIMIT_32 && !isPrime(rest)) return undefined
+      const factors = rest === 1n ? primes : [...primes, rest]
+      if (number < 0n) factors.unshift(-1n)
+      return { number, is_prime: false, factors, factorization_complete: true, algorithm }
+    },
   },
+} satisfies BuiltInModule<PrimeParams, PrimeResult>
 
-  run({ number }: PrimeParams, { budgetMs, signal }: RunOptions): PrimeResult {
-    const deadline = performance.now() + budgetMs
-    const algorithm = primalityMethod(number)
-    const prime = isPrime(number)
-    const magnitude = abs(number)
-    let factors: bigint[] = []
-    let complete = true
-    if (!prime && magnitude > 1n) {
-      // Only a positive number that is not prime is known to be composite: -p is not prime, p is.
-      const factorization = factorize(magnitude, { deadline, signal, composite: number > 0n })
-      factors = factorization.factors
-      complete = factorization.complete
-    }
-    if (number < 0n) factors.unshift(-1n)
-    return { number, is_prime: prime, factors, factorization_complete: complete, algorithm }
-  },
-}
+export default primeChecker

@@ -1,0 +1,122 @@
+// Loads the algorithm modules named by ALGOSERVE_ALGORITHMS (files, folders whose .js/.mjs files are
+// each a module, installed package names), checks each against the contract (algorithm.ts) and
+// compiles its schemas. The same list is loaded in the process and in every worker thread; anything
+// wrong stops the start with an error naming the file and the problem.
+import { readdirSync, statSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { extname, join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { ConfigError } from '../errors.js'
+import { type Algorithm, type BuiltInModule, INLINE } from './algorithm.js'
+import { compileSchema, describeIssues } from './schema-check.js'
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/
+// Semantic Versioning 2.0.0: major.minor.patch, an optional pre-release and build.
+const SEMVER =
+  /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/
+const MEMBERS = ['name', 'version', 'description', 'params', 'result', 'examples', 'timeoutMs', 'run']
+const MODULE_EXTENSIONS = ['.js', '.mjs']
+
+/** The module files a setting names, in order: a folder gives its .js/.mjs files, sorted by name. */
+export function moduleFiles(entries: readonly string[], cwd = process.cwd()): string[] {
+  const files: string[] = []
+  for (const entry of entries) {
+    const path = resolve(cwd, entry)
+    const stat = statSync(path, { throwIfNoEntry: false })
+    if (stat?.isDirectory()) {
+      const inside = readdirSync(path, { withFileTypes: true })
+        .filter((item) => item.isFile() && MODULE_EXTENSIONS.includes(extname(item.name)))
+        .map((item) => join(path, item.name))
+        .sort()
+      if (inside.length === 0)
+        throw new ConfigError(`ALGOSERVE_ALGORITHMS: the folder ${path} has no .js or .mjs module.`)
+      files.push(...inside)
+    } else if (stat?.isFile()) {
+      files.push(path)
+    } else if (entry.startsWith('.') || entry.startsWith('/')) {
+      throw new ConfigError(`ALGOSERVE_ALGORITHMS: ${path} does not exist.`)
+    } else {
+      files.push(packageEntry(entry, cwd))
+    }
+  }
+  return files
+}
+
+/** An installed package's entry file, found from `cwd` as an import there would find it. */
+function packageEntry(name: string, cwd: string): string {
+  try {
+    return createRequire(join(cwd, 'package.json')).resolve(name)
+  } catch {
+    throw new ConfigError(
+      `ALGOSERVE_ALGORITHMS: '${name}' is neither a file, a folder nor a package installed for ${cwd}.`,
+    )
+  }
+}
+
+/** Imports a module file and checks its default export. */
+export async function loadModuleFile(file: string): Promise<Algorithm> {
+  let imported: { default?: unknown }
+  try {
+    imported = await import(pathToFileURL(file).href)
+  } catch (error) {
+    throw new ConfigError(`Algorithm module ${file} could not be loaded: ${(error as Error).message}`)
+  }
+  return checkModule(imported.default, file)
+}
+
+/** The module checked against the contract, with its schemas compiled; a ConfigError names what is wrong. */
+export function checkModule(value: unknown, source: string): Algorithm {
+  const fail = (problem: string): never => {
+    throw new ConfigError(`Algorithm module ${source}: ${problem}.`)
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    fail('its default export must be an object (export default { name, version, ... })')
+  const module = value as BuiltInModule
+  const unknown = Object.keys(module).filter((key) => !MEMBERS.includes(key))
+  if (unknown.length > 0) fail(`unknown member ${unknown.map((key) => `'${key}'`).join(', ')}`)
+  if (typeof module.name !== 'string' || !NAME.test(module.name))
+    fail("'name' must be 1 to 64 letters, digits, '_' or '-'")
+  if (typeof module.version !== 'string' || !SEMVER.test(module.version))
+    fail("'version' must be a semantic version such as 1.0.0")
+  if (typeof module.description !== 'string') fail("'description' must be a string")
+  if (typeof module.run !== 'function') fail("'run' must be a function")
+  if (!isObject(module.params) || module.params.type !== 'object')
+    fail("'params' must be a JSON Schema of an object ({ type: 'object', ... })")
+  if (!isObject(module.result)) fail("'result' must be a JSON Schema")
+  if (
+    module.timeoutMs !== undefined &&
+    (typeof module.timeoutMs !== 'number' || !Number.isInteger(module.timeoutMs) || module.timeoutMs < 1)
+  )
+    fail("'timeoutMs' must be a whole number of ms, at least 1")
+  const compile = (member: 'params' | 'result') => {
+    try {
+      return compileSchema(module[member])
+    } catch (error) {
+      return fail(`its '${member}' schema does not compile: ${(error as Error).message}`)
+    }
+  }
+  const checkParams = compile('params')
+  const checkResult = compile('result')
+  if (module.examples !== undefined) {
+    if (!Array.isArray(module.examples)) fail("'examples' must be an array of { params }")
+    module.examples.forEach((example, i) => {
+      if (!isObject(example) || !isObject(example.params)) fail(`examples[${i}] must be { params: { ... } }`)
+      const issues = checkParams(example.params)
+      if (issues.length > 0) fail(`examples[${i}].params fail the params schema: ${describeIssues(issues)}`)
+    })
+  }
+  return {
+    name: module.name,
+    version: module.version,
+    description: module.description,
+    module,
+    source,
+    timeoutMs: module.timeoutMs ?? null,
+    inline: module[INLINE],
+    checkParams,
+    checkResult,
+  }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)

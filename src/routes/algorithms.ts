@@ -1,0 +1,215 @@
+// The algorithms the service serves: GET /algorithms lists them, GET /algorithms/{name} shows one with
+// its schemas, and POST /algorithms/{name}/invoke calls one synchronously, answered as /invoke is. Each
+// algorithm has its own invoke route, so that the OpenAPI document shows its params and result; an
+// unknown name reaches the parametric route, which answers 404.
+import { type TSchema, Type } from '@sinclair/typebox'
+import type { FastifyInstance, FastifySchemaCompiler } from 'fastify'
+import { stringify } from 'lossless-json'
+import type { Algorithm } from '../algorithms/algorithm.js'
+import { readParams } from '../algorithms/params.js'
+import type { Registry } from '../algorithms/registry.js'
+import { AlgorithmNotFoundError } from '../errors.js'
+import type { Executor } from '../execution/executor.js'
+import { algorithmSchemaId } from '../http/algorithm-schemas.js'
+import {
+  described,
+  ErrorResponse,
+  HTTPValidationError,
+  Metadata,
+  sharedSchemas,
+  wrappedError,
+} from '../http/schemas.js'
+import { validatorCompiler } from '../http/validation.js'
+import { abortOnDisconnect, syncTimeLimit } from './invoke.js'
+
+export interface AlgorithmRouteOptions {
+  algorithms: Registry
+  executor: Executor
+  maxDigits: number
+  factorBudgetMs: number
+  /** ALGOSERVE_INVOKE_TIMEOUT_MS. */
+  timeoutMs: number
+}
+
+const NameParams = Type.Object({
+  name: Type.String({ description: 'The algorithm name, case-sensitive.' }),
+})
+
+const AlgorithmSummary = Type.Object({
+  name: Type.String(),
+  version: Type.String(),
+  description: Type.String(),
+})
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRouteOptions): Promise<void> {
+  const { algorithms, executor, maxDigits, factorBudgetMs } = options
+  const names = [...algorithms.keys()].sort()
+  const sorted = names.map((name) => algorithms.get(name) as Algorithm)
+  const find = (name: string): Algorithm => {
+    const algorithm = algorithms.get(name)
+    if (algorithm === undefined) throw new AlgorithmNotFoundError(name, names)
+    return algorithm
+  }
+  const listing = JSON.stringify({
+    algorithms: sorted.map(({ name, version, description }) => ({ name, version, description })),
+  })
+
+  app.get(
+    '/algorithms',
+    {
+      config: { kind: 'api', errorShape: 'wrapped' },
+      schema: {
+        summary: 'List the algorithms',
+        operationId: 'listAlgorithms',
+        tags: ['algorithms'],
+        description: 'Every algorithm this service serves, sorted by name.',
+        response: {
+          200: Type.Object({ algorithms: Type.Array(AlgorithmSummary) }, { description: 'The algorithms.' }),
+        },
+      },
+    },
+    async (_request, reply) => reply.type(JSON_TYPE).serializer(String).send(listing),
+  )
+
+  // Written once: the schemas are the modules' own, shown as they are.
+  const details = new Map(
+    sorted.map((algorithm) => [
+      algorithm.name,
+      stringify({
+        name: algorithm.name,
+        version: algorithm.version,
+        description: algorithm.description,
+        params: algorithm.module.params,
+        result: algorithm.module.result,
+        examples: algorithm.module.examples ?? [],
+        timeout_ms: algorithm.timeoutMs,
+      }) as string,
+    ]),
+  )
+
+  app.get(
+    '/algorithms/:name',
+    {
+      config: { kind: 'api', errorShape: 'wrapped' },
+      schema: {
+        summary: 'Read an algorithm, with its schemas',
+        operationId: 'getAlgorithm',
+        tags: ['algorithms'],
+        params: NameParams,
+        response: {
+          200: Type.Object(
+            {
+              ...AlgorithmSummary.properties,
+              params: Type.Object(
+                {},
+                { additionalProperties: true, description: 'JSON Schema of its params.' },
+              ),
+              result: Type.Object(
+                {},
+                { additionalProperties: true, description: 'JSON Schema of its result.' },
+              ),
+              examples: Type.Array(Type.Object({ params: Type.Object({}, { additionalProperties: true }) })),
+              timeout_ms: Type.Union([Type.Integer(), Type.Null()], {
+                description: 'Its own time limit of one run, in ms; null when it has none.',
+              }),
+            },
+            { description: 'The algorithm.' },
+          ),
+          404: wrappedError('ALGORITHM_NOT_FOUND; details.available_algorithms lists the known names.'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { name } = request.params as { name: string }
+      find(name)
+      return reply
+        .type(JSON_TYPE)
+        .serializer(String)
+        .send(details.get(name) as string)
+    },
+  )
+
+  for (const algorithm of sorted) {
+    const timeoutMs = syncTimeLimit(algorithm, options.timeoutMs)
+    app.post(
+      `/algorithms/${algorithm.name}/invoke`,
+      {
+        config: { kind: 'api', errorShape: 'flat' },
+        validatorCompiler: anyObjectBody as never,
+        schema: {
+          summary: `Call ${algorithm.name}`,
+          operationId: `invoke_${algorithm.name}`,
+          tags: ['algorithms'],
+          description:
+            `${algorithm.description}\n\nThe body is its params. A run is stopped after ${timeoutMs / 1000} s ` +
+            '(its own timeoutMs, at most ALGOSERVE_INVOKE_TIMEOUT_MS) with 500 ALGORITHM_ERROR.',
+          body: Type.Ref(algorithmSchemaId(algorithm.name, 'params')),
+          response: {
+            200: {
+              ...Type.Object({
+                request_id: Type.String(),
+                status: Type.Literal('success'),
+                result: Type.Ref(algorithmSchemaId(algorithm.name, 'result')),
+                metadata: Type.Ref(Metadata),
+              }),
+              description: 'The result, with metadata.',
+            },
+            400: described(ErrorResponse, 'VALIDATION_ERROR: an integer with too many digits.'),
+            413: described(
+              ErrorResponse,
+              'PAYLOAD_TOO_LARGE: the body is larger than ALGOSERVE_MAX_BODY_BYTES.',
+            ),
+            422: described(HTTPValidationError, 'The body failed the params schema.'),
+            500: described(
+              ErrorResponse,
+              'ALGORITHM_ERROR: the run threw (its message is shown), broke its result schema, or passed its ' +
+                'time limit; or INTERNAL_ERROR.',
+            ),
+            503: described(
+              ErrorResponse,
+              'SERVICE_UNAVAILABLE: no worker thread was free within ALGOSERVE_INVOKE_QUEUE_TIMEOUT_MS; see ' +
+                'Retry-After.',
+            ),
+          },
+        },
+      },
+      async (request, reply) => {
+        const params = readParams(algorithm, request.body as Record<string, unknown>, maxDigits, ['body'])
+        const cheap = algorithm.inline?.isCheap(params) ?? false
+        const run = await executor.run(algorithm, params, factorBudgetMs, {
+          signal: cheap ? undefined : abortOnDisconnect(reply),
+          timeoutMs,
+        })
+        const metadata = {
+          algorithm: algorithm.name,
+          version: algorithm.version,
+          elapsed_time: run.elapsedSeconds,
+        }
+        return reply
+          .type(JSON_TYPE)
+          .serializer(String)
+          .send(stringify({ request_id: request.id, status: 'success', result: run.result, metadata }))
+      },
+    )
+  }
+
+  app.post(
+    '/algorithms/:name/invoke',
+    {
+      config: { kind: 'api', errorShape: 'wrapped' },
+      schema: { hide: true, params: NameParams },
+    },
+    async (request) => {
+      find((request.params as { name: string }).name)
+    },
+  )
+}
+
+/**
+ * The body of an algorithm's invoke route must be a JSON object: that much is checked as every body is
+ * (a 422 in the interface's words); the params schema is the algorithm's, checked by readParams.
+ */
+const anyObjectBody: FastifySchemaCompiler<TSchema> = (route) =>
+  validatorCompiler(sharedSchemas)({ ...route, schema: Type.Object({}, { additionalProperties: true }) })
