@@ -165,6 +165,23 @@ describe('the dashboard with algorithms of your own', { skip: !hasBrowser() && N
     await page.close()
   })
 
+  test('on a phone (390 px): every job a card, a nested result within the screen', async (t) => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } })
+    const watch = watchPage(page, origin())
+    await page.goto(`${origin()}/dashboard#job=${ids.nested}`)
+    await page.locator('#detail-result-view table').waitFor()
+    await until(async () => (await rows(page).count()) === 5, 15_000, 'the list shows 5 jobs', 100)
+    const width = await page.evaluate(
+      () =>
+        (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document
+          .documentElement.scrollWidth,
+    )
+    assert.ok(width <= 390, `page is ${width} px wide`)
+    await shot(page, 'algorithms-phone.png', t)
+    assert.deepEqual(watch.problems, [])
+    await page.close()
+  })
+
   test("PrimeChecker's result in words", async () => {
     const { page, watch } = await open(`#job=${ids.prime}`)
     await page.locator('#detail-result-view .sentence').waitFor()
