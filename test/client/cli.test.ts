@@ -292,7 +292,14 @@ test('usage errors exit 2 and name the problem', async () => {
 test('--help documents every client command and the exit codes', async () => {
   const run = await cli(['--help'])
   assert.equal(run.code, 0)
-  for (const line of ['algoserve call <number>', 'algoserve jobs list', 'algoserve jobs wait <id>']) {
+  for (const line of [
+    'algoserve algorithms [<algorithm>]',
+    'algoserve call <algorithm> [--params JSON] [key=value ...]',
+    'algoserve call <number>',
+    'algoserve jobs create <algorithm>',
+    'algoserve jobs list',
+    'algoserve jobs wait <id>',
+  ]) {
     assert.ok(run.stdout.includes(line), line)
   }
   assert.match(run.stdout, /^ +2 +usage error/m)
