@@ -12,7 +12,7 @@ FROM node:24-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.types.json ./
 COPY src ./src
 COPY wasm ./wasm
 COPY public ./public

@@ -96,6 +96,7 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> 
   if (isKeyRequired !== null) requireApiKeys(app, apiKeys, isKeyRequired)
   if (config.rateLimit > 0) await registerRateLimit(app, config)
   await registerOpenApi(app, {
+    algorithms: deps.algorithms,
     keyRequired: isKeyRequired,
     rateLimit: config.rateLimit > 0 ? config : null,
     maxBodyBytes: config.maxBodyBytes,

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { test } from 'node:test'
 import { threadsFor, usableCpus } from '../src/execution/usable-cpus.js'
+import { moduleSource, validMembers, writeModules } from './helpers/algorithms.js'
 import { listening, serveFresh, start } from './helpers/child.js'
 import { RSA_100 } from './helpers/numbers.js'
 import { sleep } from './helpers/time.js'
@@ -27,6 +28,38 @@ test('algoserve worker without a Redis URL is refused, naming the setting', asyn
   const child = start(['worker'], { ALGOSERVE_REDIS_URL: '' })
   assert.equal(await child.exit, 2)
   assert.match(child.output(), /ALGOSERVE_REDIS_URL/)
+})
+
+test('a module that breaks the contract stops the start, naming the file and the problem', async () => {
+  const modules = writeModules({
+    'broken.mjs': moduleSource(validMembers('Adder').replace("version: '1.0.0'", "version: 'one'")),
+  })
+  try {
+    const child = start(['serve', '--algorithms', modules.dir])
+    assert.equal(await child.exit, 2)
+    assert.equal(
+      child.output(),
+      `algoserve: Algorithm module ${modules.file('broken.mjs')}: 'version' must be a semantic version such as 1.0.0.\n`,
+    )
+  } finally {
+    modules.remove()
+  }
+})
+
+test('ALGOSERVE_ALGORITHMS serves a module file, in the process and its worker threads', async (t) => {
+  const modules = writeModules({ 'adder.mjs': moduleSource(validMembers('Adder')) })
+  t.after(() => modules.remove())
+  const child = serveFresh(t, [], { ALGOSERVE_ALGORITHMS: modules.file('adder.mjs') })
+  const url = await listening(child)
+  const response = await fetch(`${url}/algorithms/Adder/invoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"a": 20, "b": 22}',
+  })
+  assert.equal(response.status, 200)
+  assert.deepEqual(((await response.json()) as { result: unknown }).result, { sum: 42 })
+  child.process.kill('SIGINT')
+  assert.equal(await child.exit, 0)
 })
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -23,3 +23,145 @@ export function algorithmSchemas(algorithms: Registry): Record<string, unknown>[
     named(algorithm, 'result'),
   ])
 }
+
+type Schema = Record<string, unknown>
+
+/**
+ * A value the schema accepts, for an example where the module gives none: its own `examples` or
+ * `default` when it has them, else the simplest value of its type within its bounds.
+ */
+export function sampleOf(schema: Schema): unknown {
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0]
+  if (schema.default !== undefined) return schema.default
+  if (schema.const !== undefined) return schema.const
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0]
+  for (const key of ['anyOf', 'oneOf', 'allOf']) {
+    const [first] = (schema[key] as Schema[] | undefined) ?? []
+    if (first !== undefined) return sampleOf(first)
+  }
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type
+  switch (type) {
+    case 'object': {
+      const properties = (schema.properties ?? {}) as Record<string, Schema>
+      const required = (schema.required ?? []) as string[]
+      return Object.fromEntries(required.map((name) => [name, sampleOf(properties[name] ?? {})]))
+    }
+    case 'array':
+      return Array.from({ length: Number(schema.minItems ?? 0) }, () =>
+        sampleOf((schema.items ?? {}) as Schema),
+      )
+    case 'integer':
+    case 'number':
+      return typeof schema.minimum === 'number' ? Math.max(0, Math.ceil(schema.minimum)) : 0
+    case 'string':
+      return 'x'.repeat(Number(schema.minLength ?? 0))
+    case 'boolean':
+      return false
+    default:
+      return null
+  }
+}
+
+export interface AlgorithmExampleParts {
+  requestId: string
+  flat: (error: string, message: string, details?: Record<string, unknown> | null) => unknown
+  tooLarge: unknown
+}
+
+export const invokeOperationId = (name: string): string => `invoke_${name}`
+
+/**
+ * The examples of the algorithm operations, by operationId, in the shape openapi.ts takes: the list,
+ * one algorithm (the first by name), and each algorithm's invoke operation.
+ */
+export function algorithmExamples(algorithms: Registry, shared: AlgorithmExampleParts) {
+  const sorted = [...algorithms.keys()].sort().map((name) => algorithms.get(name) as Algorithm)
+  const [first] = sorted
+  if (first === undefined) return {}
+  const summary = ({ name, version, description }: Algorithm) => ({ name, version, description })
+  const lists = {
+    listAlgorithms: { responses: { 200: { algorithms: sorted.map(summary) } } },
+    getAlgorithm: {
+      parameters: { name: first.name },
+      responses: {
+        200: {
+          ...summary(first),
+          params: first.module.params,
+          result: first.module.result,
+          examples: first.module.examples ?? [],
+          timeout_ms: first.timeoutMs,
+        },
+        404: {
+          detail: shared.flat('ALGORITHM_NOT_FOUND', "Algorithm 'Sorter' is not known.", {
+            available_algorithms: sorted.map((algorithm) => algorithm.name),
+          }),
+        },
+      },
+    },
+  }
+  const invokes = sorted.map((algorithm) => [
+    invokeOperationId(algorithm.name),
+    {
+      request: algorithm.module.examples?.[0]?.params ?? sampleOf(algorithm.module.params),
+      responses: {
+        200: {
+          request_id: shared.requestId,
+          status: 'success',
+          result: sampleOf(algorithm.module.result),
+          metadata: { algorithm: algorithm.name, version: algorithm.version, elapsed_time: 0.000012 },
+        },
+        400: shared.flat('VALIDATION_ERROR', 'n has 5000 digits; at most 4300 are allowed.', {
+          field: 'n',
+          value: '1234567890…(5000 digits)',
+        }),
+        413: shared.tooLarge,
+        422: { detail: [{ type: 'missing', loc: ['body', 'n'], msg: 'Field required', input: {} }] },
+        500: shared.flat(
+          'ALGORITHM_ERROR',
+          `The algorithm '${algorithm.name}' failed while running: n is too large`,
+        ),
+        503: shared.flat('SERVICE_UNAVAILABLE', 'Every worker thread is busy; try again later.'),
+      },
+    },
+  ])
+  return { ...lists, ...Object.fromEntries(invokes) }
+}
+
+/**
+ * With more than one algorithm, the POST /jobs body, a job and the webhook payload are a oneOf over
+ * the algorithms, discriminated by `algorithm`, each with its own params and result schemas. With one
+ * (PrimeChecker alone) the document keeps its single shapes.
+ */
+export function discriminateJobs(schemas: Record<string, Schema>, algorithms: Registry): void {
+  if (algorithms.size < 2) return
+  const names = [...algorithms.keys()].sort()
+  const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` })
+  const variants = (base: string, build: (name: string, schema: Schema) => Schema) => {
+    const original = schemas[base]
+    if (original === undefined) return
+    const mapping: Record<string, string> = {}
+    for (const name of names) {
+      const id = `${name}.${base}`
+      schemas[id] = build(name, structuredClone(original))
+      mapping[name] = `#/components/schemas/${id}`
+    }
+    schemas[base] = {
+      description: original.description,
+      oneOf: names.map((name) => ref(`${name}.${base}`)),
+      discriminator: { propertyName: 'algorithm', mapping },
+    }
+  }
+  const properties = (schema: Schema) => schema.properties as Record<string, Schema>
+  variants('JobRequest', (name, schema) => {
+    properties(schema).algorithm = { type: 'string', const: name }
+    properties(schema).params = ref(algorithmSchemaId(name, 'params'))
+    return schema
+  })
+  const byAlgorithm = (name: string, schema: Schema) => {
+    properties(schema).algorithm = { type: 'string', const: name }
+    properties(schema).result = { anyOf: [ref(algorithmSchemaId(name, 'result')), { type: 'null' }] }
+    return schema
+  }
+  variants('JobStatusResponse', byAlgorithm)
+  variants('WebhookPayload', byAlgorithm)
+}

@@ -4,12 +4,14 @@
 // adds to it. routes/docs.ts hands these to @fastify/swagger. Every limit it states is read from the
 // code or the settings that enforce it.
 import { Type } from '@sinclair/typebox'
+import type { Registry } from '../algorithms/registry.js'
 import { PayloadTooLargeError } from '../errors.js'
 import { LATENCY_BOUNDS_MS } from '../jobs/summary.js'
 import { isoTime } from '../json-text.js'
 import { VERSION } from '../version.js'
 import { RETRY_WAITS_MS } from '../webhooks/policy.js'
 import { ATTEMPT_TIMEOUT_MS } from '../webhooks/sender.js'
+import { algorithmExamples, discriminateJobs } from './algorithm-schemas.js'
 import { REQUEST_ID as KEPT_REQUEST_ID } from './http-observer.js'
 import { isRateLimited, type RouteDeclaration } from './route-declaration.js'
 import { ErrorResponse, Metadata, PrimeResult } from './schemas.js'
@@ -214,6 +216,8 @@ export interface DocumentOptions {
   rateLimit: { rateLimit: number; rateLimitWindowMs: number } | null
   /** The body limit, shown in the 413 examples. */
   maxBodyBytes: number
+  /** The algorithms served: their examples, and the job shapes discriminated by algorithm. */
+  algorithms: Registry
 }
 
 /**
@@ -227,7 +231,14 @@ export function completeDocument<T extends object>(
   declarationOf: (operationId: string | undefined) => RouteDeclaration,
   options: DocumentOptions,
 ): T {
-  const examples = EXAMPLES(options.maxBodyBytes)
+  const examples: Examples = {
+    ...EXAMPLES(options.maxBodyBytes),
+    ...algorithmExamples(options.algorithms, {
+      requestId: REQUEST_ID,
+      flat,
+      tooLarge: flat(...tooLarge(options.maxBodyBytes)),
+    }),
+  }
   const paths = (document as { paths?: Record<string, Record<string, Operation>> }).paths ?? {}
   for (const item of Object.values(paths)) {
     for (const operation of Object.values(item)) {
@@ -253,6 +264,7 @@ export function completeDocument<T extends object>(
     }
   }
   const components = (document as { components?: Record<string, unknown> }).components ?? {}
+  discriminateJobs((components.schemas ?? {}) as Record<string, Record<string, unknown>>, options.algorithms)
   const webhooks = (document as { webhooks?: Record<string, Record<string, Operation>> }).webhooks ?? {}
   // The callback is signed (webhook-signature), not sent with our API keys.
   if (options.keyRequired !== null) {

@@ -112,11 +112,16 @@ describe('with API keys set', () => {
     assert.equal(document.components.securitySchemes.bearerAuth?.scheme, 'bearer')
     for (const [path, item] of Object.entries(document.paths)) {
       for (const operation of Object.values(item)) {
-        const needsKey = path === '/invoke' || path.startsWith('/jobs') || path === '/job-summary'
+        const needsKey =
+          path === '/invoke' ||
+          path.startsWith('/jobs') ||
+          path === '/job-summary' ||
+          path.startsWith('/algorithms')
         assert.deepEqual(operation.security, needsKey ? [{ bearerAuth: [] }] : [], path)
         assert.equal('401' in operation.responses, needsKey, path)
-        // Documented in the shape the route answers in: wrapped under `detail` on the job routes.
-        const wrapped = path.startsWith('/jobs') || path === '/job-summary'
+        // Documented in the shape the route answers in: wrapped under `detail` on the job routes and
+        // the algorithm listings, flat on the calls.
+        const wrapped = !path.endsWith('/invoke')
         if (needsKey) {
           const schema = JSON.stringify(operation.responses['401'])
           assert.match(schema, wrapped ? /WrappedErrorResponse/ : /schemas\/ErrorResponse"/, path)

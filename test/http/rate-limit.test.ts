@@ -98,7 +98,11 @@ test('the OpenAPI document gives the rate-limited operations, and only those, a 
     let limited = 0
     for (const [path, item] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(item)) {
-        const isApi = path === '/invoke' || path.startsWith('/jobs') || path === '/job-summary'
+        const isApi =
+          path === '/invoke' ||
+          path.startsWith('/jobs') ||
+          path === '/job-summary' ||
+          path.startsWith('/algorithms')
         const answer = JSON.stringify(operation.responses['429'] ?? null)
         assert.equal(answer !== 'null', isApi, `${method} ${path}`)
         if (!isApi) continue
@@ -108,14 +112,18 @@ test('the OpenAPI document gives the rate-limited operations, and only those, a 
           /more than 3 requests from this client in 60 s.*at most 3 per 60 s/,
           `${method} ${path}`,
         )
-        // Wrapped under `detail` on the job routes, flat on /invoke.
-        assert.match(answer, path === '/invoke' ? /schemas\/ErrorResponse"/ : /WrappedErrorResponse/, path)
+        // Wrapped under `detail` on the job routes and the algorithm listings, flat on the calls.
+        assert.match(
+          answer,
+          path.endsWith('/invoke') ? /schemas\/ErrorResponse"/ : /WrappedErrorResponse/,
+          path,
+        )
       }
     }
     assert.equal(
       limited,
-      7,
-      'invoke, createJob, getJob, listJobs, cancelJob, getJobDeliveries, getJobSummary',
+      10,
+      'invoke, createJob, getJob, listJobs, cancelJob, getJobDeliveries, getJobSummary, listAlgorithms, getAlgorithm, invoke_PrimeChecker',
     )
   } finally {
     await server.close()

@@ -90,6 +90,9 @@ describe('GET /openapi.json', () => {
   test('has every path, method and status code of the interface and of job control, and not the documentation routes', () => {
     const expected: Record<string, Record<string, string[]>> = {
       '/invoke': { post: ['200', '400', '413', '422', '500', '503'] },
+      '/algorithms': { get: ['200'] },
+      '/algorithms/{name}': { get: ['200', '404'] },
+      '/algorithms/PrimeChecker/invoke': { post: ['200', '400', '413', '422', '500', '503'] },
       // 409 only with an Idempotency-Key, and GET /jobs, are job control (tag job-control).
       '/jobs': { post: ['202', '400', '404', '409', '413', '422', '503'], get: ['200', '422', '503'] },
       '/jobs/{job_id}': { get: ['200', '404', '422', '503'] },
@@ -158,11 +161,14 @@ describe('the OpenAPI document reads as ours and is exact', () => {
     assert.deepEqual(ids.sort(), [
       'cancelJob',
       'createJob',
+      'getAlgorithm',
       'getJob',
       'getJobDeliveries',
       'getJobSummary',
       'healthz',
       'invoke',
+      'invoke_PrimeChecker',
+      'listAlgorithms',
       'listJobs',
       'metrics',
       'readyz',
@@ -196,8 +202,8 @@ describe('the OpenAPI document reads as ours and is exact', () => {
     }
     assert.equal(
       checked,
-      18,
-      'error examples: invoke 400, 413, 500, 503; createJob 400, 404, 409, 413, 503; getJob 404, 503; ' +
+      23,
+      'error examples: invoke and invoke_PrimeChecker 400, 413, 500, 503; getAlgorithm 404; createJob 400, 404, 409, 413, 503; getJob 404, 503; ' +
         'cancelJob 404, 409, 503; listJobs 503; getJobDeliveries 404, 503; getJobSummary 503',
     )
   })

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { moduleSource, validMembers, writeModules } from '../helpers/algorithms.js'
 import { startApp } from '../helpers/app.js'
 
 const ROOT = new URL('../../', import.meta.url).pathname
@@ -41,14 +42,15 @@ async function lint(overrides: Parameters<typeof startApp>[0], config: string): 
 const warnings = (result: Lint) =>
   result.problems.map((p) => `${p.ruleId} ${p.location[0]?.pointer ?? ''}`).sort()
 
-test('the default document passes the recommended rules; 4 warnings accepted', async () => {
+test('the default document passes the recommended rules; 5 warnings accepted', async () => {
   const result = await lint({}, join(ROOT, 'redocly.yaml'))
   assert.equal(result.totals.errors, 0, JSON.stringify(result.problems, null, 1))
   // Accepted: liveness, readiness and metrics have no 4xx in the contract. /healthz answers 200 whenever
   // the process can answer, /readyz 200 or 503, /metrics 200; documenting the framework's 404/405 on
-  // them would describe nothing a client can do differently. /job-summary takes no input, so no 4xx
-  // either (without keys; with them, 401).
+  // them would describe nothing a client can do differently. /job-summary and /algorithms take no
+  // input, so no 4xx either (without keys; with them, 401).
   assert.deepEqual(warnings(result), [
+    'operation-4xx-response #/paths/~1algorithms/get/responses',
     'operation-4xx-response #/paths/~1healthz/get/responses',
     'operation-4xx-response #/paths/~1job-summary/get/responses',
     'operation-4xx-response #/paths/~1metrics/get/responses',
@@ -70,5 +72,30 @@ test('with API keys (metrics protected) and rate limits, every recommended rule 
     ])
   } finally {
     rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('with user algorithms whose types share a name, 0 errors, and only the warnings of the default', async () => {
+  // Both call their params type Input, as TypeBox users may: the components are named by algorithm.
+  const modules = writeModules({
+    'adder.mjs': moduleSource(
+      validMembers('Adder').replace("params: { type: 'object',", "params: { $id: 'Input', type: 'object',"),
+    ),
+    'other.mjs': moduleSource(
+      validMembers('Other').replace("params: { type: 'object',", "params: { $id: 'Input', type: 'object',"),
+    ),
+  })
+  try {
+    const result = await lint({ algorithms: [modules.dir] }, join(ROOT, 'redocly.yaml'))
+    assert.equal(result.totals.errors, 0, JSON.stringify(result.problems, null, 1))
+    assert.deepEqual(warnings(result), [
+      'operation-4xx-response #/paths/~1algorithms/get/responses',
+      'operation-4xx-response #/paths/~1healthz/get/responses',
+      'operation-4xx-response #/paths/~1job-summary/get/responses',
+      'operation-4xx-response #/paths/~1metrics/get/responses',
+      'operation-4xx-response #/paths/~1readyz/get/responses',
+    ])
+  } finally {
+    modules.remove()
   }
 })
