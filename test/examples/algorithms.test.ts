@@ -1,8 +1,12 @@
 // The example algorithm modules (examples/algorithms/) as a test of one's own would take them:
 // imported and run with what the service gives `run`, their big integers exact, the slow one stopped by
-// its signal and by its deadline.
+// its signal and by its deadline. The modules the README and docs/algorithms.md show pass the loader.
 import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, test } from 'node:test'
+import { loadModuleFile } from '../../src/algorithms/loader.js'
 
 interface Module {
   // biome-ignore lint/suspicious/noExplicitAny: what each example's run returns is checked below
@@ -73,4 +77,24 @@ describe('slow-count.mjs', () => {
     assert.equal(result.complete, false)
     assert.ok(result.counted >= 1 && result.counted < 10, `counted ${result.counted}`)
   })
+})
+
+test("the README's and docs/algorithms.md's shortest-path modules load and answer 111 steps for 27", async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'algoserve-doc-modules-'))
+  try {
+    for (const doc of ['README.md', 'docs/algorithms.md']) {
+      const text = readFileSync(new URL(`../../${doc}`, import.meta.url), 'utf8')
+      const source = /```js\n\/\/ collatz\.mjs\n([\s\S]*?)```/.exec(text)?.[1]
+      assert.ok(source, `${doc} shows collatz.mjs`)
+      const file = join(folder, `${doc.replace('/', '-')}.mjs`)
+      writeFileSync(file, source)
+      const algorithm = await loadModuleFile(file)
+      assert.equal(algorithm.name, 'Collatz')
+      const result = (await algorithm.module.run({ n: 27 }, context())) as { steps: number }
+      assert.equal(result.steps, 111, doc)
+      assert.deepEqual(algorithm.checkResult(result), [])
+    }
+  } finally {
+    rmSync(folder, { recursive: true, force: true })
+  }
 })
