@@ -140,12 +140,17 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
 /** The app of `algoserve worker`: liveness, readiness and metrics only. */
 export async function buildWorkerApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
   const { app } = await baseApp(config, deps)
-  await registerStatusRoutes(app, deps)
+  await registerStatusRoutes(app, deps, [...deps.algorithms.keys()].sort())
   return app
 }
 
-async function registerStatusRoutes(app: FastifyInstance, deps: AppDependencies): Promise<void> {
+async function registerStatusRoutes(
+  app: FastifyInstance,
+  deps: AppDependencies,
+  algorithms?: string[],
+): Promise<void> {
   await app.register(healthRoutes, {
+    algorithms,
     checks: { algorithm: () => deps.executor.alive, store: () => deps.backend().ping() },
     isShuttingDown: deps.isShuttingDown,
     metrics: deps.metrics,

@@ -24,6 +24,7 @@ function ajv(): Ajv {
       addUsedSchema: false,
       discriminator: true,
     })
+    // JSON Schema's formats and OpenAPI's number formats (int32, int64, float, double).
     addFormats(shared)
   }
   return shared

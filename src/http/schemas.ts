@@ -242,6 +242,9 @@ export const ReadinessResponse = Type.Object(
     status: Type.String({ description: '"ready", or "not_ready" with status 503.', examples: ['ready'] }),
     timestamp: Type.Number(),
     checks: Nullable(Type.Record(Type.String(), Type.Boolean())),
+    algorithms: Type.Optional(
+      Type.Array(Type.String(), { description: '`algoserve worker` only: the algorithms it runs jobs of.' }),
+    ),
   },
   { $id: 'ReadinessResponse' },
 )

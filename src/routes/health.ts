@@ -9,6 +9,8 @@ export interface HealthRouteOptions {
   checks: Record<string, () => boolean | Promise<boolean>>
   isShuttingDown: () => boolean
   metrics: Metrics
+  /** `algoserve worker`: the algorithms it runs, named in /readyz so that an operator sees what it takes. */
+  algorithms?: string[]
 }
 
 async function readiness(options: HealthRouteOptions) {
@@ -55,7 +57,8 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRouteOpt
     async (_request, reply) => {
       const { ready, checks } = await readiness(options)
       reply.code(ready ? 200 : 503)
-      return { status: ready ? 'ready' : 'not_ready', timestamp: Date.now() / 1000, checks }
+      const body = { status: ready ? 'ready' : 'not_ready', timestamp: Date.now() / 1000, checks }
+      return options.algorithms === undefined ? body : { ...body, algorithms: options.algorithms }
     },
   )
 }

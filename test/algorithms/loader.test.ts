@@ -46,6 +46,11 @@ const broken: [string, string, RegExp][] = [
     /its 'result' schema does not compile: .*requird/,
   ],
   [
+    'a format no one knows',
+    withMember('params', "{ type: 'object', properties: { a: { type: 'string', format: 'nope' } } }"),
+    /its 'params' schema does not compile: unknown format "nope"/,
+  ],
+  [
     'an example that fails the params schema',
     withMember('examples', '[{ params: { a: 1 } }]'),
     /examples\[0\]\.params fail the params schema: b: must have required property 'b'/,
@@ -98,6 +103,22 @@ test('a name taken twice, or the name of a built-in algorithm, stops the start n
     loadRegistry(moduleFiles([folder.file('prime.mjs')])),
     /prime\.mjs: the name 'PrimeChecker' is taken already by built-in module PrimeChecker/,
   )
+})
+
+test("JSON Schema's formats and OpenAPI's number formats are known", async () => {
+  const formats = writeModules({
+    'formats.mjs': withMember(
+      'params',
+      "{ type: 'object', properties: { a: { type: 'integer', format: 'int64' }, d: { type: 'string', format: 'date-time' } } }",
+    ),
+  })
+  try {
+    const registry = await loadRegistry([formats.file('formats.mjs')])
+    assert.deepEqual(registry.get('Adder')?.checkParams({ a: 1, d: '2026-11-26T00:00:00Z' }), [])
+    assert.equal(registry.get('Adder')?.checkParams({ a: 1, d: 'yesterday' }).length, 1)
+  } finally {
+    formats.remove()
+  }
 })
 
 test('a path that does not exist, an empty folder and an unknown package stop the start', () => {

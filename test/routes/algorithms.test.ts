@@ -4,11 +4,14 @@
 // on every backend.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { defaultConfig } from '../../src/config.js'
+import { createService } from '../../src/service.js'
 import { moduleSource, validMembers, writeModules } from '../helpers/algorithms.js'
 import { postRaw, type TestApp } from '../helpers/app.js'
 import { forEachBackend } from '../helpers/backends.js'
 import { createJob, waitForJob } from '../helpers/jobs.js'
 import { parseExact } from '../helpers/json.js'
+import { freshPrefix, skipWithoutRedis, startRedis } from '../helpers/redis.js'
 
 const BIG = '123456789012345678901234567890'
 
@@ -264,4 +267,28 @@ forEachBackend((backend) => {
     const adder = await createJob(server.url, { algorithm: 'Adder', params: { a: 3, b: 4 } })
     assert.deepEqual((await waitForJob(server.url, adder.json.job_id as string)).result, { sum: 7 })
   })
+})
+
+test('GET /readyz of algoserve worker names the algorithms it runs', { skip: skipWithoutRedis }, async () => {
+  const redis = await startRedis()
+  const worker = await createService(
+    {
+      ...defaultConfig(),
+      redisUrl: redis.url,
+      redisPrefix: freshPrefix(),
+      algorithms: [modules.dir],
+      workerThreads: 1,
+      logLevel: 'silent',
+    },
+    { role: 'worker' },
+  )
+  try {
+    await worker.app.listen({ host: '127.0.0.1', port: 0 })
+    const { port } = worker.app.server.address() as { port: number }
+    const body = (await (await fetch(`http://127.0.0.1:${port}/readyz`)).json()) as { algorithms?: string[] }
+    assert.deepEqual(body.algorithms, ['Adder', 'Exit', 'Failing', 'Hog', 'PrimeChecker', 'Spin', 'Twice'])
+  } finally {
+    await worker.shutdown(0)
+    await redis.close()
+  }
 })

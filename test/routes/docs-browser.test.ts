@@ -1,6 +1,7 @@
-// /docs and /redoc in a real browser, reached by a host name over plain HTTP: they render every
-// operation, with no console error and no request leaving the service; every "Try it out" default
-// succeeds; integers above 2^53 stay exact in Swagger UI. Screenshots go to a temporary folder, named
+// /docs and /redoc in a real browser, reached by a host name over plain HTTP, with a user algorithm
+// loaded beside PrimeChecker: they render every operation, with no console error and no request leaving
+// the service; every "Try it out" default succeeds, the user algorithm's too; integers above 2^53 stay
+// exact in Swagger UI. Screenshots go to a temporary folder, named
 // in the test output.
 import assert from 'node:assert/strict'
 import { mkdtempSync } from 'node:fs'
@@ -8,11 +9,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import type { Browser, Locator, Page } from 'playwright-core'
+import { moduleSource, validMembers, writeModules } from '../helpers/algorithms.js'
 import { startApp, type TestApp } from '../helpers/app.js'
 import { hasBrowser, launchBrowser, NO_BROWSER, TEST_HOST, watchPage } from '../helpers/browser.js'
 
 const OPERATIONS: [tag: string, operationId: string, status: string][] = [
   ['algorithms', 'invoke', '200'],
+  ['algorithms', 'listAlgorithms', '200'],
+  ['algorithms', 'getAlgorithm', '200'],
+  ['algorithms', 'invoke_Adder', '200'],
+  ['algorithms', 'invoke_PrimeChecker', '200'],
   ['jobs', 'createJob', '202'],
   // After createJob: the page fills in the id of the job it created.
   ['jobs', 'getJob', '200'],
@@ -22,13 +28,14 @@ const OPERATIONS: [tag: string, operationId: string, status: string][] = [
 ]
 const BIG = '18446744073709551617'
 
+const modules = writeModules({ 'adder.mjs': moduleSource(validMembers('Adder')) })
 let server: TestApp
 let browser: Browser | undefined
 let origin: string
 let screenshots: string
 
 before(async () => {
-  server = await startApp()
+  server = await startApp({ algorithms: [modules.dir] })
   origin = `http://${TEST_HOST}:${new URL(server.url).port}`
   screenshots = mkdtempSync(join(tmpdir(), 'algoserve-docs-screenshots-'))
   if (hasBrowser()) browser = await launchBrowser()
@@ -36,6 +43,7 @@ before(async () => {
 after(async () => {
   await browser?.close()
   await server.close()
+  modules.remove()
 })
 
 async function openPage(path: string) {

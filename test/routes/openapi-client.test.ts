@@ -56,6 +56,9 @@ test('the generated client calls every operation of the document', async () => {
   assert.deepEqual(Object.keys(statuses).sort(), operationIds.sort())
   assert.deepEqual(statuses, {
     invoke: 200,
+    listAlgorithms: 200,
+    getAlgorithm: 200,
+    invoke_PrimeChecker: 200,
     createJob: 202,
     getJob: 200,
     listJobs: 200,
