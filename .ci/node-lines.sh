@@ -9,8 +9,9 @@
 #   TESTS=full     every test (`npm test`)
 #   TESTS=service  (default) the tests that start the service, open the job store or use the worker pool:
 #                  the rest is plain TypeScript that the machine's line has already run. Of those, the
-#                  browser tests and the fuzz test are left to the machine's line: they drive the same
-#                  JavaScript at length and keep CI under its time budget.
+#                  browser tests, the fuzz test and the webhooks' real retry schedule (a minute and a half
+#                  of waiting) are left to the machine's line: they drive the same JavaScript at length
+#                  and keep CI under its time budget.
 #   ALGOSERVE_NODE_CACHE  where the binaries are kept (default ${XDG_CACHE_HOME:-$HOME/.cache}/algoserve/node)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -100,7 +101,7 @@ run_line() {
         done
       done
       npm run pretest --silent
-      node --import tsx --test --test-reporter=spec "${files[@]}"
+      ALGOSERVE_TEST_OTHER_NODE_LINE=1 node --import tsx --test --test-reporter=spec "${files[@]}"
     fi
   )
 }

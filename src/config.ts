@@ -2,6 +2,7 @@
 // and validated at start. A bad value stops the process with a message naming the setting.
 import { readFileSync } from 'node:fs'
 import { ConfigError } from './errors.js'
+import { DEFAULT_RECEIVER_MAX_IN_FLIGHT } from './webhooks/receiver-pace.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
@@ -25,6 +26,8 @@ export interface Config {
   /** The Standard Webhooks signing secret (`whsec_` + base64), or null to send unsigned callbacks. */
   webhookSecret: string | null
   webhookAllowPrivate: boolean
+  /** The most webhook attempts one receiver (scheme, host and port) has in flight from one process. */
+  webhookReceiverMaxInFlight: number
   /** Jobs and webhooks in this Redis through BullMQ (distributed mode), or null for the embedded store. */
   redisUrl: string | null
   redisPrefix: string
@@ -276,7 +279,8 @@ export const SETTINGS = [
     env: 'ALGOSERVE_JOB_CONCURRENCY',
     default: 0,
     parse: integer(0, 1024),
-    description: 'Jobs run at once by this process; 0 means the worker thread count.',
+    description:
+      'Jobs run at once by this process; 0 means twice the worker threads, at least 8 (see docs/jobs.md for the trade).',
   }),
   setting({
     key: 'jobTtlSeconds',
@@ -314,6 +318,14 @@ export const SETTINGS = [
     default: false,
     parse: boolean,
     description: 'Allow webhook targets on loopback, private and other non-public addresses.',
+  }),
+  setting({
+    key: 'webhookReceiverMaxInFlight',
+    env: 'ALGOSERVE_WEBHOOK_RECEIVER_MAX_IN_FLIGHT',
+    default: DEFAULT_RECEIVER_MAX_IN_FLIGHT,
+    parse: integer(1, 256),
+    description:
+      'Most webhook attempts in flight to one receiver from one process; a receiver that keeps up gets up to this many, one that fails fewer.',
   }),
   setting({
     key: 'redisUrl',

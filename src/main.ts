@@ -85,6 +85,7 @@ async function run(role: Role, args: string[]): Promise<void> {
       threads_from: service.executor.usableCpus?.source ?? 'ALGOSERVE_WORKER_THREADS',
       ...(service.executor.usableCpus === null ? {} : { cpus: service.executor.usableCpus.cpus }),
       runs_jobs: service.runsJobs,
+      ...(service.runsJobs ? { job_concurrency: service.jobConcurrency } : {}),
       ...(config.redisUrl === null
         ? { data_dir: config.dataDir }
         : { redis_prefix: config.redisPrefix, job_lock_ms: config.jobLockMs }),

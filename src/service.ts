@@ -18,10 +18,15 @@ import { JobSweeper } from './jobs/sweeper.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
 import { VERSION } from './version.js'
 import { RETRY_WAITS_MS } from './webhooks/policy.js'
+import { ReceiverPace } from './webhooks/receiver-pace.js'
 import { type Resolver, WebhookSender } from './webhooks/sender.js'
 
 const USER_AGENT = `algoserve/${VERSION}`
-const MAX_DELIVERIES_IN_FLIGHT = 256
+/**
+ * Attempts in flight, or waiting for their receiver's slot, in one process: four times the largest
+ * per-receiver cap, so that one receiver that hangs (its slots and as many waiting) holds at most half.
+ */
+const MAX_DELIVERIES_IN_FLIGHT = 1024
 /**
  * How long a shutdown may take past the drain delay and the grace period, whatever Redis does: then the
  * process exits anyway (docs/operating.md).
@@ -48,6 +53,8 @@ export interface Service {
   sweeper: JobSweeper
   /** Whether this process runs jobs and webhooks. */
   readonly runsJobs: boolean
+  /** Jobs this process runs at once, when it runs jobs. */
+  readonly jobConcurrency: number
   /** True from the moment a shutdown begins. */
   readonly shuttingDown: boolean
   /** Starts running jobs and sending webhooks, when this process does (listening is the caller's). */
@@ -60,6 +67,14 @@ export interface Service {
    * otherwise go back to the backend; then everything is closed.
    */
   shutdown(graceMs: number, drainDelayMs?: number): Promise<void>
+}
+
+/**
+ * Jobs run at once when ALGOSERVE_JOB_CONCURRENCY is 0: more than the threads, so that while long runs
+ * hold them, cheap jobs (run inline) and short ones (on the spare thread) still start.
+ */
+export function defaultJobConcurrency(threads: number): number {
+  return Math.max(8, 2 * threads)
 }
 
 async function openBackend(
@@ -143,7 +158,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
     allowPrivate: config.webhookAllowPrivate,
     timeoutMs: options.webhooks?.timeoutMs,
     resolve: options.webhooks?.resolve,
+    connectionsPerReceiver: config.webhookReceiverMaxInFlight,
   })
+  const pace = new ReceiverPace(config.webhookReceiverMaxInFlight)
+  metrics.showReceivers(() => pace.states())
   const runJob = createRunJob({
     executor,
     algorithms,
@@ -153,6 +171,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
     log: app.log.child({ component: 'jobs' }),
   })
   const consumers: Consumer[] = []
+  const jobConcurrency =
+    config.jobConcurrency > 0 ? config.jobConcurrency : defaultJobConcurrency(executor.threads)
   const sweeper = new JobSweeper(
     jobs,
     app.log.child({ component: 'jobs' }),
@@ -166,6 +186,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     backend: jobs,
     sweeper,
     runsJobs,
+    jobConcurrency,
     get shuttingDown() {
       return shuttingDown
     },
@@ -173,10 +194,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
       if (!runsJobs || consumers.length > 0) return
       consumers.push(
         jobs.consumeJobs(runJob, {
-          concurrency: config.jobConcurrency > 0 ? config.jobConcurrency : executor.threads,
+          concurrency: jobConcurrency,
         }),
         jobs.consumeDeliveries((message, signal) => sender.send(message, signal), {
           maxInFlight: MAX_DELIVERIES_IN_FLIGHT,
+          pace,
           onAttempt: (status) => metrics.webhookDeliveries.inc({ status }),
           log: app.log.child({ component: 'webhooks' }),
         }),

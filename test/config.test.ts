@@ -32,6 +32,7 @@ test('the defaults are these values', () => {
     maxJobWaiters: 1000,
     webhookSecret: null,
     webhookAllowPrivate: false,
+    webhookReceiverMaxInFlight: 128,
     redisUrl: null,
     redisPrefix: 'algoserve',
     workerPort: 8001,

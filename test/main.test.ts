@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { test } from 'node:test'
 import { threadsFor, usableCpus } from '../src/execution/usable-cpus.js'
+import { defaultJobConcurrency } from '../src/service.js'
 import { moduleSource, validMembers, writeModules } from './helpers/algorithms.js'
 import { listening, serveFresh, start } from './helpers/child.js'
 import { RSA_100 } from './helpers/numbers.js'
@@ -134,7 +135,7 @@ test('secrets appear in no log line and no error message', async (t) => {
   assert.ok(!child.output().includes(hash), 'nor its hash')
 })
 
-test('the ready line says how many worker threads run and where that number came from', async (t) => {
+test('the ready line says how many worker threads run, where that number came from, and the job concurrency', async (t) => {
   const readyLine = async (env: Record<string, string>) => {
     const child = serveFresh(t, [], { ALGOSERVE_WORKER_THREADS: '0', ...env })
     await listening(child)
@@ -153,6 +154,10 @@ test('the ready line says how many worker threads run and where that number came
     [byDefault.threads, byDefault.threads_from, byDefault.cpus],
     [threadsFor(usable.cpus), usable.source, usable.cpus],
   )
-  const set = await readyLine({ ALGOSERVE_WORKER_THREADS: '3' })
-  assert.deepEqual([set.threads, set.threads_from, set.cpus], [3, 'ALGOSERVE_WORKER_THREADS', undefined])
+  assert.equal(byDefault.job_concurrency, defaultJobConcurrency(threadsFor(usable.cpus)))
+  const set = await readyLine({ ALGOSERVE_WORKER_THREADS: '3', ALGOSERVE_JOB_CONCURRENCY: '5' })
+  assert.deepEqual(
+    [set.threads, set.threads_from, set.cpus, set.job_concurrency],
+    [3, 'ALGOSERVE_WORKER_THREADS', undefined, 5],
+  )
 })

@@ -4,6 +4,10 @@
 // /invoke calls and job runs share the pool through two waiting lines. When a thread frees up and
 // both lines wait, they take turns: a queue of jobs never puts /invoke behind more than the runs
 // already going, and a stream of /invoke calls never keeps jobs from their share of the threads.
+//
+// A run that has held its thread for LONG_RUN_MS is long. When every thread holds a long run, one
+// more thread starts for what waits, so that a short run never waits for a long one to end: the
+// operating system shares the CPUs between them. That thread stops once idle for SPARE_IDLE_MS.
 import type { Worker } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { Algorithm } from '../algorithms/algorithm.js'
@@ -18,6 +22,15 @@ const WORKER_FILE = new URL(
   `./pool-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
   import.meta.url,
 )
+
+const LONG_RUN_MS = 1000
+const SPARE_IDLE_MS = 30_000
+
+/** A thread taken by one run; `long` once the run has held it for LONG_RUN_MS. */
+interface ThreadSlot {
+  long: boolean
+  timer: NodeJS.Timeout
+}
 
 export interface ExecutorOptions {
   /** Worker threads; 0 means one per usable CPU but one, which stays with the event loop. */
@@ -63,6 +76,9 @@ export class Executor {
   readonly #waiting: Record<Lane, (() => void)[]> = { invoke: [], job: [] }
   #lastServed: Lane = 'job'
   #busy = 0
+  /** Runs on a thread that have not yet been running for LONG_RUN_MS. */
+  #shortRuns = 0
+  readonly #threads: number
   readonly #invokeQueueTimeoutMs: number
   /** Threads terminated and not yet gone, with the promise of their exit. */
   readonly #exiting = new Set<Promise<void>>()
@@ -74,12 +90,13 @@ export class Executor {
     const threads = this.usableCpus === null ? options.threads : threadsFor(this.usableCpus.cpus)
     this.#metrics = metrics
     this.#invokeQueueTimeoutMs = options.invokeQueueTimeoutMs ?? Number.POSITIVE_INFINITY
+    this.#threads = threads
     const workerData: PoolWorkerData = { algorithmFiles: options.algorithmFiles ?? [] }
     this.#pool = new Piscina({
       filename: WORKER_FILE.href,
       minThreads: threads,
-      maxThreads: threads,
-      idleTimeout: Number.POSITIVE_INFINITY,
+      maxThreads: threads + 1,
+      idleTimeout: SPARE_IDLE_MS,
       workerData,
       ...(options.threadHeapMb ? { resourceLimits: { maxOldGenerationSizeMb: options.threadHeapMb } } : {}),
     })
@@ -96,8 +113,9 @@ export class Executor {
     this.#pool.on('error', () => {})
   }
 
+  /** The worker threads kept; one more starts while every one of them holds a long run. */
   get threads(): number {
-    return this.#pool.options.maxThreads
+    return this.#threads
   }
 
   /** The pool is open and has its worker threads. */
@@ -144,7 +162,7 @@ export class Executor {
     signal: AbortSignal | undefined,
     timeoutMs: number | undefined,
   ): Promise<TimedRun> {
-    await this.#acquireThread(lane, signal).catch((error: unknown) => {
+    const slot = await this.#acquireThread(lane, signal).catch((error: unknown) => {
       // Not the algorithm's failure: no run took place.
       throw error instanceof ServiceUnavailableError ? new NotRun(error) : error
     })
@@ -168,7 +186,7 @@ export class Executor {
       })
     } finally {
       clearTimeout(timer)
-      this.#releaseThread()
+      this.#releaseThread(slot)
     }
     if ('failure' in outcome) {
       // The thread's error, for the log: its message and its stack as the thread saw them.
@@ -193,16 +211,13 @@ export class Executor {
     return metrics
   }
 
-  async #acquireThread(lane: Lane, signal?: AbortSignal): Promise<void> {
+  async #acquireThread(lane: Lane, signal?: AbortSignal): Promise<ThreadSlot> {
     signal?.throwIfAborted()
-    if (this.#busy < this.threads) {
-      this.#busy++
-      return
-    }
+    if (this.#hasFreeThread()) return this.#take()
     const line = this.#waiting[lane]
     const bound = lane === 'invoke' ? this.#invokeQueueTimeoutMs : Number.POSITIVE_INFINITY
     if (bound === 0) throw this.#noThread()
-    await new Promise<void>((resolve, reject) => {
+    return new Promise<ThreadSlot>((resolve, reject) => {
       const leave = (reason: unknown) => {
         clearTimeout(timer)
         signal?.removeEventListener('abort', onAbort)
@@ -213,8 +228,7 @@ export class Executor {
       const start = () => {
         clearTimeout(timer)
         signal?.removeEventListener('abort', onAbort)
-        this.#busy++
-        resolve()
+        resolve(this.#take())
       }
       const timer = Number.isFinite(bound) ? setTimeout(() => leave(this.#noThread()), bound) : undefined
       signal?.addEventListener('abort', onAbort, { once: true })
@@ -227,14 +241,40 @@ export class Executor {
     return new ServiceUnavailableError('Every worker thread is busy; try again later.', seconds)
   }
 
-  #releaseThread(): void {
+  #hasFreeThread(): boolean {
+    return this.#busy < this.#threads || (this.#busy === this.#threads && this.#shortRuns === 0)
+  }
+
+  #take(): ThreadSlot {
+    this.#busy++
+    this.#shortRuns++
+    const slot: ThreadSlot = {
+      long: false,
+      timer: setTimeout(() => {
+        slot.long = true
+        this.#shortRuns--
+        this.#startWaiting()
+      }, LONG_RUN_MS),
+    }
+    return slot
+  }
+
+  #releaseThread(slot: ThreadSlot): void {
+    clearTimeout(slot.timer)
     this.#busy--
-    const other: Lane = this.#lastServed === 'invoke' ? 'job' : 'invoke'
-    const lane = this.#waiting[other].length > 0 ? other : this.#lastServed
-    const next = this.#waiting[lane].shift()
-    if (next === undefined) return
-    this.#lastServed = lane
-    next()
+    if (!slot.long) this.#shortRuns--
+    this.#startWaiting()
+  }
+
+  #startWaiting(): void {
+    while (this.#hasFreeThread()) {
+      const other: Lane = this.#lastServed === 'invoke' ? 'job' : 'invoke'
+      const lane = this.#waiting[other].length > 0 ? other : this.#lastServed
+      const next = this.#waiting[lane].shift()
+      if (next === undefined) return
+      this.#lastServed = lane
+      next()
+    }
   }
 
   async close(): Promise<void> {

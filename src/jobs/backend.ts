@@ -6,6 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { AttemptDelivery } from '../webhooks/attempt.js'
 import type { AttemptStatus } from '../webhooks/policy.js'
+import type { ReceiverPace } from '../webhooks/receiver-pace.js'
 import type { DeliveryHistory } from './deliveries.js'
 import type { JobOutcome, JobRecord, NewJob } from './job.js'
 import type { JobListPage, JobListQuery } from './listing.js'
@@ -42,8 +43,10 @@ export interface ConsumeJobsOptions {
 }
 
 export interface ConsumeDeliveriesOptions {
-  /** Attempts in flight at once. */
+  /** Attempts in flight (or waiting for their receiver's slot) at once. */
   maxInFlight: number
+  /** Each receiver's slots in this process; by default, a pace of its own at the default cap. */
+  pace?: ReceiverPace
   /** Called after each attempt that counts. */
   onAttempt(status: AttemptStatus): void
   /** The deliveries' log (component `webhooks`). */

@@ -1,11 +1,12 @@
 // The nine metrics of the interface, the service's own (jobs waiting, running and cancelled, readiness,
-// the build) and the runtime's process metrics (process-metrics.ts), all listed in docs/metrics.md, in a
+// the build, the webhook receivers' pace) and the runtime's process metrics (process-metrics.ts), all listed in docs/metrics.md, in a
 // registry of their own so that each app (and each test) counts separately. The four counted on every
 // request are label-bound series (metric-series.ts); the rest are prom-client's own.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { VERSION } from '../version.js'
 import { LabelledCounter, LabelledHistogram } from './metric-series.js'
 import { registerProcessMetrics } from './process-metrics.js'
+import { registerReceiverMetrics } from './receiver-metrics.js'
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 
@@ -61,8 +62,11 @@ export function createMetrics() {
     labelNames: ['version', 'node_version'] as const,
     registers,
   }).set({ version: VERSION, node_version: process.version }, 1)
+  const showReceivers = registerReceiverMetrics(registers)
   return {
     registry,
+    /** Makes the webhook receiver gauges read each receiver's pace at each scrape. */
+    showReceivers,
     /** Makes the job gauges read `counts` at each scrape. */
     countJobsWith(counts: JobCountSource) {
       source = counts

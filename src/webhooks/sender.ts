@@ -26,6 +26,8 @@ export interface SenderOptions {
   /** Each attempt's time limit, in ms: connecting, sending, and reading the answer (the contract's 10 s). */
   timeoutMs?: number
   resolve?: Resolver
+  /** Kept-alive connections to one receiver at most (as many as it may have attempts in flight). */
+  connectionsPerReceiver?: number
 }
 
 export interface WebhookMessage {
@@ -87,6 +89,7 @@ export class WebhookSender {
       },
     } as Parameters<Undici['buildConnector']>[0])
     return new Agent({
+      connections: options.connectionsPerReceiver ?? null,
       connect: (connectOptions, callback) =>
         connector(connectOptions, (error, socket) => {
           if (error !== null) return callback(error, null)

@@ -44,6 +44,8 @@ test('an abort stops a call that is running on the pool', async () => {
 test('runs waiting for a thread start in order, and an aborted one never starts', async () => {
   const finished: string[] = []
   const track = (name: string, run: Promise<unknown>) => run.then(() => finished.push(name))
+  // A thread stopped by the test above is replaced: its start must not count as a long run.
+  await executor.run(primeChecker, { number: SEMIPRIME_64 }, 1000)
   // The only thread is busy for 300 ms with RSA-129; the others wait their turn.
   const first = track('first', executor.run(primeChecker, { number: RSA_129 }, 300))
   const controller = new AbortController()
@@ -93,4 +95,27 @@ test('/invoke and job runs waiting for a thread take turns', async () => {
     turns.some((order) => order.join() === finished.join()),
     `${finished.join()}: /invoke waited behind the whole job queue`,
   )
+})
+
+test('a short run does not wait for a long one: a spare thread starts once every thread holds a long run', async () => {
+  const finished: string[] = []
+  const run = (name: string, number: bigint, budgetMs: number) =>
+    executor.run(primeChecker, { number }, budgetMs, { lane: 'job' }).then(() => finished.push(name))
+  // The only thread is held for 3 s; the short run, queued behind it, starts on the spare thread.
+  await Promise.all([run('long', RSA_129, 3000), run('short', SEMIPRIME_64, 1000)])
+  assert.deepEqual(finished, ['short', 'long'])
+})
+
+test('one spare thread at most: with it held by a long run too, a short run waits for a thread to free', async () => {
+  const finished: string[] = []
+  const run = (name: string, number: bigint, budgetMs: number) =>
+    executor.run(primeChecker, { number }, budgetMs, { lane: 'job' }).then(() => finished.push(name))
+  await Promise.all([
+    run('long1', RSA_129, 2500),
+    run('long2', RSA_129, 3500),
+    // Queued until long1 has been running for a second, then it waits for long1's end (the second
+    // long run took the spare thread): it ends between the two.
+    run('short', SEMIPRIME_64, 1000),
+  ])
+  assert.deepEqual(finished, ['long1', 'short', 'long2'])
 })

@@ -50,7 +50,13 @@ export function jobControlService(backend: BackendUnderTest): JobControlService 
   let server: TestApp | undefined
   before(async () => {
     server = await backend.start(
-      { jobFactorBudgetMs: 60_000, webhookAllowPrivate: true, maxJobWaiters: MAX_WAITERS, workerThreads: 2 },
+      {
+        jobFactorBudgetMs: 60_000,
+        webhookAllowPrivate: true,
+        maxJobWaiters: MAX_WAITERS,
+        workerThreads: 2,
+        jobConcurrency: 2,
+      },
       { webhooks: { retryWaitsMs: [300, 300, 300] } },
     )
   })

@@ -1,5 +1,6 @@
 // A real HTTP receiver for webhooks on a loopback port: answers each request as the test says
-// (a status code, or never) and records what it was sent.
+// (a status code, now or after a while, never, or by closing the connection) and records what it was
+// sent and the most requests it held at once.
 import { once } from 'node:events'
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -10,12 +11,20 @@ export interface Received {
   at: number
 }
 
-/** What to answer to the n-th request (0-based): a status code, or 'hang' to never answer. */
-export type Answer = (n: number, received: Received) => number | 'hang'
+/**
+ * What to answer to the n-th request (0-based): a status code, the same `after` some ms or once a promise
+ * settles, 'hang' to never answer, or 'close' to close the connection without an answer.
+ */
+export type Answer = (
+  n: number,
+  received: Received,
+) => number | { status: number; after: number | Promise<unknown> } | 'hang' | 'close'
 
 export interface Receiver {
   url: string
   received: Received[]
+  /** The most requests it held unanswered at once. */
+  readonly mostInFlight: number
   /** Resolves once `count` requests have arrived. */
   waitFor(count: number, timeoutMs?: number): Promise<Received[]>
   close(): Promise<void>
@@ -25,7 +34,12 @@ export async function startReceiver(answer: Answer = () => 204): Promise<Receive
   const received: Received[] = []
   const hanging: ServerResponse[] = []
   const waiters: (() => void)[] = []
+  let inFlight = 0
+  let mostInFlight = 0
   const server: Server = createServer((request, response) => {
+    inFlight++
+    mostInFlight = Math.max(mostInFlight, inFlight)
+    response.on('close', () => inFlight--)
     let body = ''
     request.setEncoding('utf8')
     request.on('data', (chunk) => {
@@ -40,7 +54,15 @@ export async function startReceiver(answer: Answer = () => 204): Promise<Receive
         hanging.push(response)
         return
       }
-      response.writeHead(reply, reply >= 300 && reply < 400 ? { location: '/elsewhere' } : {}).end()
+      if (reply === 'close') {
+        request.socket.destroy()
+        return
+      }
+      const send = (status: number) =>
+        response.writeHead(status, status >= 300 && status < 400 ? { location: '/elsewhere' } : {}).end()
+      if (typeof reply === 'number') send(reply)
+      else if (typeof reply.after === 'number') setTimeout(() => send(reply.status), reply.after)
+      else void reply.after.finally(() => send(reply.status))
     })
   })
   server.listen(0, '127.0.0.1')
@@ -49,6 +71,9 @@ export async function startReceiver(answer: Answer = () => 204): Promise<Receive
   return {
     url: `http://127.0.0.1:${port}/hook`,
     received,
+    get mostInFlight() {
+      return mostInFlight
+    },
     async waitFor(count, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs
       while (received.length < count) {

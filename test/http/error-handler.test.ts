@@ -47,8 +47,13 @@ test('a store that fails: every job route answers 503, the store is unavailable'
 })
 
 test('a store that holds the most jobs allowed: POST /jobs answers 503, too many jobs are waiting', async () => {
-  // One worker thread busy for a minute, and at most one job waiting behind it.
-  const server = await startApp({ maxPendingJobs: 1, workerThreads: 1, jobFactorBudgetMs: 60_000 })
+  // One job at a time, busy for a minute, and at most one job waiting behind it.
+  const server = await startApp({
+    maxPendingJobs: 1,
+    workerThreads: 1,
+    jobConcurrency: 1,
+    jobFactorBudgetMs: 60_000,
+  })
   try {
     let refused: Response | undefined
     for (let i = 0; i < 5 && refused === undefined; i++) {

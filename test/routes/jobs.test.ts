@@ -282,6 +282,30 @@ forEachBackend((backend) => {
       }
     })
 
+    test('at the default concurrency, short jobs do not wait behind a long one on the only thread', async () => {
+      const one = await backend.start({ workerThreads: 1, jobFactorBudgetMs: 6000 })
+      try {
+        const long = await createJob(one.url, { algorithm: 'PrimeChecker', params: { number: RSA_100 } })
+        const longId = long.json.job_id as string
+        await waitForJob(one.url, longId, (job) => job.status === 'running')
+        // 97 and 91 run inline; 2^64 + 1 needs a thread, and gets the spare one.
+        const short = await Promise.all(
+          [97, 91, '18446744073709551617'].map((number) =>
+            createJob(one.url, { algorithm: 'PrimeChecker', params: { number } }),
+          ),
+        )
+        const ended = await Promise.all(short.map((job) => waitForJob(one.url, job.json.job_id as string)))
+        assert.deepEqual(
+          ended.map((job) => job.status),
+          ['completed', 'completed', 'completed'],
+        )
+        const meanwhile = (await (await fetch(`${one.url}/jobs/${longId}`)).json()) as { status: string }
+        assert.equal(meanwhile.status, 'running', 'the short jobs ended while the long one still ran')
+      } finally {
+        await one.close()
+      }
+    })
+
     test('a finished job expires after the TTL: 404, and its row is swept', async () => {
       const brief = await backend.start({ jobTtlSeconds: 1 })
       try {

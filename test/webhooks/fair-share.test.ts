@@ -1,5 +1,5 @@
-// A receiver that hangs may hold only its share of the delivery slots; another receiver's webhook goes
-// out within a second whatever the first one does; on every job backend.
+// A receiver that hangs holds only the slots it started with (it never answers, so they never grow);
+// another receiver's webhook goes out within a second whatever the first one does; on every job backend.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import type { TestApp } from '../helpers/app.js'
@@ -26,7 +26,7 @@ forEachBackend((backend) => {
     const dead = await startReceiver(() => 'hang')
     const alive = await startReceiver(() => 204)
     receivers.push(dead, alive)
-    // More deliveries than there are slots (256), all due at once.
+    // Far more deliveries to it than its slots, all due at once.
     for (let batch = 0; batch < 15; batch++) {
       await Promise.all(
         Array.from({ length: 20 }, (_, i) =>

@@ -4,6 +4,7 @@
 import { EventEmitter } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { AttemptDelivery } from '../../webhooks/attempt.js'
+import { ReceiverPace } from '../../webhooks/receiver-pace.js'
 import type {
   BackendCapabilities,
   BackendOptions,
@@ -140,6 +141,7 @@ export class EmbeddedBackend implements JobBackend {
       log: options.log,
       retryWaitsMs: this.#o.retryWaitsMs,
       maxInFlight: options.maxInFlight,
+      pace: options.pace ?? new ReceiverPace(),
       onAttempt: options.onAttempt,
     })
     this.#dispatcher = dispatcher

@@ -157,6 +157,8 @@ export class SqliteJobStore implements JobStore {
       claimDeliveries: db.prepare(
         `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, updated_at = @now
          WHERE id IN (SELECT id FROM deliveries WHERE status = 'pending' AND next_at <= @now
+                        AND NOT EXISTS (SELECT 1 FROM json_each(@skip)
+                                        WHERE substr(url, 1, length(value) + 1) = value || '/')
                       ORDER BY next_at LIMIT @limit)
          RETURNING id, job_id, url, payload, attempts, next_at`,
       ),
@@ -201,7 +203,10 @@ export class SqliteJobStore implements JobStore {
            (SELECT id FROM deliveries WHERE status IN ('delivered', 'failed') AND updated_at <= @before)`,
       ),
       ping: db.prepare('SELECT 1'),
-      nextDelivery: db.prepare(`SELECT min(next_at) AS at FROM deliveries WHERE status = 'pending'`),
+      nextDelivery: db.prepare(
+        `SELECT min(next_at) AS at FROM deliveries WHERE status = 'pending'
+           AND NOT EXISTS (SELECT 1 FROM json_each(@skip) WHERE substr(url, 1, length(value) + 1) = value || '/')`,
+      ),
       settleDelivery: db.prepare(
         `UPDATE deliveries SET status = @status, next_at = @nextAt, last_error = @error, updated_at = @now,
            attempts = attempts - @uncount
@@ -459,10 +464,14 @@ export class SqliteJobStore implements JobStore {
     }))
   }
 
-  async claimDeliveries(limit: number, now: number): Promise<Delivery[]> {
+  async claimDeliveries(limit: number, now: number, skip: readonly string[] = []): Promise<Delivery[]> {
     if (limit <= 0) return []
     return this.#guard(() =>
-      (this.#sql.claimDeliveries.all({ now, limit }) as (DeliveryRow & { next_at: number })[])
+      (
+        this.#sql.claimDeliveries.all({ now, limit, skip: JSON.stringify(skip) }) as (DeliveryRow & {
+          next_at: number
+        })[]
+      )
         .sort((a, b) => a.next_at - b.next_at)
         .map((row) => ({
           id: row.id,
@@ -470,12 +479,15 @@ export class SqliteJobStore implements JobStore {
           url: row.url,
           payload: row.payload,
           attempts: row.attempts,
+          dueAt: row.next_at,
         })),
     )
   }
 
-  async nextDeliveryAt(): Promise<number | null> {
-    return this.#guard(() => (this.#sql.nextDelivery.get() as { at: number | null }).at)
+  async nextDeliveryAt(skip: readonly string[] = []): Promise<number | null> {
+    return this.#guard(
+      () => (this.#sql.nextDelivery.get({ skip: JSON.stringify(skip) }) as { at: number | null }).at,
+    )
   }
 
   async settleDelivery(id: string, outcome: DeliveryOutcome, now: number): Promise<void> {

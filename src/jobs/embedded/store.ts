@@ -39,11 +39,13 @@ export interface NewDelivery {
 export interface Delivery extends NewDelivery {
   /** Attempts made so far, including the one just claimed. */
   attempts: number
+  /** When it fell due (unix ms): a delivery deferred keeps its place in line. */
+  dueAt: number
 }
 
 /**
  * What the store does with a claimed delivery: what its attempt came to, or, for one not made (its
- * receiver had its share of attempts in flight), due again at `nextAt`, the attempt not counted.
+ * receiver had no slot free), due again at `nextAt`, the attempt not counted.
  */
 export type DeliveryOutcome = Attempted | { kind: 'deferred'; nextAt: number }
 
@@ -80,10 +82,13 @@ export interface JobStore {
   loseRun(id: string, run: number, now: number): Promise<JobState | null>
   /** Deletes finished jobs, and finished deliveries, older than the retention; returns jobs removed. */
   expire(now: number): Promise<number>
-  /** Moves up to `limit` deliveries due by `now` to sending and returns them. */
-  claimDeliveries(limit: number, now: number): Promise<Delivery[]>
-  /** When the next pending delivery is due, or null when none waits. */
-  nextDeliveryAt(): Promise<number | null>
+  /**
+   * Moves up to `limit` deliveries due by `now` to sending and returns them, leaving those whose URL
+   * starts with one of `skip`'s receivers (webhooks/receiver-pace.ts `receiverOf`) then a `/`.
+   */
+  claimDeliveries(limit: number, now: number, skip?: readonly string[]): Promise<Delivery[]>
+  /** When the next pending delivery is due (leaving `skip`'s receivers), or null when none waits. */
+  nextDeliveryAt(skip?: readonly string[]): Promise<number | null>
   settleDelivery(id: string, outcome: DeliveryOutcome, now: number): Promise<void>
   /** Answers whether the store can serve (readiness). */
   ping(): Promise<boolean>

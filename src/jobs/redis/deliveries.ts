@@ -1,12 +1,13 @@
 // Webhook deliveries on Redis: each is a job of the webhooks queue with the id of the job it reports
 // on, released by BullMQ when that job ends (a flow). A Worker takes it, makes the attempt
-// (webhooks/attempt.ts), keeps the attempt's record in the delivery's data, and tells BullMQ what the
-// attempt came to: BullMQ retries it on our schedule (a custom backoff).
-import { DelayedError, type Job, UnrecoverableError, WaitingError } from 'bullmq'
+// (webhooks/attempt.ts) at its receiver's pace in this process (webhooks/receiver-pace.ts), keeps the
+// attempt's record in the delivery's data, and tells BullMQ what the attempt came to: BullMQ retries it
+// on our schedule (a custom backoff).
+import { DelayedError, type Job, type Processor, UnrecoverableError, WaitingError } from 'bullmq'
 import type { FastifyBaseLogger } from 'fastify'
 import { type AttemptDelivery, attemptDelivery } from '../../webhooks/attempt.js'
-import { OriginShare, SHARE_DEFER_MS } from '../../webhooks/origin-share.js'
 import { webhookPayload } from '../../webhooks/payload.js'
+import { ReceiverPace } from '../../webhooks/receiver-pace.js'
 import type { ConsumeDeliveriesOptions, Consumer } from '../backend.js'
 import { type DeliveryHistory, deliveryHistory } from '../deliveries.js'
 import type { JobRecord } from '../job.js'
@@ -14,65 +15,78 @@ import { type RedisConnections, WEBHOOKS } from './connections.js'
 import { bullConsumer } from './consumers.js'
 import { type DeliveryData, type RedisJob, type RedisJobResult, readJob, recordOf } from './view.js'
 
+/** BullMQ Workers taking deliveries in one process. */
+const DELIVERY_WORKERS = 4
+
 export function consumeDeliveries(
   redis: RedisConnections,
   send: AttemptDelivery,
   options: ConsumeDeliveriesOptions,
 ): Consumer {
   const waits = redis.settings.retryWaitsMs
-  const rules = { send, retryWaitsMs: waits, log: options.log, onAttempt: options.onAttempt }
   const shutdown = new AbortController()
-  const share = new OriginShare(options.maxInFlight)
-  const worker = redis.worker<DeliveryData, void>(
-    WEBHOOKS,
-    options.maxInFlight,
-    async (job, token, signal) => {
-      if (!share.take(job.data.url)) {
-        // Its receiver has its share of this process's slots: later (not an attempt), so that the
-        // deliveries behind it, to other receivers, are taken first.
-        await job.moveToDelayed(Date.now() + SHARE_DEFER_MS, token)
-        throw new DelayedError()
+  const pace = options.pace ?? new ReceiverPace()
+  const deliver: Processor<DeliveryData, void> = async (job, token, signal) => {
+    const { url } = job.data
+    if (!(await pace.take(url))) {
+      // Its receiver has no slot free in this process: later (not an attempt), about when one should
+      // be, so that the deliveries behind it, to other receivers, are taken first.
+      await job.moveToDelayed(Date.now() + pace.retakeDelayMs(url), token)
+      throw new DelayedError()
+    }
+    const attempted = await pace.hold(url, send, async (paced) => {
+      const payload = job.data.payload ?? (await payloadOf(redis, job, options.log))
+      const { jobId, webhookId } = job.data
+      const rules = { send: paced, retryWaitsMs: waits, log: options.log, onAttempt: options.onAttempt }
+      const attempted = await attemptDelivery(
+        rules,
+        { id: webhookId, url, payload },
+        jobId,
+        job.attemptsMade + 1,
+        signal === undefined ? shutdown.signal : AbortSignal.any([shutdown.signal, signal]),
+      )
+      // One write: the payload, read once, and the attempt's record.
+      if (attempted.kind !== 'released') {
+        await job.updateData({
+          ...job.data,
+          payload,
+          attempts: [...(job.data.attempts ?? []), attempted.record],
+        })
       }
-      try {
-        let { payload } = job.data
-        if (payload === undefined) {
-          payload = await payloadOf(redis, job, options.log)
-          await job.updateData({ ...job.data, payload })
-        }
-        const { jobId, url, webhookId } = job.data
-        const message = { id: webhookId, url, payload }
-        const number = job.attemptsMade + 1
-        const attempted = await attemptDelivery(
-          rules,
-          message,
-          jobId,
-          number,
-          AbortSignal.any([shutdown.signal, signal]),
-        )
-        if (attempted.kind !== 'released') {
-          const attempts = [...(job.data.attempts ?? []), attempted.record]
-          await job.updateData({ ...job.data, payload, attempts })
-        }
-        // What the attempt came to, in BullMQ's terms.
-        switch (attempted.kind) {
-          case 'delivered':
-            return
-          case 'released':
-            await job.moveToWait(token)
-            throw new WaitingError()
-          case 'failed':
-            throw new UnrecoverableError(attempted.error)
-          case 'retry':
-            throw new Error(attempted.error)
-        }
-      } finally {
-        share.release(job.data.url)
-      }
-    },
-    { settings: { backoffStrategy: (attemptsMade: number) => waits[attemptsMade - 1] ?? 0 } },
-    options.log,
+      return attempted
+    })
+    // What the attempt came to, in BullMQ's terms.
+    switch (attempted.kind) {
+      case 'delivered':
+        return
+      case 'released':
+        await job.moveToWait(token)
+        throw new WaitingError()
+      case 'failed':
+        throw new UnrecoverableError(attempted.error)
+      case 'retry':
+        throw new Error(attempted.error)
+    }
+  }
+  const settings = { settings: { backoffStrategy: (attemptsMade: number) => waits[attemptsMade - 1] ?? 0 } }
+  // A Worker takes one delivery per round trip to Redis: several share the process's places, so that
+  // deliveries are taken as fast as they fall due.
+  const concurrency = Math.ceil(options.maxInFlight / DELIVERY_WORKERS)
+  const consumers = Array.from({ length: DELIVERY_WORKERS }, () =>
+    bullConsumer(
+      redis.worker<DeliveryData, void>(WEBHOOKS, concurrency, deliver, settings, options.log),
+      shutdown,
+      options.log,
+    ),
   )
-  return bullConsumer(worker, shutdown, options.log)
+  return {
+    get running() {
+      return consumers.every((consumer) => consumer.running)
+    },
+    async stop(graceMs: number) {
+      await Promise.all(consumers.map((consumer) => consumer.stop(graceMs)))
+    },
+  }
 }
 
 /** The delivery job (same id as the job, in the webhooks queue) holds its attempts in its data. */

@@ -43,6 +43,9 @@ function cluster(redisUrl: () => string): Cluster {
     String(LOCK_MS),
     '--worker-threads',
     '1',
+    // One job at a time, as the tests' backlogs assume.
+    '--job-concurrency',
+    '1',
     '--webhook-allow-private',
     'true',
   ]

@@ -94,9 +94,9 @@ forEachBackend((backend) => {
       summary.ended_per_minute.reduce((sum, m) => sum + m[status], 0)
 
     test('counts every job by state, and the ends and latencies of each of the last 15 minutes, as the jobs show them', async () => {
-      // A service of its own, so that every job counted is known: one worker thread, so one slow job
+      // A service of its own, so that every job counted is known: one job at a time, so one slow job
       // runs and the next waits.
-      const own = await backend.start({ jobFactorBudgetMs: 60_000, workerThreads: 1 })
+      const own = await backend.start({ jobFactorBudgetMs: 60_000, workerThreads: 1, jobConcurrency: 1 })
       const post = async (number: number | string) => {
         const created = await createJob(own.url, { algorithm: 'PrimeChecker', params: { number } })
         return created.json.job_id as string
@@ -260,7 +260,12 @@ forEachBackend((backend) => {
         ended('000000000011', 'failed', now - 2 * 86_400_000, 40)
         db.close()
 
-        const upgraded = await backend.start({ dataDir, jobFactorBudgetMs: 60_000, workerThreads: 1 })
+        const upgraded = await backend.start({
+          dataDir,
+          jobFactorBudgetMs: 60_000,
+          workerThreads: 1,
+          jobConcurrency: 1,
+        })
         try {
           const summary = await summaryOf(upgraded.url)
           const { pending = 0, running = 0, ...finished } = summary.counts
