@@ -2,7 +2,7 @@
 // The command line: `algoserve serve|worker [--flag value ...]`. Reads the config once, wires the parts
 // together, listens, and shuts down gracefully on SIGTERM/SIGINT. `serve` is the HTTP API; `worker`
 // runs jobs and webhooks from Redis (distributed mode) and serves only /healthz, /readyz and /metrics.
-// `call` and `jobs ...` are a client of a running service (src/client/).
+// `algorithms`, `call` and `jobs ...` are a client of a running service (src/client/).
 //
 // Run with a 1 MB young generation (the flag above, and in `npm start`): V8's default of 16 MB per
 // semi-space held about 10 MB more at idle, which put the service over its 100 MB, and about 35 MB
@@ -15,7 +15,7 @@ import { stdoutDestination } from './logging/log-destination.js'
 import type { Role } from './service.js'
 
 const USAGE = `Usage: algoserve serve|worker [--flag value ...]
-       algoserve call|jobs ... (a client: see below)
+       algoserve algorithms|call|jobs ... (a client: see below)
 
   serve    the HTTP API (with the embedded store it runs jobs and webhooks too)
   worker   runs jobs and webhooks from Redis (needs ALGOSERVE_REDIS_URL); /healthz, /readyz and
@@ -110,7 +110,8 @@ function watchNpmParent(onOrphaned: () => void): void {
   timer.unref()
 }
 
-const isClient = (command: string | undefined) => command === 'call' || command === 'jobs'
+const isClient = (command: string | undefined) =>
+  command === 'call' || command === 'jobs' || command === 'algorithms'
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv

@@ -2,18 +2,23 @@
 // lossless-json (global LosslessJSON), so a 600-digit number or factor shows with every digit.
 //
 // Data: GET /job-summary (the overview: counts by state, ends and latency per minute, kept by the
-// service over every job, so exact however many there are), GET /jobs (list, newest first),
-// GET /jobs/{id}, GET /jobs/{id}/deliveries and POST /jobs/{id}/cancel.
+// service over every job, so exact however many there are), GET /algorithms (the algorithm filter),
+// GET /jobs (list, newest first), GET /jobs/{id}, GET /jobs/{id}/deliveries and POST /jobs/{id}/cancel.
+// Jobs of any algorithm: a result is shown member by member whatever its shape; PrimeChecker's in words.
 ;(() => {
-  const { parse, stringify } = globalThis.LosslessJSON
+  const { parse, stringify, isLosslessNumber } = globalThis.LosslessJSON
   const REFRESH_MS = 5000
   const PAGE_SIZE = 20
   const KEY_STORAGE = 'algoserve-api-key'
   const STATUSES = ['pending', 'running', 'completed', 'failed']
+  const PRIME_CHECKER = 'PrimeChecker'
 
   const $ = (id) => document.getElementById(id)
   const state = {
     status: '',
+    algorithm: '',
+    /** The algorithm filter's choices are read once, when the service first lists them. */
+    algorithmsLoaded: false,
     /** The cursor of each page seen so far: [null, cursor of page 2, ...]. */
     cursors: [null],
     page: 0,
@@ -87,7 +92,30 @@
     const digits = text(value)
     return digits.length > 20 ? `${digits.slice(0, 10)}…(${digits.replace('-', '').length} digits)` : digits
   }
-  const numberOf = (job) => (job.result && typeof job.result === 'object' ? job.result.number : undefined)
+  const isPrimeChecker = (job) => job.algorithm === PRIME_CHECKER
+  const numberOf = (job) =>
+    isPrimeChecker(job) && job.result && typeof job.result === 'object' ? job.result.number : undefined
+  const isScalar = (value) => value === null || typeof value !== 'object' || isLosslessNumber(value)
+  const isRecord = (value) => !isScalar(value) && !Array.isArray(value)
+
+  /** A value on one line: scalars as they are, a list of scalars comma-separated, the rest as JSON. */
+  function inline(value) {
+    if (isScalar(value)) return text(value)
+    if (Array.isArray(value) && value.every(isScalar)) return value.map(text).join(', ')
+    return stringify(value)
+  }
+
+  /** A result in a table cell: PrimeChecker's number; any other result's members on one line, cut. */
+  function resultSummary(job) {
+    if (job.result === null || job.result === undefined) return '—'
+    if (isPrimeChecker(job)) return shortNumber(numberOf(job))
+    const line = isRecord(job.result)
+      ? Object.entries(job.result)
+          .map(([key, value]) => `${key}: ${inline(value)}`)
+          .join(', ')
+      : inline(job.result)
+    return line.length > 60 ? `${line.slice(0, 59)}…` : line
+  }
 
   function element(tag, attributes = {}, children = []) {
     const node = document.createElement(tag)
@@ -326,6 +354,7 @@
   async function loadList() {
     const query = new URLSearchParams({ limit: String(PAGE_SIZE) })
     if (state.status) query.set('status', state.status)
+    if (state.algorithm) query.set('algorithm', state.algorithm)
     const cursor = state.cursors[state.page]
     if (cursor) query.set('cursor', cursor)
     return api('GET', `/jobs?${query}`)
@@ -343,7 +372,8 @@
       const row = element('tr', { 'data-job-id': job.job_id }, [
         element('td', { 'data-label': 'Job' }, [open]),
         element('td', { 'data-label': 'Status' }, [badge(job.status)]),
-        element('td', { 'data-label': 'Number', text: shortNumber(numberOf(job)) }),
+        element('td', { 'data-label': 'Algorithm', text: text(job.algorithm) }),
+        element('td', { 'data-label': 'Result', text: resultSummary(job) }),
         element('td', { 'data-label': 'Created', text: time(job.created_at) }),
         element('td', { 'data-label': 'Took', text: duration(took(job)) }),
       ])
@@ -355,7 +385,8 @@
       .querySelector('tbody')
       .replaceChildren(...rows)
     $('no-jobs').hidden = rows.length > 0
-    $('no-jobs').textContent = state.status ? `No ${state.status} jobs.` : 'No jobs.'
+    const of = state.algorithm ? ` of ${state.algorithm}` : ''
+    $('no-jobs').textContent = state.status ? `No ${state.status} jobs${of}.` : `No jobs${of}.`
     $('newer').disabled = state.page === 0
     $('older').disabled = !state.nextCursor
     $('page-info').textContent = `Page ${state.page + 1}`
@@ -367,6 +398,25 @@
     state.page = 0
     refreshList()
   })
+  $('algorithm-filter').addEventListener('change', (event) => {
+    state.algorithm = event.target.value
+    state.cursors = [null]
+    state.page = 0
+    refreshList()
+  })
+
+  /** The algorithm filter's choices: every algorithm the service serves (GET /algorithms). */
+  async function loadAlgorithms() {
+    if (state.algorithmsLoaded) return
+    const body = await api('GET', '/algorithms')
+    const select = $('algorithm-filter')
+    const options = body.algorithms.map((a) =>
+      element('option', { value: a.name, text: `${a.name} ${a.version}`, title: text(a.description) }),
+    )
+    select.replaceChildren(element('option', { value: '', text: 'all' }), ...options)
+    select.value = state.algorithm
+    state.algorithmsLoaded = true
+  }
   $('older').addEventListener('click', () => {
     if (!state.nextCursor) return
     state.cursors[state.page + 1] = state.nextCursor
@@ -427,14 +477,83 @@
       ...fields.flatMap(([label, value]) => [element('dt', { text: label }), element('dd', {}, [value])]),
     )
     // The job body has no params member (the contract's GET /jobs/{job_id}); PrimeChecker's result
-    // names the number, so the params show once the job has completed.
+    // names the number, so its params show once the job has completed.
     const number = numberOf(job)
-    $('detail-params').textContent =
-      number === undefined
-        ? 'Not in the job body; the number shows here once the job has completed.'
-        : stringify({ number }, null, 2)
-    $('detail-result').textContent = job.result ? stringify(job.result, null, 2) : '—'
+    let params
+    if (number !== undefined) params = stringify({ number }, null, 2)
+    else if (isPrimeChecker(job))
+      params = 'Not in the job body; the number shows here once the job has completed.'
+    else params = 'Not in the job body.'
+    $('detail-params').textContent = params
+    const hasResult = job.result !== null && job.result !== undefined
+    $('detail-result-view').replaceChildren(
+      hasResult ? (isPrimeChecker(job) ? primeView(job.result) : valueView(job.result)) : text(null),
+    )
+    $('detail-result').textContent = hasResult ? stringify(job.result, null, 2) : '—'
     $('cancel-job').disabled = job.status !== 'pending' && job.status !== 'running'
+  }
+
+  /** PrimeChecker's result in words: "91 is not prime: 7 × 13". */
+  function primeView(result) {
+    if (!isRecord(result)) return valueView(result)
+    const prime = result.is_prime === true
+    const factors = Array.isArray(result.factors) ? result.factors.map(text) : []
+    let sentence = `${text(result.number)} ${prime ? 'is prime' : 'is not prime'}`
+    if (!prime && factors.length > 0) sentence += `: ${factors.join(' × ')}`
+    if (result.factorization_complete === false) sentence += ' (incomplete: the budget ran out)'
+    const rows = [element('p', { class: 'sentence', text: sentence })]
+    if (result.algorithm !== undefined)
+      rows.push(element('p', { class: 'muted', text: `Decided by ${text(result.algorithm)}.` }))
+    return element('div', {}, rows)
+  }
+
+  /**
+   * Any JSON value for a person: an object as its members, a list of objects as a table, a list of
+   * scalars on one line, numbers with every digit.
+   */
+  function valueView(value) {
+    if (isScalar(value) || (Array.isArray(value) && value.every(isScalar)))
+      return element('span', {
+        class: 'value',
+        text: Array.isArray(value) && value.length === 0 ? '(empty list)' : inline(value),
+      })
+    if (Array.isArray(value)) {
+      if (value.every(isRecord)) {
+        const keys = [...new Set(value.flatMap((item) => Object.keys(item)))]
+        return element('table', { class: 'value-table' }, [
+          element('thead', {}, [
+            element(
+              'tr',
+              {},
+              keys.map((key) => element('th', { text: key })),
+            ),
+          ]),
+          element(
+            'tbody',
+            {},
+            value.map((item) =>
+              element(
+                'tr',
+                {},
+                keys.map((key) => element('td', {}, [key in item ? valueView(item[key]) : text(null)])),
+              ),
+            ),
+          ),
+        ])
+      }
+      return element(
+        'ol',
+        { class: 'value-list', start: '0' },
+        value.map((item) => element('li', {}, [valueView(item)])),
+      )
+    }
+    const entries = Object.entries(value)
+    if (entries.length === 0) return element('span', { class: 'value', text: '{}' })
+    return element(
+      'dl',
+      { class: 'fields value-fields' },
+      entries.flatMap(([key, item]) => [element('dt', { text: key }), element('dd', {}, [valueView(item)])]),
+    )
   }
 
   function renderDeliveries(body) {
@@ -524,6 +643,7 @@
         throw new Error(`${what}: ${error.message}`)
       })
     const results = await Promise.allSettled([
+      labelled('Algorithms (GET /algorithms)', loadAlgorithms()),
       labelled('Overview (GET /job-summary)', api('GET', '/job-summary').then(renderOverview)),
       labelled('Job list (GET /jobs)', loadList().then(renderList)),
       refreshDetail(),

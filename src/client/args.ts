@@ -1,6 +1,7 @@
-// The client's command line: `algoserve call|jobs ...` read into a command and its options. Anything a
-// person mistyped is a UsageError (exit 2) naming the problem; values the service judges (a status, a
-// limit) are passed on for it to judge.
+// The client's command line: `algoserve algorithms|call|jobs ...` read into a command and its options.
+// Anything a person mistyped is a UsageError (exit 2) naming the problem; values the service judges (a
+// status, a limit, an algorithm's params) are passed on for it to judge.
+import { isLosslessNumber, parse } from 'lossless-json'
 
 export const EXIT = {
   ok: 0,
@@ -19,11 +20,26 @@ export const DEFAULT_URL = 'http://127.0.0.1:8000'
 /** `jobs wait` without --timeout: long enough for a heavy job, short enough not to hang a script. */
 export const DEFAULT_WAIT_SECONDS = 300
 
+/**
+ * What `call` and `jobs create` ask for: PrimeChecker's number (the shorthand, `call 97`), or a named
+ * algorithm and its params (numbers as LosslessNumber, so that every digit is sent).
+ */
+export type Work =
+  | { algorithm: null; number: string }
+  | { algorithm: string; params: Record<string, unknown> }
+
 export type ClientCommand =
-  | { name: 'call'; number: string }
-  | { name: 'create'; number: string; webhook: string | null; idempotencyKey: string | null }
+  | { name: 'algorithms'; algorithm: string | null }
+  | { name: 'call'; work: Work }
+  | { name: 'create'; work: Work; webhook: string | null; idempotencyKey: string | null }
   | { name: 'get'; id: string }
-  | { name: 'list'; status: string | null; limit: string | null; cursor: string | null }
+  | {
+      name: 'list'
+      status: string | null
+      algorithm: string | null
+      limit: string | null
+      cursor: string | null
+    }
   | { name: 'cancel'; id: string }
   | { name: 'wait'; id: string; timeoutSeconds: number }
 
@@ -49,12 +65,15 @@ const VALUE_FLAGS = new Set([
   'limit',
   'cursor',
   'timeout',
+  'params',
+  'algorithm',
 ])
 const ALLOWED: Record<string, string[]> = {
-  call: ['url', 'api-key', 'json'],
-  create: ['url', 'api-key', 'json', 'webhook', 'idempotency-key'],
+  algorithms: ['url', 'api-key', 'json'],
+  call: ['url', 'api-key', 'json', 'params'],
+  create: ['url', 'api-key', 'json', 'params', 'webhook', 'idempotency-key'],
   get: ['url', 'api-key', 'json'],
-  list: ['url', 'api-key', 'json', 'status', 'limit', 'cursor'],
+  list: ['url', 'api-key', 'json', 'status', 'algorithm', 'limit', 'cursor'],
   cancel: ['url', 'api-key', 'json'],
   wait: ['url', 'api-key', 'json', 'timeout'],
 }
@@ -103,6 +122,72 @@ function positionals(command: string, given: string[], names: string[]): string[
   return given
 }
 
+/** An algorithm's name as the service accepts it. */
+const ALGORITHM_NAME = /^[A-Za-z0-9_-]+$/
+
+function algorithmName(text: string): string {
+  if (!ALGORITHM_NAME.test(text)) {
+    throw new UsageError(`'${shorten(text)}' is not an algorithm name (letters, digits, '_' and '-')`)
+  }
+  return text
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !isLosslessNumber(value)
+
+/** A JSON text read with every digit of its numbers kept (lossless-json's LosslessNumber). */
+const exactJson = (text: string): unknown => parse(text)
+
+/**
+ * `key=value`: the value is JSON when it reads as JSON (a number with every digit, true, a quoted
+ * string, an array or object), else the text as it is (`name=Ada`).
+ */
+function pair(arg: string): [string, unknown] {
+  const eq = arg.indexOf('=')
+  if (eq <= 0) throw new UsageError(`'${shorten(arg)}' is not a key=value pair`)
+  const text = arg.slice(eq + 1)
+  let value: unknown
+  try {
+    value = exactJson(text)
+  } catch {
+    value = text
+  }
+  return [arg.slice(0, eq), value]
+}
+
+/**
+ * `<number>` (PrimeChecker, through POST /invoke or as its job), or `<algorithm> [key=value ...]` with
+ * `--params '<json object>'` (the pairs set keys over it).
+ */
+function work(command: string, given: string[], paramsFlag: string | null): Work {
+  const [first, ...pairs] = given
+  if (first === undefined)
+    throw new UsageError(`${command}: missing <algorithm> (or a number for PrimeChecker)`)
+  if (pairs.length === 0 && paramsFlag === null && /^[+-]?[0-9.]+$/.test(first)) {
+    return { algorithm: null, number: integerLiteral(first) }
+  }
+  const algorithm = algorithmName(first)
+  let params: Record<string, unknown> = {}
+  if (paramsFlag !== null) {
+    let parsed: unknown
+    try {
+      parsed = exactJson(paramsFlag)
+    } catch (error) {
+      throw new UsageError(`--params is not JSON: ${error instanceof Error ? error.message : String(error)}`)
+    }
+    if (!isObject(parsed)) throw new UsageError('--params must be a JSON object, such as \'{"n": 27}\'')
+    params = parsed
+  }
+  const set = new Set<string>()
+  for (const arg of pairs) {
+    const [key, value] = pair(arg)
+    if (set.has(key)) throw new UsageError(`${key}= is given twice`)
+    set.add(key)
+    params[key] = value
+  }
+  return { algorithm, params }
+}
+
 function baseUrl(raw: string): string {
   let url: URL
   try {
@@ -132,13 +217,16 @@ function seconds(raw: string): number {
   return value
 }
 
-/** Reads `call ...` or `jobs ...` (argv without the program), with ALGOSERVE_URL and ALGOSERVE_API_KEY. */
+/**
+ * Reads `algorithms ...`, `call ...` or `jobs ...` (argv without the program), with ALGOSERVE_URL and
+ * ALGOSERVE_API_KEY.
+ */
 export function parseClientArgs(argv: string[], env: NodeJS.ProcessEnv): ClientOptions | typeof HELP {
   const [first, ...rest] = argv
   let name: string
   let args: string[]
-  if (first === 'call') {
-    name = 'call'
+  if (first === 'call' || first === 'algorithms') {
+    name = first
     args = rest
   } else if (first === 'jobs') {
     const [sub, ...more] = rest
@@ -160,24 +248,32 @@ export function parseClientArgs(argv: string[], env: NodeJS.ProcessEnv): ClientO
   const flag = (key: string) => flags.get(key) ?? null
   let command: ClientCommand
   switch (name) {
-    case 'call':
-    case 'create': {
-      const [number] = positionals(name, given, ['number'])
-      const literal = integerLiteral(number as string)
-      command =
-        name === 'call'
-          ? { name, number: literal }
-          : {
-              name,
-              number: literal,
-              webhook: flag('webhook'),
-              idempotencyKey: headerValue('idempotency-key', flag('idempotency-key')),
-            }
+    case 'algorithms': {
+      if (given.length > 1)
+        throw new UsageError(`algorithms: unexpected argument '${shorten(given[1] as string)}'`)
+      command = { name, algorithm: given[0] === undefined ? null : algorithmName(given[0]) }
       break
     }
+    case 'call':
+      command = { name, work: work(name, given, flag('params')) }
+      break
+    case 'create':
+      command = {
+        name,
+        work: work(name, given, flag('params')),
+        webhook: flag('webhook'),
+        idempotencyKey: headerValue('idempotency-key', flag('idempotency-key')),
+      }
+      break
     case 'list':
       positionals(name, given, [])
-      command = { name, status: flag('status'), limit: flag('limit'), cursor: flag('cursor') }
+      command = {
+        name,
+        status: flag('status'),
+        algorithm: flag('algorithm'),
+        limit: flag('limit'),
+        cursor: flag('cursor'),
+      }
       break
     case 'wait': {
       const [id] = positionals(name, given, ['id'])
@@ -208,13 +304,18 @@ export function parseClientArgs(argv: string[], env: NodeJS.ProcessEnv): ClientO
 export const USAGE_HINT = "Run 'algoserve --help' for the commands and their options."
 
 export const CLIENT_USAGE = `Client commands (talk to a running service):
-  algoserve call <number>                     POST /invoke: is it prime, and its factors
-  algoserve jobs create <number> [--webhook URL] [--idempotency-key K]
-                                              POST /jobs (PrimeChecker)
+  algoserve algorithms [<algorithm>]          GET /algorithms: the algorithms served; with a name, its
+                                              params and result schemas and examples
+  algoserve call <algorithm> [--params JSON] [key=value ...]
+                                              POST /algorithms/{name}/invoke: one run, answered now
+  algoserve call <number>                     POST /invoke: is it prime, and its factors (PrimeChecker)
+  algoserve jobs create <algorithm> [--params JSON] [key=value ...] [--webhook URL]
+                    [--idempotency-key K]     POST /jobs: a job of that algorithm
+  algoserve jobs create <number> [...]        POST /jobs: a PrimeChecker job
   algoserve jobs get <id>                     GET /jobs/{id}
-  algoserve jobs list [--status S] [--limit N] [--cursor C]
+  algoserve jobs list [--status S] [--algorithm A] [--limit N] [--cursor C]
                                               GET /jobs, newest first; S: pending, running,
-                                              completed or failed
+                                              completed or failed; A: jobs of that algorithm
   algoserve jobs cancel <id>                  POST /jobs/{id}/cancel
   algoserve jobs wait <id> [--timeout S]      GET /jobs/{id}?wait= until the job ends or S seconds
                                               pass (default ${DEFAULT_WAIT_SECONDS})
@@ -222,13 +323,16 @@ export const CLIENT_USAGE = `Client commands (talk to a running service):
   --url URL        the service (ALGOSERVE_URL; default ${DEFAULT_URL})
   --api-key KEY    sent as Authorization: Bearer KEY (ALGOSERVE_API_KEY)
   --json           print the service's JSON body exactly as it was sent (on errors too)
+  --params JSON    an algorithm's params as one JSON object; key=value pairs set keys over it. A
+                   value is JSON when it reads as JSON (n=27, ok=true, tags='["a"]', s='"42"'), else
+                   the text as it is (name=Ada)
 
   Integers of any size are sent and shown with every digit.
 
 Exit codes:
   0  success
   1  the service answered with an error (4xx/5xx), or the job waited for failed
-  2  usage error (bad command, option or number)
+  2  usage error (bad command, option, number or params)
   3  connection failure (the service could not be reached)
   4  jobs wait: the timeout passed before the job ended
 `

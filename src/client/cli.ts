@@ -1,5 +1,6 @@
-// `algoserve call ...` and `algoserve jobs ...`: one request (or, for `jobs wait`, a series of held
-// reads) to a running service, the answer printed for a person or, with --json, exactly as sent.
+// `algoserve algorithms ...`, `algoserve call ...` and `algoserve jobs ...`: one request (or, for `jobs
+// wait`, a series of held reads) to a running service, the answer printed for a person or, with --json,
+// exactly as sent.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { LosslessNumber, stringify } from 'lossless-json'
 import {
@@ -11,8 +12,17 @@ import {
   parseClientArgs,
   USAGE_HINT,
   UsageError,
+  type Work,
 } from './args.js'
-import { formatCreated, formatError, formatInvoke, formatJob, formatList } from './format.js'
+import {
+  formatAlgorithm,
+  formatAlgorithms,
+  formatCreated,
+  formatError,
+  formatInvoke,
+  formatJob,
+  formatList,
+} from './format.js'
 import { type Answer, ConnectionError, request, type Target } from './http.js'
 
 export interface Output {
@@ -30,6 +40,7 @@ const MIN_POLL_MS = 500
 
 const ended = (status: unknown) => status === 'completed' || status === 'failed'
 const path = (id: string) => `/jobs/${encodeURIComponent(id)}`
+const algorithmPath = (name: string) => `/algorithms/${encodeURIComponent(name)}`
 
 /** Runs a client command; returns the process's exit code. */
 export async function runClient(argv: string[], env: NodeJS.ProcessEnv, output: Output): Promise<number> {
@@ -68,17 +79,24 @@ async function execute(options: ClientOptions, output: Output): Promise<number> 
 
 function send(target: Target, command: Exclude<ClientCommand, { name: 'wait' }>): Promise<Answer> {
   switch (command.name) {
-    case 'call':
-      return request(target, 'POST', '/invoke', { body: numberBody(command.number) })
+    case 'algorithms':
+      return request(
+        target,
+        'GET',
+        command.algorithm === null ? '/algorithms' : algorithmPath(command.algorithm),
+      )
+    case 'call': {
+      const { work } = command
+      return work.algorithm === null
+        ? request(target, 'POST', '/invoke', { body: json({ number: new LosslessNumber(work.number) }) })
+        : request(target, 'POST', `${algorithmPath(work.algorithm)}/invoke`, { body: json(work.params) })
+    }
     case 'create': {
-      const job: Record<string, unknown> = {
-        algorithm: 'PrimeChecker',
-        params: { number: new LosslessNumber(command.number) },
-      }
+      const job: Record<string, unknown> = jobOf(command.work)
       if (command.webhook !== null) job.webhook = command.webhook
       const headers: Record<string, string> =
         command.idempotencyKey === null ? {} : { 'idempotency-key': command.idempotencyKey }
-      return request(target, 'POST', '/jobs', { body: stringify(job) as string, headers })
+      return request(target, 'POST', '/jobs', { body: json(job), headers })
     }
     case 'get':
       return request(target, 'GET', path(command.id))
@@ -87,6 +105,7 @@ function send(target: Target, command: Exclude<ClientCommand, { name: 'wait' }>)
     case 'list': {
       const query = new URLSearchParams()
       if (command.status !== null) query.set('status', command.status)
+      if (command.algorithm !== null) query.set('algorithm', command.algorithm)
       if (command.limit !== null) query.set('limit', command.limit)
       if (command.cursor !== null) query.set('cursor', command.cursor)
       const search = query.size === 0 ? '' : `?${query}`
@@ -95,10 +114,18 @@ function send(target: Target, command: Exclude<ClientCommand, { name: 'wait' }>)
   }
 }
 
-const numberBody = (literal: string) => stringify({ number: new LosslessNumber(literal) }) as string
+/** JSON text with every digit of the LosslessNumbers in it. */
+const json = (value: unknown) => stringify(value) as string
+
+const jobOf = (work: Work): Record<string, unknown> =>
+  work.algorithm === null
+    ? { algorithm: 'PrimeChecker', params: { number: new LosslessNumber(work.number) } }
+    : { algorithm: work.algorithm, params: work.params }
 
 function readable(command: ClientCommand, answer: Answer, urlFlag: string | null): string {
   switch (command.name) {
+    case 'algorithms':
+      return command.algorithm === null ? formatAlgorithms(answer.body) : formatAlgorithm(answer.body)
     case 'call':
       return formatInvoke(answer.body)
     case 'create':

@@ -1,11 +1,15 @@
 // What a person reads: the service's bodies (parsed by lossless-json, so numbers are LosslessNumber and
 // print with every digit) as short aligned lines. --json bypasses all of this.
+import { isLosslessNumber, stringify } from 'lossless-json'
 import type { Answer } from './http.js'
 
 type Json = Record<string, unknown>
 
 const isObject = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !isLosslessNumber(value)
+
+/** The algorithm whose results get sentences instead of members. */
+const PRIME_CHECKER = 'PrimeChecker'
 
 /** A JSON value as text: numbers with every digit, strings as they are, null as a dash. */
 const text = (value: unknown): string => (value === null || value === undefined ? '-' : String(value))
@@ -40,10 +44,34 @@ export function describePrime(result: unknown): [string, string][] {
   return rows
 }
 
+/** A value on one line: scalars as they are, a list of scalars comma-separated, anything else as JSON. */
+function inline(value: unknown): string {
+  if (value === null || value === undefined || typeof value !== 'object' || isLosslessNumber(value))
+    return text(value)
+  if (Array.isArray(value) && value.every((item) => typeof item !== 'object' || isLosslessNumber(item)))
+    return value.length === 0 ? '(none)' : value.map(text).join(', ')
+  return stringify(value) as string
+}
+
+/** Any algorithm's result: a row per member (`result.steps  111`), PrimeChecker's in words. */
+export function describeResult(algorithm: unknown, result: unknown): [string, string][] {
+  if (algorithm === PRIME_CHECKER) return describePrime(result)
+  if (!isObject(result)) return [['result', inline(result)]]
+  const rows = Object.entries(result).map(([key, value]): [string, string] => [
+    `result.${key}`,
+    inline(value),
+  ])
+  return rows.length === 0 ? [['result', '{}']] : rows
+}
+
 export function formatInvoke(body: unknown): string {
   if (!isObject(body)) return String(body)
-  const rows = describePrime(body.result)
-  if (isObject(body.metadata)) rows.push(['elapsed', seconds(body.metadata.elapsed_time)])
+  const metadata = isObject(body.metadata) ? body.metadata : {}
+  const rows: [string, string][] = []
+  const algorithm = metadata.algorithm ?? PRIME_CHECKER
+  if (algorithm !== PRIME_CHECKER) rows.push(['algorithm', `${text(algorithm)} ${text(metadata.version)}`])
+  rows.push(...describeResult(algorithm, body.result))
+  if (metadata.elapsed_time !== undefined) rows.push(['elapsed', seconds(metadata.elapsed_time)])
   rows.push(['request id', text(body.request_id)])
   return lines(rows)
 }
@@ -58,7 +86,7 @@ export function formatJob(job: unknown): string {
     ['started', text(job.started_at)],
     ['ended', text(job.completed_at)],
   ]
-  if (job.result !== null && job.result !== undefined) rows.push(...describePrime(job.result))
+  if (job.result !== null && job.result !== undefined) rows.push(...describeResult(job.algorithm, job.result))
   if (job.error !== null && job.error !== undefined) rows.push(['error', text(job.error)])
   if (isObject(job.metadata) && job.metadata.elapsed_time !== undefined) {
     rows.push(['elapsed', seconds(job.metadata.elapsed_time)])
@@ -83,6 +111,61 @@ function cell(value: unknown): string {
   return digits.length > 24 ? `${digits.slice(0, 12)}…(${digits.replace('-', '').length} digits)` : digits
 }
 
+/** A result in a table cell: PrimeChecker's number; any other result's members on one line, cut. */
+function resultCell(job: Json): string {
+  if (job.result === null || job.result === undefined) return '-'
+  if (job.algorithm === PRIME_CHECKER) return isObject(job.result) ? cell(job.result.number) : '-'
+  const line = isObject(job.result)
+    ? Object.entries(job.result)
+        .map(([key, value]) => `${key}: ${inline(value)}`)
+        .join(', ')
+    : inline(job.result)
+  return line.length > 40 ? `${line.slice(0, 39)}…` : line
+}
+
+/** Rows of cells in aligned columns; the last column is not padded. */
+function table(rows: string[][]): string[] {
+  const last = (rows[0]?.length ?? 1) - 1
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length))) ?? []
+  return rows.map((row) =>
+    row.map((value, i) => (i < last ? value.padEnd(widths[i] ?? 0) : value)).join('  '),
+  )
+}
+
+/** GET /algorithms: a line per algorithm. */
+export function formatAlgorithms(body: unknown): string {
+  if (!isObject(body) || !Array.isArray(body.algorithms)) return String(body)
+  const algorithms = body.algorithms.filter(isObject)
+  if (algorithms.length === 0) return 'No algorithms.'
+  return table([
+    ['NAME', 'VERSION', 'DESCRIPTION'],
+    ...algorithms.map((a) => [text(a.name), text(a.version), text(a.description)]),
+  ]).join('\n')
+}
+
+/** GET /algorithms/{name}: what it is, its schemas, and its examples as commands to run. */
+export function formatAlgorithm(body: unknown): string {
+  if (!isObject(body)) return String(body)
+  const limit = body.timeout_ms
+  const rows: [string, string][] = [
+    ['name', text(body.name)],
+    ['version', text(body.version)],
+    ['description', text(body.description)],
+    ['time limit', limit === null || limit === undefined ? "the service's default" : `${text(limit)} ms`],
+  ]
+  const out = [lines(rows), '', 'Params (JSON Schema):', stringify(body.params, null, 2) as string]
+  out.push('', 'Result (JSON Schema):', stringify(body.result, null, 2) as string)
+  const examples = Array.isArray(body.examples) ? body.examples.filter(isObject) : []
+  if (examples.length > 0) {
+    out.push('', 'Examples:')
+    for (const example of examples) {
+      const params = stringify(example.params ?? {}) as string
+      out.push(`  algoserve call ${shellWord(text(body.name))} --params ${shellWord(params)}`)
+    }
+  }
+  return out.join('\n')
+}
+
 /** A word for a POSIX shell: as it is when it is safe, else in single quotes. */
 const shellWord = (word: string): string =>
   /^[A-Za-z0-9_.,:/@%+=-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
@@ -94,6 +177,7 @@ const shellWord = (word: string): string =>
 function nextPage(list: ListOptions, urlFlag: string | null, cursor: string): string {
   const words = ['algoserve', 'jobs', 'list']
   if (list.status !== null) words.push('--status', list.status)
+  if (list.algorithm) words.push('--algorithm', list.algorithm)
   if (list.limit !== null) words.push('--limit', list.limit)
   if (urlFlag !== null) words.push('--url', urlFlag)
   words.push('--cursor', cursor)
@@ -102,28 +186,30 @@ function nextPage(list: ListOptions, urlFlag: string | null, cursor: string): st
 
 interface ListOptions {
   status: string | null
+  /** Absent where no algorithm filter can be given. */
+  algorithm?: string | null
   limit: string | null
 }
 
 export function formatList(body: unknown, list: ListOptions, urlFlag: string | null = null): string {
-  const { status } = list
+  const { status, algorithm } = list
   if (!isObject(body) || !Array.isArray(body.jobs)) return String(body)
   const jobs = body.jobs.filter(isObject)
   const out: string[] = []
-  if (jobs.length === 0) out.push(status === null ? 'No jobs.' : `No ${status} jobs.`)
+  const of = algorithm ? ` of ${algorithm}` : ''
+  if (jobs.length === 0) out.push(status === null ? `No jobs${of}.` : `No ${status} jobs${of}.`)
   else {
     const rows = [
-      ['ID', 'STATUS', 'CREATED', 'NUMBER'],
+      ['ID', 'STATUS', 'ALGORITHM', 'CREATED', 'RESULT'],
       ...jobs.map((job) => [
         text(job.job_id),
         text(job.status),
+        text(job.algorithm),
         text(job.created_at),
-        isObject(job.result) ? cell(job.result.number) : '-',
+        resultCell(job),
       ]),
     ]
-    const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => (row[i] as string).length)))
-    for (const row of rows)
-      out.push(row.map((value, i) => (i < 3 ? value.padEnd(widths[i] ?? 0) : value)).join('  '))
+    out.push(...table(rows))
   }
   if (typeof body.next_cursor === 'string') out.push('', `More: ${nextPage(list, urlFlag, body.next_cursor)}`)
   return out.join('\n')

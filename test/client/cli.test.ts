@@ -13,35 +13,11 @@ import { fileURLToPath } from 'node:url'
 import { parse } from 'lossless-json'
 import type { TestApp } from '../helpers/app.js'
 import { forEachBackend } from '../helpers/backends.js'
+import { cli, type Run } from '../helpers/cli.js'
 import { createJob, waitForJob } from '../helpers/jobs.js'
 import { BIG_600, PRIME_599, RSA_100 } from '../helpers/numbers.js'
 
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-/** Runs `algoserve ...args` to its end, never through a shell, with only the given ALGOSERVE_* set. */
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const clean = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith('ALGOSERVE_')),
-  )
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', MAIN, ...args],
-      { env: { ...clean, ...env }, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null
-        resolve({ code, stdout, stderr })
-      },
-    )
-  })
-}
 
 /** A port nothing listens on: taken from the system, then closed. */
 async function closedPort(): Promise<number> {
@@ -164,7 +140,7 @@ forEachBackend((backend) => {
       const first = await cli(['jobs', 'list', '--status', 'completed', '--limit', '2', '--url', server.url])
       assert.equal(first.code, 0, first.stderr)
       const lines = first.stdout.split('\n')
-      assert.match(lines[0] ?? '', /^ID +STATUS +CREATED +NUMBER$/)
+      assert.match(lines[0] ?? '', /^ID +STATUS +ALGORITHM +CREATED +RESULT$/)
       assert.equal(lines.filter((line) => /^[0-9a-f]{12} +completed /.test(line)).length, 2)
       // The next page's command keeps the filter, the limit and the URL.
       const more =
@@ -289,7 +265,7 @@ forEachBackend((backend) => {
 
 test('usage errors exit 2 and name the problem', async () => {
   const cases: [string[], RegExp][] = [
-    [['call'], /call: missing <number>/],
+    [['call'], /call: missing <algorithm> \(or a number for PrimeChecker\)/],
     [['call', '1.5'], /'1\.5' is not an integer/],
     [['call', '97', '--colour', 'red'], /unknown option --colour/],
     [['jobs', 'get'], /get: missing <id>/],
@@ -316,7 +292,14 @@ test('usage errors exit 2 and name the problem', async () => {
 test('--help documents every client command and the exit codes', async () => {
   const run = await cli(['--help'])
   assert.equal(run.code, 0)
-  for (const line of ['algoserve call <number>', 'algoserve jobs list', 'algoserve jobs wait <id>']) {
+  for (const line of [
+    'algoserve algorithms [<algorithm>]',
+    'algoserve call <algorithm> [--params JSON] [key=value ...]',
+    'algoserve call <number>',
+    'algoserve jobs create <algorithm>',
+    'algoserve jobs list',
+    'algoserve jobs wait <id>',
+  ]) {
     assert.ok(run.stdout.includes(line), line)
   }
   assert.match(run.stdout, /^ +2 +usage error/m)

@@ -126,7 +126,7 @@ describe('the dashboard in a browser', { skip: !hasBrowser() && NO_BROWSER }, ()
       assert.ok((await page.locator('#latency-chart circle.dot').count()) >= 1)
       // A long number is cut in the list, with its length.
       assert.equal(
-        await row(page, ids.big).locator('td[data-label="Number"]').textContent(),
+        await row(page, ids.big).locator('td[data-label="Result"]').textContent(),
         `${BIG_600.slice(0, 10)}…(600 digits)`,
       )
       await screenshot(page, `${backend.name}-desktop-overview.png`, t)
