@@ -135,7 +135,8 @@ export async function startRedis(extraArgs: string[] = [], port?: number): Promi
       output += chunk
     })
     await until(
-      async () => (await redisCommand(chosen, 'PING').catch(() => '')).startsWith('+PONG'),
+      // With a password (requirepass), an answer that asks for it says the server is up as well.
+      async () => /^(\+PONG|-NOAUTH)/.test(await redisCommand(chosen, 'PING').catch(() => '')),
       10_000,
       () => `redis-server answered PING: ${output}`,
       20,

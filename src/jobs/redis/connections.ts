@@ -18,6 +18,7 @@ import { Redis } from 'ioredis'
 import { RedisRefusedError, StoreUnavailableError, storeFailure } from '../../errors.js'
 import type { BackendOptions } from '../backend.js'
 import { MAX_LOST_RUNS } from '../job.js'
+import { OutageLog } from './outage.js'
 import type { DeliveryData, RedisJobData, RedisJobResult } from './view.js'
 
 export interface RedisBackendOptions extends BackendOptions {
@@ -52,7 +53,10 @@ export class RedisConnections {
   readonly jobs: Queue<RedisJobData, RedisJobResult>
   readonly webhooks: Queue<DeliveryData>
   readonly flows: FlowProducer
+  /** What this process says of a Redis it cannot reach; our own connection is the one that tells. */
+  readonly outage: OutageLog
   #initialised = false
+  #aofWarned = false
   #refused: string | null = null
   #checked: Promise<void> | undefined
   readonly #waiting: Redis[] = []
@@ -73,7 +77,10 @@ export class RedisConnections {
     for (const client of [this.client, this.bullClient]) {
       client.on('error', (error) => this.log.debug({ err: error }, 'redis connection error'))
     }
+    this.outage = new OutageLog(this.log, redisAddress(settings.url))
+    this.client.on('error', (error) => this.outage.lost(error))
     this.client.on('ready', () => {
+      this.outage.back()
       this.#checked = this.#checkRedis()
     })
     const shared = { connection: this.bullClient, prefix: settings.prefix }
@@ -107,9 +114,6 @@ export class RedisConnections {
     }
     await this.#checked
     if (this.#refused !== null) throw new RedisRefusedError(this.#refused)
-    if (this.client.status !== 'ready') {
-      this.log.warn('Redis cannot be reached: jobs answer 503 until it can')
-    }
   }
 
   /** Checks the settings BullMQ relies on, at every (re)connection. */
@@ -118,14 +122,17 @@ export class RedisConnections {
       const info = await this.client.info()
       const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1]
       if (policy !== undefined && policy !== 'noeviction') {
-        this.#refused =
+        const refused =
           `Redis evicts keys (maxmemory-policy ${policy}); BullMQ needs maxmemory-policy noeviction, ` +
           'or locks and jobs disappear. Set it in redis.conf or with CONFIG SET maxmemory-policy noeviction.'
-        this.log.error(this.#refused)
+        // Said once, not at every reconnection to the same Redis.
+        if (refused !== this.#refused) this.log.error(refused)
+        this.#refused = refused
         return
       }
       this.#refused = null
-      if (/^aof_enabled:0/m.test(info)) {
+      if (/^aof_enabled:0/m.test(info) && !this.#aofWarned) {
+        this.#aofWarned = true
         this.log.warn(
           'Redis has AOF off (appendonly no): a redis-server crash loses jobs since its last snapshot; ' +
             'set appendonly yes with appendfsync everysec',
@@ -223,7 +230,8 @@ export class RedisConnections {
     )
     worker.on('error', (error) => {
       // While Redis is away every retry fails to connect: that is the readiness check's to tell.
-      const level = CONNECTION_ERRORS.has((error as { code?: string }).code ?? '') ? 'debug' : 'warn'
+      const away = this.outage.down || CONNECTION_ERRORS.has((error as { code?: string }).code ?? '')
+      const level = away ? 'debug' : 'warn'
       log[level]({ err: error, queue }, 'redis worker error')
     })
     this.#workers.push(worker as Worker)
@@ -241,6 +249,8 @@ export class RedisConnections {
       connection: this.bullClient,
       prefix: this.settings.prefix,
     })
+    // Without a listener, BullMQ prints each of its connection's errors to stderr.
+    producer.on('error', (error) => this.log.debug({ err: error }, 'redis queue events producer error'))
     this.#events.push(events, producer)
     return { events, producer }
   }
@@ -251,6 +261,7 @@ export class RedisConnections {
    * away) is left behind: the connections are cut either way.
    */
   async close(): Promise<void> {
+    this.outage.stop()
     await settledWithin(
       CLOSE_WAIT_MS,
       this.#workers.map((worker) => worker.close(true)),
@@ -263,6 +274,12 @@ export class RedisConnections {
     ])
     for (const connection of [this.client, this.bullClient, ...this.#waiting]) connection.disconnect()
   }
+}
+
+/** Where Redis is, for the log: host and port only (the URL may hold a user and a password). */
+export function redisAddress(url: string): string {
+  const { hostname, port } = new URL(url)
+  return `${hostname}:${port === '' ? '6379' : port}`
 }
 
 /** Resolves once every promise has settled, or after `ms`, whichever is first. */
