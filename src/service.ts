@@ -87,6 +87,10 @@ async function openBackend(
   const backend = new RedisBackend({
     ...common,
     url: config.redisUrl,
+    clusterNodes: config.redisClusterNodes,
+    sentinels: config.redisSentinels,
+    sentinelName: config.redisSentinelName,
+    tlsCaFile: config.redisTlsCaFile,
     prefix: config.redisPrefix,
     lockMs: config.jobLockMs,
   })

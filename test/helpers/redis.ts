@@ -1,9 +1,9 @@
 // A real redis-server for the tests that need one: on a free loopback port, in a temporary directory,
 // with AOF on and noeviction (what docs/distributed.md asks of operators). Never the machine's own Redis.
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs'
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
@@ -165,4 +165,83 @@ export async function startRedis(extraArgs: string[] = [], port?: number): Promi
     },
   }
   return server
+}
+
+/** For `test` options: the reason TLS tests are skipped (redis-server built without TLS), or false. */
+export function skipWithoutRedisTls(): string | false {
+  if (REDIS_SERVER === undefined) return 'redis-server not found: Redis TLS tests skipped'
+  // A TLS-capable redis-server complains of the missing key file; one without TLS of the directive.
+  const probe = spawnSync(
+    REDIS_SERVER,
+    ['--port', '0', '--tls-port', '1', '--tls-cert-file', '/nonexistent'],
+    {
+      encoding: 'utf8',
+      timeout: 5000,
+    },
+  )
+  return /tls-key-file|Failed to configure TLS/.test(`${probe.stdout}${probe.stderr}`)
+    ? false
+    : 'redis-server has no TLS support: Redis TLS tests skipped'
+}
+
+export interface TlsFiles {
+  dir: string
+  /** The CA's certificate (PEM). */
+  ca: string
+  /** redis-server's certificate for 127.0.0.1, signed by the CA, and its key. */
+  cert: string
+  key: string
+}
+
+/** A CA of its own and a server certificate for 127.0.0.1 signed by it, made with openssl. */
+export function makeTlsFiles(): TlsFiles {
+  const dir = mkdtempSync(join(tmpdir(), 'algoserve-tls-'))
+  const file = (name: string) => join(dir, name)
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' })
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=algoserve test CA',
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.pem'),
+  )
+  openssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-keyout',
+    file('server.key'),
+    '-out',
+    file('server.csr'),
+  )
+  writeFileSync(file('san.cnf'), 'subjectAltName=IP:127.0.0.1\n')
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    file('server.csr'),
+    '-CA',
+    file('ca.pem'),
+    '-CAkey',
+    file('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '1',
+    '-extfile',
+    file('san.cnf'),
+    '-out',
+    file('server.pem'),
+  )
+  return { dir, ca: file('ca.pem'), cert: file('server.pem'), key: file('server.key') }
 }

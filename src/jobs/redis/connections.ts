@@ -14,15 +14,14 @@ import {
   type WorkerOptions,
 } from 'bullmq'
 import type { FastifyBaseLogger } from 'fastify'
-import { Redis } from 'ioredis'
 import { RedisRefusedError, StoreUnavailableError, storeFailure } from '../../errors.js'
 import type { BackendOptions } from '../backend.js'
 import { MAX_LOST_RUNS } from '../job.js'
 import { OutageLog } from './outage.js'
+import { connect, type RedisClient, type RedisTopology, redisAddress } from './topology.js'
 import type { DeliveryData, RedisJobData, RedisJobResult } from './view.js'
 
-export interface RedisBackendOptions extends BackendOptions {
-  url: string
+export interface RedisBackendOptions extends BackendOptions, RedisTopology {
   /** BullMQ's key prefix: every key of this deployment starts with it. */
   prefix: string
   /** BullMQ's lockDuration and stalledInterval: a dead worker's job runs again within about twice this. */
@@ -48,8 +47,8 @@ export class RedisConnections {
   // The API's connections fail fast while Redis is away: no offline queue, one retry, a time limit.
   // BullMQ defines its scripts (about 60) on the connection it is given, and ioredis copies every one
   // onto each pipeline made from that connection: our own commands use a connection without them.
-  readonly client: Redis
-  readonly bullClient: Redis
+  readonly client: RedisClient
+  readonly bullClient: RedisClient
   readonly jobs: Queue<RedisJobData, RedisJobResult>
   readonly webhooks: Queue<DeliveryData>
   readonly flows: FlowProducer
@@ -59,7 +58,7 @@ export class RedisConnections {
   #aofWarned = false
   #refused: string | null = null
   #checked: Promise<void> | undefined
-  readonly #waiting: Redis[] = []
+  readonly #waiting: RedisClient[] = []
   readonly #workers: Worker[] = []
   readonly #events: Array<QueueEvents | QueueEventsProducer> = []
 
@@ -72,12 +71,12 @@ export class RedisConnections {
       commandTimeout: 2000,
       retryStrategy,
     }
-    this.client = new Redis(settings.url, failFast)
-    this.bullClient = new Redis(settings.url, failFast)
+    this.client = connect(settings, failFast)
+    this.bullClient = connect(settings, failFast)
     for (const client of [this.client, this.bullClient]) {
       client.on('error', (error) => this.log.debug({ err: error }, 'redis connection error'))
     }
-    this.outage = new OutageLog(this.log, redisAddress(settings.url))
+    this.outage = new OutageLog(this.log, redisAddress(settings))
     this.client.on('error', (error) => this.outage.lost(error))
     this.client.on('ready', () => {
       this.outage.back()
@@ -197,8 +196,8 @@ export class RedisConnections {
   }
 
   /** A connection of its own that waits for Redis however long it is away (BullMQ's advice). */
-  #waitingConnection(): Redis {
-    const connection = new Redis(this.settings.url, { maxRetriesPerRequest: null, retryStrategy })
+  #waitingConnection(): RedisClient {
+    const connection = connect(this.settings, { maxRetriesPerRequest: null, retryStrategy })
     connection.on('error', (error) => this.log.debug({ err: error }, 'redis worker connection error'))
     this.#waiting.push(connection)
     return connection
@@ -274,12 +273,6 @@ export class RedisConnections {
     ])
     for (const connection of [this.client, this.bullClient, ...this.#waiting]) connection.disconnect()
   }
-}
-
-/** Where Redis is, for the log: host and port only (the URL may hold a user and a password). */
-export function redisAddress(url: string): string {
-  const { hostname, port } = new URL(url)
-  return `${hostname}:${port === '' ? '6379' : port}`
 }
 
 /** Resolves once every promise has settled, or after `ms`, whichever is first. */
