@@ -6,7 +6,7 @@ import { once } from 'node:events'
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { delimiter, join } from 'node:path'
+import { delimiter, dirname, join } from 'node:path'
 import { until } from './time.js'
 
 function findRedisServer(): string | undefined {
@@ -244,4 +244,55 @@ export function makeTlsFiles(): TlsFiles {
     file('server.pem'),
   )
   return { dir, ca: file('ca.pem'), cert: file('server.pem'), key: file('server.key') }
+}
+
+export interface RedisCluster {
+  /** host:port of each primary. */
+  nodes: string[]
+  /** The settings a service is given: the first node as URL, and every node. */
+  env: (prefix: string) => Record<string, string>
+  close(): Promise<void>
+}
+
+/**
+ * A Redis Cluster of three primaries (no replicas) on free loopback ports: each redis-server with
+ * cluster mode on, joined by `redis-cli --cluster create`; ready once every node says the cluster is ok.
+ */
+export async function startRedisCluster(): Promise<RedisCluster> {
+  const servers: RedisServer[] = []
+  try {
+    for (let i = 0; i < 3; i++) {
+      const port = await freePort()
+      servers.push(
+        await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`], port),
+      )
+    }
+    const nodes = servers.map((server) => `127.0.0.1:${server.port}`)
+    const cli = join(dirname(REDIS_SERVER as string), 'redis-cli')
+    execFileSync(cli, ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], {
+      stdio: 'pipe',
+    })
+    for (const server of servers) {
+      await until(
+        async () => (await redisCommand(server.port, 'CLUSTER INFO')).includes('cluster_state:ok'),
+        15_000,
+        `node ${server.port} sees the cluster ok`,
+        50,
+      )
+    }
+    return {
+      nodes,
+      env: (prefix) => ({
+        ALGOSERVE_REDIS_URL: `redis://${nodes[0]}`,
+        ALGOSERVE_REDIS_CLUSTER_NODES: nodes.join(','),
+        ALGOSERVE_REDIS_PREFIX: prefix,
+      }),
+      close: async () => {
+        await Promise.all(servers.map((server) => server.close()))
+      },
+    }
+  } catch (error) {
+    await Promise.all(servers.map((server) => server.close()))
+    throw error
+  }
 }
