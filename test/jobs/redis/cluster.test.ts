@@ -16,6 +16,35 @@ import {
 } from '../../helpers/redis.js'
 import { until } from '../../helpers/time.js'
 
+const portOf = (node: string) => Number(node.split(':')[1])
+
+/** Moves the slot of `prefix`'s hash tag, keys and all, to another primary, as a resharding does. */
+async function moveSlot(cluster: RedisCluster, prefix: string): Promise<void> {
+  const ports = cluster.nodes.map(portOf)
+  const [first] = ports as [number]
+  const slot = await redisCommand(first, `CLUSTER KEYSLOT ${prefix}`)
+  const counts = await Promise.all(
+    ports.map(async (port) => Number(await redisCommand(port, `CLUSTER COUNTKEYSINSLOT ${slot}`))),
+  )
+  const source = ports[counts.findIndex((count) => count > 0)] as number
+  const target = ports.find((port) => port !== source) as number
+  const id = async (port: number) => (await redisCommand(port, 'CLUSTER MYID')).trim()
+  const [sourceId, targetId] = [await id(source), await id(target)]
+  assert.equal(await redisCommand(target, `CLUSTER SETSLOT ${slot} IMPORTING ${sourceId}`), '+OK')
+  assert.equal(await redisCommand(source, `CLUSTER SETSLOT ${slot} MIGRATING ${targetId}`), '+OK')
+  for (;;) {
+    const keys = (await redisCommand(source, `CLUSTER GETKEYSINSLOT ${slot} 100`)).split('\n').filter(Boolean)
+    if (keys.length === 0) break
+    const moved = await redisCommand(source, `MIGRATE 127.0.0.1 ${target} "" 0 5000 KEYS ${keys.join(' ')}`)
+    assert.match(moved, /^\+OK|^\+NOKEY/)
+  }
+  for (const port of ports) {
+    assert.equal(await redisCommand(port, `CLUSTER SETSLOT ${slot} NODE ${targetId}`), '+OK')
+  }
+  assert.equal(await redisCommand(source, 'DBSIZE'), '0')
+  assert.notEqual(await redisCommand(target, 'DBSIZE'), '0')
+}
+
 describe('distributed mode on a Redis Cluster', { skip: skipWithoutRedis, timeout: 60_000 }, () => {
   let cluster: RedisCluster
   let app: TestApp
@@ -79,6 +108,17 @@ describe('distributed mode on a Redis Cluster', { skip: skipWithoutRedis, timeou
     const job = await waitForJob(app.url, id)
     assert.equal(job.status, 'failed')
     assert.match(String(job.error), /cancel/i)
+  })
+
+  test('the slot moved to another node while the service runs: its MOVED answers followed, old and new jobs served', async () => {
+    const before = await createJob(app.url, { algorithm: 'PrimeChecker', params: { number: '91' } })
+    await waitForJob(app.url, before.json.job_id as string)
+    await moveSlot(cluster, app.config.redisPrefix)
+    assert.equal((await waitForJob(app.url, before.json.job_id as string)).result?.is_prime, false)
+    const created = await createJob(app.url, { algorithm: 'PrimeChecker', params: { number: '101' } })
+    assert.equal(created.status, 202, JSON.stringify(created.json))
+    const job = await waitForJob(app.url, created.json.job_id as string)
+    assert.equal(job.result?.is_prime, true)
   })
 
   test('every key of the deployment is on one node (one slot)', async () => {
