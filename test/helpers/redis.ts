@@ -296,3 +296,59 @@ export async function startRedisCluster(): Promise<RedisCluster> {
     throw error
   }
 }
+
+export interface RedisSentinelSet {
+  primary: RedisServer
+  replica: RedisServer
+  /** host:port of the sentinel. */
+  sentinel: string
+  name: string
+  close(): Promise<void>
+}
+
+/**
+ * A primary, one replica and one sentinel watching them (quorum 1), on free loopback ports: enough for
+ * a service to find its primary through Sentinel and to follow a failover.
+ */
+export async function startRedisSentinel(): Promise<RedisSentinelSet> {
+  const name = 'algoserve-test'
+  const primary = await startRedis()
+  const replica = await startRedis(['--replicaof', '127.0.0.1', String(primary.port)])
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), 'algoserve-sentinel-'))
+  const config = join(dir, 'sentinel.conf')
+  writeFileSync(
+    config,
+    [
+      `port ${port}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `sentinel monitor ${name} 127.0.0.1 ${primary.port} 1`,
+      `sentinel down-after-milliseconds ${name} 1000`,
+      `sentinel failover-timeout ${name} 5000`,
+      '',
+    ].join('\n'),
+  )
+  const sentinel = spawn(REDIS_SERVER as string, [config, '--sentinel'], { stdio: 'ignore' })
+  await until(
+    async () => /num-slaves\n1\n/.test(await redisCommand(port, `SENTINEL MASTER ${name}`).catch(() => '')),
+    15_000,
+    'the sentinel sees the primary and its replica',
+    50,
+  )
+  return {
+    primary,
+    replica,
+    sentinel: `127.0.0.1:${port}`,
+    name,
+    close: async () => {
+      if (sentinel.exitCode === null) {
+        const exited = once(sentinel, 'exit')
+        sentinel.kill('SIGKILL')
+        await exited
+      }
+      rmSync(dir, { recursive: true, force: true })
+      await Promise.all([primary.close(), replica.close()])
+    },
+  }
+}

@@ -1,0 +1,72 @@
+// Distributed mode through Sentinel: the service finds the primary by asking the sentinel, runs jobs
+// on it, and after a failover (the replica promoted) goes on with the new primary without a restart.
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { startApp, type TestApp } from '../../helpers/app.js'
+import { createJob, waitForJob } from '../../helpers/jobs.js'
+import {
+  freshPrefix,
+  type RedisSentinelSet,
+  redisCommand,
+  skipWithoutRedis,
+  startRedisSentinel,
+} from '../../helpers/redis.js'
+import { until } from '../../helpers/time.js'
+
+describe('distributed mode through Sentinel', { skip: skipWithoutRedis, timeout: 60_000 }, () => {
+  let set: RedisSentinelSet
+  let app: TestApp
+  before(async () => {
+    set = await startRedisSentinel()
+    app = await startApp({
+      redisUrl: `redis://${set.sentinel}`,
+      redisSentinels: [set.sentinel],
+      redisSentinelName: set.name,
+      redisPrefix: freshPrefix(),
+      runJobs: true,
+    })
+  })
+  after(async () => {
+    await app?.close()
+    await set?.close()
+  })
+
+  const runs = async (number: string) => {
+    const created = await createJob(app.url, { algorithm: 'PrimeChecker', params: { number } })
+    assert.equal(created.status, 202, JSON.stringify(created.json))
+    return waitForJob(app.url, created.json.job_id as string)
+  }
+
+  test('the primary is found through the sentinel: a job runs there', async () => {
+    assert.equal((await runs('97')).status, 'completed')
+    assert.notEqual(await redisCommand(set.primary.port, 'DBSIZE'), '0')
+  })
+
+  test('after a failover the service goes on with the promoted replica, without a restart', async () => {
+    const done = await runs('89')
+    // Replicated before the switch, so the job is on the replica too.
+    await until(async () => (await redisCommand(set.replica.port, 'DBSIZE')) !== '0', 5000)
+    const sentinelPort = Number(set.sentinel.split(':')[1])
+    assert.equal(await redisCommand(sentinelPort, `SENTINEL FAILOVER ${set.name}`), '+OK')
+    await until(
+      async () =>
+        (await redisCommand(sentinelPort, `SENTINEL GET-MASTER-ADDR-BY-NAME ${set.name}`)).endsWith(
+          `\n${set.replica.port}`,
+        ),
+      15_000,
+      'the replica promoted',
+      50,
+    )
+    const job = await until(
+      async () => {
+        const created = await createJob(app.url, { algorithm: 'PrimeChecker', params: { number: '83' } })
+        return created.status === 202 && created
+      },
+      15_000,
+      'a 202 after the failover',
+      200,
+    )
+    assert.equal((await waitForJob(app.url, job.json.job_id as string)).status, 'completed')
+    assert.equal((await waitForJob(app.url, done.job_id)).status, 'completed')
+  })
+})
