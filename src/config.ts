@@ -35,6 +35,8 @@ export interface Config {
   redisSentinelName: string | null
   /** A PEM file of the CA that signed Redis's certificate, for rediss:// (read at start). */
   redisTlsCaFile: string | null
+  /** Replicas that must acknowledge a new job's writes (WAIT) before its 202; 0 waits for none. */
+  redisMinReplicas: number
   workerPort: number
   runJobs: boolean
   jobLockMs: number
@@ -392,6 +394,14 @@ export const SETTINGS = [
       "PEM file of the CA that signed Redis's certificate (a rediss:// URL only); else the system's CAs.",
   }),
   setting({
+    key: 'redisMinReplicas',
+    env: 'ALGOSERVE_REDIS_MIN_REPLICAS',
+    default: 0,
+    parse: integer(0, 16),
+    description:
+      "Replicas that must acknowledge a new job (Redis's WAIT) before POST /jobs answers 202; else 503. 0 waits for none.",
+  }),
+  setting({
     key: 'workerPort',
     env: 'ALGOSERVE_WORKER_PORT',
     default: 8001,
@@ -603,6 +613,7 @@ function checkRedisSettings(config: Config): void {
       [sentinel, 'ALGOSERVE_REDIS_SENTINELS'],
       [config.redisSentinelName !== null, 'ALGOSERVE_REDIS_SENTINEL_NAME'],
       [config.redisTlsCaFile !== null, 'ALGOSERVE_REDIS_TLS_CA_FILE'],
+      [config.redisMinReplicas > 0, 'ALGOSERVE_REDIS_MIN_REPLICAS'],
     ] as const) {
       if (set) fail(`${name} needs ALGOSERVE_REDIS_URL (its user, password and TLS are the URL's).`)
     }
@@ -623,6 +634,9 @@ function checkRedisSettings(config: Config): void {
   }
   if (cluster && url.pathname !== '' && url.pathname !== '/' && url.pathname !== '/0') {
     fail('A Redis Cluster has only database 0: ALGOSERVE_REDIS_URL may not name another.')
+  }
+  if (cluster && config.redisMinReplicas > 0) {
+    fail('ALGOSERVE_REDIS_MIN_REPLICAS is for one server or Sentinel, not a Redis Cluster.')
   }
   if (cluster && hashTag(config.redisPrefix) === null) {
     fail(

@@ -91,6 +91,7 @@ async function openBackend(
     sentinels: config.redisSentinels,
     sentinelName: config.redisSentinelName,
     tlsCaFile: config.redisTlsCaFile,
+    minReplicas: config.redisMinReplicas,
     prefix: config.redisPrefix,
     lockMs: config.jobLockMs,
   })

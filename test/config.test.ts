@@ -38,6 +38,7 @@ test('the defaults are these values', () => {
     redisSentinels: [],
     redisSentinelName: null,
     redisTlsCaFile: null,
+    redisMinReplicas: 0,
     workerPort: 8001,
     runJobs: false,
     jobLockMs: 30_000,
@@ -84,7 +85,11 @@ test("docs/settings.md's ranges of whole numbers are the ones the settings accep
   for (const [, env, min, max] of rows) {
     const accepts = (value: bigint) => {
       try {
-        loadConfig([], { [env as string]: String(value) })
+        // The Redis settings need a Redis URL beside them.
+        const redis = env?.startsWith('ALGOSERVE_REDIS_')
+          ? { ALGOSERVE_REDIS_URL: 'redis://127.0.0.1:6379' }
+          : {}
+        loadConfig([], { ...redis, [env as string]: String(value) })
         return true
       } catch {
         return false
@@ -214,6 +219,16 @@ test('Redis topologies: every combination checked at start, none ignored, the UR
     [{ ALGOSERVE_REDIS_CLUSTER_NODES: 'a:1' }, /ALGOSERVE_REDIS_CLUSTER_NODES needs ALGOSERVE_REDIS_URL/],
     [{ ALGOSERVE_REDIS_SENTINEL_NAME: 'm' }, /ALGOSERVE_REDIS_SENTINEL_NAME needs ALGOSERVE_REDIS_URL/],
     [{ ALGOSERVE_REDIS_TLS_CA_FILE: ca }, /ALGOSERVE_REDIS_TLS_CA_FILE needs ALGOSERVE_REDIS_URL/],
+    [{ ALGOSERVE_REDIS_MIN_REPLICAS: '1' }, /ALGOSERVE_REDIS_MIN_REPLICAS needs ALGOSERVE_REDIS_URL/],
+    [
+      {
+        ALGOSERVE_REDIS_URL: url,
+        ALGOSERVE_REDIS_CLUSTER_NODES: '10.0.0.1:6379',
+        ALGOSERVE_REDIS_PREFIX: '{p}',
+        ALGOSERVE_REDIS_MIN_REPLICAS: '1',
+      },
+      /not a Redis Cluster/,
+    ],
     [
       {
         ALGOSERVE_REDIS_URL: url,

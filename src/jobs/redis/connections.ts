@@ -26,6 +26,8 @@ export interface RedisBackendOptions extends BackendOptions, RedisTopology {
   prefix: string
   /** BullMQ's lockDuration and stalledInterval: a dead worker's job runs again within about twice this. */
   lockMs: number
+  /** Replicas that must acknowledge a new job's writes before it is accepted; 0 for none. */
+  minReplicas?: number
 }
 
 /** The queue of jobs, and the queue of their webhook deliveries. */
