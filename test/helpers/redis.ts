@@ -300,6 +300,8 @@ export async function startRedisCluster(): Promise<RedisCluster> {
 export interface RedisSentinelSet {
   primary: RedisServer
   replica: RedisServer
+  /** Every replica (`replica` is the first). */
+  replicas: RedisServer[]
   /** host:port of the sentinel. */
   sentinel: string
   name: string
@@ -310,10 +312,14 @@ export interface RedisSentinelSet {
  * A primary, one replica and one sentinel watching them (quorum 1), on free loopback ports: enough for
  * a service to find its primary through Sentinel and to follow a failover.
  */
-export async function startRedisSentinel(): Promise<RedisSentinelSet> {
+export async function startRedisSentinel(replicaCount = 1): Promise<RedisSentinelSet> {
   const name = 'algoserve-test'
   const primary = await startRedis()
-  const replica = await startRedis(['--replicaof', '127.0.0.1', String(primary.port)])
+  const replicas: RedisServer[] = []
+  for (let i = 0; i < replicaCount; i++) {
+    replicas.push(await startRedis(['--replicaof', '127.0.0.1', String(primary.port)]))
+  }
+  const replica = replicas[0] as RedisServer
   const port = await freePort()
   const dir = mkdtempSync(join(tmpdir(), 'algoserve-sentinel-'))
   const config = join(dir, 'sentinel.conf')
@@ -331,14 +337,18 @@ export async function startRedisSentinel(): Promise<RedisSentinelSet> {
   )
   const sentinel = spawn(REDIS_SERVER as string, [config, '--sentinel'], { stdio: 'ignore' })
   await until(
-    async () => /num-slaves\n1\n/.test(await redisCommand(port, `SENTINEL MASTER ${name}`).catch(() => '')),
+    async () =>
+      new RegExp(`num-slaves\n${replicaCount}\n`).test(
+        await redisCommand(port, `SENTINEL MASTER ${name}`).catch(() => ''),
+      ),
     15_000,
-    'the sentinel sees the primary and its replica',
+    'the sentinel sees the primary and its replicas',
     50,
   )
   return {
     primary,
     replica,
+    replicas,
     sentinel: `127.0.0.1:${port}`,
     name,
     close: async () => {
@@ -348,7 +358,7 @@ export async function startRedisSentinel(): Promise<RedisSentinelSet> {
         await exited
       }
       rmSync(dir, { recursive: true, force: true })
-      await Promise.all([primary.close(), replica.close()])
+      await Promise.all([primary, ...replicas].map((server) => server.close()))
     },
   }
 }
