@@ -31,6 +31,15 @@ export interface Config {
   /** Jobs and webhooks in this Redis through BullMQ (distributed mode), or null for the embedded store. */
   redisUrl: string | null
   redisPrefix: string
+  /** Redis Cluster: its nodes (host:port) to start from; the URL gives the user, password and TLS. */
+  redisClusterNodes: string[]
+  /** Sentinel: the sentinels (host:port) and the name of the primary they watch. */
+  redisSentinels: string[]
+  redisSentinelName: string | null
+  /** A PEM file of the CA that signed Redis's certificate, for rediss:// (read at start). */
+  redisTlsCaFile: string | null
+  /** Replicas that must acknowledge a new job's writes (WAIT) before its 202; 0 waits for none. */
+  redisMinReplicas: number
   workerPort: number
   runJobs: boolean
   jobLockMs: number
@@ -133,6 +142,32 @@ const redisUrl = (raw: string): string | null => {
     throw new Error('may end only in a database number, as in redis://host:6379/0')
   }
   return value
+}
+
+/** `host:port` entries, comma-separated. */
+const hostPorts = (raw: string): string[] =>
+  list(raw).map((item) => {
+    const match = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/.exec(item)
+    if (match === null || Number(match[2]) < 1 || Number(match[2]) > 65535) {
+      throw new Error(`'${item}' is not host:port`)
+    }
+    return item
+  })
+
+const optionalName = (raw: string): string | null => (raw.trim() === '' ? null : raw.trim())
+
+/** A readable PEM file holding at least one certificate; empty for none. */
+const caFile = (raw: string): string | null => {
+  const path = raw.trim()
+  if (path === '') return null
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new Error(`cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new Error('holds no PEM certificate')
+  return path
 }
 
 const keyPrefix = (raw: string): string => {
@@ -332,6 +367,8 @@ export const SETTINGS = [
     env: 'ALGOSERVE_REDIS_URL',
     default: null,
     parse: redisUrl,
+    // It may hold a password.
+    secret: true,
     description:
       'Distributed mode: jobs and webhooks in this Redis (redis:// or rediss://), shared by every process; empty for the embedded store.',
   }),
@@ -341,6 +378,45 @@ export const SETTINGS = [
     default: 'algoserve',
     parse: keyPrefix,
     description: 'Prefix of every Redis key; processes with the same URL and prefix share their jobs.',
+  }),
+  setting({
+    key: 'redisClusterNodes',
+    env: 'ALGOSERVE_REDIS_CLUSTER_NODES',
+    default: [],
+    parse: hostPorts,
+    description:
+      'Redis Cluster: nodes to start from (host:port, comma-separated), the URL among them; the prefix must be hash-tagged ({name}).',
+  }),
+  setting({
+    key: 'redisSentinels',
+    env: 'ALGOSERVE_REDIS_SENTINELS',
+    default: [],
+    parse: hostPorts,
+    description:
+      'Sentinel: the sentinels (host:port, comma-separated), the URL among them; needs ALGOSERVE_REDIS_SENTINEL_NAME.',
+  }),
+  setting({
+    key: 'redisSentinelName',
+    env: 'ALGOSERVE_REDIS_SENTINEL_NAME',
+    default: null,
+    parse: optionalName,
+    description: 'Sentinel: the name of the primary the sentinels watch.',
+  }),
+  setting({
+    key: 'redisTlsCaFile',
+    env: 'ALGOSERVE_REDIS_TLS_CA_FILE',
+    default: null,
+    parse: caFile,
+    description:
+      "PEM file of the CA that signed Redis's certificate (a rediss:// URL only); else the system's CAs.",
+  }),
+  setting({
+    key: 'redisMinReplicas',
+    env: 'ALGOSERVE_REDIS_MIN_REPLICAS',
+    default: 0,
+    parse: integer(0, 16),
+    description:
+      "Replicas that must acknowledge a new job (Redis's WAIT) before POST /jobs answers 202; else 503. 0 waits for none.",
   }),
   setting({
     key: 'workerPort',
@@ -562,7 +638,67 @@ export function loadConfig(args: readonly string[], env: Record<string, string |
       throw new ConfigError(`Invalid ${source}${shown}: ${(error as Error).message}.`)
     }
   }
+  checkRedisSettings(config as unknown as Config)
   return config as unknown as Config
+}
+
+/**
+ * The Redis settings that only make sense together: a setting that would be ignored stops the start
+ * instead. No message repeats the URL (it may hold a password).
+ */
+function checkRedisSettings(config: Config): void {
+  const fail = (message: string) => {
+    throw new ConfigError(message)
+  }
+  const cluster = config.redisClusterNodes.length > 0
+  const sentinel = config.redisSentinels.length > 0
+  if (config.redisUrl === null) {
+    for (const [set, name] of [
+      [cluster, 'ALGOSERVE_REDIS_CLUSTER_NODES'],
+      [sentinel, 'ALGOSERVE_REDIS_SENTINELS'],
+      [config.redisSentinelName !== null, 'ALGOSERVE_REDIS_SENTINEL_NAME'],
+      [config.redisTlsCaFile !== null, 'ALGOSERVE_REDIS_TLS_CA_FILE'],
+      [config.redisMinReplicas > 0, 'ALGOSERVE_REDIS_MIN_REPLICAS'],
+    ] as const) {
+      if (set) fail(`${name} needs ALGOSERVE_REDIS_URL (its user, password and TLS are the URL's).`)
+    }
+    return
+  }
+  const url = new URL(config.redisUrl)
+  const address = `${url.hostname}:${url.port === '' ? '6379' : url.port}`
+  if (cluster && sentinel)
+    fail('ALGOSERVE_REDIS_CLUSTER_NODES and ALGOSERVE_REDIS_SENTINELS exclude each other.')
+  if (sentinel !== (config.redisSentinelName !== null)) {
+    fail('ALGOSERVE_REDIS_SENTINELS and ALGOSERVE_REDIS_SENTINEL_NAME go together: set both or neither.')
+  }
+  if (cluster && !config.redisClusterNodes.includes(address)) {
+    fail(`ALGOSERVE_REDIS_URL's host:port (${address}) must be one of ALGOSERVE_REDIS_CLUSTER_NODES.`)
+  }
+  if (sentinel && !config.redisSentinels.includes(address)) {
+    fail(`ALGOSERVE_REDIS_URL's host:port (${address}) must be one of ALGOSERVE_REDIS_SENTINELS.`)
+  }
+  if (cluster && url.pathname !== '' && url.pathname !== '/' && url.pathname !== '/0') {
+    fail('A Redis Cluster has only database 0: ALGOSERVE_REDIS_URL may not name another.')
+  }
+  if (cluster && config.redisMinReplicas > 0) {
+    fail('ALGOSERVE_REDIS_MIN_REPLICAS is for one server or Sentinel, not a Redis Cluster.')
+  }
+  if (cluster && hashTag(config.redisPrefix) === null) {
+    fail(
+      `On a Redis Cluster ALGOSERVE_REDIS_PREFIX must be hash-tagged, as in {${config.redisPrefix.replace(/[{}]/g, '')}}, ` +
+        'so that every key of a deployment is in one slot.',
+    )
+  }
+  if (config.redisTlsCaFile !== null && url.protocol !== 'rediss:') {
+    fail('ALGOSERVE_REDIS_TLS_CA_FILE is for TLS: ALGOSERVE_REDIS_URL must start with rediss://.')
+  }
+}
+
+/** Redis's hash tag of a key: what is between its first `{` and the next `}`, if not empty. */
+export function hashTag(key: string): string | null {
+  const open = key.indexOf('{')
+  const close = key.indexOf('}', open + 1)
+  return open === -1 || close <= open + 1 ? null : key.slice(open + 1, close)
 }
 
 /**

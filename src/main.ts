@@ -1,4 +1,5 @@
 #!/usr/bin/env -S node --max-semi-space-size=1
+import pino from 'pino'
 // The command line: `algoserve serve|worker [--flag value ...]`. Reads the config once, wires the parts
 // together, listens, and shuts down gracefully on SIGTERM/SIGINT. `serve` is the HTTP API; `worker`
 // runs jobs and webhooks from Redis (distributed mode) and serves only /healthz, /readyz and /metrics.
@@ -11,6 +12,7 @@ import { CLIENT_USAGE, USAGE_HINT } from './client/args.js'
 import { runClient } from './client/cli.js'
 import { loadConfig, settingsHelp, unknownSettings } from './config.js'
 import { ConfigError } from './errors.js'
+import { consoleIntoLog } from './logging/library-console.js'
 import { stdoutDestination } from './logging/log-destination.js'
 import type { Role } from './service.js'
 
@@ -31,6 +33,9 @@ async function run(role: Role, args: string[]): Promise<void> {
   // Asynchronous, batched writes: one synchronous write per access line cost /invoke a large share of
   // its throughput (docs/benchmarks/invoke.md). What is buffered is flushed before the process exits.
   const logStream = stdoutDestination()
+  consoleIntoLog(
+    pino({ level: config.logLevel, base: { pid: process.pid, component: 'library' } }, logStream),
+  )
   // Loaded here, not at the top: the client commands need none of the service's modules.
   const { createService, SHUTDOWN_MARGIN_MS } = await import('./service.js')
   const service = await createService(config, {

@@ -99,6 +99,11 @@ async function openBackend(
   const backend = new RedisBackend({
     ...common,
     url: config.redisUrl,
+    clusterNodes: config.redisClusterNodes,
+    sentinels: config.redisSentinels,
+    sentinelName: config.redisSentinelName,
+    tlsCaFile: config.redisTlsCaFile,
+    minReplicas: config.redisMinReplicas,
     prefix: config.redisPrefix,
     lockMs: config.jobLockMs,
   })

@@ -35,6 +35,11 @@ test('the defaults are these values', () => {
     webhookReceiverMaxInFlight: 128,
     redisUrl: null,
     redisPrefix: 'algoserve',
+    redisClusterNodes: [],
+    redisSentinels: [],
+    redisSentinelName: null,
+    redisTlsCaFile: null,
+    redisMinReplicas: 0,
     workerPort: 8001,
     runJobs: false,
     jobLockMs: 30_000,
@@ -84,7 +89,11 @@ test("docs/settings.md's ranges of whole numbers are the ones the settings accep
   for (const [, env, min, max] of rows) {
     const accepts = (value: bigint) => {
       try {
-        loadConfig([], { [env as string]: String(value) })
+        // The Redis settings need a Redis URL beside them.
+        const redis = env?.startsWith('ALGOSERVE_REDIS_')
+          ? { ALGOSERVE_REDIS_URL: 'redis://127.0.0.1:6379' }
+          : {}
+        loadConfig([], { ...redis, [env as string]: String(value) })
         return true
       } catch {
         return false
@@ -185,6 +194,115 @@ test('distributed-mode settings: a redis:// or rediss:// URL, a prefix without c
   }
   assert.throws(() => loadConfig([], { ALGOSERVE_REDIS_PREFIX: 'a:b' }), /ALGOSERVE_REDIS_PREFIX/)
   assert.throws(() => loadConfig(['--job-lock-ms', '999'], {}), /--job-lock-ms \(ALGOSERVE_JOB_LOCK_MS\)/)
+})
+
+test('Redis topologies: every combination checked at start, none ignored, the URL and its password never repeated', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'algoserve-ca-'))
+  const ca = join(dir, 'ca.pem')
+  writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n')
+  const notPem = join(dir, 'not.pem')
+  writeFileSync(notPem, 'hello')
+  const url = 'rediss://app:Pa55word@10.0.0.1:6379'
+  const cluster = loadConfig([], {
+    ALGOSERVE_REDIS_URL: url,
+    ALGOSERVE_REDIS_CLUSTER_NODES: '10.0.0.1:6379, 10.0.0.2:6379,redis-3.example:6379',
+    ALGOSERVE_REDIS_PREFIX: '{prod}',
+    ALGOSERVE_REDIS_TLS_CA_FILE: ca,
+  })
+  assert.deepEqual(cluster.redisClusterNodes, ['10.0.0.1:6379', '10.0.0.2:6379', 'redis-3.example:6379'])
+  assert.equal(cluster.redisTlsCaFile, ca)
+  const sentinel = loadConfig([], {
+    ALGOSERVE_REDIS_URL: 'redis://:pw@s1:26379/1',
+    ALGOSERVE_REDIS_SENTINELS: 's1:26379,s2:26379',
+    ALGOSERVE_REDIS_SENTINEL_NAME: 'mymaster',
+  })
+  assert.deepEqual(sentinel.redisSentinels, ['s1:26379', 's2:26379'])
+  assert.equal(sentinel.redisSentinelName, 'mymaster')
+
+  const refused: Array<[Record<string, string>, RegExp]> = [
+    [{ ALGOSERVE_REDIS_CLUSTER_NODES: 'a:1' }, /ALGOSERVE_REDIS_CLUSTER_NODES needs ALGOSERVE_REDIS_URL/],
+    [{ ALGOSERVE_REDIS_SENTINEL_NAME: 'm' }, /ALGOSERVE_REDIS_SENTINEL_NAME needs ALGOSERVE_REDIS_URL/],
+    [{ ALGOSERVE_REDIS_TLS_CA_FILE: ca }, /ALGOSERVE_REDIS_TLS_CA_FILE needs ALGOSERVE_REDIS_URL/],
+    [{ ALGOSERVE_REDIS_MIN_REPLICAS: '1' }, /ALGOSERVE_REDIS_MIN_REPLICAS needs ALGOSERVE_REDIS_URL/],
+    [
+      {
+        ALGOSERVE_REDIS_URL: url,
+        ALGOSERVE_REDIS_CLUSTER_NODES: '10.0.0.1:6379',
+        ALGOSERVE_REDIS_PREFIX: '{p}',
+        ALGOSERVE_REDIS_MIN_REPLICAS: '1',
+      },
+      /not a Redis Cluster/,
+    ],
+    [
+      {
+        ALGOSERVE_REDIS_URL: url,
+        ALGOSERVE_REDIS_CLUSTER_NODES: '10.0.0.1:6379',
+        ALGOSERVE_REDIS_SENTINELS: '10.0.0.1:6379',
+        ALGOSERVE_REDIS_SENTINEL_NAME: 'm',
+      },
+      /exclude each other/,
+    ],
+    [{ ALGOSERVE_REDIS_URL: url, ALGOSERVE_REDIS_SENTINELS: '10.0.0.1:6379' }, /set both or neither/],
+    [{ ALGOSERVE_REDIS_URL: url, ALGOSERVE_REDIS_SENTINEL_NAME: 'm' }, /set both or neither/],
+    [
+      {
+        ALGOSERVE_REDIS_URL: url,
+        ALGOSERVE_REDIS_CLUSTER_NODES: '10.0.0.2:6379',
+        ALGOSERVE_REDIS_PREFIX: '{p}',
+      },
+      /host:port \(10\.0\.0\.1:6379\) must be one of ALGOSERVE_REDIS_CLUSTER_NODES/,
+    ],
+    [
+      { ALGOSERVE_REDIS_URL: url, ALGOSERVE_REDIS_CLUSTER_NODES: '10.0.0.1:6379' },
+      /must be hash-tagged, as in \{algoserve\}/,
+    ],
+    [
+      {
+        ALGOSERVE_REDIS_URL: url,
+        ALGOSERVE_REDIS_CLUSTER_NODES: '10.0.0.1:6379',
+        ALGOSERVE_REDIS_PREFIX: 'a{}b',
+      },
+      /must be hash-tagged/,
+    ],
+    [
+      {
+        ALGOSERVE_REDIS_URL: `${url}/3`,
+        ALGOSERVE_REDIS_CLUSTER_NODES: '10.0.0.1:6379',
+        ALGOSERVE_REDIS_PREFIX: '{p}',
+      },
+      /only database 0/,
+    ],
+    [
+      { ALGOSERVE_REDIS_URL: 'redis://:pw@10.0.0.1:6379', ALGOSERVE_REDIS_TLS_CA_FILE: ca },
+      /must start with rediss:\/\//,
+    ],
+    [{ ALGOSERVE_REDIS_URL: url, ALGOSERVE_REDIS_TLS_CA_FILE: notPem }, /holds no PEM certificate/],
+    [
+      { ALGOSERVE_REDIS_URL: url, ALGOSERVE_REDIS_TLS_CA_FILE: join(dir, 'none') },
+      /cannot be read \(ENOENT\)/,
+    ],
+    [
+      { ALGOSERVE_REDIS_URL: url, ALGOSERVE_REDIS_CLUSTER_NODES: '10.0.0.1' },
+      /'10\.0\.0\.1' is not host:port/,
+    ],
+    [
+      { ALGOSERVE_REDIS_URL: 'redis://app:Pa55word@host:6379/db' },
+      /Invalid ALGOSERVE_REDIS_URL: may end only/,
+    ],
+  ]
+  for (const [env, message] of refused) {
+    assert.throws(
+      () => loadConfig([], env),
+      (error: Error) => {
+        assert.ok(error instanceof ConfigError)
+        assert.match(error.message, message)
+        assert.doesNotMatch(error.message, /Pa55word|pw@/)
+        return true
+      },
+      JSON.stringify(env),
+    )
+  }
+  rmSync(dir, { recursive: true })
 })
 
 const HASH = 'a'.repeat(64)

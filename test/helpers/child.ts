@@ -12,6 +12,8 @@ const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 export interface Child {
   process: ChildProcess
   output: () => string
+  /** What it wrote to stderr alone (its log goes to stdout). */
+  stderr: () => string
   exit: Promise<number | null>
 }
 
@@ -28,14 +30,16 @@ export function start(args: string[], env: Record<string, string> = {}): Child {
   })
   started.add(child)
   let output = ''
+  let stderr = ''
   child.stdout?.on('data', (chunk) => {
     output += chunk
   })
   child.stderr?.on('data', (chunk) => {
     output += chunk
+    stderr += chunk
   })
   const exit = once(child, 'exit').then(([code]) => code as number | null)
-  return { process: child, output: () => output, exit }
+  return { process: child, output: () => output, stderr: () => stderr, exit }
 }
 
 /** The URL the child listens on, once it does; kills it and fails if it does not start. */

@@ -1,12 +1,12 @@
 // A real redis-server for the tests that need one: on a free loopback port, in a temporary directory,
 // with AOF on and noeviction (what docs/distributed.md asks of operators). Never the machine's own Redis.
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs'
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { delimiter, join } from 'node:path'
+import { delimiter, dirname, join } from 'node:path'
 import { until } from './time.js'
 
 function findRedisServer(): string | undefined {
@@ -135,7 +135,8 @@ export async function startRedis(extraArgs: string[] = [], port?: number): Promi
       output += chunk
     })
     await until(
-      async () => (await redisCommand(chosen, 'PING').catch(() => '')).startsWith('+PONG'),
+      // With a password (requirepass), an answer that asks for it says the server is up as well.
+      async () => /^(\+PONG|-NOAUTH)/.test(await redisCommand(chosen, 'PING').catch(() => '')),
       10_000,
       () => `redis-server answered PING: ${output}`,
       20,
@@ -164,4 +165,200 @@ export async function startRedis(extraArgs: string[] = [], port?: number): Promi
     },
   }
   return server
+}
+
+/** For `test` options: the reason TLS tests are skipped (redis-server built without TLS), or false. */
+export function skipWithoutRedisTls(): string | false {
+  if (REDIS_SERVER === undefined) return 'redis-server not found: Redis TLS tests skipped'
+  // A TLS-capable redis-server complains of the missing key file; one without TLS of the directive.
+  const probe = spawnSync(
+    REDIS_SERVER,
+    ['--port', '0', '--tls-port', '1', '--tls-cert-file', '/nonexistent'],
+    {
+      encoding: 'utf8',
+      timeout: 5000,
+    },
+  )
+  return /tls-key-file|Failed to configure TLS/.test(`${probe.stdout}${probe.stderr}`)
+    ? false
+    : 'redis-server has no TLS support: Redis TLS tests skipped'
+}
+
+export interface TlsFiles {
+  dir: string
+  /** The CA's certificate (PEM). */
+  ca: string
+  /** redis-server's certificate for 127.0.0.1, signed by the CA, and its key. */
+  cert: string
+  key: string
+}
+
+/** A CA of its own and a server certificate for 127.0.0.1 signed by it, made with openssl. */
+export function makeTlsFiles(): TlsFiles {
+  const dir = mkdtempSync(join(tmpdir(), 'algoserve-tls-'))
+  const file = (name: string) => join(dir, name)
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' })
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=algoserve test CA',
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.pem'),
+  )
+  openssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-keyout',
+    file('server.key'),
+    '-out',
+    file('server.csr'),
+  )
+  writeFileSync(file('san.cnf'), 'subjectAltName=IP:127.0.0.1\n')
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    file('server.csr'),
+    '-CA',
+    file('ca.pem'),
+    '-CAkey',
+    file('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '1',
+    '-extfile',
+    file('san.cnf'),
+    '-out',
+    file('server.pem'),
+  )
+  return { dir, ca: file('ca.pem'), cert: file('server.pem'), key: file('server.key') }
+}
+
+export interface RedisCluster {
+  /** host:port of each primary. */
+  nodes: string[]
+  /** The settings a service is given: the first node as URL, and every node. */
+  env: (prefix: string) => Record<string, string>
+  close(): Promise<void>
+}
+
+/**
+ * A Redis Cluster of three primaries (no replicas) on free loopback ports: each redis-server with
+ * cluster mode on, joined by `redis-cli --cluster create`; ready once every node says the cluster is ok.
+ */
+export async function startRedisCluster(): Promise<RedisCluster> {
+  const servers: RedisServer[] = []
+  try {
+    for (let i = 0; i < 3; i++) {
+      const port = await freePort()
+      servers.push(
+        await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`], port),
+      )
+    }
+    const nodes = servers.map((server) => `127.0.0.1:${server.port}`)
+    const cli = join(dirname(REDIS_SERVER as string), 'redis-cli')
+    execFileSync(cli, ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], {
+      stdio: 'pipe',
+    })
+    for (const server of servers) {
+      await until(
+        async () => (await redisCommand(server.port, 'CLUSTER INFO')).includes('cluster_state:ok'),
+        15_000,
+        `node ${server.port} sees the cluster ok`,
+        50,
+      )
+    }
+    return {
+      nodes,
+      env: (prefix) => ({
+        ALGOSERVE_REDIS_URL: `redis://${nodes[0]}`,
+        ALGOSERVE_REDIS_CLUSTER_NODES: nodes.join(','),
+        ALGOSERVE_REDIS_PREFIX: prefix,
+      }),
+      close: async () => {
+        await Promise.all(servers.map((server) => server.close()))
+      },
+    }
+  } catch (error) {
+    await Promise.all(servers.map((server) => server.close()))
+    throw error
+  }
+}
+
+export interface RedisSentinelSet {
+  primary: RedisServer
+  replica: RedisServer
+  /** Every replica (`replica` is the first). */
+  replicas: RedisServer[]
+  /** host:port of the sentinel. */
+  sentinel: string
+  name: string
+  close(): Promise<void>
+}
+
+/**
+ * A primary, one replica and one sentinel watching them (quorum 1), on free loopback ports: enough for
+ * a service to find its primary through Sentinel and to follow a failover.
+ */
+export async function startRedisSentinel(replicaCount = 1): Promise<RedisSentinelSet> {
+  const name = 'algoserve-test'
+  const primary = await startRedis()
+  const replicas: RedisServer[] = []
+  for (let i = 0; i < replicaCount; i++) {
+    replicas.push(await startRedis(['--replicaof', '127.0.0.1', String(primary.port)]))
+  }
+  const replica = replicas[0] as RedisServer
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), 'algoserve-sentinel-'))
+  const config = join(dir, 'sentinel.conf')
+  writeFileSync(
+    config,
+    [
+      `port ${port}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `sentinel monitor ${name} 127.0.0.1 ${primary.port} 1`,
+      `sentinel down-after-milliseconds ${name} 1000`,
+      `sentinel failover-timeout ${name} 5000`,
+      '',
+    ].join('\n'),
+  )
+  const sentinel = spawn(REDIS_SERVER as string, [config, '--sentinel'], { stdio: 'ignore' })
+  await until(
+    async () =>
+      new RegExp(`num-slaves\n${replicaCount}\n`).test(
+        await redisCommand(port, `SENTINEL MASTER ${name}`).catch(() => ''),
+      ),
+    15_000,
+    'the sentinel sees the primary and its replicas',
+    50,
+  )
+  return {
+    primary,
+    replica,
+    replicas,
+    sentinel: `127.0.0.1:${port}`,
+    name,
+    close: async () => {
+      if (sentinel.exitCode === null) {
+        const exited = once(sentinel, 'exit')
+        sentinel.kill('SIGKILL')
+        await exited
+      }
+      rmSync(dir, { recursive: true, force: true })
+      await Promise.all([primary, ...replicas].map((server) => server.close()))
+    },
+  }
 }

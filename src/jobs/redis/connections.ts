@@ -14,18 +14,20 @@ import {
   type WorkerOptions,
 } from 'bullmq'
 import type { FastifyBaseLogger } from 'fastify'
-import { Redis } from 'ioredis'
 import { RedisRefusedError, StoreUnavailableError, storeFailure } from '../../errors.js'
 import type { BackendOptions } from '../backend.js'
 import { MAX_LOST_RUNS } from '../job.js'
+import { OutageLog } from './outage.js'
+import { connect, type RedisClient, type RedisTopology, redisAddress } from './topology.js'
 import type { DeliveryData, RedisJobData, RedisJobResult } from './view.js'
 
-export interface RedisBackendOptions extends BackendOptions {
-  url: string
+export interface RedisBackendOptions extends BackendOptions, RedisTopology {
   /** BullMQ's key prefix: every key of this deployment starts with it. */
   prefix: string
   /** BullMQ's lockDuration and stalledInterval: a dead worker's job runs again within about twice this. */
   lockMs: number
+  /** Replicas that must acknowledge a new job's writes before it is accepted; 0 for none. */
+  minReplicas?: number
 }
 
 /** The queue of jobs, and the queue of their webhook deliveries. */
@@ -47,15 +49,18 @@ export class RedisConnections {
   // The API's connections fail fast while Redis is away: no offline queue, one retry, a time limit.
   // BullMQ defines its scripts (about 60) on the connection it is given, and ioredis copies every one
   // onto each pipeline made from that connection: our own commands use a connection without them.
-  readonly client: Redis
-  readonly bullClient: Redis
+  readonly client: RedisClient
+  readonly bullClient: RedisClient
   readonly jobs: Queue<RedisJobData, RedisJobResult>
   readonly webhooks: Queue<DeliveryData>
   readonly flows: FlowProducer
+  /** What this process says of a Redis it cannot reach; our own connection is the one that tells. */
+  readonly outage: OutageLog
   #initialised = false
+  #aofWarned = false
   #refused: string | null = null
   #checked: Promise<void> | undefined
-  readonly #waiting: Redis[] = []
+  readonly #waiting: RedisClient[] = []
   readonly #workers: Worker[] = []
   readonly #events: Array<QueueEvents | QueueEventsProducer> = []
 
@@ -68,12 +73,15 @@ export class RedisConnections {
       commandTimeout: 2000,
       retryStrategy,
     }
-    this.client = new Redis(settings.url, failFast)
-    this.bullClient = new Redis(settings.url, failFast)
+    this.client = connect(settings, failFast)
+    this.bullClient = connect(settings, failFast)
     for (const client of [this.client, this.bullClient]) {
       client.on('error', (error) => this.log.debug({ err: error }, 'redis connection error'))
     }
+    this.outage = new OutageLog(this.log, redisAddress(settings))
+    this.client.on('error', (error) => this.outage.lost(error))
     this.client.on('ready', () => {
+      this.outage.back()
       this.#checked = this.#checkRedis()
     })
     const shared = { connection: this.bullClient, prefix: settings.prefix }
@@ -107,9 +115,6 @@ export class RedisConnections {
     }
     await this.#checked
     if (this.#refused !== null) throw new RedisRefusedError(this.#refused)
-    if (this.client.status !== 'ready') {
-      this.log.warn('Redis cannot be reached: jobs answer 503 until it can')
-    }
   }
 
   /** Checks the settings BullMQ relies on, at every (re)connection. */
@@ -118,14 +123,17 @@ export class RedisConnections {
       const info = await this.client.info()
       const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1]
       if (policy !== undefined && policy !== 'noeviction') {
-        this.#refused =
+        const refused =
           `Redis evicts keys (maxmemory-policy ${policy}); BullMQ needs maxmemory-policy noeviction, ` +
           'or locks and jobs disappear. Set it in redis.conf or with CONFIG SET maxmemory-policy noeviction.'
-        this.log.error(this.#refused)
+        // Said once, not at every reconnection to the same Redis.
+        if (refused !== this.#refused) this.log.error(refused)
+        this.#refused = refused
         return
       }
       this.#refused = null
-      if (/^aof_enabled:0/m.test(info)) {
+      if (/^aof_enabled:0/m.test(info) && !this.#aofWarned) {
+        this.#aofWarned = true
         this.log.warn(
           'Redis has AOF off (appendonly no): a redis-server crash loses jobs since its last snapshot; ' +
             'set appendonly yes with appendfsync everysec',
@@ -190,8 +198,8 @@ export class RedisConnections {
   }
 
   /** A connection of its own that waits for Redis however long it is away (BullMQ's advice). */
-  #waitingConnection(): Redis {
-    const connection = new Redis(this.settings.url, { maxRetriesPerRequest: null, retryStrategy })
+  #waitingConnection(): RedisClient {
+    const connection = connect(this.settings, { maxRetriesPerRequest: null, retryStrategy })
     connection.on('error', (error) => this.log.debug({ err: error }, 'redis worker connection error'))
     this.#waiting.push(connection)
     return connection
@@ -223,7 +231,8 @@ export class RedisConnections {
     )
     worker.on('error', (error) => {
       // While Redis is away every retry fails to connect: that is the readiness check's to tell.
-      const level = CONNECTION_ERRORS.has((error as { code?: string }).code ?? '') ? 'debug' : 'warn'
+      const away = this.outage.down || CONNECTION_ERRORS.has((error as { code?: string }).code ?? '')
+      const level = away ? 'debug' : 'warn'
       log[level]({ err: error, queue }, 'redis worker error')
     })
     this.#workers.push(worker as Worker)
@@ -241,6 +250,8 @@ export class RedisConnections {
       connection: this.bullClient,
       prefix: this.settings.prefix,
     })
+    // Without a listener, BullMQ prints each of its connection's errors to stderr.
+    producer.on('error', (error) => this.log.debug({ err: error }, 'redis queue events producer error'))
     this.#events.push(events, producer)
     return { events, producer }
   }
@@ -251,6 +262,7 @@ export class RedisConnections {
    * away) is left behind: the connections are cut either way.
    */
   async close(): Promise<void> {
+    this.outage.stop()
     await settledWithin(
       CLOSE_WAIT_MS,
       this.#workers.map((worker) => worker.close(true)),

@@ -34,6 +34,7 @@ export async function submit(
   redis.usable()
   if (idempotency === undefined) {
     await add(redis, job)
+    await replicated(redis)
     return { id: job.id, createdAt: job.createdAt, replayed: false }
   }
   // SET NX decides which of racing requests with one key creates the job; the others answer with
@@ -58,6 +59,7 @@ export async function submit(
       await redis.client.del(key).catch(() => undefined)
       throw error
     }
+    await replicated(redis)
     return { id: job.id, createdAt: job.createdAt, replayed: false }
   }
   if (seen.fingerprint !== idempotency.fingerprint) throw new IdempotencyKeyReusedError()
@@ -70,6 +72,33 @@ export async function submit(
     throw new StoreUnavailableError('The job of this Idempotency-Key was not created.')
   }
   return { id: seen.id, createdAt: seen.createdAt, replayed: true }
+}
+
+/** How long a new job waits for its replicas' acknowledgement before the answer is 503. */
+export const REPLICA_WAIT_MS = 1000
+
+/**
+ * With minReplicas, waits (Redis's WAIT) until that many replicas hold the job's writes, so that a
+ * failover after its 202 cannot lose it. WAIT covers the writes of the connection it is sent on: both
+ * connections that wrote are asked. Past REPLICA_WAIT_MS the job exists on the primary but may be lost:
+ * 503, and a retry with the same Idempotency-Key answers with that job rather than a second one.
+ */
+async function replicated(redis: RedisConnections): Promise<void> {
+  const wanted = redis.settings.minReplicas ?? 0
+  if (wanted === 0) return
+  let acknowledged: number[]
+  try {
+    acknowledged = await Promise.all(
+      [redis.client, redis.bullClient].map((connection) => connection.wait(wanted, REPLICA_WAIT_MS)),
+    )
+  } catch (error) {
+    throw redis.failure(error)
+  }
+  if (Math.min(...acknowledged) < wanted) {
+    throw new StoreUnavailableError(
+      `The job was not acknowledged by ${wanted} Redis replica(s) within ${REPLICA_WAIT_MS} ms.`,
+    )
+  }
 }
 
 function jobOptions(redis: RedisConnections, job: NewJob): JobsOptions {

@@ -1,0 +1,96 @@
+// Redis as operators secure it: an ACL user with a password, and TLS with a private CA. A job runs
+// end to end through each, the password never shows in the log or /metrics, and a certificate that
+// cannot be checked stops the connection (said in the log) rather than being skipped.
+import assert from 'node:assert/strict'
+import { rmSync } from 'node:fs'
+import { after, describe, test } from 'node:test'
+import { type Child, listening, start } from '../../helpers/child.js'
+import { createJob, waitForJob } from '../../helpers/jobs.js'
+import {
+  freePort,
+  freshPrefix,
+  makeTlsFiles,
+  type RedisServer,
+  redisCommand,
+  skipWithoutRedis,
+  skipWithoutRedisTls,
+  startRedis,
+} from '../../helpers/redis.js'
+import { until } from '../../helpers/time.js'
+
+const PASSWORD = 'acl-Pa55-word'
+/** An ACL user that may do what BullMQ and the service do; the default user switched off. */
+async function withAclUser(redis: RedisServer): Promise<void> {
+  assert.equal(await redisCommand(redis.port, `ACL SETUSER app on >${PASSWORD} ~* &* +@all`), '+OK')
+  assert.equal(await redisCommand(redis.port, 'ACL SETUSER default off'), '+OK')
+}
+
+async function runsAJob(child: Child): Promise<string> {
+  const url = await listening(child)
+  const created = await createJob(url, { algorithm: 'PrimeChecker', params: { number: '97' } })
+  assert.equal(created.status, 202, JSON.stringify(created.json))
+  const job = await waitForJob(url, created.json.job_id as string)
+  assert.equal(job.status, 'completed', JSON.stringify(job))
+  return url
+}
+
+async function noSecretAnywhere(child: Child, url: string): Promise<void> {
+  const metrics = await (await fetch(`${url}/metrics`)).text()
+  child.process.kill('SIGTERM')
+  await child.exit
+  assert.ok(!metrics.includes(PASSWORD), 'the password is not in /metrics')
+  assert.ok(!child.output().includes(PASSWORD), `the password is not in the log:\n${child.output()}`)
+  assert.equal(child.stderr(), '')
+}
+
+const serve = (env: Record<string, string>) =>
+  start(
+    ['serve', '--port', '0', '--run-jobs', 'true', '--drain-delay-ms', '0', '--shutdown-grace-ms', '500'],
+    {
+      ALGOSERVE_REDIS_PREFIX: freshPrefix(),
+      ...env,
+    },
+  )
+
+describe('Redis with an ACL user and TLS', { skip: skipWithoutRedis, timeout: 60_000 }, () => {
+  test('an ACL user with a password (redis://user:password@): a job runs; the password shows nowhere', async () => {
+    const redis = await startRedis()
+    after(() => redis.close())
+    await withAclUser(redis)
+    const child = serve({ ALGOSERVE_REDIS_URL: `redis://app:${PASSWORD}@127.0.0.1:${redis.port}` })
+    await noSecretAnywhere(child, await runsAJob(child))
+  })
+
+  test('rediss:// with ALGOSERVE_REDIS_TLS_CA_FILE: a job runs; without the CA the certificate is refused, and said', {
+    skip: skipWithoutRedisTls(),
+  }, async () => {
+    const tls = makeTlsFiles()
+    after(() => rmSync(tls.dir, { recursive: true, force: true }))
+    const tlsPort = await freePort()
+    const redis = await startRedis([
+      ...['--tls-port', String(tlsPort), '--tls-cert-file', tls.cert, '--tls-key-file', tls.key],
+      ...['--tls-ca-cert-file', tls.ca, '--tls-auth-clients', 'no'],
+    ])
+    after(() => redis.close())
+    await withAclUser(redis)
+    const url = `rediss://app:${PASSWORD}@127.0.0.1:${tlsPort}`
+    const child = serve({ ALGOSERVE_REDIS_URL: url, ALGOSERVE_REDIS_TLS_CA_FILE: tls.ca })
+    await noSecretAnywhere(child, await runsAJob(child))
+
+    // The system's CAs do not know this one: no connection, and the log says why.
+    const unchecked = serve({ ALGOSERVE_REDIS_URL: url })
+    await listening(unchecked)
+    const line = await until(
+      () =>
+        /"code":"(SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)"[^\n]*Redis cannot be reached/.exec(
+          unchecked.output(),
+        ),
+      15_000,
+      () => unchecked.output(),
+    )
+    assert.ok(line)
+    const ready = await fetch(`${await listening(unchecked)}/readyz`)
+    assert.equal(ready.status, 503)
+    await noSecretAnywhere(unchecked, await listening(unchecked))
+  })
+})
