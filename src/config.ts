@@ -156,18 +156,23 @@ const hostPorts = (raw: string): string[] =>
 
 const optionalName = (raw: string): string | null => (raw.trim() === '' ? null : raw.trim())
 
-/** A readable PEM file holding at least one certificate; empty for none. */
-const caFile = (raw: string): string | null => {
+/** A setting naming a file: its path and text, or null when empty; an unreadable file is an error. */
+const settingFile = (raw: string): { path: string; text: string } | null => {
   const path = raw.trim()
   if (path === '') return null
-  let text: string
   try {
-    text = readFileSync(path, 'utf8')
+    return { path, text: readFileSync(path, 'utf8') }
   } catch (error) {
     throw new Error(`cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
   }
-  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new Error('holds no PEM certificate')
-  return path
+}
+
+/** A readable PEM file holding at least one certificate; empty for none. */
+const caFile = (raw: string): string | null => {
+  const file = settingFile(raw)
+  if (file === null) return null
+  if (!file.text.includes('-----BEGIN CERTIFICATE-----')) throw new Error('holds no PEM certificate')
+  return file.path
 }
 
 const keyPrefix = (raw: string): string => {
@@ -199,16 +204,10 @@ export const keyHashes = (raw: string): string[] =>
   })
 
 const keyFile = (raw: string): string | null => {
-  const path = raw.trim()
-  if (path === '') return null
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    throw new Error(`cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
-  }
-  if (keyHashes(text).length === 0) throw new Error('holds no key hash')
-  return path
+  const file = settingFile(raw)
+  if (file === null) return null
+  if (keyHashes(file.text).length === 0) throw new Error('holds no key hash')
+  return file.path
 }
 
 const origins = (raw: string): string[] =>
