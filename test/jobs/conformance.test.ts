@@ -3,6 +3,7 @@
 // test's own standing in for the worker pool, and a real webhook receiver.
 import assert from 'node:assert/strict'
 import { after, afterEach, before, test } from 'node:test'
+import { setImmediate } from 'node:timers/promises'
 import {
   CANCEL_REASON,
   DuplicateJobIdError,
@@ -122,6 +123,36 @@ forEachJobBackend((factory) => {
       opened.ends.map(({ algorithm, status }) => [algorithm, status]),
       [['Echo', 'completed']],
     )
+  })
+
+  test('reads racing the runs: a running job always has its start, an ended one its end and result', async () => {
+    const backend = await open()
+    const jobs = Array.from({ length: 300 }, () => newJob())
+    for (const job of jobs) await backend.submit(job)
+    run()
+    const seen = new Set<string>()
+    let reads = 0
+    // Every job read again and again while the consumer takes and ends them.
+    await Promise.all(
+      jobs.map(async (job) => {
+        for (;;) {
+          // A read of the embedded store never waits: each loop lets the consumer's turn come.
+          await setImmediate()
+          const read = await backend.read(job.id, Date.now())
+          reads++
+          if (read === null) throw new Error(`${job.id} read null`)
+          if (read.status === 'running' && read.startedAt === null)
+            seen.add(`running without a start: ${job.id}`)
+          if (ended(read)) {
+            if (read.completedAt === null) seen.add(`ended without an end: ${job.id}`)
+            if (read.status === 'completed' && read.result === null)
+              seen.add(`completed without a result: ${job.id}`)
+            return
+          }
+        }
+      }),
+    )
+    assert.deepEqual([...seen], [], `${reads} reads`)
   })
 
   test('an Idempotency-Key gives the same job to the same request, and refuses another request', async () => {

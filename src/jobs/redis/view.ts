@@ -38,7 +38,14 @@ export async function readJob<D, R>(
   id: string,
 ): Promise<{ job: Job<D, R> | undefined; state: string }> {
   const [job, state] = await Promise.all([Job.fromId<D, R>(queue, id), queue.getJobState(id)])
-  return { job, state }
+  // The two reads are not one: a job taken or ended between them reads in its new state without the
+  // fields BullMQ wrote with the move (a completed job without its result). Read after the state, the
+  // job has them.
+  const behind =
+    job !== undefined &&
+    (((state === 'completed' || state === 'failed') && job.finishedOn === undefined) ||
+      (state === 'active' && job.processedOn === undefined))
+  return { job: behind ? await Job.fromId<D, R>(queue, id) : job, state }
 }
 
 // BullMQ's own reason when its stalled checker gives up on a job (a backstop: our processor fails the

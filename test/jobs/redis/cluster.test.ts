@@ -78,7 +78,7 @@ describe('distributed mode on a Redis Cluster', { skip: skipWithoutRedis, timeou
     const id = created.json.job_id as string
     const job = await waitForJob(app.url, id)
     assert.equal(job.status, 'completed')
-    assert.equal(job.result?.is_prime, true)
+    assert.equal(job.result?.is_prime, true, JSON.stringify(job))
     const [delivery] = await receiver.waitFor(1)
     assert.equal(JSON.parse(delivery?.body ?? '{}').job_id, id)
 
@@ -118,7 +118,7 @@ describe('distributed mode on a Redis Cluster', { skip: skipWithoutRedis, timeou
     const created = await createJob(app.url, { algorithm: 'PrimeChecker', params: { number: '101' } })
     assert.equal(created.status, 202, JSON.stringify(created.json))
     const job = await waitForJob(app.url, created.json.job_id as string)
-    assert.equal(job.result?.is_prime, true)
+    assert.equal(job.result?.is_prime, true, JSON.stringify(job))
   })
 
   test('every key of the deployment is on one node (one slot)', async () => {
