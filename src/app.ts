@@ -33,6 +33,8 @@ export interface AppDependencies {
   executor: Executor
   /** The algorithms served, by name (the built-in modules and ALGOSERVE_ALGORITHMS's). */
   algorithms: Registry
+  /** The algorithms whose jobs this process takes (ALGOSERVE_WORKER_ALGORITHMS); default, all. */
+  jobAlgorithms?: readonly string[]
   metrics: Metrics
   /** The job backend, opened once the app (and so its logger) exists. */
   backend: () => JobBackend
@@ -140,7 +142,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
 /** The app of `algoserve worker`: liveness, readiness and metrics only. */
 export async function buildWorkerApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
   const { app } = await baseApp(config, deps)
-  await registerStatusRoutes(app, deps, [...deps.algorithms.keys()].sort())
+  await registerStatusRoutes(app, deps, [...(deps.jobAlgorithms ?? deps.algorithms.keys())].sort())
   return app
 }
 

@@ -65,6 +65,8 @@ export interface Config {
   drainDelayMs: number
   /** Algorithm modules to serve besides the built-in ones: files, folders and package names. */
   algorithms: string[]
+  /** The algorithms whose jobs this process takes from Redis; empty for every one it loads. */
+  workerAlgorithms: string[]
   invokeTimeoutMs: number
   /** The heap limit of each worker thread, in MB; 0 leaves Node's default. */
   threadHeapMb: number
@@ -570,6 +572,14 @@ export const SETTINGS = [
       'Algorithm modules to serve besides PrimeChecker, comma-separated: module files (.js/.mjs), folders (each .js/.mjs file directly inside) and installed package names (docs/algorithms.md).',
   }),
   setting({
+    key: 'workerAlgorithms',
+    env: 'ALGOSERVE_WORKER_ALGORITHMS',
+    default: [],
+    parse: list,
+    description:
+      'With Redis: the algorithms whose jobs this process takes, comma-separated names of loaded algorithms; empty for every one it loads. Jobs of the others wait for a process that takes them.',
+  }),
+  setting({
     key: 'invokeTimeoutMs',
     env: 'ALGOSERVE_INVOKE_TIMEOUT_MS',
     default: 30_000,
@@ -660,6 +670,11 @@ function checkRedisSettings(config: Config): void {
       [config.redisMinReplicas > 0, 'ALGOSERVE_REDIS_MIN_REPLICAS'],
     ] as const) {
       if (set) fail(`${name} needs ALGOSERVE_REDIS_URL (its user, password and TLS are the URL's).`)
+    }
+    if (config.workerAlgorithms.length > 0) {
+      fail(
+        'ALGOSERVE_WORKER_ALGORITHMS needs ALGOSERVE_REDIS_URL: with the embedded store, its one process runs every job.',
+      )
     }
     return
   }

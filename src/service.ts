@@ -77,10 +77,22 @@ export function defaultJobConcurrency(threads: number): number {
   return Math.max(8, 2 * threads)
 }
 
+/** The algorithms whose jobs this process takes: ALGOSERVE_WORKER_ALGORITHMS, or all it loaded. */
+function servedAlgorithms(config: Config, algorithms: Registry): string[] {
+  const unknown = config.workerAlgorithms.filter((name) => !algorithms.has(name))
+  if (unknown.length > 0) {
+    throw new ConfigError(
+      `ALGOSERVE_WORKER_ALGORITHMS names ${unknown.join(', ')}, not loaded here; loaded: ${[...algorithms.keys()].join(', ')}.`,
+    )
+  }
+  return config.workerAlgorithms.length > 0 ? [...new Set(config.workerAlgorithms)] : [...algorithms.keys()]
+}
+
 async function openBackend(
   config: Config,
   log: FastifyBaseLogger,
   metrics: Metrics,
+  algorithms: Registry,
   options: ServiceOptions,
 ): Promise<JobBackend> {
   const common = {
@@ -106,6 +118,7 @@ async function openBackend(
     minReplicas: config.redisMinReplicas,
     prefix: config.redisPrefix,
     lockMs: config.jobLockMs,
+    algorithms: [...algorithms.keys()],
   })
   try {
     await backend.open()
@@ -124,6 +137,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   // Before anything starts: a module that breaks the contract stops the start here.
   const algorithmFiles = moduleFiles(config.algorithms)
   const algorithms = await loadRegistry(algorithmFiles)
+  const served = servedAlgorithms(config, algorithms)
   const metrics = createMetrics()
   const executor = new Executor(
     {
@@ -146,9 +160,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
       isShuttingDown: () => shuttingDown,
       logger: options.logger,
       algorithms,
+      jobAlgorithms: served,
     }
     app = role === 'worker' ? await buildWorkerApp(config, deps) : await buildApp(config, deps)
-    backend = await openBackend(config, app.log.child({ component: 'jobs' }), metrics, options)
+    backend = await openBackend(config, app.log.child({ component: 'jobs' }), metrics, algorithms, options)
   } catch (error) {
     await Promise.all([executor.close(), backend?.close()])
     throw error
@@ -198,9 +213,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     start() {
       if (!runsJobs || consumers.length > 0) return
       consumers.push(
-        jobs.consumeJobs(runJob, {
-          concurrency: jobConcurrency,
-        }),
+        jobs.consumeJobs(runJob, { concurrency: jobConcurrency, algorithms: served }),
         jobs.consumeDeliveries((message, signal) => sender.send(message, signal), {
           maxInFlight: MAX_DELIVERIES_IN_FLIGHT,
           pace,

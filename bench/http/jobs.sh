@@ -112,11 +112,14 @@ cpu_per_job() {
   paste -d' ' <(tr ' ' '\n' <<<"$2" | grep .) <(tr ' ' '\n' <<<"$3" | grep .) |
     awk -v jobs="$jobs" -v hz="$ticks" '{ printf "%s%d", (NR > 1 ? ", " : ""), ($2 - $1) * 1e6 / hz / jobs }'
 }
-# Waits until BullMQ's wait and active lists of the jobs queue are empty (the jobs are done), up to 120 s.
+# Waits until BullMQ's wait and active lists of PrimeChecker's queue are empty (the jobs are done), up
+# to 120 s. Builds before 2026-11-26 kept every job in one queue, `jobs`: both are counted.
 until_done() {
   for _ in $(seq 1 1200); do
-    local left
-    left=$(($(redis-cli -p "$REDIS_PORT" llen "$prefix:jobs:wait") + $(redis-cli -p "$REDIS_PORT" llen "$prefix:jobs:active")))
+    local left=0 queue
+    for queue in jobs.PrimeChecker jobs; do
+      left=$((left + $(redis-cli -p "$REDIS_PORT" llen "$prefix:$queue:wait") + $(redis-cli -p "$REDIS_PORT" llen "$prefix:$queue:active")))
+    done
     [ "$left" -eq 0 ] && return 0
     sleep 0.1
   done

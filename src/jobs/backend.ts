@@ -38,8 +38,13 @@ export interface BackendCapabilities {
 }
 
 export interface ConsumeJobsOptions {
-  /** Jobs holding a worker thread at once. */
+  /** Jobs holding a worker thread at once (on Redis, of each algorithm). */
   concurrency: number
+  /**
+   * The algorithms whose jobs this process takes. A backend whose jobs only this process runs takes
+   * every job regardless (the service then serves every algorithm it loaded).
+   */
+  algorithms: readonly string[]
 }
 
 export interface ConsumeDeliveriesOptions {

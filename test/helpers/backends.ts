@@ -58,6 +58,9 @@ export interface JobBackendFactory {
   open(settings?: BackendSettings): Promise<OpenedBackend>
 }
 
+/** The algorithms of the jobs the job backend suites submit (a Redis backend's queues). */
+export const SUITE_ALGORITHMS = ['Echo', 'Other']
+
 export const silentLog = pino({ level: 'silent' }) as unknown as FastifyBaseLogger
 
 export function forEachJobBackend(suite: (factory: JobBackendFactory) => void): void {
@@ -100,6 +103,7 @@ export function forEachJobBackend(suite: (factory: JobBackendFactory) => void): 
           url: redis?.url as string,
           prefix: freshPrefix(),
           lockMs: 2000,
+          algorithms: SUITE_ALGORITHMS,
         })
         await backend.open()
         await until(() => backend.ping(), 15_000, 'the Redis backend ready', 20)

@@ -14,7 +14,7 @@ import {
 import type { Consumer, RunJob } from '../../src/jobs/backend.js'
 import type { JobRecord, NewJob } from '../../src/jobs/job.js'
 import { WebhookSender } from '../../src/webhooks/sender.js'
-import { forEachJobBackend, type OpenedBackend, silentLog } from '../helpers/backends.js'
+import { forEachJobBackend, type OpenedBackend, SUITE_ALGORITHMS, silentLog } from '../helpers/backends.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
 import { until } from '../helpers/time.js'
 
@@ -71,7 +71,7 @@ forEachJobBackend((factory) => {
     return opened.backend
   }
   const run = () => {
-    consumers.push(opened.backend.consumeJobs(echo, { concurrency: 2 }))
+    consumers.push(opened.backend.consumeJobs(echo, { concurrency: 2, algorithms: SUITE_ALGORITHMS }))
   }
   const deliver = () => {
     const options = { maxInFlight: 16, onAttempt: () => {}, log: silentLog }

@@ -1,8 +1,9 @@
 // The Redis backend: jobs and webhook deliveries in Redis through BullMQ, shared by any number of API
 // and worker processes (docs/distributed.md). BullMQ is the engine: its Workers take jobs, hold their
 // locks, find the runs of dead workers (the stalled checker), and retry deliveries on our schedule. This
-// class only hands each call to the file of its concern: connections and readiness, submit (with
-// idempotency), cancel, listing, summary and counts, deliveries, and the consumers.
+// class only hands each call to the file of its concern: connections and readiness, the queue of each
+// algorithm, submit (with idempotency), cancel, listing, summary and counts, deliveries, and the
+// consumers.
 import type { AttemptDelivery } from '../../webhooks/attempt.js'
 import type {
   BackendCapabilities,
@@ -28,7 +29,7 @@ import { JobEvents } from './events.js'
 import { cleanOldest, list } from './listing.js'
 import { submit } from './submit.js'
 import { counts, summary } from './summary.js'
-import { readJob, recordOf } from './view.js'
+import { recordOf } from './view.js'
 
 export type { RedisBackendOptions }
 
@@ -64,7 +65,7 @@ export class RedisBackend implements JobBackend {
     const redis = this.#redis
     redis.usable()
     try {
-      const { job, state } = await readJob(redis.jobs, id)
+      const { job, state } = await redis.queues.read(id)
       return recordOf(job, state, redis.settings.ttlMs, now)
     } catch (error) {
       throw redis.failure(error)
@@ -113,14 +114,19 @@ export class RedisBackend implements JobBackend {
     const redis = this.#redis
     return redis.guard(async () => {
       const grace = redis.settings.ttlMs
-      const [completed, failed] = await Promise.all([
-        redis.jobs.clean(grace, CLEAN_BATCH, 'completed'),
-        redis.jobs.clean(grace, CLEAN_BATCH, 'failed'),
+      const queues = redis.queues.known().map((algorithm) => redis.queues.of(algorithm))
+      const [removed] = await Promise.all([
+        Promise.all(
+          queues.flatMap((queue) => [
+            queue.clean(grace, CLEAN_BATCH, 'completed'),
+            queue.clean(grace, CLEAN_BATCH, 'failed'),
+          ]),
+        ),
         redis.webhooks.clean(grace, CLEAN_BATCH, 'completed'),
         redis.webhooks.clean(grace, CLEAN_BATCH, 'failed'),
       ])
       await cleanOldest(redis, CLEAN_BATCH)
-      return completed.length + failed.length
+      return removed.reduce((sum, ids) => sum + ids.length, 0)
     })
   }
 

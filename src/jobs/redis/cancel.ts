@@ -7,10 +7,11 @@ import { UnrecoverableError, type Worker } from 'bullmq'
 import { JOB_CANCELLED } from '../../errors.js'
 import type { CancelResult } from '../backend.js'
 import { afterCancel, beforeCancel, CANCEL_WAIT_MS, settledBy } from '../cancel.js'
-import { JOBS, type RedisConnections } from './connections.js'
+import type { RedisConnections } from './connections.js'
 import type { JobEvents } from './events.js'
+import { jobQueueName } from './queues.js'
 import { countEnd, JOB_METRICS } from './summary.js'
-import { type RedisJob, type RedisJobData, type RedisJobResult, readJob, recordOf } from './view.js'
+import { type RedisJob, type RedisJobData, type RedisJobResult, recordOf } from './view.js'
 
 /**
  * How often a cancel takes a job that is not the one cancelled (moved ahead of it just then) before
@@ -21,8 +22,9 @@ const CANCEL_TAKE_TRIES = 5
 export class RedisCancel {
   readonly #redis: RedisConnections
   readonly #events: JobEvents
-  // A Worker without a processor (BullMQ's manual fetching), made at the first cancel of a waiting job.
-  #fetcher: Worker<RedisJobData, RedisJobResult> | undefined
+  // Workers without a processor (BullMQ's manual fetching), one per algorithm, each made at the first
+  // cancel of a waiting job of its algorithm.
+  readonly #fetchers = new Map<string, Worker<RedisJobData, RedisJobResult>>()
 
   constructor(redis: RedisConnections, events: JobEvents) {
     this.#redis = redis
@@ -33,10 +35,11 @@ export class RedisCancel {
     const redis = this.#redis
     return redis.guard(async () => {
       try {
-        const { job, state } = await readJob(redis.jobs, id)
+        const { job, state } = await redis.queues.read(id)
         const before = recordOf(job, state, redis.settings.ttlMs, now)
         const ended = beforeCancel(before)
         if (ended !== null || job === undefined) return ended ?? { kind: 'not_found' }
+        const queue = redis.queues.of(job.name)
         await job.updateData({ ...job.data, cancelledAt: now })
         await this.#events.subscribe()
         // Woken by the job's end in any process (QueueEvents); the event of the cancel itself wakes it
@@ -56,8 +59,8 @@ export class RedisCancel {
             })
             // The state first, then the job: read together, a job that ends between the two reads can
             // show `failed` without its reason, which would look like another end than the cancel.
-            const state = await redis.jobs.getJobState(id)
-            const after = (await redis.jobs.getJob(id)) as RedisJob | undefined
+            const state = await queue.getJobState(id)
+            const after = (await queue.getJob(id)) as RedisJob | undefined
             const record = recordOf(after, state, redis.settings.ttlMs, Date.now())
             if (record?.status !== 'running' || Date.now() >= deadline) return afterCancel(record)
             await settledBy(woken, deadline)
@@ -90,13 +93,25 @@ export class RedisCancel {
 
   async #takeAndFail(job: RedisJob): Promise<void> {
     const redis = this.#redis
-    this.#fetcher ??= redis.worker<RedisJobData, RedisJobResult>(JOBS, 1, null, JOB_METRICS, redis.log)
+    const algorithm = job.name
+    let fetcher = this.#fetchers.get(algorithm)
+    if (fetcher === undefined) {
+      fetcher = redis.worker<RedisJobData, RedisJobResult>(
+        jobQueueName(algorithm),
+        1,
+        null,
+        JOB_METRICS,
+        redis.log,
+      )
+      this.#fetchers.set(algorithm, fetcher)
+    }
+    const queue = redis.queues.of(algorithm)
     for (let tries = 0; tries < CANCEL_TAKE_TRIES; tries++) {
-      const state = await redis.jobs.getJobState(job.id as string)
+      const state = await queue.getJobState(job.id as string)
       if (state !== 'waiting' && state !== 'prioritized') return
       await job.changePriority({ lifo: true })
       const token = randomUUID()
-      const taken = await this.#fetcher.getNextJob(token, { block: false })
+      const taken = await fetcher.getNextJob(token, { block: false })
       if (taken === undefined) return
       if (taken.data.cancelledAt === undefined) {
         await taken.moveToWait(token)

@@ -18,8 +18,9 @@ import { RedisRefusedError, StoreUnavailableError, storeFailure } from '../../er
 import type { BackendOptions } from '../backend.js'
 import { MAX_LOST_RUNS } from '../job.js'
 import { OutageLog } from './outage.js'
+import { JobQueues } from './queues.js'
 import { connect, type RedisClient, type RedisTopology, redisAddress } from './topology.js'
-import type { DeliveryData, RedisJobData, RedisJobResult } from './view.js'
+import type { DeliveryData } from './view.js'
 
 export interface RedisBackendOptions extends BackendOptions, RedisTopology {
   /** BullMQ's key prefix: every key of this deployment starts with it. */
@@ -28,11 +29,13 @@ export interface RedisBackendOptions extends BackendOptions, RedisTopology {
   lockMs: number
   /** Replicas that must acknowledge a new job's writes before it is accepted; 0 for none. */
   minReplicas?: number
+  /** The algorithms this process loads: the queues it submits to and hears the ends of. */
+  algorithms: readonly string[]
 }
 
-/** The queue of jobs, and the queue of their webhook deliveries. */
-export const JOBS = 'jobs'
+/** The queue of webhook deliveries, and the event stream of our own events (cancels). */
 export const WEBHOOKS = 'webhooks'
+export const CONTROL = 'control'
 
 /** How long closing may wait for Redis at the end of a shutdown. */
 const CLOSE_WAIT_MS = 1000
@@ -51,7 +54,8 @@ export class RedisConnections {
   // onto each pipeline made from that connection: our own commands use a connection without them.
   readonly client: RedisClient
   readonly bullClient: RedisClient
-  readonly jobs: Queue<RedisJobData, RedisJobResult>
+  /** The queue of each algorithm's jobs. */
+  readonly queues: JobQueues
   readonly webhooks: Queue<DeliveryData>
   readonly flows: FlowProducer
   /** What this process says of a Redis it cannot reach; our own connection is the one that tells. */
@@ -85,15 +89,20 @@ export class RedisConnections {
       this.#checked = this.#checkRedis()
     })
     const shared = { connection: this.bullClient, prefix: settings.prefix }
-    this.jobs = new Queue(JOBS, shared)
+    this.queues = new JobQueues(
+      this.bullClient,
+      this.client,
+      settings.prefix,
+      (name) => this.key(name),
+      settings.algorithms,
+    )
     this.webhooks = new Queue(WEBHOOKS, shared)
     this.flows = new FlowProducer(shared)
     const onError = (error: Error) => this.log.debug({ err: error }, 'redis queue error')
-    this.jobs.on('error', onError)
     this.webhooks.on('error', onError)
     this.flows.on('error', onError)
     // Until BullMQ has loaded its scripts, nothing is sent through it (see usable).
-    Promise.all([this.jobs.waitUntilReady(), this.webhooks.waitUntilReady(), this.flows.waitUntilReady()])
+    Promise.all([this.webhooks.waitUntilReady(), this.flows.waitUntilReady()])
       .then(() => {
         this.#initialised = true
       })
@@ -132,6 +141,7 @@ export class RedisConnections {
         return
       }
       this.#refused = null
+      await this.queues.register()
       if (/^aof_enabled:0/m.test(info) && !this.#aofWarned) {
         this.#aofWarned = true
         this.log.warn(
@@ -192,11 +202,6 @@ export class RedisConnections {
     return `${this.settings.prefix}:algoserve:${name}`
   }
 
-  /** The key of job `id`'s hash (BullMQ's). */
-  jobKey(id: string): string {
-    return `${this.settings.prefix}:${JOBS}:${id}`
-  }
-
   /** A connection of its own that waits for Redis however long it is away (BullMQ's advice). */
   #waitingConnection(): RedisClient {
     const connection = connect(this.settings, { maxRetriesPerRequest: null, retryStrategy })
@@ -239,21 +244,27 @@ export class RedisConnections {
     return worker
   }
 
-  /** This process's QueueEvents on the jobs queue, and the producer of our own events on it. */
-  jobEvents(): { events: QueueEvents; producer: QueueEventsProducer } {
-    const events = new QueueEvents(JOBS, {
+  /** A QueueEvents of this process on queue (or event stream) `name`, with a connection of its own. */
+  queueEvents(name: string): QueueEvents {
+    const events = new QueueEvents(name, {
       connection: this.#waitingConnection(),
       prefix: this.settings.prefix,
     })
-    events.on('error', (error) => this.log.debug({ err: error }, 'redis queue events error'))
-    const producer = new QueueEventsProducer(JOBS, {
+    events.on('error', (error) => this.log.debug({ err: error, queue: name }, 'redis queue events error'))
+    this.#events.push(events)
+    return events
+  }
+
+  /** The producer of our own events on the CONTROL stream. */
+  controlProducer(): QueueEventsProducer {
+    const producer = new QueueEventsProducer(CONTROL, {
       connection: this.bullClient,
       prefix: this.settings.prefix,
     })
     // Without a listener, BullMQ prints each of its connection's errors to stderr.
     producer.on('error', (error) => this.log.debug({ err: error }, 'redis queue events producer error'))
-    this.#events.push(events, producer)
-    return { events, producer }
+    this.#events.push(producer)
+    return producer
   }
 
   /**
@@ -268,7 +279,7 @@ export class RedisConnections {
       this.#workers.map((worker) => worker.close(true)),
     )
     await settledWithin(CLOSE_WAIT_MS, [
-      this.jobs.close(),
+      ...this.queues.opened().map((queue) => queue.close()),
       this.webhooks.close(),
       this.flows.close(),
       ...this.#events.map((events) => events.close()),

@@ -1,15 +1,17 @@
-// Running jobs from Redis: a BullMQ Worker on the jobs queue takes them, holds their locks and finds
-// the runs of dead workers (the stalled checker); its processor runs each job (../execute.ts) and says
-// how it ended in BullMQ's terms. Also how any BullMQ Worker of ours stops at a shutdown.
+// Running jobs from Redis: a BullMQ Worker on the queue of each algorithm this process serves takes
+// them, holds their locks and finds the runs of dead workers (the stalled checker); its processor runs
+// each job (../execute.ts) and says how it ended in BullMQ's terms. Also how any BullMQ Worker of ours
+// stops at a shutdown.
 import { UnrecoverableError, WaitingError, type Worker } from 'bullmq'
 import type { FastifyBaseLogger } from 'fastify'
 import { CANCEL_REASON, JOB_CANCELLED, ShutdownAbort } from '../../errors.js'
 import type { ConsumeJobsOptions, Consumer, RunJob } from '../backend.js'
 import { type JobOutcome, type JobRecord, lostRunsError, MAX_LOST_RUNS } from '../job.js'
-import { JOBS, type RedisConnections, settledWithin } from './connections.js'
+import { type RedisConnections, settledWithin } from './connections.js'
 import type { JobEvents } from './events.js'
+import { jobQueueName } from './queues.js'
 import { countEnd, JOB_METRICS } from './summary.js'
-import { type RedisJobData, type RedisJobResult, recordOf } from './view.js'
+import { type RedisJob, type RedisJobData, type RedisJobResult, recordOf } from './view.js'
 
 /** How long a stop waits, after the grace period, for work to be given back before closing anyway. */
 const FORCE_CLOSE_AFTER_MS = 2000
@@ -21,46 +23,66 @@ export function consumeJobs(
   options: ConsumeJobsOptions,
 ): Consumer {
   const shutdown = new AbortController()
-  const worker = redis.worker<RedisJobData, RedisJobResult>(
-    JOBS,
-    options.concurrency,
-    async (job, token, signal) => {
-      // Runs lost to dead workers (stalls) and to dead threads (retries) count alike.
-      const lost = job.stalledCounter + job.attemptsMade
-      // Cancelled while it waited (or just as it was taken): it fails without running.
-      if (job.data.cancelledAt !== undefined || events.cancelled(job.id as string)) {
-        throw new UnrecoverableError(JOB_CANCELLED)
+  const process = async (job: RedisJob, token: string | undefined, signal: AbortSignal) => {
+    // Runs lost to dead workers (stalls) and to dead threads (retries) count alike.
+    const lost = job.stalledCounter + job.attemptsMade
+    // Cancelled while it waited (or just as it was taken): it fails without running.
+    if (job.data.cancelledAt !== undefined || events.cancelled(job.id as string)) {
+      throw new UnrecoverableError(JOB_CANCELLED)
+    }
+    if (lost >= MAX_LOST_RUNS) throw new UnrecoverableError(lostRunsError(lost))
+    const record = recordOf(job, 'active', redis.settings.ttlMs, Date.now()) as JobRecord
+    let outcome: JobOutcome
+    try {
+      outcome = await run(record, AbortSignal.any([shutdown.signal, signal]))
+    } catch (error) {
+      if (error instanceof ShutdownAbort) {
+        await job.moveToWait(token)
+        throw new WaitingError()
       }
-      if (lost >= MAX_LOST_RUNS) throw new UnrecoverableError(lostRunsError(lost))
-      const record = recordOf(job, 'active', redis.settings.ttlMs, Date.now()) as JobRecord
-      let outcome: JobOutcome
-      try {
-        outcome = await run(record, AbortSignal.any([shutdown.signal, signal]))
-      } catch (error) {
-        if (error instanceof ShutdownAbort) {
-          await job.moveToWait(token)
-          throw new WaitingError()
-        }
-        redis.log.error({ err: error, job_id: job.id }, 'a job run was lost (its worker died); it runs again')
-        throw new Error('the worker thread running the job died')
-      }
-      if (outcome.status === 'failed') throw new UnrecoverableError(outcome.error)
-      return [outcome.result, outcome.metadata]
-    },
-    JOB_METRICS,
-    redis.log,
-  )
-  // Cancels reach this process through its QueueEvents.
-  events.stopRun = (id) => worker.cancelJob(id, CANCEL_REASON)
-  events
-    .subscribe()
-    .catch((error: unknown) => redis.log.error({ err: error }, 'could not listen for job cancels'))
-  worker.on('completed', (job) => countEnd(redis, job, 'completed'))
-  worker.on('failed', (job) => {
-    // Also emitted for a run that is retried; only a final failure has finishedOn.
-    if (job?.finishedOn) countEnd(redis, job, 'failed')
+      redis.log.error({ err: error, job_id: job.id }, 'a job run was lost (its worker died); it runs again')
+      throw new Error('the worker thread running the job died')
+    }
+    if (outcome.status === 'failed') throw new UnrecoverableError(outcome.error)
+    return [outcome.result, outcome.metadata] as RedisJobResult
+  }
+  // Each algorithm's Worker takes up to `concurrency` of its jobs: a backlog of one waits in its own
+  // queue while the others' jobs are taken.
+  const workers = options.algorithms.map((algorithm) => {
+    const worker = redis.worker<RedisJobData, RedisJobResult>(
+      jobQueueName(algorithm),
+      options.concurrency,
+      process,
+      JOB_METRICS,
+      redis.log,
+    )
+    worker.on('completed', (job) => countEnd(redis, job, 'completed'))
+    worker.on('failed', (job) => {
+      // Also emitted for a run that is retried; only a final failure has finishedOn.
+      if (job?.finishedOn) countEnd(redis, job, 'failed')
+    })
+    return worker
   })
-  return bullConsumer(worker, shutdown, redis.log)
+  // Cancels reach this process through its QueueEvents; the run is in one of the Workers.
+  events.stopRun = (id) => {
+    for (const worker of workers) worker.cancelJob(id, CANCEL_REASON)
+  }
+  events
+    .subscribeCancels()
+    .catch((error: unknown) => redis.log.error({ err: error }, 'could not listen for job cancels'))
+  return allOf(workers.map((worker) => bullConsumer(worker, shutdown, redis.log)))
+}
+
+/** Several consumers as one: running while all are, stopped together. */
+export function allOf(consumers: Consumer[]): Consumer {
+  return {
+    get running() {
+      return consumers.every((consumer) => consumer.running)
+    },
+    async stop(graceMs: number) {
+      await Promise.all(consumers.map((consumer) => consumer.stop(graceMs)))
+    },
+  }
 }
 
 /**

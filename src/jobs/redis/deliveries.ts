@@ -12,7 +12,7 @@ import type { ConsumeDeliveriesOptions, Consumer } from '../backend.js'
 import { type DeliveryHistory, deliveryHistory } from '../deliveries.js'
 import type { JobRecord } from '../job.js'
 import { type RedisConnections, WEBHOOKS } from './connections.js'
-import { bullConsumer } from './consumers.js'
+import { allOf, bullConsumer } from './consumers.js'
 import { type DeliveryData, type RedisJob, type RedisJobResult, readJob, recordOf } from './view.js'
 
 /** BullMQ Workers taking deliveries in one process. */
@@ -72,21 +72,15 @@ export function consumeDeliveries(
   // A Worker takes one delivery per round trip to Redis: several share the process's places, so that
   // deliveries are taken as fast as they fall due.
   const concurrency = Math.ceil(options.maxInFlight / DELIVERY_WORKERS)
-  const consumers = Array.from({ length: DELIVERY_WORKERS }, () =>
-    bullConsumer(
-      redis.worker<DeliveryData, void>(WEBHOOKS, concurrency, deliver, settings, options.log),
-      shutdown,
-      options.log,
+  return allOf(
+    Array.from({ length: DELIVERY_WORKERS }, () =>
+      bullConsumer(
+        redis.worker<DeliveryData, void>(WEBHOOKS, concurrency, deliver, settings, options.log),
+        shutdown,
+        options.log,
+      ),
     ),
   )
-  return {
-    get running() {
-      return consumers.every((consumer) => consumer.running)
-    },
-    async stop(graceMs: number) {
-      await Promise.all(consumers.map((consumer) => consumer.stop(graceMs)))
-    },
-  }
 }
 
 /** The delivery job (same id as the job, in the webhooks queue) holds its attempts in its data. */
@@ -95,7 +89,7 @@ export async function deliveries(
   id: string,
   now: number,
 ): Promise<DeliveryHistory | null> {
-  const { job, state } = await readJob(redis.jobs, id)
+  const { job, state } = await redis.queues.read(id)
   const record = recordOf(job, state, redis.settings.ttlMs, now)
   if (record === null) return null
   if (record.webhook === null) return deliveryHistory(record, null)
@@ -111,7 +105,7 @@ async function payloadOf(
   log: FastifyBaseLogger,
 ): Promise<string> {
   const { jobId, algorithm } = delivery.data
-  const { job, state } = await readJob(redis.jobs, jobId)
+  const { job, state } = await readJob(redis.queues.of(algorithm), jobId)
   const record = recordOf(job as RedisJob | undefined, state, Number.POSITIVE_INFINITY, 0)
   if (record?.completedAt != null) return webhookPayload(record, record.completedAt)
   // The job is gone already (no delivery worker ran for its whole retention): what the flow kept of

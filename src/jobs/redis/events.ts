@@ -1,17 +1,20 @@
-// What every process hears of the others, through one QueueEvents on the jobs queue, made at the first
-// need: job ends (for waiters and cancels) and cancels (to stop a run wherever it runs).
+// What every process hears of the others, through BullMQ's QueueEvents, made at the first need: cancels
+// (to stop a run wherever it runs), on our own event stream, and job ends (for waiters and cancels), on
+// the queue of each algorithm this process loads.
 import { EventEmitter } from 'node:events'
 import type { QueueEvents, QueueEventsProducer } from 'bullmq'
-import type { RedisConnections } from './connections.js'
+import { CONTROL, type RedisConnections } from './connections.js'
+import { jobQueueName } from './queues.js'
 
-/** The custom event (on the jobs queue's event stream) asking every process to stop a job's run. */
+/** The custom event (on our own event stream) asking every process to stop a job's run. */
 const CANCEL_EVENT = 'algoserve-cancel'
 /** How long a process remembers a cancel asked of a job, for a run that starts just after it. */
 const CANCEL_MEMORY_MS = 10_000
 
 export class JobEvents {
   readonly #redis: RedisConnections
-  #events: QueueEvents | undefined
+  #control: QueueEvents | undefined
+  #ends: QueueEvents[] | undefined
   #producer: QueueEventsProducer | undefined
   readonly #ended = new EventEmitter().setMaxListeners(0)
   // Cancels asked, by job id (with when): a run that starts just after one is still stopped.
@@ -40,16 +43,28 @@ export class JobEvents {
   /** Asks every process (this one too) to stop job `id`'s run. */
   async cancel(id: string): Promise<void> {
     await this.subscribe()
-    await (this.#producer as QueueEventsProducer).publishEvent({ eventName: CANCEL_EVENT, jobId: id }, 10_000)
+    this.#producer ??= this.#redis.controlProducer()
+    await this.#producer.publishEvent({ eventName: CANCEL_EVENT, jobId: id }, 10_000)
   }
 
-  /** Starts listening (once per process). */
+  /** Starts listening to job ends, and to cancels (once per process). */
   async subscribe(): Promise<void> {
-    if (this.#events === undefined) {
-      const { events, producer } = this.#redis.jobEvents()
+    if (this.#ends === undefined) {
       const ended = ({ jobId }: { jobId: string }) => this.#ended.emit('ended', jobId)
-      events.on('completed', ended)
-      events.on('failed', ended)
+      this.#ends = this.#redis.settings.algorithms.map((algorithm) => {
+        const events = this.#redis.queueEvents(jobQueueName(algorithm))
+        events.on('completed', ended)
+        events.on('failed', ended)
+        return events
+      })
+    }
+    await Promise.all([this.subscribeCancels(), ...this.#ends.map((events) => events.waitUntilReady())])
+  }
+
+  /** Starts listening to cancels only (what a worker needs; once per process). */
+  async subscribeCancels(): Promise<void> {
+    if (this.#control === undefined) {
+      const events = this.#redis.queueEvents(CONTROL)
       events.on(CANCEL_EVENT as 'completed', ({ jobId }: { jobId: string }) => {
         this.#cancels.set(jobId, Date.now())
         this.stopRun?.(jobId)
@@ -57,9 +72,8 @@ export class JobEvents {
         this.#ended.emit('ended', jobId)
         for (const [id, at] of this.#cancels) if (at < Date.now() - CANCEL_MEMORY_MS) this.#cancels.delete(id)
       })
-      this.#events = events
-      this.#producer = producer
+      this.#control = events
     }
-    await this.#events.waitUntilReady()
+    await this.#control.waitUntilReady()
   }
 }

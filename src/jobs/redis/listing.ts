@@ -35,9 +35,13 @@ export async function list(redis: RedisConnections, query: JobListQuery, now: nu
     filteredBatch = Math.min(LIST_BATCH, filteredBatch * 2)
     const members = await redis.client.zrangebylex(index, start, '+', 'LIMIT', 0, batch)
     if (members.length === 0) return { jobs, next: null }
+    const ids = members.map(memberId)
+    const algorithms = await redis.queues.algorithmsOf(ids)
     const records = await Promise.all(
-      members.map(async (member) => {
-        const { job, state } = await readJob(redis.jobs, memberId(member))
+      ids.map(async (id, i) => {
+        const algorithm = algorithms[i]
+        if (algorithm == null) return null
+        const { job, state } = await readJob(redis.queues.of(algorithm), id)
         return recordOf(job, state, redis.settings.ttlMs, now)
       }),
     )
@@ -74,11 +78,24 @@ export async function cleanOldest(redis: RedisConnections, batch: number): Promi
   if (oldest.length > 0) await cleanMembers(redis, oldest)
 }
 
-/** Removes the members of jobs that no longer exist (a job past its retention may linger a moment). */
+/**
+ * Removes the members (and the entries in the id → algorithm index) of jobs that no longer exist (a
+ * job past its retention may linger a moment).
+ */
 async function cleanMembers(redis: RedisConnections, members: string[]): Promise<void> {
-  const exists = await Promise.all(members.map((m) => redis.client.exists(redis.jobKey(memberId(m)))))
+  const { queues } = redis
+  const ids = members.map(memberId)
+  const algorithms = await queues.algorithmsOf(ids)
+  const exists = await Promise.all(
+    ids.map((id, i) => {
+      const algorithm = algorithms[i]
+      return algorithm == null ? 0 : redis.client.exists(queues.jobKey(algorithm, id))
+    }),
+  )
   const gone = members.filter((_, i) => exists[i] === 0)
-  if (gone.length > 0) await redis.client.zrem(createdKey(redis), ...gone)
+  if (gone.length === 0) return
+  await redis.client.zrem(createdKey(redis), ...gone)
+  await queues.forget(gone.map(memberId))
 }
 
 // The member of a job in our sorted set: ordered as GET /jobs lists (created_at desc, then id desc)

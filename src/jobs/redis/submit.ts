@@ -1,4 +1,4 @@
-// POST /jobs on Redis: a job added to BullMQ's jobs queue (with a webhook, as the child of its
+// POST /jobs on Redis: a job added to its algorithm's BullMQ queue (with a webhook, as the child of its
 // delivery in a flow, so that BullMQ releases the delivery in the same step that ends the job), after
 // the checks BullMQ has no mechanism for (a taken id, the bound on waiting jobs); and the
 // Idempotency-Key that makes a retried request answer with the job the first one made.
@@ -14,8 +14,9 @@ import {
 import { newWebhookId } from '../../webhooks/payload.js'
 import type { IdempotencyClaim, Submitted } from '../backend.js'
 import { MAX_LOST_RUNS, type NewJob } from '../job.js'
-import { JOBS, type RedisConnections, WEBHOOKS } from './connections.js'
+import { type RedisConnections, WEBHOOKS } from './connections.js'
 import { createdKey, listMember } from './listing.js'
+import { jobQueueName } from './queues.js'
 import { withPending } from './summary.js'
 import type { DeliveryData, RedisJobData } from './view.js'
 
@@ -64,11 +65,13 @@ export async function submit(
   }
   if (seen.fingerprint !== idempotency.fingerprint) throw new IdempotencyKeyReusedError()
   // The request that won may still be adding the job: answer once it exists (or 503 if it never does).
+  // Its algorithm is this request's: the fingerprints match.
+  const jobKey = redis.queues.jobKey(job.algorithm, seen.id)
   for (let waited = 0; waited < 2000; waited += 20) {
-    if ((await redis.client.exists(redis.jobKey(seen.id)).catch(() => 0)) === 1) break
+    if ((await redis.client.exists(jobKey).catch(() => 0)) === 1) break
     await sleep(20)
   }
-  if ((await redis.client.exists(redis.jobKey(seen.id)).catch(() => 0)) !== 1) {
+  if ((await redis.client.exists(jobKey).catch(() => 0)) !== 1) {
     throw new StoreUnavailableError('The job of this Idempotency-Key was not created.')
   }
   return { id: seen.id, createdAt: seen.createdAt, replayed: true }
@@ -121,24 +124,30 @@ async function add(redis: RedisConnections, job: NewJob): Promise<void> {
   try {
     // BullMQ ignores an add with a taken id, and has no bounded queue: both are checked first, and
     // the bound is soft across API processes (docs/distributed.md).
-    // The job's member in our sorted set (listing.ts) is written before the add, in the same round
-    // trip as the checks: a refused or failed add leaves a member whose job is missing, which a
-    // listing skips and removes; an add without its member cannot happen.
-    // Plain reads in one pipeline: one write to Redis, and no Lua script for the count.
+    // The job's member in our sorted set (listing.ts) and its entry in the id → algorithm index
+    // (queues.ts) are written before the add, in the same round trip as the checks: a refused or
+    // failed add leaves a member whose job is missing, which a listing skips and removes; an add
+    // without them cannot happen. Plain reads in one pipeline: one write to Redis, and no Lua script.
     const member = listMember(job)
-    const [pending, existing] = await withPending(
-      redis,
-      redis.client.pipeline().exists(redis.jobKey(job.id)).zadd(createdKey(redis), 0, member),
-    )
-    if (existing === 1) {
-      // The member names the other job's id: it goes, or the listing would show that job twice.
-      await redis.client.zrem(createdKey(redis), member)
-      throw new DuplicateJobIdError(job.id)
+    const { queues } = redis
+    const pipeline = redis.client.pipeline()
+    queues.claimIndex(pipeline, job.id, job.algorithm)
+    const [pending, claimed, indexed] = await withPending(redis, pipeline.zadd(createdKey(redis), 0, member))
+    if (claimed === 0) {
+      // The id is indexed already: taken, unless its job is gone (expired, or never added).
+      const other = indexed as string
+      if ((await redis.client.exists(queues.jobKey(other, job.id))) === 1) {
+        // The member names the other job's id: it goes, or the listing would show that job twice.
+        await redis.client.zrem(createdKey(redis), member)
+        throw new DuplicateJobIdError(job.id)
+      }
+      if (other !== job.algorithm) await queues.reindex(job.id, job.algorithm)
     }
+    queues.remember(job.id, job.algorithm)
     if (pending >= settings.maxPending)
       throw new StoreFullError(`${pending} jobs are waiting, the most allowed.`)
     if (job.webhook === null) {
-      await redis.jobs.add(job.algorithm, data, jobOptions(redis, job))
+      await queues.of(job.algorithm).add(job.algorithm, data, jobOptions(redis, job))
       return
     }
     const age = Math.ceil(settings.ttlMs / 1000)
@@ -163,7 +172,7 @@ async function add(redis: RedisConnections, job: NewJob): Promise<void> {
       children: [
         {
           name: job.algorithm,
-          queueName: JOBS,
+          queueName: jobQueueName(job.algorithm),
           data,
           opts: { ...jobOptions(redis, job), ignoreDependencyOnFailure: true },
         },

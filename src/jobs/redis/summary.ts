@@ -13,43 +13,69 @@ import {
   summaryMinutes,
 } from '../summary.js'
 import type { RedisConnections } from './connections.js'
+import type { JobQueue } from './queues.js'
 import { type RedisJob, recordOf } from './view.js'
 
 /**
- * The jobs queue's Workers count ends by minute (BullMQ's metrics, in the script that ends a job), as
+ * The job queues' Workers count ends by minute (BullMQ's metrics, in the script that ends a job), as
  * many minutes as the summary shows.
  */
 export const JOB_METRICS: Partial<WorkerOptions> = { metrics: { maxDataPoints: SUMMARY_MINUTES } }
 
+/** The queues of the deployment's algorithms (every one a process has named). */
+function jobQueues(redis: RedisConnections): JobQueue[] {
+  return redis.queues.known().map((algorithm) => redis.queues.of(algorithm))
+}
+
 /**
- * Runs `pipeline` with the pending count added at its end (BullMQ's wait list and its prioritized and
- * delayed sets: the one definition of pending), and gives that count first, then the pipeline's own
- * answers. Throws the first error.
+ * Runs `pipeline` with the pending count added at its end (in every algorithm's queue, BullMQ's wait
+ * list and its prioritized and delayed sets: the one definition of pending), and gives that count
+ * first, then the pipeline's own answers. Throws the first error.
  */
 export async function withPending(
   redis: RedisConnections,
   pipeline: ChainableCommander,
 ): Promise<[number, ...unknown[]]> {
-  const { keys } = redis.jobs
-  const answers = await pipeline
-    .llen(keys.wait as string)
-    .zcard(keys.prioritized as string)
-    .zcard(keys.delayed as string)
-    .exec()
+  const queues = jobQueues(redis)
+  for (const { keys } of queues) {
+    pipeline
+      .llen(keys.wait as string)
+      .zcard(keys.prioritized as string)
+      .zcard(keys.delayed as string)
+  }
+  const answers = await pipeline.exec()
   const failed = answers?.find(([error]) => error !== null)
   if (answers === null || failed !== undefined) throw failed?.[0] ?? new Error('no answer')
   const values = answers.map(([, value]) => value)
-  const own = values.slice(0, -3)
-  const pending = values.slice(-3).reduce((sum: number, count) => sum + (count as number), 0)
+  const counted = 3 * queues.length
+  const own = values.slice(0, values.length - counted)
+  const pending = values
+    .slice(values.length - counted)
+    .reduce((sum: number, count) => sum + (count as number), 0)
   return [pending, ...own]
 }
 
+/** Adds `count`'s command for each of `queues` to `pipeline`. */
+function perQueue(
+  pipeline: ChainableCommander,
+  queues: JobQueue[],
+  count: (pipeline: ChainableCommander, queue: JobQueue) => void,
+): ChainableCommander {
+  for (const queue of queues) count(pipeline, queue)
+  return pipeline
+}
+
+/** The sum of `queues` consecutive numeric answers starting at `from`. */
+const sumOf = (values: unknown[], from: number, queues: number): number =>
+  values.slice(from, from + queues).reduce((sum: number, value) => sum + Number(value ?? 0), 0)
+
 export async function counts(redis: RedisConnections): Promise<JobCounts> {
-  const [waiting, running] = await withPending(
+  const queues = jobQueues(redis)
+  const [waiting, ...running] = await withPending(
     redis,
-    redis.client.pipeline().llen(redis.jobs.keys.active as string),
+    perQueue(redis.client.pipeline(), queues, (pipeline, { keys }) => pipeline.llen(keys.active as string)),
   )
-  return { waiting, running: running as number }
+  return { waiting, running: sumOf(running, 0, queues.length) }
 }
 
 /**
@@ -62,30 +88,32 @@ export async function counts(redis: RedisConnections): Promise<JobCounts> {
 export async function summary(redis: RedisConnections, now: number): Promise<JobSummary> {
   const since = now - redis.settings.ttlMs
   const minutes = summaryMinutes(now)
-  const { keys } = redis.jobs
-  const batch = redis.client
-    .pipeline()
-    .llen(keys.active as string)
-    .zcount(keys.completed as string, `(${since}`, '+inf')
-    .zcount(keys.failed as string, `(${since}`, '+inf')
+  const queues = jobQueues(redis)
+  const n = queues.length
+  const batch = redis.client.pipeline()
+  perQueue(batch, queues, (pipeline, { keys }) => pipeline.llen(keys.active as string))
+  perQueue(batch, queues, (pipeline, { keys }) =>
+    pipeline.zcount(keys.completed as string, `(${since}`, '+inf'),
+  )
+  perQueue(batch, queues, (pipeline, { keys }) => pipeline.zcount(keys.failed as string, `(${since}`, '+inf'))
   for (const minute of minutes) batch.hgetall(latencyKey(redis, minute))
   const [[pending, ...values], completed, failed] = await Promise.all([
     withPending(redis, batch),
-    redis.jobs.getMetrics('completed', 0, SUMMARY_MINUTES - 1),
-    redis.jobs.getMetrics('failed', 0, SUMMARY_MINUTES - 1),
+    Promise.all(queues.map((queue) => queue.getMetrics('completed', 0, SUMMARY_MINUTES - 1))),
+    Promise.all(queues.map((queue) => queue.getMetrics('failed', 0, SUMMARY_MINUTES - 1))),
   ])
   return {
     counts: {
       pending,
-      running: Number(values[0] ?? 0),
-      completed: Number(values[1] ?? 0),
-      failed: Number(values[2] ?? 0),
+      running: sumOf(values, 0, n),
+      completed: sumOf(values, n, n),
+      failed: sumOf(values, 2 * n, n),
     },
     ended: minutes.map((minute, i) => {
       const ends = emptyMinute(minute)
-      ends.completed = endsIn(completed, minute)
-      ends.failed = endsIn(failed, minute)
-      const hash = (values[3 + i] ?? {}) as Record<string, string>
+      ends.completed = completed.reduce((sum, metrics) => sum + endsIn(metrics, minute), 0)
+      ends.failed = failed.reduce((sum, metrics) => sum + endsIn(metrics, minute), 0)
+      const hash = (values[3 * n + i] ?? {}) as Record<string, string>
       ends.latency = ends.latency.map((_, bucket) => Number(hash[`b${bucket}`] ?? 0))
       ends.latencySumMs = Number(hash.sum_ms ?? 0)
       return ends

@@ -186,7 +186,7 @@ describe('distributed mode', { skip: skipWithoutRedis }, () => {
     assert.equal(back?.status, 'pending', 'given back')
     assert.equal(back?.started_at, null)
     // BullMQ writes the stall and attempt counters only once they are above 0.
-    const counters = await redisCommand(redis.port, `HMGET ${c.prefix}:jobs:${id} stc atm`)
+    const counters = await redisCommand(redis.port, `HMGET ${c.prefix}:jobs.PrimeChecker:${id} stc atm`)
     assert.deepEqual(
       counters.split('\n').filter((n) => n !== '' && n !== '0'),
       [],
@@ -301,8 +301,8 @@ describe('distributed mode', { skip: skipWithoutRedis }, () => {
     t.after(() => late.close())
     await until(async () => (await fetch(`${api}/readyz`)).status === 200, 15_000, 'readiness came back')
     await sleep(500)
-    const keys = await redisCommand(port, `KEYS ${c.prefix}:jobs:*`)
-    const jobKeys = keys.split('\n').filter((key) => /:jobs:[0-9a-f]{12}$/.test(key))
+    const keys = await redisCommand(port, `KEYS ${c.prefix}:jobs.PrimeChecker:*`)
+    const jobKeys = keys.split('\n').filter((key) => /:jobs\.PrimeChecker:[0-9a-f]{12}$/.test(key))
     assert.deepEqual(jobKeys, [], 'no job was created behind a 503')
     const created = await createJob(api, { algorithm: 'PrimeChecker', params: { number: 7 } })
     assert.equal(created.status, 202)

@@ -104,7 +104,7 @@ describe('Redis limits', { skip: skipWithoutRedis }, () => {
     )
     let retaken = 0
     for (const id of ids) {
-      if (Number(await redisCommand(redis.port, `HGET ${killPrefix}:jobs:${id} stc`)) > 0) retaken++
+      if (Number(await redisCommand(redis.port, `HGET ${killPrefix}:jobs.PrimeChecker:${id} stc`)) > 0) retaken++
     }
     const slowest = Math.max(
       ...ended.map((job) => Date.parse(job.completed_at as string) - Date.parse(job.created_at as string)),
@@ -126,7 +126,7 @@ describe('Redis limits', { skip: skipWithoutRedis }, () => {
       slow.push(created.json.job_id as string)
     }
     await waitForJob(app.url, slow[0] as string, (job) => job.status === 'running')
-    const keysBefore = await redisCommand(redis.port, `KEYS ${prefix}:jobs:*`)
+    const keysBefore = await redisCommand(redis.port, `KEYS ${prefix}:jobs.PrimeChecker:*`)
     assert.equal(await redisCommand(redis.port, 'CONFIG SET maxmemory 1'), '+OK')
     const full = new Date().toISOString()
     t.after(() => redisCommand(redis.port, 'CONFIG SET maxmemory 0'))
@@ -148,10 +148,10 @@ describe('Redis limits', { skip: skipWithoutRedis }, () => {
       t.diagnostic(`/readyz with Redis full: ${ready.status} ${await ready.text()}`)
       // Long enough for the running job to try to finish, and a waiting one to be taken, while full.
       await sleep(2500)
-      const keysDuring = await redisCommand(redis.port, `KEYS ${prefix}:jobs:*`)
+      const keysDuring = await redisCommand(redis.port, `KEYS ${prefix}:jobs.PrimeChecker:*`)
       assert.equal(
-        keysDuring.split('\n').filter((key) => /:jobs:[0-9a-f]{12}$/.test(key)).length,
-        keysBefore.split('\n').filter((key) => /:jobs:[0-9a-f]{12}$/.test(key)).length,
+        keysDuring.split('\n').filter((key) => /:jobs\.PrimeChecker:[0-9a-f]{12}$/.test(key)).length,
+        keysBefore.split('\n').filter((key) => /:jobs\.PrimeChecker:[0-9a-f]{12}$/.test(key)).length,
         'no job was created by a refused POST',
       )
     } finally {

@@ -189,7 +189,7 @@ forEachBackend((backend) => {
       test("ends in earlier minutes are read from BullMQ's data points, each in its own minute", async () => {
         const own = await backend.start()
         const port = Number(new URL(own.config.redisUrl as string).port)
-        const metrics = `${own.config.redisPrefix}:jobs:metrics:completed`
+        const metrics = `${own.config.redisPrefix}:jobs.PrimeChecker:metrics:completed`
         const quick = async () => {
           const created = await createJob(own.url, { algorithm: 'PrimeChecker', params: { number: 97 } })
           return waitForJob(own.url, created.json.job_id as string)
