@@ -225,6 +225,10 @@ test('Redis topologies: every combination checked at start, none ignored, the UR
     [{ ALGOSERVE_REDIS_TLS_CA_FILE: ca }, /ALGOSERVE_REDIS_TLS_CA_FILE needs ALGOSERVE_REDIS_URL/],
     [{ ALGOSERVE_REDIS_MIN_REPLICAS: '1' }, /ALGOSERVE_REDIS_MIN_REPLICAS needs ALGOSERVE_REDIS_URL/],
     [
+      { ALGOSERVE_WORKER_ALGORITHMS: 'PrimeChecker' },
+      /ALGOSERVE_WORKER_ALGORITHMS needs ALGOSERVE_REDIS_URL/,
+    ],
+    [
       {
         ALGOSERVE_REDIS_URL: url,
         ALGOSERVE_REDIS_CLUSTER_NODES: '10.0.0.1:6379',

@@ -104,7 +104,8 @@ describe('Redis limits', { skip: skipWithoutRedis }, () => {
     )
     let retaken = 0
     for (const id of ids) {
-      if (Number(await redisCommand(redis.port, `HGET ${killPrefix}:jobs.PrimeChecker:${id} stc`)) > 0) retaken++
+      if (Number(await redisCommand(redis.port, `HGET ${killPrefix}:jobs.PrimeChecker:${id} stc`)) > 0)
+        retaken++
     }
     const slowest = Math.max(
       ...ended.map((job) => Date.parse(job.completed_at as string) - Date.parse(job.created_at as string)),
