@@ -60,6 +60,7 @@ test('the defaults are these values', () => {
     invokeQueueTimeoutMs: 2_000,
     drainDelayMs: 5_000,
     algorithms: [],
+    workerAlgorithms: [],
     invokeTimeoutMs: 30_000,
     threadHeapMb: 0,
   })

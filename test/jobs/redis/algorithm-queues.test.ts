@@ -74,7 +74,7 @@ describe('a BullMQ queue per algorithm', { skip: skipWithoutRedis }, () => {
       byAlgorithm.jobs.map((job) => job.job_id),
       [adderJob],
     )
-    const summary = (await (await fetch(`${api.url}/jobs/summary`)).json()) as {
+    const summary = (await (await fetch(`${api.url}/job-summary`)).json()) as {
       counts: Record<string, number>
     }
     assert.equal(summary.counts.pending, 1)

@@ -107,7 +107,7 @@ forEachBackend((backend) => {
         // Ended in BullMQ's terms too: in its failed set with finishedOn, so retention, BullMQ's own
         // counts and the sweeper treat it as any failed job.
         const port = Number(new URL(service.config.redisUrl as string).port)
-        const key = `${service.config.redisPrefix}:jobs`
+        const key = `${service.config.redisPrefix}:jobs.PrimeChecker`
         assert.notEqual(await redisCommand(port, `ZSCORE ${key}:failed ${last}`), '', 'in the failed set')
         assert.match(await redisCommand(port, `HGET ${key}:${last} finishedOn`), /^\d+$/)
         assert.equal(await redisCommand(port, `HGET ${key}:${last} failedReason`), CANCELLED)
