@@ -116,6 +116,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     maxDigits: config.maxDigits,
     factorBudgetMs: config.invokeFactorBudgetMs,
     timeoutMs: config.invokeTimeoutMs,
+    workers: () => deps.backend().workers(),
   })
   await app.register(invokeRoutes, {
     algorithms,

@@ -138,8 +138,13 @@ export function formatAlgorithms(body: unknown): string {
   const algorithms = body.algorithms.filter(isObject)
   if (algorithms.length === 0) return 'No algorithms.'
   return table([
-    ['NAME', 'VERSION', 'DESCRIPTION'],
-    ...algorithms.map((a) => [text(a.name), text(a.version), text(a.description)]),
+    ['NAME', 'VERSION', 'WORKERS', 'DESCRIPTION'],
+    ...algorithms.map((a) => [
+      text(a.name),
+      text(a.version),
+      a.workers == null ? '?' : text(a.workers),
+      text(a.description),
+    ]),
   ]).join('\n')
 }
 

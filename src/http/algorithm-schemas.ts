@@ -80,7 +80,9 @@ export function algorithmExamples(algorithms: Registry, shared: AlgorithmExample
   if (first === undefined) return {}
   const summary = ({ name, version, description }: Algorithm) => ({ name, version, description })
   const lists = {
-    listAlgorithms: { responses: { 200: { algorithms: sorted.map(summary) } } },
+    listAlgorithms: {
+      responses: { 200: { algorithms: sorted.map((algorithm) => ({ ...summary(algorithm), workers: 1 })) } },
+    },
     getAlgorithm: {
       parameters: { name: first.name },
       responses: {

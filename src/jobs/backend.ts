@@ -125,6 +125,11 @@ export interface JobBackend {
   counts(): Promise<JobCounts>
   /** Answers whether the backend can serve (readiness). */
   ping(): Promise<boolean>
+  /**
+   * How many live processes take each algorithm's jobs (GET /algorithms), by algorithm; null when the
+   * backend cannot tell.
+   */
+  workers(): Promise<ReadonlyMap<string, number> | null>
   consumeJobs(run: RunJob, options: ConsumeJobsOptions): Consumer
   consumeDeliveries(attempt: AttemptDelivery, options: ConsumeDeliveriesOptions): Consumer
   /** Deletes finished jobs past the retention; returns how many. */

@@ -29,6 +29,8 @@ export interface AlgorithmRouteOptions {
   factorBudgetMs: number
   /** ALGOSERVE_INVOKE_TIMEOUT_MS. */
   timeoutMs: number
+  /** How many live processes take each algorithm's jobs; null when unknown (the job backend's). */
+  workers: () => Promise<ReadonlyMap<string, number> | null>
 }
 
 const NameParams = Type.Object({
@@ -39,6 +41,14 @@ const AlgorithmSummary = Type.Object({
   name: Type.String(),
   version: Type.String(),
   description: Type.String(),
+})
+
+const ListedAlgorithm = Type.Object({
+  ...AlgorithmSummary.properties,
+  workers: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+    description:
+      "Live processes that take this algorithm's jobs (with Redis, the workers serving it); null when the job store cannot tell.",
+  }),
 })
 
 const JSON_TYPE = 'application/json; charset=utf-8'
@@ -52,9 +62,17 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
     if (algorithm === undefined) throw new AlgorithmNotFoundError(name, names)
     return algorithm
   }
-  const listing = JSON.stringify({
-    algorithms: sorted.map(({ name, version, description }) => ({ name, version, description })),
-  })
+  const listing = async () => {
+    const workers = await options.workers().catch(() => null)
+    return JSON.stringify({
+      algorithms: sorted.map(({ name, version, description }) => ({
+        name,
+        version,
+        description,
+        workers: workers === null ? null : (workers.get(name) ?? 0),
+      })),
+    })
+  }
 
   app.get(
     '/algorithms',
@@ -64,13 +82,18 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
         summary: 'List the algorithms',
         operationId: 'listAlgorithms',
         tags: ['algorithms'],
-        description: 'Every algorithm this service serves, sorted by name.',
+        description:
+          'Every algorithm this service serves, sorted by name, with how many live processes take its jobs.',
         response: {
-          200: Type.Object({ algorithms: Type.Array(AlgorithmSummary) }, { description: 'The algorithms.' }),
+          200: Type.Object({ algorithms: Type.Array(ListedAlgorithm) }, { description: 'The algorithms.' }),
         },
       },
     },
-    async (_request, reply) => reply.type(JSON_TYPE).serializer(String).send(listing),
+    async (_request, reply) =>
+      reply
+        .type(JSON_TYPE)
+        .serializer(String)
+        .send(await listing()),
   )
 
   // Written once: the schemas are the modules' own, shown as they are.

@@ -21,12 +21,12 @@ test('algorithms: a table of every algorithm; one: its schemas and its examples 
   const list = await cli(['algorithms', '--url', server.url])
   assert.equal(list.code, 0, list.stderr)
   const lines = list.stdout.trimEnd().split('\n')
-  assert.match(lines[0] ?? '', /^NAME +VERSION +DESCRIPTION$/)
+  assert.match(lines[0] ?? '', /^NAME +VERSION +WORKERS +DESCRIPTION$/)
   assert.deepEqual(
     lines.slice(1).map((line) => line.split(/ +/)[0]),
     ['Collatz', 'PrimeChecker', 'SlowCount'],
   )
-  assert.match(list.stdout, /^Collatz +1\.0\.0 +Steps of the Collatz sequence/m)
+  assert.match(list.stdout, /^Collatz +1\.0\.0 +1 +Steps of the Collatz sequence/m)
 
   const one = await cli(['algorithms', 'Collatz', '--url', server.url])
   assert.equal(one.code, 0, one.stderr)

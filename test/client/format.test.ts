@@ -84,8 +84,13 @@ test('jobs list: the algorithm of each job and its result, cut', () => {
 
 test('algorithms: a table; one algorithm: its schemas and its examples as commands', () => {
   assert.match(
-    formatAlgorithms({ algorithms: [{ name: 'Collatz', version: '1.0.0', description: 'Steps.' }] }),
-    /^NAME +VERSION +DESCRIPTION\nCollatz +1\.0\.0 +Steps\.$/,
+    formatAlgorithms({
+      algorithms: [
+        { name: 'Collatz', version: '1.0.0', description: 'Steps.', workers: 2 },
+        { name: 'Old', version: '0.1.0', description: 'Counted by nobody.', workers: null },
+      ],
+    }),
+    /^NAME +VERSION +WORKERS +DESCRIPTION\nCollatz +1\.0\.0 +2 +Steps\.\nOld +0\.1\.0 +\? +Counted by nobody\.$/,
   )
   assert.equal(formatAlgorithms({ algorithms: [] }), 'No algorithms.')
   const text = formatAlgorithm({

@@ -62,7 +62,7 @@ describe('the algorithm routes', () => {
   const invoke = (name: string, body: unknown) =>
     postRaw(`${server.url}/algorithms/${name}/invoke`, json(body).body)
 
-  test('GET /algorithms lists every algorithm, sorted by name', async () => {
+  test('GET /algorithms lists every algorithm, sorted by name, each with the processes taking its jobs', async () => {
     const response = await fetch(`${server.url}/algorithms`)
     assert.equal(response.status, 200)
     const { algorithms } = (await response.json()) as { algorithms: { name: string }[] }
@@ -70,7 +70,13 @@ describe('the algorithm routes', () => {
       algorithms.map((a) => a.name),
       ['Adder', 'Exit', 'Failing', 'Hog', 'PrimeChecker', 'Spin', 'Twice'],
     )
-    assert.deepEqual(algorithms[0], { name: 'Adder', version: '1.0.0', description: 'Adds two integers.' })
+    // The embedded store's one process takes every job.
+    assert.deepEqual(algorithms[0], {
+      name: 'Adder',
+      version: '1.0.0',
+      description: 'Adds two integers.',
+      workers: 1,
+    })
   })
 
   test('GET /algorithms/{name} shows its schemas, examples and time limit; an unknown name is 404', async () => {

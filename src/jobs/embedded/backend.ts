@@ -49,6 +49,7 @@ export class EmbeddedBackend implements JobBackend {
   readonly #store: JobStore
   readonly #o: EmbeddedBackendOptions
   #runner: JobRunner | undefined
+  #served: readonly string[] = []
   #dispatcher: WebhookDispatcher | undefined
   // Every job end in this process (the only one using the store): waiters listen here.
   readonly #ended = new EventEmitter().setMaxListeners(0)
@@ -121,7 +122,14 @@ export class EmbeddedBackend implements JobBackend {
     return this.#store.ping()
   }
 
+  /** This process is the one that runs every job, once it runs them. */
+  async workers(): Promise<ReadonlyMap<string, number>> {
+    const running = this.#runner?.running === true ? 1 : 0
+    return new Map(this.#served.map((algorithm) => [algorithm, running]))
+  }
+
   consumeJobs(run: RunJob, options: ConsumeJobsOptions): Consumer {
+    this.#served = options.algorithms
     const runner = new JobRunner({
       store: this.#store,
       run,

@@ -23,7 +23,7 @@ import type { JobListPage, JobListQuery } from '../listing.js'
 import type { JobSummary } from '../summary.js'
 import { RedisCancel } from './cancel.js'
 import { type RedisBackendOptions, RedisConnections } from './connections.js'
-import { consumeJobs } from './consumers.js'
+import { consumeJobs, RUNNER } from './consumers.js'
 import { consumeDeliveries, deliveries } from './deliveries.js'
 import { JobEvents } from './events.js'
 import { cleanOldest, list } from './listing.js'
@@ -99,6 +99,31 @@ export class RedisBackend implements JobBackend {
 
   ping(): Promise<boolean> {
     return this.#redis.ping()
+  }
+
+  /**
+   * Each algorithm's Workers that run jobs, from Redis's list of connections (BullMQ names them by
+   * queue); null where CLIENT LIST is not allowed (an ACL user without it, some managed Redis).
+   */
+  workers(): Promise<ReadonlyMap<string, number> | null> {
+    const redis = this.#redis
+    return redis.guard(async () => {
+      const algorithms = redis.queues.known()
+      try {
+        const counts = await Promise.all(
+          algorithms.map(async (algorithm) => {
+            const connections = await redis.queues.of(algorithm).getWorkers()
+            // BullMQ answers a Redis without CLIENT LIST (GCP's) with a stand-in entry.
+            if (connections.some(({ rawname }) => rawname === undefined)) throw new Error('no CLIENT LIST')
+            return connections.filter(({ rawname }) => rawname?.endsWith(`:w:${RUNNER}`)).length
+          }),
+        )
+        return new Map(algorithms.map((algorithm, i) => [algorithm, counts[i] as number]))
+      } catch (error) {
+        redis.log.debug({ err: error }, 'could not count the workers (CLIENT LIST)')
+        return null
+      }
+    })
   }
 
   consumeJobs(run: RunJob, options: ConsumeJobsOptions): Consumer {

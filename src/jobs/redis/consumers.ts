@@ -13,6 +13,9 @@ import { jobQueueName } from './queues.js'
 import { countEnd, JOB_METRICS } from './summary.js'
 import { type RedisJob, type RedisJobData, type RedisJobResult, recordOf } from './view.js'
 
+/** The name of the BullMQ Workers that run jobs (not those that only fetch cancelled ones): counted. */
+export const RUNNER = 'runner'
+
 /** How long a stop waits, after the grace period, for work to be given back before closing anyway. */
 const FORCE_CLOSE_AFTER_MS = 2000
 
@@ -53,7 +56,7 @@ export function consumeJobs(
       jobQueueName(algorithm),
       options.concurrency,
       process,
-      JOB_METRICS,
+      { ...JOB_METRICS, name: RUNNER },
       redis.log,
     )
     worker.on('completed', (job) => countEnd(redis, job, 'completed'))

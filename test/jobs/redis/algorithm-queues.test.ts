@@ -1,6 +1,7 @@
 // A queue per algorithm on Redis: a worker that does not have a job's algorithm (or is told not to
 // serve it) never takes the job, which stays pending until a worker that has it takes it; listing,
-// summary and cancel read across the queues. Real API and worker services on a real redis-server.
+// summary and cancel read across the queues; GET /algorithms counts the workers serving each. Real API
+// and worker services on a real redis-server.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { defaultConfig } from '../../../src/config.js'
@@ -10,7 +11,7 @@ import { type ModuleFolder, moduleSource, validMembers, writeModules } from '../
 import { startApp, type TestApp } from '../../helpers/app.js'
 import { createJob, type JobBody, waitForJob } from '../../helpers/jobs.js'
 import { freshPrefix, type RedisServer, skipWithoutRedis, startRedis } from '../../helpers/redis.js'
-import { sleep } from '../../helpers/time.js'
+import { sleep, until } from '../../helpers/time.js'
 
 /** How long a job no worker serves is watched staying pending. */
 const STAYS_PENDING_MS = 1500
@@ -44,6 +45,24 @@ describe('a BullMQ queue per algorithm', { skip: skipWithoutRedis }, () => {
   }
   const readyAlgorithms = async (app: TestApp) =>
     ((await (await fetch(`${app.url}/readyz`)).json()) as { algorithms?: string[] }).algorithms
+  const workersOf = async () => {
+    const { algorithms } = (await (await fetch(`${api.url}/algorithms`)).json()) as {
+      algorithms: Array<{ name: string; workers: number | null }>
+    }
+    return Object.fromEntries(algorithms.map(({ name, workers }) => [name, workers]))
+  }
+  // A new Worker names its Redis connection once it has made it: moments after the start.
+  const countedAs = async (expected: Record<string, number>, what = 'the workers counted') => {
+    let seen: Record<string, number | null> = {}
+    await until(
+      async () => {
+        seen = await workersOf()
+        return JSON.stringify(seen) === JSON.stringify(expected)
+      },
+      10_000,
+      what,
+    ).catch(() => assert.deepEqual(seen, expected, what))
+  }
   const read = async (id: string) => (await (await fetch(`${api.url}/jobs/${id}`)).json()) as JobBody
   const submit = async (algorithm: string, params: Record<string, unknown>) => {
     const created = await createJob(api.url, { algorithm, params })
@@ -52,7 +71,9 @@ describe('a BullMQ queue per algorithm', { skip: skipWithoutRedis }, () => {
   }
 
   test("a worker without a job's algorithm never takes it; one that has it does", async () => {
+    assert.deepEqual(await workersOf(), { Adder: 0, PrimeChecker: 0 }, 'the API runs no jobs')
     primeOnly = await worker()
+    await countedAs({ Adder: 0, PrimeChecker: 1 })
     assert.deepEqual(await readyAlgorithms(primeOnly), ['PrimeChecker'])
     const adderJob = await submit('Adder', { a: 2, b: 3 })
     const primeJob = await submit('PrimeChecker', { number: 97 })
@@ -82,6 +103,7 @@ describe('a BullMQ queue per algorithm', { skip: skipWithoutRedis }, () => {
 
     const adderOnly = await worker({ algorithms: [modules.dir], workerAlgorithms: ['Adder'] })
     assert.deepEqual(await readyAlgorithms(adderOnly), ['Adder'])
+    await countedAs({ Adder: 1, PrimeChecker: 1 })
     const ended = await waitForJob(api.url, adderJob)
     assert.equal(ended.status, 'completed')
     assert.deepEqual(ended.result, { sum: 5 })
@@ -91,6 +113,7 @@ describe('a BullMQ queue per algorithm', { skip: skipWithoutRedis }, () => {
     // Of the test before's workers, only the one serving Adder is left.
     await primeOnly.close()
     started.splice(started.indexOf(primeOnly), 1)
+    await countedAs({ Adder: 1, PrimeChecker: 0 }, 'a stopped worker is not counted')
     const waiting = await submit('PrimeChecker', { number: 101 })
     await sleep(STAYS_PENDING_MS)
     assert.equal((await read(waiting)).status, 'pending', 'only an Adder worker runs')
