@@ -2,7 +2,7 @@
 // posted steadily by a few clients, the primary SIGKILLed, and what the clients saw until the service
 // accepts jobs again from the promoted replica.
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { RedisSentinelSet } from './redis.js'
+import type { RedisSentinelSet, RedisServer } from './redis.js'
 
 export interface FailoverOptions {
   /** Clients posting one job after another. */
@@ -28,6 +28,8 @@ export interface FailoverRun {
   firstAcceptedMs?: number
   /** Accepted jobs that are not found after the failover. */
   lost: string[]
+  /** The primary that was killed (to restart it as a replica). */
+  killed?: RedisServer
 }
 
 const ANSWER_WAIT_MS = 10_000
@@ -80,6 +82,7 @@ export async function failoverUnderLoad(
   const watcher = async () => {
     while (run.accepted.length < before && Date.now() < deadline) await sleep(10)
     const primary = await set.currentPrimary()
+    run.killed = primary
     const address = `127.0.0.1:${primary.port}`
     await primary.kill('SIGKILL')
     killedAt = Date.now()
