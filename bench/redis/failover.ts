@@ -8,10 +8,11 @@
 // whether every accepted job that is not lost completes.
 //
 //   npm run bench:failover   (FAILOVERS=5 CLIENTS=8 SETTINGS=1,0)
+import { Redis } from 'ioredis'
 import { startApp } from '../../test/helpers/app.js'
 import { failoverUnderLoad } from '../../test/helpers/failover.js'
 import { waitForJob } from '../../test/helpers/jobs.js'
-import { freshPrefix, redisCommand, startRedisSentinel } from '../../test/helpers/redis.js'
+import { freshPrefix, startRedisSentinel } from '../../test/helpers/redis.js'
 import { sleep, until } from '../../test/helpers/time.js'
 
 const FAILOVERS = Number(process.env.FAILOVERS ?? 5)
@@ -59,15 +60,20 @@ async function failovers(minReplicas: number) {
       // The killed server back, as a replica of the new primary, before the next failover.
       await run.killed?.restart()
       const primary = await set.currentPrimary()
-      await until(
-        async () => {
-          const info = await redisCommand(primary.port, 'INFO replication')
-          return /connected_slaves:2/.test(info) && (info.match(/state=online/g) ?? []).length === 2
-        },
-        60_000,
-        'both replicas online',
-        100,
-      )
+      const client = new Redis(primary.port, '127.0.0.1', { lazyConnect: true })
+      try {
+        await until(
+          async () => {
+            const info = await client.info('replication').catch(() => '')
+            return /connected_slaves:2/.test(info) && (info.match(/state=online/g) ?? []).length === 2
+          },
+          60_000,
+          'both replicas online',
+          100,
+        )
+      } finally {
+        client.disconnect()
+      }
       await sleep(2000)
     }
   } finally {
