@@ -16,7 +16,7 @@ import { freshPrefix, type RedisServer, skipWithoutRedis, startRedis } from '../
 import { sleep, until } from '../../helpers/time.js'
 
 const SLOW_COUNT = fileURLToPath(new URL('../../../examples/algorithms/slow-count.mjs', import.meta.url))
-const LOCK_MS = 2000
+const LOCK_MS = 3000
 
 describe('a worker cut off from Redis for longer than the lock', {
   skip: skipWithoutRedis || skipWithoutNetns,
@@ -75,7 +75,7 @@ describe('a worker cut off from Redis for longer than the lock', {
     const cutOff = start(['worker'], env(), netns.exec)
     workers.push(cutOff)
     // Longer than the cut-off worker may run it before its lock lapses.
-    const slow = await createJob(app.url, { algorithm: 'SlowCount', params: { to: 60, step_ms: 100 } })
+    const slow = await createJob(app.url, { algorithm: 'SlowCount', params: { to: 100, step_ms: 100 } })
     assert.equal(slow.status, 202, JSON.stringify(slow.json))
     const slowId = slow.json.job_id as string
     await waitForJob(app.url, slowId, (job) => job.status === 'running', 90_000)
@@ -96,7 +96,7 @@ describe('a worker cut off from Redis for longer than the lock', {
     const [first, second] = await receiver.waitFor(2, 60_000)
     const ended = await waitForJob(app.url, slowId, undefined, 60_000)
     assert.equal(ended.status, 'completed', JSON.stringify(ended))
-    assert.deepEqual(ended.result, { counted: 60, complete: true })
+    assert.deepEqual(ended.result, { counted: 100, complete: true })
     assert.equal((await waitForJob(app.url, hookedId)).status, 'completed')
     // The same delivery twice: receivers drop the copy by its webhook-id.
     assert.equal(first?.headers['webhook-id'], second?.headers['webhook-id'])
