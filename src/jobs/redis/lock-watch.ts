@@ -1,7 +1,9 @@
 // A run whose lock has lapsed is stopped. BullMQ renews the lock of each job a Worker runs, but when a
 // renewal fails it only says so (an event), and when Redis cannot be reached at all it says nothing: the
-// run would go on unseen while another worker, once the lock lapses, runs the job again. A lock lives
-// lockMs from its last renewal, so a run not renewed for that long is no longer this worker's.
+// run would go on unseen while another worker, once the lock lapses, runs the job again; and were this
+// worker the one to take the job again, the old run's end would stop the renewals of the new run (BullMQ
+// tracks locks by job id), so the job would be lost again and again until it fails. A lock lives lockMs
+// from its last renewal, so a run not renewed for that long is no longer this worker's.
 import type { Worker } from 'bullmq'
 import type { FastifyBaseLogger } from 'fastify'
 import { LockLostAbort } from '../../errors.js'
