@@ -5,9 +5,10 @@
 // Reports per failover: the promotion's time after the kill, /readyz 200 and the first 202 after the
 // promotion, the answers, the accepted jobs lost (not found afterwards) and any answer that should
 // never be (a status other than 202 or 503, a 503 without Retry-After, no answer within 10 s); and
-// whether every accepted job that is not lost completes.
+// whether every accepted job that is not lost completes. With LAG_MS, the replicas lag: they are
+// SIGSTOPped for that long just before each kill, so what is written meanwhile reaches none of them.
 //
-//   npm run bench:failover   (FAILOVERS=5 CLIENTS=8 SETTINGS=1,0)
+//   npm run bench:failover   (FAILOVERS=5 CLIENTS=8 SETTINGS=1,0 LAG_MS=0)
 import { Redis } from 'ioredis'
 import { startApp } from '../../test/helpers/app.js'
 import { failoverUnderLoad } from '../../test/helpers/failover.js'
@@ -18,6 +19,7 @@ import { until } from '../../test/helpers/time.js'
 const FAILOVERS = Number(process.env.FAILOVERS ?? 5)
 const CLIENTS = Number(process.env.CLIENTS ?? 8)
 const SETTINGS = (process.env.SETTINGS ?? '1,0').split(',').map(Number)
+const LAG_MS = Number(process.env.LAG_MS ?? 0)
 
 async function failovers(minReplicas: number) {
   const set = await startRedisSentinel(2, 3)
@@ -37,7 +39,12 @@ async function failovers(minReplicas: number) {
   let unfinished = 0
   try {
     for (let round = 1; round <= FAILOVERS; round++) {
-      const run = await failoverUnderLoad(app.url, set, { clients: CLIENTS, before: 100, after: 100 })
+      const run = await failoverUnderLoad(app.url, set, {
+        clients: CLIENTS,
+        before: 100,
+        after: 100,
+        lagMs: LAG_MS,
+      })
       rows.push({
         MIN_REPLICAS: minReplicas,
         failover: round,
@@ -104,7 +111,7 @@ async function failovers(minReplicas: number) {
   return { rows, total: { minReplicas, failovers: FAILOVERS, accepted, lost, unexpected, unfinished } }
 }
 
-console.log(`FAILOVERS=${FAILOVERS} CLIENTS=${CLIENTS} node ${process.version}`)
+console.log(`FAILOVERS=${FAILOVERS} CLIENTS=${CLIENTS} LAG_MS=${LAG_MS} node ${process.version}`)
 const rows = []
 const totals = []
 for (const setting of SETTINGS) {

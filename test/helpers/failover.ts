@@ -12,6 +12,11 @@ export interface FailoverOptions {
   after?: number
   /** The load stops after this long whatever happened. */
   timeoutMs?: number
+  /**
+   * Replicas that lag: SIGSTOPped for this long just before the primary is killed (and continued just
+   * after), so that the jobs written meanwhile have reached no replica.
+   */
+  lagMs?: number
 }
 
 export interface FailoverRun {
@@ -37,7 +42,7 @@ const ANSWER_WAIT_MS = 10_000
 export async function failoverUnderLoad(
   url: string,
   set: RedisSentinelSet,
-  { clients = 4, before = 40, after = 40, timeoutMs = 30_000 }: FailoverOptions = {},
+  { clients = 4, before = 40, after = 40, timeoutMs = 30_000, lagMs = 0 }: FailoverOptions = {},
 ): Promise<FailoverRun> {
   const run: FailoverRun = { accepted: [], statuses: {}, unexpected: [], lost: [] }
   const deadline = Date.now() + timeoutMs
@@ -84,8 +89,14 @@ export async function failoverUnderLoad(
     const primary = await set.currentPrimary()
     run.killed = primary
     const address = `127.0.0.1:${primary.port}`
+    const replicas = [set.primary, ...set.replicas].filter((server) => server !== primary)
+    if (lagMs > 0) {
+      for (const replica of replicas) replica.process.kill('SIGSTOP')
+      await sleep(lagMs)
+    }
     await primary.kill('SIGKILL')
     killedAt = Date.now()
+    if (lagMs > 0) for (const replica of replicas) replica.process.kill('SIGCONT')
     while (Date.now() < deadline) {
       if ((await set.primaryAddress().catch(() => address)) !== address) {
         promotedAt = Date.now()
