@@ -6,7 +6,7 @@
 // promotion, the answers, the accepted jobs lost (not found afterwards) and any answer that should
 // never be (a status other than 202 or 503, a 503 without Retry-After, no answer within 10 s); and
 // whether every accepted job that is not lost completes. With LAG_MS, the replicas lag: they are
-// SIGSTOPped for that long just before each kill, so what is written meanwhile reaches none of them.
+// cut off for that long before each kill, so what is written meanwhile reaches none of them.
 //
 //   npm run bench:failover   (FAILOVERS=5 CLIENTS=8 SETTINGS=1,0 LAG_MS=0)
 import { Redis } from 'ioredis'

@@ -2,7 +2,7 @@
 // posted steadily by a few clients, the primary SIGKILLed, and what the clients saw until the service
 // accepts jobs again from the promoted replica.
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { RedisSentinelSet, RedisServer } from './redis.js'
+import { type RedisSentinelSet, type RedisServer, redisCommand } from './redis.js'
 
 export interface FailoverOptions {
   /** Clients posting one job after another. */
@@ -13,8 +13,9 @@ export interface FailoverOptions {
   /** The load stops after this long whatever happened. */
   timeoutMs?: number
   /**
-   * Replicas that lag: SIGSTOPped for this long just before the primary is killed (and continued just
-   * after), so that the jobs written meanwhile have reached no replica.
+   * Replicas cut off for this long before the primary is killed, so that the jobs written meanwhile
+   * reach none of them: each is pointed at a port where nothing listens (REPLICAOF), too briefly for
+   * the sentinels to set it back.
    */
   lagMs?: number
 }
@@ -89,14 +90,13 @@ export async function failoverUnderLoad(
     const primary = await set.currentPrimary()
     run.killed = primary
     const address = `127.0.0.1:${primary.port}`
-    const replicas = [set.primary, ...set.replicas].filter((server) => server !== primary)
     if (lagMs > 0) {
-      for (const replica of replicas) replica.process.kill('SIGSTOP')
+      const replicas = [set.primary, ...set.replicas].filter((server) => server !== primary)
+      for (const replica of replicas) await redisCommand(replica.port, 'REPLICAOF 127.0.0.1 1')
       await sleep(lagMs)
     }
     await primary.kill('SIGKILL')
     killedAt = Date.now()
-    if (lagMs > 0) for (const replica of replicas) replica.process.kill('SIGCONT')
     while (Date.now() < deadline) {
       if ((await set.primaryAddress().catch(() => address)) !== address) {
         promotedAt = Date.now()
