@@ -31,6 +31,8 @@ async function failovers(minReplicas: number) {
     redisMinReplicas: minReplicas,
     runJobs: true,
     maxPendingJobs: 1_000_000,
+    // A job taken on the primary alone runs again once its lock lapses: soon, with a short lock.
+    jobLockMs: 2000,
   })
   const rows = []
   let lost = 0
