@@ -13,7 +13,7 @@ import { Redis } from 'ioredis'
 import { startApp } from '../../test/helpers/app.js'
 import { failoverUnderLoad } from '../../test/helpers/failover.js'
 import { waitForJob } from '../../test/helpers/jobs.js'
-import { freshPrefix, startRedisSentinel } from '../../test/helpers/redis.js'
+import { freshPrefix, redisCommand, startRedisSentinel } from '../../test/helpers/redis.js'
 import { until } from '../../test/helpers/time.js'
 
 const FAILOVERS = Number(process.env.FAILOVERS ?? 5)
@@ -69,6 +69,10 @@ async function failovers(minReplicas: number) {
       // The killed server back, as a replica of the new primary, before the next failover.
       await run.killed?.restart()
       const primary = await set.currentPrimary()
+      // A replica cut off by LAG_MS follows a dead port, which the sentinels may not set right: set it.
+      for (const server of [set.primary, ...set.replicas]) {
+        if (server !== primary) await redisCommand(server.port, `REPLICAOF 127.0.0.1 ${primary.port}`)
+      }
       const client = new Redis(primary.port, '127.0.0.1', { lazyConnect: true })
       try {
         await until(
