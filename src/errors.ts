@@ -283,6 +283,11 @@ export class ShutdownAbort extends InternalFault {
   readonly code = 'SHUTDOWN_ABORT'
 }
 
+/** The reason a run is aborted once its lock (Redis) has lapsed: the job is another worker's now. */
+export class LockLostAbort extends InternalFault {
+  readonly code = 'LOCK_LOST'
+}
+
 /** A webhook's host resolved to an address the address rule refuses. */
 export class WebhookAddressRefusedError extends InternalFault {
   readonly code = 'WEBHOOK_ADDRESS_REFUSED'

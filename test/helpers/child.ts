@@ -23,8 +23,10 @@ after(() => {
   for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
 })
 
-export function start(args: string[], env: Record<string, string> = {}): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+/** `launcher` is a command the service is run through, such as `ip netns exec NAME`. */
+export function start(args: string[], env: Record<string, string> = {}, launcher: string[] = []): Child {
+  const [command = process.execPath, ...before] = [...launcher, process.execPath]
+  const child = spawn(command, [...before, '--import', 'tsx', MAIN, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -30,7 +30,7 @@ export interface Receiver {
   close(): Promise<void>
 }
 
-export async function startReceiver(answer: Answer = () => 204): Promise<Receiver> {
+export async function startReceiver(answer: Answer = () => 204, host = '127.0.0.1'): Promise<Receiver> {
   const received: Received[] = []
   const hanging: ServerResponse[] = []
   const waiters: (() => void)[] = []
@@ -65,11 +65,11 @@ export async function startReceiver(answer: Answer = () => 204): Promise<Receive
       else void reply.after.finally(() => send(reply.status))
     })
   })
-  server.listen(0, '127.0.0.1')
+  server.listen(0, host)
   await once(server, 'listening')
   const { port } = server.address() as AddressInfo
   return {
-    url: `http://127.0.0.1:${port}/hook`,
+    url: `http://${host}:${port}/hook`,
     received,
     get mostInFlight() {
       return mostInFlight

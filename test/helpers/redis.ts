@@ -302,63 +302,98 @@ export interface RedisSentinelSet {
   replica: RedisServer
   /** Every replica (`replica` is the first). */
   replicas: RedisServer[]
-  /** host:port of the sentinel. */
+  /** host:port of the first sentinel. */
   sentinel: string
+  /** host:port of every sentinel (`sentinel` is the first). */
+  sentinels: string[]
   name: string
+  /** host:port of the primary the first sentinel names now. */
+  primaryAddress(): Promise<string>
+  /** The server that is the primary now (after failovers, one of the first replicas perhaps). */
+  currentPrimary(): Promise<RedisServer>
   close(): Promise<void>
 }
 
 /**
- * A primary, one replica and one sentinel watching them (quorum 1), on free loopback ports: enough for
- * a service to find its primary through Sentinel and to follow a failover.
+ * A primary, `replicaCount` replicas and `sentinelCount` sentinels watching them (quorum: a majority of
+ * the sentinels), on free loopback ports: enough for a service to find its primary through Sentinel
+ * and to follow a failover. Ready once every sentinel sees the replicas and the other sentinels.
  */
-export async function startRedisSentinel(replicaCount = 1): Promise<RedisSentinelSet> {
+export async function startRedisSentinel(replicaCount = 1, sentinelCount = 1): Promise<RedisSentinelSet> {
   const name = 'algoserve-test'
   const primary = await startRedis()
   const replicas: RedisServer[] = []
-  for (let i = 0; i < replicaCount; i++) {
-    replicas.push(await startRedis(['--replicaof', '127.0.0.1', String(primary.port)]))
-  }
-  const replica = replicas[0] as RedisServer
-  const port = await freePort()
-  const dir = mkdtempSync(join(tmpdir(), 'algoserve-sentinel-'))
-  const config = join(dir, 'sentinel.conf')
-  writeFileSync(
-    config,
-    [
-      `port ${port}`,
-      'bind 127.0.0.1',
-      `dir ${dir}`,
-      `sentinel monitor ${name} 127.0.0.1 ${primary.port} 1`,
-      `sentinel down-after-milliseconds ${name} 1000`,
-      `sentinel failover-timeout ${name} 5000`,
-      '',
-    ].join('\n'),
-  )
-  const sentinel = spawn(REDIS_SERVER as string, [config, '--sentinel'], { stdio: 'ignore' })
-  await until(
-    async () =>
-      new RegExp(`num-slaves\n${replicaCount}\n`).test(
-        await redisCommand(port, `SENTINEL MASTER ${name}`).catch(() => ''),
-      ),
-    15_000,
-    'the sentinel sees the primary and its replicas',
-    50,
-  )
-  return {
-    primary,
-    replica,
-    replicas,
-    sentinel: `127.0.0.1:${port}`,
-    name,
-    close: async () => {
-      if (sentinel.exitCode === null) {
-        const exited = once(sentinel, 'exit')
-        sentinel.kill('SIGKILL')
+  const sentinels: Array<{ port: number; dir: string; process: ChildProcess }> = []
+  const close = async () => {
+    for (const sentinel of sentinels) {
+      if (sentinel.process.exitCode === null && sentinel.process.signalCode === null) {
+        const exited = once(sentinel.process, 'exit')
+        sentinel.process.kill('SIGKILL')
         await exited
       }
-      rmSync(dir, { recursive: true, force: true })
-      await Promise.all([primary, ...replicas].map((server) => server.close()))
+      rmSync(sentinel.dir, { recursive: true, force: true })
+    }
+    await Promise.all([primary, ...replicas].map((server) => server.close()))
+  }
+  try {
+    for (let i = 0; i < replicaCount; i++) {
+      replicas.push(await startRedis(['--replicaof', '127.0.0.1', String(primary.port)]))
+    }
+    const quorum = Math.floor(sentinelCount / 2) + 1
+    for (let i = 0; i < sentinelCount; i++) {
+      const port = await freePort()
+      const dir = mkdtempSync(join(tmpdir(), 'algoserve-sentinel-'))
+      const config = join(dir, 'sentinel.conf')
+      writeFileSync(
+        config,
+        [
+          `port ${port}`,
+          'bind 127.0.0.1',
+          `dir ${dir}`,
+          `sentinel monitor ${name} 127.0.0.1 ${primary.port} ${quorum}`,
+          `sentinel down-after-milliseconds ${name} 1000`,
+          `sentinel failover-timeout ${name} 5000`,
+          '',
+        ].join('\n'),
+      )
+      const child = spawn(REDIS_SERVER as string, [config, '--sentinel'], { stdio: 'ignore' })
+      sentinels.push({ port, dir, process: child })
+    }
+    for (const { port } of sentinels) {
+      await until(
+        async () => {
+          const master = await redisCommand(port, `SENTINEL MASTER ${name}`).catch(() => '')
+          return (
+            new RegExp(`num-slaves\n${replicaCount}\n`).test(master) &&
+            new RegExp(`num-other-sentinels\n${sentinelCount - 1}\n`).test(master)
+          )
+        },
+        20_000,
+        `sentinel ${port} sees the primary, its replicas and the other sentinels`,
+        50,
+      )
+    }
+  } catch (error) {
+    await close()
+    throw error
+  }
+  const first = sentinels[0] as { port: number }
+  const primaryAddress = async () =>
+    (await redisCommand(first.port, `SENTINEL GET-MASTER-ADDR-BY-NAME ${name}`)).replace('\n', ':')
+  return {
+    primary,
+    replica: replicas[0] as RedisServer,
+    replicas,
+    sentinel: `127.0.0.1:${first.port}`,
+    sentinels: sentinels.map(({ port }) => `127.0.0.1:${port}`),
+    name,
+    primaryAddress,
+    currentPrimary: async () => {
+      const address = await primaryAddress()
+      const server = [primary, ...replicas].find((each) => address === `127.0.0.1:${each.port}`)
+      if (server === undefined) throw new Error(`the sentinel names an unknown primary ${address}`)
+      return server
     },
+    close,
   }
 }

@@ -10,6 +10,7 @@ import {
   Queue,
   QueueEvents,
   QueueEventsProducer,
+  WaitingError,
   Worker,
   type WorkerOptions,
 } from 'bullmq'
@@ -17,6 +18,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { RedisRefusedError, StoreUnavailableError, storeFailure } from '../../errors.js'
 import type { BackendOptions } from '../backend.js'
 import { MAX_LOST_RUNS } from '../job.js'
+import { LockWatch } from './lock-watch.js'
 import { OutageLog } from './outage.js'
 import { JobQueues } from './queues.js'
 import { connect, type RedisClient, type RedisTopology, redisAddress } from './topology.js'
@@ -221,9 +223,24 @@ export class RedisConnections {
     settings: Partial<WorkerOptions>,
     log: FastifyBaseLogger,
   ): Worker<D, R> {
+    const locks = new LockWatch(this.settings.lockMs, log)
     const worker = new Worker<D, R>(
       queue,
-      process === null ? null : (job, token, signal) => process(job, token, signal as AbortSignal),
+      process === null
+        ? null
+        : async (job, token, signal) => {
+            const lock = locks.watch(job.id as string)
+            // Its lock lost, the job is another worker's: nothing of this run is told to BullMQ.
+            try {
+              const result = await process(job, token, AbortSignal.any([signal as AbortSignal, lock.signal]))
+              if (lock.lost()) throw new WaitingError()
+              return result
+            } catch (error) {
+              throw lock.lost() ? new WaitingError() : error
+            } finally {
+              lock.end()
+            }
+          },
       {
         ...settings,
         connection: this.#waitingConnection(),
@@ -240,6 +257,7 @@ export class RedisConnections {
       const level = away ? 'debug' : 'warn'
       log[level]({ err: error, queue }, 'redis worker error')
     })
+    locks.follow(worker as Worker)
     this.#workers.push(worker as Worker)
     return worker
   }

@@ -4,7 +4,7 @@
 // stops at a shutdown.
 import { UnrecoverableError, WaitingError, type Worker } from 'bullmq'
 import type { FastifyBaseLogger } from 'fastify'
-import { CANCEL_REASON, JOB_CANCELLED, ShutdownAbort } from '../../errors.js'
+import { CANCEL_REASON, JOB_CANCELLED, LockLostAbort, ShutdownAbort } from '../../errors.js'
 import type { ConsumeJobsOptions, Consumer, RunJob } from '../backend.js'
 import { type JobOutcome, type JobRecord, lostRunsError, MAX_LOST_RUNS } from '../job.js'
 import { type RedisConnections, settledWithin } from './connections.js'
@@ -43,6 +43,7 @@ export function consumeJobs(
         await job.moveToWait(token)
         throw new WaitingError()
       }
+      if (error instanceof LockLostAbort) throw error
       redis.log.error({ err: error, job_id: job.id }, 'a job run was lost (its worker died); it runs again')
       throw new Error('the worker thread running the job died')
     }
