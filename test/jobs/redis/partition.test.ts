@@ -131,8 +131,8 @@ describe('a worker cut off from Redis for longer than the lock', {
           )
           return event.jobId === id && (event.event === 'completed' || event.event === 'failed')
         }).length
-      assert.equal(await ends('jobs', slowId), 1)
-      assert.equal(await ends('jobs', hookedId), 1)
+      assert.equal(await ends('jobs.SlowCount', slowId), 1)
+      assert.equal(await ends('jobs.SlowCount', hookedId), 1)
       assert.equal(await ends('webhooks', hookedId), 1)
     } finally {
       client.disconnect()
