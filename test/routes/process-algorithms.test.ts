@@ -16,10 +16,21 @@ const ECHO = fileURLToPath(new URL('../../examples/algorithms/echo-bash', import
 const MISBEHAVING = fileURLToPath(new URL('../fixtures/misbehaving-process', import.meta.url))
 const BIG = '18446744073709551617123'
 
+/** The members these tests read of an answer's body (integers as BigInt). */
+interface Body {
+  result?: Record<string, unknown>
+  metadata?: { algorithm?: string; version?: string }
+  error?: string
+  message?: string
+  detail?: { loc: unknown[] }[]
+  job_id?: string
+  status?: string
+}
+
 async function post(url: string, body: string) {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
   const text = await response.text()
-  return { status: response.status, text, json: parseExact(text) as Record<string, any> }
+  return { status: response.status, text, json: parseExact(text) as Body }
 }
 
 forEachBackend((backend) => {
@@ -30,7 +41,7 @@ forEachBackend((backend) => {
   after(() => server.close())
 
   const invoke = (name: string, body: string) => post(`${server.url}/algorithms/${name}/invoke`, body)
-  const pidNow = async () => Number((await invoke('Misbehaving', '{}')).json.result.pid)
+  const pidNow = async () => Number((await invoke('Misbehaving', '{}')).json.result?.pid)
 
   test('listed and described like modules, in the OpenAPI document, and checked by /readyz', async () => {
     const list = (await (await fetch(`${server.url}/algorithms`)).json()) as {
@@ -62,14 +73,14 @@ forEachBackend((backend) => {
     )
     assert.equal(status, 200)
     assert.deepEqual(json.result, { text: 'héllo "there"', n: BigInt(BIG), list: [1n, 2.5] })
-    assert.equal(json.metadata.algorithm, 'Echo')
-    assert.equal(json.metadata.version, '1.0.0')
+    assert.equal(json.metadata?.algorithm, 'Echo')
+    assert.equal(json.metadata?.version, '1.0.0')
   })
 
   test('params that fail the schema are a 422 and reach no process', async () => {
     const { status, json } = await invoke('Echo', '{"text": 5}')
     assert.equal(status, 422)
-    assert.deepEqual(json.detail[0].loc, ['body', 'text'])
+    assert.deepEqual(json.detail?.[0]?.loc, ['body', 'text'])
   })
 
   test('a crash is a 500 naming its exit code; the process is replaced and the next call works', async () => {
@@ -88,7 +99,7 @@ forEachBackend((backend) => {
     const before = await pidNow()
     const { status, text, json } = await invoke('Misbehaving', '{"mode": "garbage"}')
     assert.equal(status, 500)
-    assert.match(json.message, /its process wrote a line that is not JSON$/)
+    assert.match(String(json.message), /its process wrote a line that is not JSON$/)
     assert.doesNotMatch(text, /this is not JSON/)
     assert.notEqual(await pidNow(), before)
   })
@@ -106,7 +117,7 @@ forEachBackend((backend) => {
     const before = await pidNow()
     const { status, json } = await invoke('Misbehaving', '{"mode": "hang"}')
     assert.equal(status, 500)
-    assert.match(json.message, /exceeded its time limit of 1.5 s/)
+    assert.match(String(json.message), /exceeded its time limit of 1.5 s/)
     assert.notEqual(await pidNow(), before)
   })
 
@@ -121,7 +132,7 @@ forEachBackend((backend) => {
     const big = await post(`${server.url}/jobs`, `{"algorithm": "Echo", "params": {"n": ${BIG}}}`)
     await waitForJob(server.url, String(big.json.job_id))
     const read = await fetch(`${server.url}/jobs/${big.json.job_id}`)
-    assert.deepEqual((parseExact(await read.text()) as Record<string, any>).result, { n: BigInt(BIG) })
+    assert.deepEqual((parseExact(await read.text()) as Body).result, { n: BigInt(BIG) })
 
     const crash = await createJob(server.url, { algorithm: 'Misbehaving', params: { mode: 'crash' } })
     const crashed = await waitForJob(server.url, String(crash.json.job_id))
@@ -179,7 +190,10 @@ describe('a process algorithm that never starts', () => {
     const never = await post(`${server.url}/algorithms/Never/invoke`, '{}')
     assert.equal(never.status, 503)
     assert.equal(never.json.error, 'SERVICE_UNAVAILABLE')
-    assert.match(never.json.message, /The algorithm 'Never' is not running: its process could not start/)
+    assert.match(
+      String(never.json.message),
+      /The algorithm 'Never' is not running: its process could not start/,
+    )
     const echo = await post(`${server.url}/algorithms/Echo/invoke`, '{"text": "still here"}')
     assert.equal(echo.status, 200)
   })
