@@ -40,7 +40,11 @@ test('an algorithm.json: its members as a module gives them, its command, folder
   assert.equal(algorithm.name, 'Shout')
   assert.equal(algorithm.timeoutMs, 2000)
   assert.equal(algorithm.source, file)
-  assert.deepEqual(algorithm.process, { command: ['python3', 'shout.py'], cwd: join(file, '..'), instances: 3 })
+  assert.deepEqual(algorithm.process, {
+    command: ['python3', 'shout.py'],
+    cwd: join(file, '..'),
+    instances: 3,
+  })
   assert.deepEqual(algorithm.checkParams({ text: 'a' }), [])
   assert.equal(algorithm.checkParams({}).length, 1)
   assert.equal(loadManifest(manifest(valid)).process?.instances, 1)
@@ -63,7 +67,11 @@ const broken: [string, unknown, RegExp][] = [
     { ...valid, params: { type: 'object', properties: { a: { type: 'strin' } } } },
     /its 'params' schema does not compile/,
   ],
-  ['an example that fails the params', { ...valid, examples: [{ params: {} }] }, /examples\[0\]\.params fail/],
+  [
+    'an example that fails the params',
+    { ...valid, examples: [{ params: {} }] },
+    /examples\[0\]\.params fail/,
+  ],
 ]
 
 for (const [what, members, problem] of broken) {
