@@ -1,10 +1,18 @@
 // The example process algorithms (examples/algorithms/fibonacci-python, examples/algorithms/echo-bash)
 // loaded into a real service through the setting, on each job backend: called and queued with integers
-// past a double, exact both ways. Each is skipped, saying so, where its interpreter is not installed.
+// past a double, exact both ways. And docs/algorithms.md's algorithm.json with its Python skeleton, run.
+// Each is skipped, saying so, where its interpreter is not installed.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import type { FastifyBaseLogger } from 'fastify'
+import pino from 'pino'
+import { loadManifest } from '../../src/algorithms/process-manifest.js'
+import { ProcessPool } from '../../src/execution/process-pool.js'
 import type { TestApp } from '../helpers/app.js'
 import { forEachBackend } from '../helpers/backends.js'
 import { waitForJob } from '../helpers/jobs.js'
@@ -101,3 +109,33 @@ forEachBackend((backend) => {
     })
   })
 })
+
+test("docs/algorithms.md's algorithm.json and Python skeleton load and answer", {
+  skip: missing('python3'),
+}, async () => {
+  const text = readFileSync(new URL('../../docs/algorithms.md', import.meta.url), 'utf8')
+  const manifest = /```json\n([\s\S]*?)```/.exec(text)?.[1]
+  const skeleton = /```python\n([\s\S]*?)```/.exec(text)?.[1]
+  assert.ok(manifest && skeleton, 'docs/algorithms.md shows both')
+  assert.ok(skeleton.trimEnd().split('\n').length <= 20, 'the skeleton stays short')
+  const folder = mkdtempSync(join(tmpdir(), 'algoserve-doc-process-'))
+  const pool = new ProcessPool(loadManifestIn(folder, manifest, skeleton), { invokeQueueTimeoutMs: 5000 })
+  try {
+    pool.start(pino({ level: 'silent' }) as unknown as FastifyBaseLogger)
+    const seen: number[] = []
+    const run = await pool.run({ n: 21 }, { lane: 'job', progress: (fraction) => seen.push(fraction) })
+    assert.deepEqual(run.result, { value: 42 })
+    assert.deepEqual(seen, [0.5])
+    await assert.rejects(pool.run({}, { lane: 'job' }), /^Error: 'n'$/)
+  } finally {
+    await pool.close()
+    rmSync(folder, { recursive: true, force: true })
+  }
+})
+
+/** The docs' algorithm.json, whose command runs fibonacci.py, with the skeleton as that file. */
+function loadManifestIn(folder: string, manifest: string, skeleton: string) {
+  writeFileSync(join(folder, 'algorithm.json'), manifest)
+  writeFileSync(join(folder, 'fibonacci.py'), skeleton)
+  return loadManifest(join(folder, 'algorithm.json'))
+}
