@@ -167,7 +167,12 @@ export class AlgorithmProcess {
       return
     }
     if (message.kind === 'progress') {
-      pending.progress?.(message.fraction, message.message)
+      try {
+        pending.progress?.(message.fraction, message.message)
+      } catch (error) {
+        // The caller's hook failing is no reason to stop the run, nor the service.
+        this.#log.error({ err: error, algorithm: this.#name }, 'a progress hook failed')
+      }
       return
     }
     this.#pending = undefined

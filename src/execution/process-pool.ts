@@ -74,7 +74,10 @@ export class ProcessPool {
 
   /** One call on a free process, measured and its result checked against the result schema. */
   async run(params: unknown, { lane, signal, timeoutMs, progress }: ProcessRunOptions): Promise<TimedRun> {
-    const process = this.#idle.pop() ?? (await this.#waitForProcess(lane, signal))
+    let process = this.#idle.pop()
+    // One that has just exited may still be listed until its exit is handled.
+    while (process !== undefined && !process.usable) process = this.#idle.pop()
+    process ??= await this.#waitForProcess(lane, signal)
     const start = performance.now()
     try {
       const result = await process.call(params, { timeoutMs, signal, progress })

@@ -167,7 +167,9 @@ test('a line longer than the bound fails the call and the process is replaced', 
   assert.notEqual(await pidOf(pool), before)
 })
 
-test('past its time limit a process gets SIGTERM and the call fails with the time limit; replaced', async () => {
+test('past its time limit a process gets SIGTERM and the call fails with the time limit; replaced', {
+  timeout: 20_000,
+}, async () => {
   const { pool } = startPool()
   const before = await pidOf(pool)
   await assert.rejects(pool.run({ mode: 'hang' }, { lane: 'job', timeoutMs: 200 }), RunTimeLimitError)
@@ -175,7 +177,9 @@ test('past its time limit a process gets SIGTERM and the call fails with the tim
   assert.notEqual(await pidOf(pool), before)
 })
 
-test('one that ignores SIGTERM gets SIGKILL after the grace; the call fails once it is gone', async () => {
+test('one that ignores SIGTERM gets SIGKILL after the grace; the call fails once it is gone', {
+  timeout: 20_000,
+}, async () => {
   const { pool } = startPool()
   const before = await pidOf(pool)
   const started = Date.now()
@@ -185,7 +189,9 @@ test('one that ignores SIGTERM gets SIGKILL after the grace; the call fails once
   assert.notEqual(await pidOf(pool), before)
 })
 
-test("an abort (a job's cancel) stops the process and fails the call with the signal's reason", async () => {
+test("an abort (a job's cancel) stops the process and fails the call with the signal's reason", {
+  timeout: 20_000,
+}, async () => {
   const { pool } = startPool()
   const before = await pidOf(pool)
   const controller = new AbortController()
@@ -238,6 +244,34 @@ test('a process that exits at once after starting is a start failure too', async
   const { pool } = startPool({ command: [process.execPath, '-e', 'process.exit(5)'] })
   await until(() => pool.failure, 5000, 'the failure seen')
   assert.equal(pool.failure, 'exited with code 5 at start')
+})
+
+test('a process that failed to start and then starts: the failure clears once it has run a while', async () => {
+  // Exits at once on its first start (leaving a mark), runs the fixture from then on.
+  const folder = mkdtempSync(join(tmpdir(), 'algoserve-flaky-'))
+  folders.push(folder)
+  const mark = join(folder, 'started-once')
+  const script = `const fs = require('node:fs'); if (!fs.existsSync(${JSON.stringify(mark)})) { fs.writeFileSync(${JSON.stringify(mark)}, ''); process.exit(1) } import(${JSON.stringify(join(FIXTURE, 'process.mjs'))})`
+  const { pool } = startPool({ command: [process.execPath, '-e', script] })
+  await until(() => pool.failure, 5000, 'the first start failing')
+  assert.equal(pool.failure, 'exited with code 1 at start')
+  await until(() => pool.failure === undefined, 10_000, 'the failure cleared')
+  assert.equal(typeof (await pidOf(pool)), 'number')
+})
+
+test('a progress hook that throws is logged; the run goes on to its result', async () => {
+  const { pool, lines } = startPool()
+  const run = await pool.run(
+    { mode: 'progress' },
+    {
+      lane: 'job',
+      progress: () => {
+        throw new Error('hook broken')
+      },
+    },
+  )
+  assert.equal(typeof (run.result as { pid: number }).pid, 'number')
+  assert.ok(lines.some((line) => line.msg === 'a progress hook failed'))
 })
 
 test('close: stdin closed, every process gone, none started again', async () => {
