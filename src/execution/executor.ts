@@ -1,5 +1,6 @@
 // Runs algorithm calls: cheap ones inline, the rest on a piscina pool of worker threads, so that one
-// heavy call never stalls the event loop. Counts every run in the algorithm metrics.
+// heavy call never stalls the event loop. Runs of process algorithms go to their processes instead
+// (process-pool.ts). Counts every run in the algorithm metrics.
 //
 // /invoke calls and job runs share the pool through two waiting lines. When a thread frees up and
 // both lines wait, they take turns: a queue of jobs never puts /invoke behind more than the runs
