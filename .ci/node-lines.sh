@@ -24,6 +24,7 @@ SERVICE_TESTS=(
   'test/jobs/**/*.test.ts'
   'test/routes/**/*.test.ts'
   'test/main.test.ts'
+  'test/main-process-algorithms.test.ts'
   'test/execution/*.test.ts'
   'test/webhooks/delivery.test.ts'
 )

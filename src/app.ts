@@ -154,7 +154,11 @@ async function registerStatusRoutes(
 ): Promise<void> {
   await app.register(healthRoutes, {
     algorithms,
-    checks: { algorithm: () => deps.executor.alive, store: () => deps.backend().ping() },
+    checks: {
+      algorithm: () => deps.executor.alive,
+      store: () => deps.backend().ping(),
+      ...deps.executor.processChecks(),
+    },
     isShuttingDown: deps.isShuttingDown,
     metrics: deps.metrics,
   })

@@ -569,7 +569,7 @@ export const SETTINGS = [
         .map((item) => item.trim())
         .filter((item) => item !== ''),
     description:
-      'Algorithm modules to serve besides PrimeChecker, comma-separated: module files (.js/.mjs), folders (each .js/.mjs file directly inside) and installed package names (docs/algorithms.md).',
+      'Algorithm modules to serve besides PrimeChecker, comma-separated: module files (.js/.mjs), folders (one with an algorithm.json is a process algorithm; otherwise each .js/.mjs file and each folder with an algorithm.json directly inside) and installed package names (docs/algorithms.md).',
   }),
   setting({
     key: 'workerAlgorithms',

@@ -11,6 +11,7 @@ import { buildApp, buildWorkerApp } from './app.js'
 import type { Config } from './config.js'
 import { ConfigError } from './errors.js'
 import { Executor } from './execution/executor.js'
+import { ProcessPools } from './execution/process-pool.js'
 import type { Consumer, JobBackend, JobEndStatus } from './jobs/backend.js'
 import { openEmbeddedBackend } from './jobs/embedded/backend.js'
 import { createRunJob } from './jobs/execute.js'
@@ -139,12 +140,14 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const algorithms = await loadRegistry(algorithmFiles)
   const served = servedAlgorithms(config, algorithms)
   const metrics = createMetrics()
+  const processes = new ProcessPools(algorithms, { invokeQueueTimeoutMs: config.invokeQueueTimeoutMs })
   const executor = new Executor(
     {
       threads: config.workerThreads,
       invokeQueueTimeoutMs: config.invokeQueueTimeoutMs,
       algorithmFiles,
       threadHeapMb: config.threadHeapMb,
+      processes,
     },
     metrics,
   )
@@ -169,6 +172,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     throw error
   }
   const jobs: JobBackend = backend
+  processes.start(app.log.child({ component: 'algorithms' }))
   // Jobs kept where only this process reaches them are run here, whatever the settings say.
   const runsJobs = role === 'worker' || !jobs.capabilities.shared || config.runJobs
   metrics.countJobsWith(() => jobs.counts())

@@ -87,6 +87,16 @@ export interface SchemaIssue {
   params: Record<string, unknown>
 }
 
+/** How a process algorithm (a folder with an algorithm.json) is run: docs/algorithms.md. */
+export interface ProcessSpec {
+  /** The argv started, in `cwd`. */
+  command: string[]
+  /** The folder of its algorithm.json. */
+  cwd: string
+  /** Processes kept per Algoserve process. */
+  instances: number
+}
+
 /** A loaded, checked module with its compiled schemas. */
 export interface Algorithm {
   readonly name: string
@@ -97,6 +107,8 @@ export interface Algorithm {
   readonly source: string
   readonly timeoutMs: number | null
   readonly inline: InlineRuns | undefined
+  /** Set for a process algorithm: its runs go to its processes, never to a worker thread. */
+  readonly process?: ProcessSpec
   /** The problems of params against the params schema; none when they pass. */
   checkParams(params: unknown): SchemaIssue[]
   /** The problems of a result against the result schema; none when it passes. */

@@ -1,5 +1,6 @@
 // Runs algorithm calls: cheap ones inline, the rest on a piscina pool of worker threads, so that one
-// heavy call never stalls the event loop. Counts every run in the algorithm metrics.
+// heavy call never stalls the event loop. Runs of process algorithms go to their processes instead
+// (process-pool.ts). Counts every run in the algorithm metrics.
 //
 // /invoke calls and job runs share the pool through two waiting lines. When a thread frees up and
 // both lines wait, they take turns: a queue of jobs never puts /invoke behind more than the runs
@@ -13,7 +14,9 @@ import { Piscina } from 'piscina'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { AlgorithmError, RunTimeLimitError, ServiceUnavailableError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
+import type { Progress } from './algorithm-process.js'
 import type { PoolWorkerData, WorkerOutcome, WorkerTask } from './pool-worker.js'
+import type { ProcessPools } from './process-pool.js'
 import { RunFailure, type TimedRun, timedRunInline } from './timed-run.js'
 import { type CpuProbe, threadsFor, type UsableCpus, usableCpus } from './usable-cpus.js'
 
@@ -43,6 +46,8 @@ export interface ExecutorOptions {
   algorithmFiles?: string[]
   /** The heap limit of each worker thread, in MB; 0 leaves Node's default. */
   threadHeapMb?: number
+  /** The processes of the process algorithms: their runs go there, and close with the executor. */
+  processes?: ProcessPools
 }
 
 /** Who asks for the run: a synchronous /invoke call or a background job. */
@@ -54,6 +59,8 @@ export interface RunCallOptions {
   lane?: Lane
   /** The hard limit of a run on a worker thread, in ms: then its thread is terminated. Default: none. */
   timeoutMs?: number
+  /** Told of the run's progress, when the algorithm reports it (process algorithms). */
+  progress?: Progress
 }
 
 /** The signal of inline runs, which nothing aborts: they take microseconds. */
@@ -82,6 +89,7 @@ export class Executor {
   readonly #invokeQueueTimeoutMs: number
   /** Threads terminated and not yet gone, with the promise of their exit. */
   readonly #exiting = new Set<Promise<void>>()
+  readonly #processes: ProcessPools | undefined
   /** The CPUs the thread count was derived from, or null when it was set (ALGOSERVE_WORKER_THREADS). */
   readonly usableCpus: UsableCpus | null
 
@@ -91,6 +99,7 @@ export class Executor {
     this.#metrics = metrics
     this.#invokeQueueTimeoutMs = options.invokeQueueTimeoutMs ?? Number.POSITIVE_INFINITY
     this.#threads = threads
+    this.#processes = options.processes
     const workerData: PoolWorkerData = { algorithmFiles: options.algorithmFiles ?? [] }
     this.#pool = new Piscina({
       filename: WORKER_FILE.href,
@@ -133,14 +142,20 @@ export class Executor {
     algorithm: Algorithm,
     params: unknown,
     budgetMs: number,
-    { signal, lane = 'invoke', timeoutMs }: RunCallOptions = {},
+    { signal, lane = 'invoke', timeoutMs, progress }: RunCallOptions = {},
   ): Promise<TimedRun> {
     let run: TimedRun
     try {
       const deadline = timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs
       run =
         timedRunInline(algorithm, params, { budgetMs, signal: signal ?? NEVER_ABORTED, deadline }) ??
-        (await this.#runOnThread(algorithm, params, budgetMs, lane, signal, timeoutMs))
+        (algorithm.process !== undefined && this.#processes !== undefined
+          ? await this.#processes
+              .run(algorithm, params, { lane, signal, timeoutMs, progress })
+              .catch((error: unknown) => {
+                throw error instanceof ServiceUnavailableError ? new NotRun(error) : error
+              })
+          : await this.#runOnThread(algorithm, params, budgetMs, lane, signal, timeoutMs))
     } catch (error) {
       if (signal?.aborted) throw signal.reason
       if (error instanceof NotRun) throw error.reason
@@ -279,7 +294,12 @@ export class Executor {
 
   async close(): Promise<void> {
     this.#closed = true
-    await this.#pool.close()
+    await Promise.all([this.#pool.close(), this.#processes?.close()])
+  }
+
+  /** The readiness checks of the process algorithms' processes, one per algorithm. */
+  processChecks(): Record<string, () => boolean> {
+    return this.#processes?.checks() ?? {}
   }
 }
 

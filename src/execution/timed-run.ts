@@ -12,13 +12,14 @@ export interface TimedRun {
  * the clock calls themselves, not the run (a call costs tens of nanoseconds), and printed whole they
  * read as 0.004023482999999942.
  */
-const secondsSince = (start: number): number => Math.round((performance.now() - start) * 1000) / 1_000_000
+export const secondsSince = (start: number): number =>
+  Math.round((performance.now() - start) * 1000) / 1_000_000
 
 /** A run's failure in the algorithm's own words: its message is what a client is shown. */
 export class RunFailure extends Error {}
 
 /** The result, once it passes the algorithm's result schema. */
-function checked(algorithm: Algorithm, result: unknown): unknown {
+export function checkedResult(algorithm: Algorithm, result: unknown): unknown {
   const issues = algorithm.checkResult(result)
   if (issues.length > 0)
     throw new RunFailure(`its result breaks its result schema: ${describeIssues(issues)}`)
@@ -34,7 +35,7 @@ export async function timedRun(
   const start = performance.now()
   const result = await algorithm.module.run(params, context)
   const elapsedSeconds = secondsSince(start)
-  return { result: checked(algorithm, result), elapsedSeconds }
+  return { result: checkedResult(algorithm, result), elapsedSeconds }
 }
 
 /**
@@ -54,5 +55,5 @@ export function timedRunInline(
     : inline.runIfCheap?.(params, context)
   if (result === undefined) return undefined
   const elapsedSeconds = secondsSince(start)
-  return { result: checked(algorithm, result), elapsedSeconds }
+  return { result: checkedResult(algorithm, result), elapsedSeconds }
 }

@@ -24,7 +24,7 @@ test('algorithms: a table of every algorithm; one: its schemas and its examples 
   assert.match(lines[0] ?? '', /^NAME +VERSION +WORKERS +DESCRIPTION$/)
   assert.deepEqual(
     lines.slice(1).map((line) => line.split(/ +/)[0]),
-    ['Collatz', 'PrimeChecker', 'SlowCount'],
+    ['Collatz', 'Echo', 'Fibonacci', 'PrimeChecker', 'SlowCount'],
   )
   assert.match(list.stdout, /^Collatz +1\.0\.0 +1 +Steps of the Collatz sequence/m)
 

@@ -56,7 +56,16 @@ forEachBackend((backend) => {
       algorithms: { name: string; version: string; description: string }[]
     }
     const names = list.algorithms.map((a) => a.name)
-    const expected = ['Collatz', 'PrimeChecker', 'SlowCount', ...(NO_PACKAGE_BUILD ? [] : ['WordCount'])]
+    // The folder's process algorithms (examples/algorithms/*/algorithm.json) are listed too; they are
+    // tested in process-algorithms.test.ts.
+    const expected = [
+      'Collatz',
+      'Echo',
+      'Fibonacci',
+      'PrimeChecker',
+      'SlowCount',
+      ...(NO_PACKAGE_BUILD ? [] : ['WordCount']),
+    ]
     assert.deepEqual(names, expected.sort())
     const collatz = (await (await fetch(`${server.url}/algorithms/Collatz`)).json()) as Record<
       string,

@@ -1,0 +1,195 @@
+// The processes of process algorithms: `instances` of each, started at start and stopped at shutdown.
+// A call takes a free process or waits for one in its lane (lanes.ts); a process that is stopped or
+// exits is replaced at once, and one that dies at its start is tried again after a wait, growing, with
+// the algorithm's readiness check false meanwhile (GET /readyz names it).
+import type { FastifyBaseLogger } from 'fastify'
+import type { Algorithm } from '../algorithms/algorithm.js'
+import type { Registry } from '../algorithms/registry.js'
+import { ServiceUnavailableError } from '../errors.js'
+import { AlgorithmProcess, type Progress } from './algorithm-process.js'
+import type { Lane } from './executor.js'
+import { Lanes } from './lanes.js'
+import { checkedResult, secondsSince, type TimedRun } from './timed-run.js'
+
+/** A process that exits this soon after it started, before any call, failed to start. */
+const START_GRACE_MS = 1000
+/** Waits before starting again a process that failed to start, one after another; then the last. */
+const RESTART_WAITS_MS = [1000, 2000, 5000, 10_000, 30_000]
+
+export interface ProcessRunOptions {
+  lane: Lane
+  signal?: AbortSignal
+  timeoutMs?: number
+  progress?: Progress
+}
+
+export interface ProcessPoolOptions {
+  /** The longest wait of an /invoke call for a free process, in ms; then a 503. */
+  invokeQueueTimeoutMs: number
+  /** The longest stdout line, in bytes (process-protocol.ts's by default). */
+  maxLineBytes?: number
+}
+
+/** The processes of one algorithm. */
+export class ProcessPool {
+  readonly #algorithm: Algorithm
+  readonly #options: ProcessPoolOptions
+  readonly #lanes: Lanes<AlgorithmProcess>
+  readonly #processes: (AlgorithmProcess | undefined)[]
+  /** Why each instance is not running, while it failed to start. */
+  readonly #failures: (string | undefined)[]
+  readonly #attempts: number[]
+  readonly #restarts = new Set<NodeJS.Timeout>()
+  #idle: AlgorithmProcess[] = []
+  #log: FastifyBaseLogger | undefined
+  #closed = false
+
+  constructor(algorithm: Algorithm, options: ProcessPoolOptions) {
+    const instances = algorithm.process?.instances ?? 1
+    this.#algorithm = algorithm
+    this.#options = options
+    this.#lanes = new Lanes(options.invokeQueueTimeoutMs, `process of the algorithm '${algorithm.name}'`)
+    this.#processes = new Array(instances).fill(undefined)
+    this.#failures = new Array(instances).fill(undefined)
+    this.#attempts = new Array(instances).fill(0)
+  }
+
+  /** Starts every instance. */
+  start(log: FastifyBaseLogger): void {
+    this.#log = log
+    for (let i = 0; i < this.#processes.length; i++) this.#startInstance(i)
+  }
+
+  /** Why an instance is not running, while one failed to start; otherwise undefined. */
+  get failure(): string | undefined {
+    return this.#failures.find((failure) => failure !== undefined)
+  }
+
+  /** The process ids running now, for tests and operators. */
+  get pids(): number[] {
+    return this.#processes.flatMap((process) =>
+      process?.usable && process.pid !== undefined ? [process.pid] : [],
+    )
+  }
+
+  /** One call on a free process, measured and its result checked against the result schema. */
+  async run(params: unknown, { lane, signal, timeoutMs, progress }: ProcessRunOptions): Promise<TimedRun> {
+    let process = this.#idle.pop()
+    // One that has just exited may still be listed until its exit is handled.
+    while (process !== undefined && !process.usable) process = this.#idle.pop()
+    process ??= await this.#waitForProcess(lane, signal)
+    const start = performance.now()
+    try {
+      const result = await process.call(params, { timeoutMs, signal, progress })
+      const elapsedSeconds = secondsSince(start)
+      return { result: checkedResult(this.#algorithm, result), elapsedSeconds }
+    } finally {
+      if (process.usable) this.#free(process)
+    }
+  }
+
+  #waitForProcess(lane: Lane, signal: AbortSignal | undefined): Promise<AlgorithmProcess> {
+    const failure = this.failure
+    // A call waits for a process that is starting, not for one that keeps failing to start.
+    if (lane === 'invoke' && failure !== undefined && !this.#processes.some((process) => process?.usable)) {
+      throw new ServiceUnavailableError(
+        `The algorithm '${this.#algorithm.name}' is not running: its process ${failure}.`,
+      )
+    }
+    return this.#lanes.wait(lane, signal)
+  }
+
+  #free(process: AlgorithmProcess): void {
+    if (!this.#lanes.handOver(process)) this.#idle.push(process)
+  }
+
+  #startInstance(i: number): void {
+    if (this.#closed) return
+    const spec = this.#algorithm.process
+    const log = this.#log
+    if (spec === undefined || log === undefined) return
+    const name = this.#algorithm.name
+    const process = new AlgorithmProcess({ name, spec, log, maxLineBytes: this.#options.maxLineBytes })
+    this.#processes[i] = process
+    process.started.then(
+      () => {
+        if (!process.usable) return
+        const up = setTimeout(() => {
+          this.#failures[i] = undefined
+          this.#attempts[i] = 0
+        }, START_GRACE_MS)
+        process.exited.then(() => clearTimeout(up))
+        this.#free(process)
+      },
+      () => {},
+    )
+    process.exited.then((how) => {
+      this.#idle = this.#idle.filter((idle) => idle !== process)
+      if (this.#processes[i] === process) this.#processes[i] = undefined
+      if (this.#closed) return
+      if (process.calls === 0 && !process.stopped && Date.now() - process.startedAt < START_GRACE_MS) {
+        const attempt = this.#attempts[i] ?? 0
+        const wait = RESTART_WAITS_MS[Math.min(attempt, RESTART_WAITS_MS.length - 1)] as number
+        this.#attempts[i] = attempt + 1
+        this.#failures[i] = `${how} at start`
+        log.error(
+          { algorithm: name, command: spec.command },
+          `a process of the algorithm '${name}' ${how} at start; starting it again in ${wait / 1000} s`,
+        )
+        const timer = setTimeout(() => {
+          this.#restarts.delete(timer)
+          this.#startInstance(i)
+        }, wait)
+        this.#restarts.add(timer)
+        return
+      }
+      if (!process.stopped)
+        log.warn({ algorithm: name }, `a process of the algorithm '${name}' ${how}; replacing it`)
+      this.#startInstance(i)
+    })
+  }
+
+  /** Closes every process's stdin, then stops those still there after a grace. */
+  async close(): Promise<void> {
+    this.#closed = true
+    for (const timer of this.#restarts) clearTimeout(timer)
+    await Promise.all(this.#processes.map((process) => process?.close()))
+  }
+}
+
+/** The pools of every process algorithm of a registry. */
+export class ProcessPools {
+  readonly #pools = new Map<string, ProcessPool>()
+
+  constructor(algorithms: Registry, options: ProcessPoolOptions) {
+    for (const algorithm of algorithms.values()) {
+      if (algorithm.process !== undefined)
+        this.#pools.set(algorithm.name, new ProcessPool(algorithm, options))
+    }
+  }
+
+  pool(name: string): ProcessPool | undefined {
+    return this.#pools.get(name)
+  }
+
+  start(log: FastifyBaseLogger): void {
+    for (const pool of this.#pools.values()) pool.start(log)
+  }
+
+  /** A readiness check per process algorithm, `process:<name>`: false while a process fails to start. */
+  checks(): Record<string, () => boolean> {
+    return Object.fromEntries(
+      [...this.#pools].map(([name, pool]) => [`process:${name}`, () => pool.failure === undefined]),
+    )
+  }
+
+  run(algorithm: Algorithm, params: unknown, options: ProcessRunOptions): Promise<TimedRun> {
+    const pool = this.#pools.get(algorithm.name)
+    if (pool === undefined) throw new Error(`no processes for the algorithm '${algorithm.name}'`)
+    return pool.run(params, options)
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#pools.values()].map((pool) => pool.close()))
+  }
+}

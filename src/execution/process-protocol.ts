@@ -1,0 +1,114 @@
+// The JSON-lines protocol of process algorithms (docs/algorithms.md): a request line written to the
+// process's stdin, and the lines it writes back on stdout read into messages. Integers stay exact both
+// ways: a BigInt is written as its digits, and an integer a double cannot hold is read as a BigInt.
+import { isInteger, isSafeNumber, parse, stringify } from 'lossless-json'
+
+/** The longest line a process may write on stdout, in bytes: past it the call fails. */
+export const MAX_LINE_BYTES = 16 * 1024 * 1024
+
+export type ProcessMessage =
+  | { id: string; kind: 'progress'; fraction: number; message: string | undefined }
+  | { id: string; kind: 'result'; result: unknown }
+  | { id: string; kind: 'error'; error: string }
+
+/** A line the process wrote that breaks the protocol; the message says how, never what it wrote. */
+export class ProtocolError extends Error {}
+
+/** The request line, newline included. */
+export function requestLine(id: string, params: unknown, timeoutMs: number | null): string {
+  const request = { id, params, timeout_ms: timeoutMs }
+  let text: string
+  try {
+    text = JSON.stringify(request)
+  } catch {
+    // Only params with a BigInt land here: JSON.stringify refuses those, lossless-json writes their digits.
+    text = stringify(request) as string
+  }
+  return `${text}\n`
+}
+
+const exactNumber = (text: string): number | bigint =>
+  isInteger(text) && !isSafeNumber(text) ? BigInt(text) : Number(text)
+
+/** One line of the process read into a message, or a ProtocolError. */
+export function readMessage(line: string): ProcessMessage {
+  let value: unknown
+  try {
+    value = parse(line, null, exactNumber)
+  } catch {
+    throw new ProtocolError('its process wrote a line that is not JSON')
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ProtocolError('its process wrote a line that is not a JSON object')
+  const message = value as Record<string, unknown>
+  const { id } = message
+  if (typeof id !== 'string') throw new ProtocolError("its process wrote a line without a string 'id'")
+  if ('result' in message) return { id, kind: 'result', result: message.result }
+  if ('error' in message) {
+    if (typeof message.error !== 'string')
+      throw new ProtocolError("its process wrote an 'error' that is not a string")
+    return { id, kind: 'error', error: message.error }
+  }
+  if ('progress' in message) {
+    const { progress, message: text } = message
+    if (typeof progress !== 'number' || !Number.isFinite(progress))
+      throw new ProtocolError("its process wrote a 'progress' that is not a number")
+    if (text !== undefined && typeof text !== 'string')
+      throw new ProtocolError("its process wrote a progress 'message' that is not a string")
+    return { id, kind: 'progress', fraction: Math.min(1, Math.max(0, progress)), message: text }
+  }
+  throw new ProtocolError("its process wrote a line with none of 'result', 'error' or 'progress'")
+}
+
+/**
+ * Cuts a stream into lines (without their newline) and calls `onLine` for each; a line that grows past
+ * `maxBytes` without its newline is handed to `onOverflow` as it stands, and what follows of it is dropped.
+ */
+export class LineReader {
+  #parts: Buffer[] = []
+  #bytes = 0
+  #dropping = false
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly onLine: (line: string) => void,
+    private readonly onOverflow: (start: string) => void,
+  ) {}
+
+  push(chunk: Buffer): void {
+    let from = 0
+    for (let end = chunk.indexOf(10); end !== -1; end = chunk.indexOf(10, from)) {
+      const piece = chunk.subarray(from, end)
+      from = end + 1
+      if (this.#dropping) {
+        this.#dropping = false
+        continue
+      }
+      if (this.#bytes + piece.length > this.maxBytes) {
+        this.#overflow(piece)
+        this.#dropping = false
+        continue
+      }
+      const line = this.#parts.length === 0 ? piece : Buffer.concat([...this.#parts, piece])
+      this.#parts = []
+      this.#bytes = 0
+      this.onLine(line.toString('utf8'))
+    }
+    if (from === chunk.length || this.#dropping) return
+    const rest = chunk.subarray(from)
+    if (this.#bytes + rest.length > this.maxBytes) {
+      this.#overflow(rest)
+      return
+    }
+    this.#parts.push(rest)
+    this.#bytes += rest.length
+  }
+
+  #overflow(last: Buffer): void {
+    const start = Buffer.concat([...this.#parts, last]).subarray(0, this.maxBytes)
+    this.#parts = []
+    this.#bytes = 0
+    this.#dropping = true
+    this.onOverflow(start.toString('utf8'))
+  }
+}

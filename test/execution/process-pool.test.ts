@@ -1,0 +1,288 @@
+// The processes of a process algorithm, with real child processes that misbehave on demand
+// (test/fixtures/misbehaving-process): calls and their answers, progress, stderr in the log, a time
+// limit and an abort (SIGTERM, then SIGKILL for one that ignores it), exits, garbage and huge lines,
+// each failing its call with a clear error and the process replaced; the lanes' 503; a process that
+// never starts; and a shutdown that leaves none behind.
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import type { FastifyBaseLogger } from 'fastify'
+import pino from 'pino'
+import type { Algorithm } from '../../src/algorithms/algorithm.js'
+import { loadManifest } from '../../src/algorithms/process-manifest.js'
+import { AlgorithmError, RunTimeLimitError, ServiceUnavailableError } from '../../src/errors.js'
+import { KILL_GRACE_MS } from '../../src/execution/algorithm-process.js'
+import { ProcessPool } from '../../src/execution/process-pool.js'
+import { RunFailure } from '../../src/execution/timed-run.js'
+import { until } from '../helpers/time.js'
+
+const FIXTURE = fileURLToPath(new URL('../fixtures/misbehaving-process/', import.meta.url))
+const folders: string[] = []
+const pools: ProcessPool[] = []
+after(async () => {
+  await Promise.all(pools.map((pool) => pool.close()))
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true })
+})
+
+/** The fixture's algorithm with other members in its algorithm.json. */
+function algorithm(members: Record<string, unknown> = {}): Algorithm {
+  const folder = mkdtempSync(join(tmpdir(), 'algoserve-process-'))
+  folders.push(folder)
+  const manifest = {
+    name: 'Misbehaving',
+    version: '1.0.0',
+    description: 'Misbehaves on demand.',
+    params: { type: 'object' },
+    result: { type: 'object', properties: { pid: { type: 'integer' } } },
+    command: [process.execPath, join(FIXTURE, 'process.mjs')],
+    ...members,
+  }
+  writeFileSync(join(folder, 'algorithm.json'), JSON.stringify(manifest))
+  return loadManifest(join(folder, 'algorithm.json'))
+}
+
+interface LogLine {
+  level: number
+  msg: string
+  algorithm?: string
+}
+
+function startPool(
+  members: Record<string, unknown> = {},
+  options: { invokeQueueTimeoutMs?: number; maxLineBytes?: number } = {},
+) {
+  const lines: LogLine[] = []
+  const log = pino({ level: 'info' }, { write: (text: string) => lines.push(JSON.parse(text)) })
+  const pool = new ProcessPool(algorithm(members), { invokeQueueTimeoutMs: 5000, ...options })
+  pools.push(pool)
+  pool.start(log as unknown as FastifyBaseLogger)
+  return { pool, lines }
+}
+
+const running = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const pidOf = async (pool: ProcessPool) =>
+  ((await pool.run({ mode: 'pid' }, { lane: 'invoke' })).result as { pid: number }).pid
+
+test('a call is answered with the result, measured, and the timeout_ms it was given', async () => {
+  const { pool } = startPool()
+  const run = await pool.run({}, { lane: 'job', timeoutMs: 4000 })
+  const result = run.result as { pid: number; timeout_ms: number }
+  assert.equal(result.timeout_ms, 4000)
+  assert.ok(pool.pids.includes(result.pid))
+  assert.ok(run.elapsedSeconds >= 0)
+})
+
+test('integers past a double stay exact both ways', async () => {
+  const { pool } = startPool({ result: { type: 'object' } })
+  const run = await pool.run({ mode: 'big', n: 18446744073709551617n }, { lane: 'invoke' })
+  assert.deepEqual(run.result, { seen: '18446744073709551617', n: 18446744073709551617n })
+})
+
+test('progress lines reach the progress callback, clamped to [0, 1]; the result follows', async () => {
+  const { pool } = startPool()
+  const seen: [number, string | undefined][] = []
+  const run = await pool.run(
+    { mode: 'progress' },
+    { lane: 'job', progress: (fraction, message) => seen.push([fraction, message]) },
+  )
+  assert.deepEqual(seen, [
+    [0.25, undefined],
+    [0.5, 'half way'],
+    [1, undefined],
+  ])
+  assert.equal(typeof (run.result as { pid: number }).pid, 'number')
+})
+
+test('what the process writes on stderr goes to the log, a line each, tagged with the algorithm', async () => {
+  const { pool, lines } = startPool()
+  await pool.run({ mode: 'stderr' }, { lane: 'invoke' })
+  await until(() => lines.some((line) => line.msg === 'and another'), 5000, 'the stderr lines logged')
+  const logged = lines.filter((line) => line.msg === 'a line for the log' || line.msg === 'and another')
+  assert.equal(logged.length, 2)
+  for (const line of logged) assert.equal(line.algorithm, 'Misbehaving')
+})
+
+test("an error line fails the call in the algorithm's own words, and the process stays", async () => {
+  const { pool } = startPool()
+  const before = await pidOf(pool)
+  await assert.rejects(pool.run({ mode: 'error' }, { lane: 'invoke' }), (error: unknown) => {
+    assert.ok(error instanceof RunFailure)
+    assert.equal(error.message, 'the input is not to my liking')
+    return true
+  })
+  assert.equal(await pidOf(pool), before)
+})
+
+test('a result that breaks the result schema fails the call; the process stays', async () => {
+  const { pool } = startPool()
+  const before = await pidOf(pool)
+  await assert.rejects(pool.run({ mode: 'bad-result' }, { lane: 'invoke' }), /breaks its result schema/)
+  assert.equal(await pidOf(pool), before)
+})
+
+for (const [mode, expected] of [
+  ['crash', /^its process exited with code 3 during the call$/],
+  ['garbage', /^its process wrote a line that is not JSON$/],
+  ['wrong-id', /^its process wrote a message for no call it was given$/],
+] as const) {
+  test(`${mode}: the call fails saying so (never what it wrote), the process is replaced, the next call works`, async () => {
+    const { pool } = startPool()
+    const before = await pidOf(pool)
+    await assert.rejects(pool.run({ mode }, { lane: 'invoke' }), (error: unknown) => {
+      assert.ok(error instanceof RunFailure)
+      assert.match(error.message, expected)
+      return true
+    })
+    assert.equal(running(before), false)
+    const next = await until(() => pool.pids.length === 1 && pidOf(pool), 10_000, 'a new process')
+    assert.notEqual(next, before)
+  })
+}
+
+test('a line longer than the bound fails the call and the process is replaced', async () => {
+  const { pool } = startPool({}, { maxLineBytes: 64 * 1024 })
+  const before = await pidOf(pool)
+  const run = await pool.run({ mode: 'huge', bytes: 60 * 1024 }, { lane: 'invoke' })
+  assert.equal((run.result as { pad: string }).pad.length, 60 * 1024)
+  await assert.rejects(
+    pool.run({ mode: 'huge', bytes: 200 * 1024 }, { lane: 'invoke' }),
+    (error: unknown) => {
+      assert.ok(error instanceof RunFailure)
+      assert.equal(error.message, `its process wrote a line longer than ${64 * 1024} bytes`)
+      return true
+    },
+  )
+  assert.equal(running(before), false)
+  assert.notEqual(await pidOf(pool), before)
+})
+
+test('past its time limit a process gets SIGTERM and the call fails with the time limit; replaced', {
+  timeout: 20_000,
+}, async () => {
+  const { pool } = startPool()
+  const before = await pidOf(pool)
+  await assert.rejects(pool.run({ mode: 'hang' }, { lane: 'job', timeoutMs: 200 }), RunTimeLimitError)
+  assert.equal(running(before), false)
+  assert.notEqual(await pidOf(pool), before)
+})
+
+test('one that ignores SIGTERM gets SIGKILL after the grace; the call fails once it is gone', {
+  timeout: 20_000,
+}, async () => {
+  const { pool } = startPool()
+  const before = await pidOf(pool)
+  const started = Date.now()
+  await assert.rejects(pool.run({ mode: 'stubborn' }, { lane: 'job', timeoutMs: 200 }), RunTimeLimitError)
+  assert.ok(Date.now() - started >= 200 + KILL_GRACE_MS - 50, 'the call waited for the SIGKILL')
+  assert.equal(running(before), false)
+  assert.notEqual(await pidOf(pool), before)
+})
+
+test("an abort (a job's cancel) stops the process and fails the call with the signal's reason", {
+  timeout: 20_000,
+}, async () => {
+  const { pool } = startPool()
+  const before = await pidOf(pool)
+  const controller = new AbortController()
+  const call = pool.run({ mode: 'hang' }, { lane: 'job', signal: controller.signal })
+  setTimeout(() => controller.abort('cancelled'), 100)
+  await assert.rejects(call, (reason: unknown) => reason === 'cancelled')
+  assert.equal(running(before), false)
+  assert.notEqual(await pidOf(pool), before)
+})
+
+test('one call at a time per process: an /invoke call waits its bound for a free one, then 503', async () => {
+  const { pool } = startPool({}, { invokeQueueTimeoutMs: 100 })
+  await pidOf(pool)
+  const busy = pool.run({ mode: 'hang' }, { lane: 'job', timeoutMs: 1000 })
+  await assert.rejects(pool.run({}, { lane: 'invoke' }), ServiceUnavailableError)
+  // A job waits for as long as it takes: it gets the process once the hang is stopped.
+  const waiting = pool.run({}, { lane: 'job' })
+  await assert.rejects(busy, RunTimeLimitError)
+  assert.equal(typeof ((await waiting).result as { pid: number }).pid, 'number')
+})
+
+test('instances: that many processes, taking calls at once', async () => {
+  const { pool } = startPool({ instances: 3 })
+  await until(() => pool.pids.length === 3, 10_000, 'three processes')
+  const hangs = [0, 1].map(() =>
+    assert.rejects(pool.run({ mode: 'hang' }, { lane: 'job', timeoutMs: 300 }), RunTimeLimitError),
+  )
+  const answered = await pool.run({}, { lane: 'invoke' })
+  assert.equal(typeof (answered.result as { pid: number }).pid, 'number')
+  await Promise.all(hangs)
+})
+
+test('a process that never starts: failure names it, /invoke calls get a 503 at once, it is tried again', async () => {
+  const { pool, lines } = startPool({ command: ['/nonexistent/algorithm-program'] })
+  await until(() => pool.failure, 5000, 'the failure seen')
+  assert.equal(pool.failure, 'could not start (ENOENT) at start')
+  await assert.rejects(pool.run({}, { lane: 'invoke' }), (error: unknown) => {
+    assert.ok(error instanceof ServiceUnavailableError)
+    assert.match(error.message, /The algorithm 'Misbehaving' is not running: its process could not start/)
+    return true
+  })
+  await until(
+    () => lines.filter((line) => /could not start \(ENOENT\) at start/.test(line.msg)).length >= 2,
+    5000,
+    'a second attempt',
+  )
+})
+
+test('a process that exits at once after starting is a start failure too', async () => {
+  const { pool } = startPool({ command: [process.execPath, '-e', 'process.exit(5)'] })
+  await until(() => pool.failure, 5000, 'the failure seen')
+  assert.equal(pool.failure, 'exited with code 5 at start')
+})
+
+test('a process that failed to start and then starts: the failure clears once it has run a while', async () => {
+  // Exits at once on its first start (leaving a mark), runs the fixture from then on.
+  const folder = mkdtempSync(join(tmpdir(), 'algoserve-flaky-'))
+  folders.push(folder)
+  const mark = join(folder, 'started-once')
+  const script = `const fs = require('node:fs'); if (!fs.existsSync(${JSON.stringify(mark)})) { fs.writeFileSync(${JSON.stringify(mark)}, ''); process.exit(1) } import(${JSON.stringify(join(FIXTURE, 'process.mjs'))})`
+  const { pool } = startPool({ command: [process.execPath, '-e', script] })
+  await until(() => pool.failure, 5000, 'the first start failing')
+  assert.equal(pool.failure, 'exited with code 1 at start')
+  await until(() => pool.failure === undefined, 10_000, 'the failure cleared')
+  assert.equal(typeof (await pidOf(pool)), 'number')
+})
+
+test('a progress hook that throws is logged; the run goes on to its result', async () => {
+  const { pool, lines } = startPool()
+  const run = await pool.run(
+    { mode: 'progress' },
+    {
+      lane: 'job',
+      progress: () => {
+        throw new Error('hook broken')
+      },
+    },
+  )
+  assert.equal(typeof (run.result as { pid: number }).pid, 'number')
+  assert.ok(lines.some((line) => line.msg === 'a progress hook failed'))
+})
+
+test('close: stdin closed, every process gone, none started again', async () => {
+  const { pool } = startPool({ instances: 2 })
+  await until(() => pool.pids.length === 2, 10_000, 'two processes')
+  const pids = pool.pids
+  await pool.close()
+  for (const pid of pids) assert.equal(running(pid), false)
+  assert.deepEqual(pool.pids, [])
+})
+
+test('AlgorithmError is what the executor makes of these failures (checked where it is thrown)', () => {
+  assert.ok(new RunTimeLimitError('Misbehaving', 1) instanceof AlgorithmError)
+})
