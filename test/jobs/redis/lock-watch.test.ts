@@ -60,12 +60,10 @@ describe('a run whose lock cannot be renewed', { skip: skipWithoutRedis, timeout
     )
     const client = new Redis(redis.url)
     try {
-      const ends = (await client.xrange(`${prefix}:jobs.PrimeChecker:events`, '-', '+')).filter(
-        ([, fields]) => {
-          const at = fields.indexOf('jobId')
-          return fields[at + 1] === id && (fields.includes('completed') || fields.includes('failed'))
-        },
-      )
+      const ends = (await client.xrange(`${prefix}:jobs.SlowCount:events`, '-', '+')).filter(([, fields]) => {
+        const at = fields.indexOf('jobId')
+        return fields[at + 1] === id && (fields.includes('completed') || fields.includes('failed'))
+      })
       assert.equal(ends.length, 1)
     } finally {
       client.disconnect()
