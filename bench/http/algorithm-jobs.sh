@@ -2,18 +2,18 @@
 # Jobs of a user's algorithm end to end against PrimeChecker's small-prime jobs, in the same run on the
 # same processes: POST /jobs to completed for the trivial module examples/algorithms/collatz.mjs
 # (n = 27, microseconds of work on a worker thread) and for PrimeChecker with 1000003 (answered
-# inline), one after the other in each round. Closed loop, as bench/http/jobs.sh: wrk posts for DURATION
+# inline), one after the other in each round, each kind first in every other round. Closed loop, as bench/http/jobs.sh: wrk posts for DURATION
 # with CONNECTIONS connections, and bench/http/job-stats.mjs reads the jobs back (jobs per second from the
 # jobs' own created_at and completed_at). First on the embedded store (one `serve` per round), then, with
 # redis-server installed, in distributed mode: a redis-server of its own on a free port (never 6379), one
 # `serve` and one `worker` per round.
-# Usage: bash bench/http/algorithm-jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=3 REDIS=0 to skip Redis)
+# Usage: bash bench/http/algorithm-jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=4 REDIS=0 to skip Redis)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-16}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-4}
 PORT=${PORT:-18500}
 MODULE=examples/algorithms/collatz.mjs
 PRIME_BODY='{"algorithm":"PrimeChecker","params":{"number":1000003}}'
@@ -65,8 +65,14 @@ compare() {
   for round in $(seq 1 "$ROUNDS"); do
     "$start" "$round"
     local prime module
-    prime=$(measure prime "$PRIME_BODY" "$label-$round")
-    module=$(measure module "$MODULE_BODY" "$label-$round")
+    # Each kind first in every other round: the first posts meet processes still warming up.
+    if [ $((round % 2)) -eq 1 ]; then
+      prime=$(measure prime "$PRIME_BODY" "$label-$round")
+      module=$(measure module "$MODULE_BODY" "$label-$round")
+    else
+      module=$(measure module "$MODULE_BODY" "$label-$round")
+      prime=$(measure prime "$PRIME_BODY" "$label-$round")
+    fi
     "$stop"
     echo "round $round: PrimeChecker 1000003 $prime"
     echo "round $round: Collatz n=27      $module"
