@@ -60,9 +60,10 @@ export default loadRegistry((workerData as PoolWorkerData | undefined)?.algorith
     return (task: WorkerTask) => runTask(registry, task)
   },
   (error: unknown) => {
-    const outcome = failureOf(error)
-    tell({ algoserveThreadFailed: outcome.failure })
-    return (): WorkerOutcome => outcome
+    const { failure, stack } = failureOf(error)
+    tell({ algoserveThreadFailed: failure })
+    // Its message names a file: a client of a run here is told less.
+    return (): WorkerOutcome => ({ failure: 'its worker thread could not load the algorithm modules', stack })
   },
 )
 
