@@ -167,6 +167,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
     }
     app = role === 'worker' ? await buildWorkerApp(config, deps) : await buildApp(config, deps)
     backend = await openBackend(config, app.log.child({ component: 'jobs' }), metrics, algorithms, options)
+    // A module that loads in the process but not in a thread stops the start here, not at a first run.
+    await executor.warm()
   } catch (error) {
     await Promise.all([executor.close(), backend?.close()])
     throw error

@@ -47,6 +47,29 @@ test('a module that breaks the contract stops the start, naming the file and the
   }
 })
 
+test('a module that loads in the process but not in a worker thread stops the start, naming the file', async (t) => {
+  const modules = writeModules({
+    'main-only.mjs': `import { isMainThread } from 'node:worker_threads'
+if (!isMainThread) throw new Error('this module runs on the main thread only')
+${moduleSource(validMembers('MainOnly'))}`,
+  })
+  try {
+    const child = serveFresh(t, ['--algorithms', modules.dir])
+    // Not at a first run: the service must not start listening at all.
+    const listens = listening(child).then(
+      () => 'listening',
+      () => 'exited',
+    )
+    assert.equal(await Promise.race([child.exit, listens]), 2)
+    assert.equal(
+      child.stderr(),
+      `algoserve: A worker thread could not start: Algorithm module ${modules.file('main-only.mjs')} could not be loaded: this module runs on the main thread only\n`,
+    )
+  } finally {
+    modules.remove()
+  }
+})
+
 test('ALGOSERVE_ALGORITHMS serves a module file, in the process and its worker threads', async (t) => {
   const modules = writeModules({ 'adder.mjs': moduleSource(validMembers('Adder')) })
   t.after(() => modules.remove())

@@ -8,9 +8,10 @@ import { createRequire } from 'node:module'
 import { basename, extname, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { ConfigError } from '../errors.js'
-import { type Algorithm, type BuiltInModule, INLINE } from './algorithm.js'
+import { type Algorithm, type BuiltInModule, INLINE, type JsonSchema } from './algorithm.js'
 import { loadManifest, MANIFEST } from './process-manifest.js'
 import { compileSchema, describeIssues } from './schema-check.js'
+import { schemaComponents } from './schema-components.js'
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
 // Semantic Versioning 2.0.0: major.minor.patch, an optional pre-release and build.
@@ -103,8 +104,7 @@ export function checkModule(value: unknown, source: string): Algorithm {
     fail("'version' must be a semantic version such as 1.0.0")
   if (typeof module.description !== 'string') fail("'description' must be a string")
   if (typeof module.run !== 'function') fail("'run' must be a function")
-  if (!isObject(module.params) || module.params.type !== 'object')
-    fail("'params' must be a JSON Schema of an object ({ type: 'object', ... })")
+  if (!isObject(module.params)) fail("'params' must be a JSON Schema of an object ({ type: 'object', ... })")
   if (!isObject(module.result)) fail("'result' must be a JSON Schema")
   if (
     module.timeoutMs !== undefined &&
@@ -120,6 +120,17 @@ export function checkModule(value: unknown, source: string): Algorithm {
   }
   const checkParams = compile('params')
   const checkResult = compile('result')
+  const components = (member: 'params' | 'result') => {
+    try {
+      return schemaComponents(module[member], member)
+    } catch (error) {
+      return fail(`its '${member}' schema cannot be shown in the API docs: ${(error as Error).message}`)
+    }
+  }
+  components('result')
+  // Its root may be a reference (TypeBox's Type.Module writes { $defs, $ref }): the schema it names counts.
+  if (rootOf(components('params'), 'params').type !== 'object')
+    fail("'params' must be a JSON Schema of an object ({ type: 'object', ... })")
   if (module.examples !== undefined) {
     if (!Array.isArray(module.examples)) fail("'examples' must be an array of { params }")
     module.examples.forEach((example, i) => {
@@ -139,6 +150,14 @@ export function checkModule(value: unknown, source: string): Algorithm {
     checkParams,
     checkResult,
   }
+}
+
+/** The component a schema's root refers to, through references that are all it is. */
+function rootOf(components: Record<string, JsonSchema>, name: string): JsonSchema {
+  let root = components[name] ?? {}
+  for (let seen = 0; typeof root.$ref === 'string' && seen < Object.keys(components).length; seen++)
+    root = components[root.$ref] ?? {}
+  return root
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>

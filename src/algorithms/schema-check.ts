@@ -13,7 +13,6 @@ let shared: Ajv | undefined
 
 function ajv(): Ajv {
   if (shared === undefined) {
-    // addUsedSchema false: two modules may give their schemas the same $id.
     shared = new Ajv({
       allErrors: true,
       strictSchema: true,
@@ -21,7 +20,6 @@ function ajv(): Ajv {
       strictTypes: false,
       strictTuples: false,
       strictRequired: false,
-      addUsedSchema: false,
       discriminator: true,
     })
     // JSON Schema's formats and OpenAPI's number formats (int32, int64, float, double).
@@ -34,7 +32,15 @@ export type SchemaCheck = (value: unknown) => SchemaIssue[]
 
 /** Compiles a schema; throws Ajv's own message when it does not compile. */
 export function compileSchema(schema: JsonSchema): SchemaCheck {
-  const validate: ValidateFunction = ajv().compile(schema)
+  const shared = ajv()
+  let validate: ValidateFunction
+  try {
+    validate = shared.compile(schema)
+  } finally {
+    // Known while it compiles, so that its references to itself resolve ('#', its own $id, as TypeBox's
+    // Type.Recursive writes); forgotten after, so that two modules may give their schemas the same $id.
+    shared.removeSchema(schema)
+  }
   return (value) => (validate(numberView(value)) ? [] : (validate.errors ?? []).map(issueOf))
 }
 

@@ -12,10 +12,10 @@
 import type { Worker } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { Algorithm } from '../algorithms/algorithm.js'
-import { AlgorithmError, RunTimeLimitError, ServiceUnavailableError } from '../errors.js'
+import { AlgorithmError, ConfigError, RunTimeLimitError, ServiceUnavailableError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Progress } from './algorithm-process.js'
-import type { PoolWorkerData, WorkerOutcome, WorkerTask } from './pool-worker.js'
+import type { PoolWorkerData, ThreadLoad, WorkerOutcome, WorkerTask } from './pool-worker.js'
 import type { ProcessPools } from './process-pool.js'
 import { RunFailure, type TimedRun, timedRunInline } from './timed-run.js'
 import { type CpuProbe, threadsFor, type UsableCpus, usableCpus } from './usable-cpus.js'
@@ -90,6 +90,8 @@ export class Executor {
   /** Threads terminated and not yet gone, with the promise of their exit. */
   readonly #exiting = new Set<Promise<void>>()
   readonly #processes: ProcessPools | undefined
+  /** Settles once every kept thread has loaded the modules, or one could not. */
+  readonly #loaded: Promise<void>
   /** The CPUs the thread count was derived from, or null when it was set (ALGOSERVE_WORKER_THREADS). */
   readonly usableCpus: UsableCpus | null
 
@@ -120,11 +122,49 @@ export class Executor {
     })
     // A thread that dies between tasks fails no call; piscina replaces it.
     this.#pool.on('error', () => {})
+    this.#loaded = this.#watchLoading()
+    // Whoever awaits warm() sees a failure; a process that never does is not stopped by it.
+    this.#loaded.catch(() => {})
+  }
+
+  /**
+   * Resolves once every kept thread has loaded the algorithm modules; rejects with a ConfigError
+   * naming the module when one fails to load in a thread (as a module that works only on the main
+   * thread does), so that such a module stops the start rather than the first run.
+   */
+  warm(): Promise<void> {
+    return this.#loaded
   }
 
   /** The worker threads kept; one more starts while every one of them holds a long run. */
   get threads(): number {
     return this.#threads
+  }
+
+  /** Listens from the start: the threads load their modules while the rest of the process starts. */
+  #watchLoading(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const loaded = new Set<number>()
+      const stopWatching = () => {
+        this.#pool.off('message', onMessage)
+        this.#pool.off('error', onError)
+      }
+      const fail = (message: string) => {
+        stopWatching()
+        reject(new ConfigError(`A worker thread could not start: ${message}`))
+      }
+      const onMessage = (message: ThreadLoad | null) => {
+        if (typeof message?.algoserveThreadFailed === 'string') fail(message.algoserveThreadFailed)
+        if (typeof message?.algoserveThreadLoaded !== 'number') return
+        loaded.add(message.algoserveThreadLoaded)
+        if (loaded.size < this.#threads) return
+        stopWatching()
+        resolve()
+      }
+      const onError = (error: unknown) => fail(error instanceof Error ? error.message : String(error))
+      this.#pool.on('message', onMessage)
+      this.#pool.on('error', onError)
+    })
   }
 
   /** The pool is open and has its worker threads. */

@@ -1,6 +1,6 @@
 // The piscina worker: loads the same algorithm modules as the process, once, before its first task
 // (the resolved files come in workerData), and runs one algorithm call off the thread that serves HTTP.
-import { workerData } from 'node:worker_threads'
+import { parentPort, threadId, workerData } from 'node:worker_threads'
 import { loadRegistry, type Registry } from '../algorithms/registry.js'
 import { type TimedRun, timedRun } from './timed-run.js'
 
@@ -32,14 +32,41 @@ async function runTask(registry: Registry, task: WorkerTask): Promise<WorkerOutc
     const signal = AbortSignal.timeout(Math.max(0, Math.min(deadline - Date.now(), 2 ** 31 - 1)))
     return await timedRun(found, params, { signal, deadline, budgetMs })
   } catch (error) {
-    return error instanceof Error
-      ? { failure: error.message, stack: error.stack }
-      : { failure: String(error), stack: undefined }
+    return failureOf(error)
   }
+}
+
+function failureOf(error: unknown): { failure: string; stack: string | undefined } {
+  return error instanceof Error
+    ? { failure: error.message, stack: error.stack }
+    : { failure: String(error), stack: undefined }
+}
+
+/** What a thread posts once it has loaded the modules, or failed to (Executor.warm() waits for it). */
+export interface ThreadLoad {
+  /** The thread's id, once its modules are loaded. */
+  algoserveThreadLoaded?: number
+  /** Why its modules could not be loaded. */
+  algoserveThreadFailed?: string
 }
 
 // Piscina waits for a default export that is a promise of the task function: the modules are loaded
 // before the first task (a top-level await would do the same, but tsx cannot load one in a thread).
+// A module that fails to load here but not in the process (one that checks isMainThread) is told in a
+// message, not by a rejection, which piscina would meet only at a run (and tsx garbles on Node 20).
 export default loadRegistry((workerData as PoolWorkerData | undefined)?.algorithmFiles ?? []).then(
-  (registry) => (task: WorkerTask) => runTask(registry, task),
+  (registry) => {
+    tell({ algoserveThreadLoaded: threadId })
+    return (task: WorkerTask) => runTask(registry, task)
+  },
+  (error: unknown) => {
+    const { failure, stack } = failureOf(error)
+    tell({ algoserveThreadFailed: failure })
+    // Its message names a file: a client of a run here is told less.
+    return (): WorkerOutcome => ({ failure: 'its worker thread could not load the algorithm modules', stack })
+  },
 )
+
+function tell(message: ThreadLoad): void {
+  parentPort?.postMessage(message)
+}

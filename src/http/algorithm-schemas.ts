@@ -4,51 +4,61 @@
 // and none is one of the interface's own names, which have no dot.
 import type { Algorithm } from '../algorithms/algorithm.js'
 import type { Registry } from '../algorithms/registry.js'
+import { schemaComponents } from '../algorithms/schema-components.js'
 
 const SUFFIX = { params: 'Params', result: 'Result' } as const
 
 export const algorithmSchemaId = (name: string, part: keyof typeof SUFFIX): string =>
   `${name}.${SUFFIX[part]}`
 
-/** The module's schema under its component name, copied (the module keeps its own). */
-function named(algorithm: Algorithm, part: keyof typeof SUFFIX): Record<string, unknown> {
-  const schema = JSON.parse(JSON.stringify(algorithm.module[part])) as Record<string, unknown>
-  return { ...schema, $id: algorithmSchemaId(algorithm.name, part) }
-}
+/**
+ * The module's schema as components: its own under its component name, and each schema its references
+ * name under that name and a dot (schema-components.ts). References name components.
+ */
+const componentsOf = (algorithm: Algorithm, part: keyof typeof SUFFIX): Record<string, Schema> =>
+  schemaComponents(algorithm.module[part], algorithmSchemaId(algorithm.name, part))
 
-/** Every algorithm's params and result schemas, with their component names as $id. */
+/** Every algorithm's params and result components, with their component names as $id. */
 export function algorithmSchemas(algorithms: Registry): Record<string, unknown>[] {
-  return [...algorithms.values()].flatMap((algorithm) => [
-    named(algorithm, 'params'),
-    named(algorithm, 'result'),
-  ])
+  return [...algorithms.values()].flatMap((algorithm) =>
+    (['params', 'result'] as const).flatMap((part) =>
+      Object.entries(componentsOf(algorithm, part)).map(([$id, schema]) => ({ ...schema, $id })),
+    ),
+  )
 }
 
 type Schema = Record<string, unknown>
 
+/** How deep a sample follows references: a recursive schema that requires itself ends there. */
+const SAMPLE_DEPTH = 16
+
 /**
  * A value the schema accepts, for an example where the module gives none: its own `examples` or
- * `default` when it has them, else the simplest value of its type within its bounds.
+ * `default` when it has them, else the simplest value of its type within its bounds. `components`
+ * are what its references name.
  */
-export function sampleOf(schema: Schema): unknown {
+export function sampleOf(schema: Schema, components: Record<string, Schema> = {}, depth = 0): unknown {
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0]
   if (schema.default !== undefined) return schema.default
   if (schema.const !== undefined) return schema.const
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0]
+  if (depth > SAMPLE_DEPTH) return null
+  const sample = (inner: Schema) => sampleOf(inner, components, depth + 1)
+  if (typeof schema.$ref === 'string') return sample(components[schema.$ref] ?? {})
   for (const key of ['anyOf', 'oneOf', 'allOf']) {
     const [first] = (schema[key] as Schema[] | undefined) ?? []
-    if (first !== undefined) return sampleOf(first)
+    if (first !== undefined) return sample(first)
   }
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type
   switch (type) {
     case 'object': {
       const properties = (schema.properties ?? {}) as Record<string, Schema>
       const required = (schema.required ?? []) as string[]
-      return Object.fromEntries(required.map((name) => [name, sampleOf(properties[name] ?? {})]))
+      return Object.fromEntries(required.map((name) => [name, sample(properties[name] ?? {})]))
     }
     case 'array':
       return Array.from({ length: Number(schema.minItems ?? 0) }, () =>
-        sampleOf((schema.items ?? {}) as Schema),
+        sample((schema.items ?? {}) as Schema),
       )
     case 'integer':
     case 'number':
@@ -60,6 +70,12 @@ export function sampleOf(schema: Schema): unknown {
     default:
       return null
   }
+}
+
+/** A sample of an algorithm's params or result, its references followed. */
+function sampleComponent(algorithm: Algorithm, part: keyof typeof SUFFIX): unknown {
+  const components = componentsOf(algorithm, part)
+  return sampleOf(components[algorithmSchemaId(algorithm.name, part)] ?? {}, components)
 }
 
 export interface AlgorithmExampleParts {
@@ -104,12 +120,12 @@ export function algorithmExamples(algorithms: Registry, shared: AlgorithmExample
   const invokes = sorted.map((algorithm) => [
     invokeOperationId(algorithm.name),
     {
-      request: algorithm.module.examples?.[0]?.params ?? sampleOf(algorithm.module.params),
+      request: algorithm.module.examples?.[0]?.params ?? sampleComponent(algorithm, 'params'),
       responses: {
         200: {
           request_id: shared.requestId,
           status: 'success',
-          result: sampleOf(algorithm.module.result),
+          result: sampleComponent(algorithm, 'result'),
           metadata: { algorithm: algorithm.name, version: algorithm.version, elapsed_time: 0.000012 },
         },
         400: shared.flat('VALIDATION_ERROR', 'n has 5000 digits; at most 4300 are allowed.', {

@@ -34,7 +34,20 @@ const broken: [string, string, RegExp][] = [
     withMember('params', "{ type: 'integer' }"),
     /'params' must be a JSON Schema of an object/,
   ],
+  [
+    'params whose root refers to a schema of no object',
+    withMember('params', "{ $ref: '#/$defs/N', $defs: { N: { type: 'integer' } } }"),
+    /'params' must be a JSON Schema of an object/,
+  ],
   ['a result that is no schema', withMember('result', "'integer'"), /'result' must be a JSON Schema/],
+  [
+    'a params schema that refers to another file',
+    withMember(
+      'params',
+      "{ type: 'object', properties: { a: { $ref: 'http://json-schema.org/draft-07/schema#' } } }",
+    ),
+    /its 'params' schema cannot be shown in the API docs: \$ref 'http:\/\/json-schema.org\/draft-07\/schema#' names no part of the schema/,
+  ],
   [
     'a params schema that does not compile',
     withMember('params', "{ type: 'object', properties: { a: { type: 'integr' } } }"),

@@ -3,9 +3,10 @@ import { after, before, test } from 'node:test'
 import { INLINE } from '../../src/algorithms/algorithm.js'
 import { checkModule } from '../../src/algorithms/loader.js'
 import primeCheckerModule from '../../src/algorithms/prime-checker/index.js'
-import { AlgorithmError } from '../../src/errors.js'
+import { AlgorithmError, ConfigError } from '../../src/errors.js'
 import { Executor } from '../../src/execution/executor.js'
 import { createMetrics } from '../../src/metrics/metrics.js'
+import { moduleSource, validMembers, writeModules } from '../helpers/algorithms.js'
 
 // Below 2^64 but for rho: factors above 2^16 keep it off the event loop.
 const SEMIPRIME_64 = 4294967279n * 4294967291n
@@ -118,4 +119,32 @@ test('one spare thread at most: with it held by a long run too, a short run wait
     run('short', SEMIPRIME_64, 1000),
   ])
   assert.deepEqual(finished, ['long1', 'short', 'long2'])
+})
+
+test('warm() resolves once every thread has loaded the modules, and rejects naming a module that fails in a thread', async () => {
+  const modules = writeModules({
+    'main-only.mjs': `import { isMainThread } from 'node:worker_threads'
+if (!isMainThread) throw new Error('this module runs on the main thread only')
+export default {
+${validMembers('MainOnly')}
+}
+`,
+    'anywhere.mjs': moduleSource(validMembers('Anywhere')),
+  })
+  const good = new Executor({ threads: 2, algorithmFiles: [modules.file('anywhere.mjs')] }, createMetrics())
+  const bad = new Executor({ threads: 2, algorithmFiles: [modules.file('main-only.mjs')] }, createMetrics())
+  try {
+    await good.warm()
+    await assert.rejects(bad.warm(), (error: Error) => {
+      assert.ok(error instanceof ConfigError)
+      assert.equal(
+        error.message,
+        `A worker thread could not start: Algorithm module ${modules.file('main-only.mjs')} could not be loaded: this module runs on the main thread only`,
+      )
+      return true
+    })
+  } finally {
+    await Promise.all([good.close(), bad.close()])
+    modules.remove()
+  }
 })

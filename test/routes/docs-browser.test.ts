@@ -1,5 +1,5 @@
-// /docs and /redoc in a real browser, reached by a host name over plain HTTP, with a user algorithm
-// loaded beside PrimeChecker: they render every operation, with no console error and no request leaving
+// /docs and /redoc in a real browser, reached by a host name over plain HTTP, with user algorithms
+// loaded beside PrimeChecker (two whose schemas refer to parts of themselves): they render every operation, with no console error and no request leaving
 // the service; every "Try it out" default succeeds, the user algorithm's too; integers above 2^53 stay
 // exact in Swagger UI. Screenshots go to a temporary folder, named
 // in the test output.
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import type { Browser, Locator, Page } from 'playwright-core'
-import { moduleSource, validMembers, writeModules } from '../helpers/algorithms.js'
+import { moduleSource, REFERRING_MODULES, validMembers, writeModules } from '../helpers/algorithms.js'
 import { startApp, type TestApp } from '../helpers/app.js'
 import { hasBrowser, launchBrowser, NO_BROWSER, TEST_HOST, watchPage } from '../helpers/browser.js'
 
@@ -18,6 +18,9 @@ const OPERATIONS: [tag: string, operationId: string, status: string][] = [
   ['algorithms', 'listAlgorithms', '200'],
   ['algorithms', 'getAlgorithm', '200'],
   ['algorithms', 'invoke_Adder', '200'],
+  // Schemas that refer to parts of themselves: Swagger UI follows the references to fill in the body.
+  ['algorithms', 'invoke_Tree', '200'],
+  ['algorithms', 'invoke_Graph', '200'],
   ['algorithms', 'invoke_PrimeChecker', '200'],
   ['jobs', 'createJob', '202'],
   // After createJob: the page fills in the id of the job it created.
@@ -28,7 +31,7 @@ const OPERATIONS: [tag: string, operationId: string, status: string][] = [
 ]
 const BIG = '18446744073709551617'
 
-const modules = writeModules({ 'adder.mjs': moduleSource(validMembers('Adder')) })
+const modules = writeModules({ 'adder.mjs': moduleSource(validMembers('Adder')), ...REFERRING_MODULES })
 let server: TestApp
 let browser: Browser | undefined
 let origin: string

@@ -1,12 +1,15 @@
 // The OpenAPI document with user algorithms loaded: each one's params and result as named components
 // that cannot clash, an invoke operation per algorithm whose example succeeds, and the POST /jobs body
-// and the job's result as a oneOf discriminated by `algorithm`.
+// and the job's result as a oneOf discriminated by `algorithm`. Schemas that refer to parts of themselves
+// ($defs, recursion, TypeBox's references by $id) are shown with every reference resolving in the
+// document, and still check what they checked.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { moduleSource, validMembers, writeModules } from '../helpers/algorithms.js'
+import { moduleSource, REFERRING_MODULES, validMembers, writeModules } from '../helpers/algorithms.js'
 import { startApp, type TestApp } from '../helpers/app.js'
 
 const modules = writeModules({
+  ...REFERRING_MODULES,
   // Both call their params type Input, as TypeBox users may.
   'adder.mjs': moduleSource(
     validMembers('Adder').replace("params: { type: 'object',", "params: { $id: 'Input', type: 'object',"),
@@ -45,7 +48,7 @@ test("each algorithm's schemas are components named after it, whatever it calls 
 })
 
 test('an invoke operation per algorithm, whose request example succeeds', async () => {
-  for (const name of ['Adder', 'Other', 'PrimeChecker']) {
+  for (const name of ['Adder', 'Graph', 'Other', 'PrimeChecker', 'Tree']) {
     const operation = document.paths[`/algorithms/${name}/invoke`]?.post
     assert.equal(operation?.operationId, `invoke_${name}`)
     const example = operation?.requestBody?.content['application/json']?.example
@@ -68,7 +71,9 @@ test('the POST /jobs body and the job are a oneOf over the algorithms, discrimin
     }
     assert.deepEqual(
       schema.oneOf.map((variant) => variant.$ref),
-      ['Adder', 'Other', 'PrimeChecker'].map((name) => `#/components/schemas/${name}.${base}`),
+      ['Adder', 'Graph', 'Other', 'PrimeChecker', 'Tree'].map(
+        (name) => `#/components/schemas/${name}.${base}`,
+      ),
     )
     assert.equal(schema.discriminator.propertyName, 'algorithm')
     assert.equal(schema.discriminator.mapping.Adder, `#/components/schemas/Adder.${base}`)
@@ -78,4 +83,62 @@ test('the POST /jobs body and the job are a oneOf over the algorithms, discrimin
   assert.deepEqual(request.params, { $ref: '#/components/schemas/Adder.Params' })
   const job = (schemas['Other.JobStatusResponse']?.properties ?? {}) as Schema
   assert.deepEqual(job.result, { anyOf: [{ $ref: '#/components/schemas/Other.Result' }, { type: 'null' }] })
+})
+
+/** Every $ref of a value, with where it sits. */
+function refsOf(value: unknown, at = '#'): [string, string][] {
+  if (typeof value !== 'object' || value === null) return []
+  return Object.entries(value).flatMap(([key, inner]) =>
+    key === '$ref' && typeof inner === 'string' ? [[at, inner]] : refsOf(inner, `${at}/${key}`),
+  )
+}
+
+/** What a pointer into the document ('#/components/...') leads to. */
+const resolve = (pointer: string): unknown =>
+  pointer
+    .slice(2)
+    .split('/')
+    .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], document)
+
+test('schemas that refer to parts of themselves: components per referred schema, and every $ref resolves', () => {
+  const dangling = refsOf(document).filter(([, ref]) => !ref.startsWith('#/') || resolve(ref) === undefined)
+  assert.deepEqual(dangling, [])
+  const at = (path: string) => resolve(`#/components/schemas/${path}`)
+  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+  // The same definition name in two algorithms, and in the params and result of one: separate components.
+  assert.deepEqual(at('Tree.Params/properties/root'), ref('Tree.Params.Node'))
+  assert.deepEqual(at('Tree.Params.Node/properties/children/items'), ref('Tree.Params.Node'))
+  assert.deepEqual(at('Tree.Result/properties/deepest'), ref('Tree.Result.Node'))
+  assert.deepEqual(at('Tree.Result.Node/required'), ['label', 'depth'])
+  assert.deepEqual(at('Graph.Params'), ref('Graph.Params.Params'))
+  assert.deepEqual(at('Graph.Params.Params/properties/edges/items'), ref('Graph.Params.Edge'))
+  assert.deepEqual(at('Graph.Result/properties/next/items'), ref('Graph.Result'))
+  assert.equal(at('Node'), undefined)
+  assert.equal(at('Edge'), undefined)
+})
+
+test('those schemas still check params where the references lead, on invoke and on POST /jobs', async () => {
+  const post = (path: string, body: unknown) =>
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+  const tree = (label: unknown) => ({
+    root: { label: 'a', children: [{ label: 'b' }, { label: 'c', children: [{ label }] }] },
+  })
+  const invoked = await post('/algorithms/Tree/invoke', tree(7))
+  assert.equal(invoked.status, 422)
+  assert.deepEqual(
+    ((await invoked.json()) as { detail: { loc: unknown[] }[] }).detail.map((problem) => problem.loc),
+    [['body', 'root', 'children', 1, 'children', 0, 'label']],
+  )
+  const queued = await post('/jobs', { algorithm: 'Graph', params: { edges: [{ from: 'a' }] } })
+  assert.equal(queued.status, 422)
+  assert.deepEqual(
+    ((await queued.json()) as { detail: { loc: unknown[] }[] }).detail.map((problem) => problem.loc),
+    [['body', 'params', 'edges', 0, 'to']],
+  )
+  const answer = (await (await post('/algorithms/Tree/invoke', tree('e'))).json()) as { result: unknown }
+  assert.deepEqual(answer.result, { count: 4, deepest: { label: 'e', depth: 2 } })
 })

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { moduleSource, validMembers, writeModules } from '../helpers/algorithms.js'
+import { moduleSource, REFERRING_MODULES, validMembers, writeModules } from '../helpers/algorithms.js'
 import { startApp } from '../helpers/app.js'
 
 const ROOT = new URL('../../', import.meta.url).pathname
@@ -75,9 +75,11 @@ test('with API keys (metrics protected) and rate limits, every recommended rule 
   }
 })
 
-test('with user algorithms whose types share a name, 0 errors, and only the warnings of the default', async () => {
+test('with user algorithms whose types share a name, or that refer to parts of themselves, 0 errors, and only the warnings of the default', async () => {
   // Both call their params type Input, as TypeBox users may: the components are named by algorithm.
+  // Tree and Graph both define a Node, and refer to it ($defs, recursion, TypeBox's references by $id).
   const modules = writeModules({
+    ...REFERRING_MODULES,
     'adder.mjs': moduleSource(
       validMembers('Adder').replace("params: { type: 'object',", "params: { $id: 'Input', type: 'object',"),
     ),

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Jobs of a user's algorithm end to end against PrimeChecker's small-prime jobs, in the same run on the
+# same processes: POST /jobs to completed for the trivial module examples/algorithms/collatz.mjs
+# (n = 27, microseconds of work on a worker thread) and for PrimeChecker with 1000003 (answered
+# inline), one after the other in each round, each kind first in every other round. Closed loop, as bench/http/jobs.sh: wrk posts for DURATION
+# with CONNECTIONS connections, and bench/http/job-stats.mjs reads the jobs back (jobs per second from the
+# jobs' own created_at and completed_at). First on the embedded store (one `serve` per round), then, with
+# redis-server installed, in distributed mode: a redis-server of its own on a free port (never 6379), one
+# `serve` and one `worker` per round.
+# Usage: bash bench/http/algorithm-jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=4 REDIS=0 to skip Redis)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+DURATION=${DURATION:-10s}
+CONNECTIONS=${CONNECTIONS:-16}
+ROUNDS=${ROUNDS:-4}
+PORT=${PORT:-18500}
+MODULE=examples/algorithms/collatz.mjs
+PRIME_BODY='{"algorithm":"PrimeChecker","params":{"number":1000003}}'
+MODULE_BODY='{"algorithm":"Collatz","params":{"n":27}}'
+# shellcheck source=bench/http/wrk-common.sh
+. bench/http/wrk-common.sh
+redis_pid=
+on_exit() { if [ -n "$redis_pid" ]; then kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null || true; fi; }
+
+npm run build --silent
+
+cat >"$work/post.lua" <<'LUA'
+-- Each wrk thread writes the ids of the jobs it created to a file of its own.
+local threads = 0
+function setup(thread)
+  thread:set("n", threads)
+  threads = threads + 1
+end
+function init(args)
+  wrk.method = "POST"
+  wrk.headers["Content-Type"] = "application/json"
+  wrk.body = os.getenv("JOB_BODY")
+  out = io.open(os.getenv("IDS_DIR") .. "/ids-" .. n .. ".txt", "w")
+end
+function response(status, headers, body)
+  local id = body:match('"job_id":"(%x+)"')
+  if status == 202 and id then out:write(id, "\n") else io.stderr:write("POST /jobs: ", status, "\n") end
+  out:flush()
+end
+LUA
+
+# Posts jobs of BODY for DURATION, waits for them and prints job-stats' figures (JSON).
+measure() {
+  local name=$1 body=$2 ids="$work/ids-$1-$3"
+  mkdir -p "$ids"
+  JOB_BODY=$body IDS_DIR=$ids wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
+  node bench/http/job-stats.mjs "http://127.0.0.1:$PORT" "$ids"
+}
+rate() { sed -E 's/.*"jobs_per_s":([0-9]+).*/\1/'; }
+
+# Runs ROUNDS rounds of both kinds of job on processes started by START and stopped by STOP, and prints
+# each round and the medians.
+compare() {
+  local label=$1 start=$2 stop=$3
+  : >"$work/prime.rates"
+  : >"$work/module.rates"
+  echo "## $label: wrk -t2 -c$CONNECTIONS -d$DURATION per kind of job, $ROUNDS rounds"
+  echo
+  for round in $(seq 1 "$ROUNDS"); do
+    "$start" "$round"
+    local prime module
+    # Each kind first in every other round: the first posts meet processes still warming up.
+    if [ $((round % 2)) -eq 1 ]; then
+      prime=$(measure prime "$PRIME_BODY" "$label-$round")
+      module=$(measure module "$MODULE_BODY" "$label-$round")
+    else
+      module=$(measure module "$MODULE_BODY" "$label-$round")
+      prime=$(measure prime "$PRIME_BODY" "$label-$round")
+    fi
+    "$stop"
+    echo "round $round: PrimeChecker 1000003 $prime"
+    echo "round $round: Collatz n=27      $module"
+    rate <<<"$prime" >>"$work/prime.rates"
+    rate <<<"$module" >>"$work/module.rates"
+  done
+  local p m
+  p=$(median <"$work/prime.rates")
+  m=$(median <"$work/module.rates")
+  echo
+  echo "median jobs/s: PrimeChecker $p, Collatz $m; Collatz / PrimeChecker $(awk -v m="$m" -v p="$p" 'BEGIN { printf "%.2f", m / p }')"
+  echo
+}
+
+service_pid=
+worker_pid=
+start_embedded() {
+  rm -rf "$work/data"
+  node --max-semi-space-size=1 dist/main.js serve --port "$PORT" --data-dir "$work/data" --algorithms "$MODULE" \
+    >"$work/service.log" 2>&1 &
+  service_pid=$!
+  pids=("$service_pid")
+  wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
+}
+stop_processes() {
+  kill "$service_pid" ${worker_pid:+"$worker_pid"} 2>/dev/null || true
+  wait "$service_pid" ${worker_pid:+"$worker_pid"} 2>/dev/null || true
+  service_pid=
+  worker_pid=
+  pids=()
+}
+compare embedded start_embedded stop_processes
+
+if [ "${REDIS:-1}" = "0" ] || ! command -v redis-server >/dev/null; then exit 0; fi
+REDIS_PORT=${REDIS_PORT:-$((PORT + 100))}
+mkdir -p "$work/redis"
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$work/redis" --save '' --appendonly yes \
+  --appendfsync everysec --maxmemory-policy noeviction >"$work/redis.log" 2>&1 &
+redis_pid=$!
+for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
+start_redis() {
+  redis-cli -p "$REDIS_PORT" flushall >/dev/null
+  local env=(ALGOSERVE_REDIS_URL="redis://127.0.0.1:$REDIS_PORT" ALGOSERVE_REDIS_PREFIX="bench$1" ALGOSERVE_ALGORITHMS="$MODULE")
+  env "${env[@]}" node --max-semi-space-size=1 dist/main.js serve --port "$PORT" >"$work/service.log" 2>&1 &
+  service_pid=$!
+  env "${env[@]}" node --max-semi-space-size=1 dist/main.js worker --worker-port $((PORT + 1)) >"$work/worker.log" 2>&1 &
+  worker_pid=$!
+  pids=("$service_pid" "$worker_pid")
+  wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
+  wait_ready "http://127.0.0.1:$((PORT + 1))/readyz" "$work/worker.log"
+}
+compare "Redis, one serve and one worker" start_redis stop_processes

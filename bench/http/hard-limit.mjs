@@ -1,0 +1,121 @@
+// A run that never looks at its signal, past a 500 ms limit: how long its caller waits for the answer
+// (500 ALGORITHM_ERROR once the thread is terminated and gone), and what /healthz answers meanwhile.
+// The service loads a module that spins in a busy loop with timeoutMs 500; CALLS calls to it are made
+// CONCURRENCY at a time while another client asks GET /healthz every HEALTH_EVERY_MS ms, one request
+// at a time. Baseline in the same run: the same /healthz client for the same time with no spin call.
+// Usage: npm run build && node bench/http/hard-limit.mjs   (CALLS=20 CONCURRENCY=1 HEALTH_EVERY_MS=10)
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+const CALLS = Number(process.env.CALLS ?? 20)
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 1)
+const HEALTH_EVERY_MS = Number(process.env.HEALTH_EVERY_MS ?? 10)
+const PORT = Number(process.env.PORT ?? 18400)
+const base = `http://127.0.0.1:${PORT}`
+
+const work = mkdtempSync(join(tmpdir(), 'algoserve-hard-limit-'))
+writeFileSync(
+  join(work, 'spin.mjs'),
+  `export default {
+  name: 'Spin',
+  version: '1.0.0',
+  description: 'Spins until stopped, never looking at its signal.',
+  params: { type: 'object' },
+  result: { type: 'object' },
+  timeoutMs: 500,
+  run() { for (;;) {} },
+}
+`,
+)
+const service = spawn(
+  process.execPath,
+  ['dist/main.js', 'serve', '--port', String(PORT), '--data-dir', join(work, 'data'), '--log-level', 'fatal'],
+  {
+    env: { ...process.env, ALGOSERVE_ALGORITHMS: join(work, 'spin.mjs') },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  },
+)
+const stop = () => {
+  service.kill()
+  rmSync(work, { recursive: true, force: true })
+}
+process.on('exit', stop)
+
+for (let i = 0; ; i++) {
+  const ready = await fetch(`${base}/readyz`).then(
+    (r) => r.ok,
+    () => false,
+  )
+  if (ready) break
+  if (i > 600) throw new Error('the service did not start')
+  await sleep(50)
+}
+
+/** GET /healthz one at a time, every HEALTH_EVERY_MS, until `done()`; the latencies in ms. */
+async function probeHealth(done) {
+  const times = []
+  while (!done()) {
+    const start = performance.now()
+    const response = await fetch(`${base}/healthz`)
+    await response.arrayBuffer()
+    if (response.status !== 200) throw new Error(`/healthz answered ${response.status}`)
+    times.push(performance.now() - start)
+    await sleep(HEALTH_EVERY_MS)
+  }
+  return times
+}
+
+const quantile = (values, q) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
+}
+const ms = (value) => value.toFixed(1)
+const summary = (times) =>
+  `${times.length} requests, p50 ${ms(quantile(times, 0.5))} ms, p99 ${ms(quantile(times, 0.99))} ms, max ${ms(Math.max(...times))} ms`
+
+// The spin calls, CONCURRENCY at a time, while /healthz is asked.
+let calling = true
+const health = probeHealth(() => !calling)
+const answers = []
+const statuses = new Map()
+const started = performance.now()
+let next = 0
+await Promise.all(
+  Array.from({ length: CONCURRENCY }, async () => {
+    while (next < CALLS) {
+      next++
+      const start = performance.now()
+      const response = await fetch(`${base}/algorithms/Spin/invoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      })
+      const body = await response.json()
+      answers.push(performance.now() - start)
+      const key = `${response.status} ${body.error ?? ''}`
+      statuses.set(key, (statuses.get(key) ?? 0) + 1)
+    }
+  }),
+)
+const spinMs = performance.now() - started
+calling = false
+const during = await health
+
+// The baseline: the same /healthz client for as long, with no spin call.
+const idleUntil = performance.now() + spinMs
+const idle = await probeHealth(() => performance.now() >= idleUntil)
+
+console.log(
+  `## A run past its 500 ms limit that ignores its signal: ${CALLS} calls, ${CONCURRENCY} at a time`,
+)
+console.log()
+console.log(`answers: ${[...statuses].map(([key, n]) => `${n} x ${key}`).join(', ')}`)
+console.log(
+  `answer time: p50 ${ms(quantile(answers, 0.5))} ms, p99 ${ms(quantile(answers, 0.99))} ms, max ${ms(Math.max(...answers))} ms`,
+)
+console.log(`/healthz during the calls (every ${HEALTH_EVERY_MS} ms): ${summary(during)}`)
+console.log(`/healthz with no call, as long: ${summary(idle)}`)
+process.exit(0)
