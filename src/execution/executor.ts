@@ -15,6 +15,7 @@ import type { Algorithm } from '../algorithms/algorithm.js'
 import { AlgorithmError, ConfigError, RunTimeLimitError, ServiceUnavailableError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Progress } from './algorithm-process.js'
+import { type Lane, Lanes } from './lanes.js'
 import type { PoolWorkerData, ThreadLoad, WorkerOutcome, WorkerTask } from './pool-worker.js'
 import type { ProcessPools } from './process-pool.js'
 import { RunFailure, type TimedRun, timedRunInline } from './timed-run.js'
@@ -50,8 +51,7 @@ export interface ExecutorOptions {
   processes?: ProcessPools
 }
 
-/** Who asks for the run: a synchronous /invoke call or a background job. */
-export type Lane = 'invoke' | 'job'
+export type { Lane } from './lanes.js'
 
 export interface RunCallOptions {
   /** Aborts the run, or its wait for a thread. */
@@ -80,13 +80,11 @@ export class Executor {
   // Runs wait here, first in first out within each lane, until a thread is free. Piscina's own queue
   // is not FIFO for abortable tasks: under load some waited seconds behind later ones (bench/http/invoke.sh,
   // 100-digit primes).
-  readonly #waiting: Record<Lane, (() => void)[]> = { invoke: [], job: [] }
-  #lastServed: Lane = 'job'
+  readonly #lanes: Lanes<ThreadSlot>
   #busy = 0
   /** Runs on a thread that have not yet been running for LONG_RUN_MS. */
   #shortRuns = 0
   readonly #threads: number
-  readonly #invokeQueueTimeoutMs: number
   /** Threads terminated and not yet gone, with the promise of their exit. */
   readonly #exiting = new Set<Promise<void>>()
   readonly #processes: ProcessPools | undefined
@@ -99,7 +97,7 @@ export class Executor {
     this.usableCpus = options.threads > 0 ? null : usableCpus(options.cpuProbe)
     const threads = this.usableCpus === null ? options.threads : threadsFor(this.usableCpus.cpus)
     this.#metrics = metrics
-    this.#invokeQueueTimeoutMs = options.invokeQueueTimeoutMs ?? Number.POSITIVE_INFINITY
+    this.#lanes = new Lanes(options.invokeQueueTimeoutMs ?? Number.POSITIVE_INFINITY, 'worker thread')
     this.#threads = threads
     this.#processes = options.processes
     const workerData: PoolWorkerData = { algorithmFiles: options.algorithmFiles ?? [] }
@@ -269,31 +267,7 @@ export class Executor {
   async #acquireThread(lane: Lane, signal?: AbortSignal): Promise<ThreadSlot> {
     signal?.throwIfAborted()
     if (this.#hasFreeThread()) return this.#take()
-    const line = this.#waiting[lane]
-    const bound = lane === 'invoke' ? this.#invokeQueueTimeoutMs : Number.POSITIVE_INFINITY
-    if (bound === 0) throw this.#noThread()
-    return new Promise<ThreadSlot>((resolve, reject) => {
-      const leave = (reason: unknown) => {
-        clearTimeout(timer)
-        signal?.removeEventListener('abort', onAbort)
-        line.splice(line.indexOf(start), 1)
-        reject(reason)
-      }
-      const onAbort = () => leave(signal?.reason)
-      const start = () => {
-        clearTimeout(timer)
-        signal?.removeEventListener('abort', onAbort)
-        resolve(this.#take())
-      }
-      const timer = Number.isFinite(bound) ? setTimeout(() => leave(this.#noThread()), bound) : undefined
-      signal?.addEventListener('abort', onAbort, { once: true })
-      line.push(start)
-    })
-  }
-
-  #noThread(): ServiceUnavailableError {
-    const seconds = Math.max(1, Math.ceil(this.#invokeQueueTimeoutMs / 1000))
-    return new ServiceUnavailableError('Every worker thread is busy; try again later.', seconds)
+    return this.#lanes.wait(lane, signal)
   }
 
   #hasFreeThread(): boolean {
@@ -322,14 +296,7 @@ export class Executor {
   }
 
   #startWaiting(): void {
-    while (this.#hasFreeThread()) {
-      const other: Lane = this.#lastServed === 'invoke' ? 'job' : 'invoke'
-      const lane = this.#waiting[other].length > 0 ? other : this.#lastServed
-      const next = this.#waiting[lane].shift()
-      if (next === undefined) return
-      this.#lastServed = lane
-      next()
-    }
+    while (this.#hasFreeThread() && this.#lanes.waiting > 0) this.#lanes.handOver(this.#take())
   }
 
   async close(): Promise<void> {

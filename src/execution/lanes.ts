@@ -1,8 +1,10 @@
-// The two waiting lines of runs for something only a few can hold at once (a process algorithm's
-// processes): first in first out within each lane, and the lanes take turns when both wait, as the
-// executor's lines for worker threads do. An /invoke call waits at most its bound, then gets a 503.
+// The two waiting lines of runs for something only a few can hold at once (the worker threads, a
+// process algorithm's processes): first in first out within each lane, and the lanes take turns when
+// both wait. An /invoke call waits at most its bound, then gets a 503.
 import { ServiceUnavailableError } from '../errors.js'
-import type { Lane } from './executor.js'
+
+/** Who asks for the run: a synchronous /invoke call or a background job. */
+export type Lane = 'invoke' | 'job'
 
 export class Lanes<T> {
   readonly #waiting: Record<Lane, ((value: T) => void)[]> = { invoke: [], job: [] }
