@@ -10,7 +10,7 @@ const overBudget = () =>
 
 export function limitBufferedBodies(app: FastifyInstance, maxBytes: number, bodyLimit: number): void {
   let held = 0
-  app.addHook('preParsing', (request, reply, payload, done) => {
+  app.addHook('preParsing', function reserveBodyBytes(request, reply, payload, done) {
     const { headers } = request
     if (headers['transfer-encoding'] === undefined) {
       const declared = Number(headers['content-length'] ?? '0')

@@ -18,7 +18,7 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics, isShutti
   const { httpInProgress } = metrics
   const requestEnded = () => httpInProgress.dec()
 
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', function observeRequest(request, reply, done) {
     reply.header('x-request-id', request.id)
     // Kept-alive clients are told to reconnect, perhaps to another instance.
     if (isShuttingDown()) reply.header('connection', 'close')
@@ -35,7 +35,7 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics, isShutti
     const count = endpointObserver(metrics, route.url.replace(/:([^/]+)/g, '{$1}'))
     route.onResponse = [
       ...hooks,
-      (request, reply, done) => {
+      function countAnswer(request, reply, done) {
         count(request, reply)
         done()
       },
@@ -43,7 +43,7 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics, isShutti
   })
   // Requests that matched no route (404, 405) only pass the global hooks.
   const countUnmatched = endpointObserver(metrics, UNMATCHED_ENDPOINT)
-  app.addHook('onResponse', (request, reply, done) => {
+  app.addHook('onResponse', function countUnmatchedAnswer(request, reply, done) {
     if (request.is404) countUnmatched(request, reply)
     done()
   })

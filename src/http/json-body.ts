@@ -21,7 +21,7 @@ type WithSentType = { [SENT_CONTENT_TYPE]?: string }
 export function registerBodyParsers(app: FastifyInstance, limits: JsonLimits): void {
   // As FastAPI reads it: an empty Content-Type is none (JSON), a malformed one is not JSON. Fastify
   // would refuse the malformed one with a 415 before the body is read.
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', function readContentType(request, _reply, done) {
     const headers = request.raw.headers
     const contentType = headers['content-type']
     if (contentType !== undefined) {

@@ -52,7 +52,13 @@ export class BatchedLines implements LogDestination {
   }
 }
 
-/** The service's log destination: batched lines to file descriptor 1, written without blocking. */
+/**
+ * The service's log destination: batched lines to file descriptor 1, written without blocking. Node emits
+ * 'exit' at every end short of a signal (process.exit, a crash, an empty event loop): the lines taken
+ * are written out then. A SIGKILL loses the lines not yet written (docs/metrics.md, logs).
+ */
 export function stdoutDestination(): LogDestination {
-  return new BatchedLines(pino.destination({ dest: 1, sync: false }))
+  const lines = new BatchedLines(pino.destination({ dest: 1, sync: false }))
+  process.on('exit', () => lines.flushSync())
+  return lines
 }
