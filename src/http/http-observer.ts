@@ -8,10 +8,22 @@ import { type Metrics, UNMATCHED_ENDPOINT } from '../metrics/metrics.js'
 /** A client's x-request-id that is kept; any other is replaced. */
 export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
-/** Fastify's genReqId: the client's x-request-id when it is well formed, otherwise a fresh UUID v4. */
+/** Fastify's genReqId: the client's x-request-id when it is well formed, otherwise a fresh id. */
 export function requestId(request: IncomingMessage): string {
   const given = request.headers['x-request-id']
-  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : freshRequestId()
+}
+
+// A fresh id is in UUID v4 form, unique without a random draw per request: its first 20 hex digits (the
+// version and variant included) are drawn once per process, the last 12 count on from a random start.
+const ID_PREFIX = randomUUID().slice(0, 24)
+const COUNTER_SPAN = 2 ** 48
+let idCounter = Number.parseInt(randomUUID().slice(24), 16)
+
+/** A request id never given before: in this process, by the counter; across processes, by the prefix. */
+export function freshRequestId(): string {
+  idCounter = (idCounter + 1) % COUNTER_SPAN
+  return ID_PREFIX + idCounter.toString(16).padStart(12, '0')
 }
 
 export function observeRequests(app: FastifyInstance, metrics: Metrics, isShuttingDown: () => boolean): void {

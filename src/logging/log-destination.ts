@@ -14,7 +14,11 @@ export interface LogDestination {
 }
 
 export interface BatchedLinesOptions {
-  /** Lines are handed over once this many characters have gathered... */
+  /**
+   * Lines are handed over once this many characters have gathered (64 Ki by default: each hand-over is a
+   * write on libuv's thread pool, whose cost a large batch spreads over many lines; a SIGKILL loses at most
+   * one batch)...
+   */
   batchChars?: number
   /** ...or after this many ms, so that a quiet service's lines still appear. */
   flushMs?: number
@@ -28,7 +32,7 @@ export class BatchedLines implements LogDestination {
 
   constructor(sink: LogDestination, options: BatchedLinesOptions = {}) {
     this.#sink = sink
-    this.#batchChars = options.batchChars ?? 4096
+    this.#batchChars = options.batchChars ?? 64 * 1024
     setInterval(() => this.#handOver(), options.flushMs ?? 250).unref()
   }
 
