@@ -15,9 +15,8 @@ export interface LogDestination {
 
 export interface BatchedLinesOptions {
   /**
-   * Lines are handed over once this many characters have gathered (64 Ki by default: each hand-over is a
-   * write on libuv's thread pool, whose cost a large batch spreads over many lines; a SIGKILL loses at most
-   * one batch)...
+   * Lines are handed over once this many characters have gathered. Larger batches make fewer writes, but
+   * their lines outlive the young generation and cost more in garbage collection (docs/benchmarks/invoke.md).
    */
   batchChars?: number
   /** ...or after this many ms, so that a quiet service's lines still appear. */
@@ -32,7 +31,7 @@ export class BatchedLines implements LogDestination {
 
   constructor(sink: LogDestination, options: BatchedLinesOptions = {}) {
     this.#sink = sink
-    this.#batchChars = options.batchChars ?? 64 * 1024
+    this.#batchChars = options.batchChars ?? 4096
     setInterval(() => this.#handOver(), options.flushMs ?? 250).unref()
   }
 
