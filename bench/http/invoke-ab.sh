@@ -5,14 +5,15 @@
 # the bare server, median p99, and median CPU time per request (user + system of the whole process, from
 # /proc).
 #
-# Usage: bash bench/http/invoke-ab.sh 'NAME|REV|NODE_FLAGS|SERVICE_FLAGS' ...
+# Usage: bash bench/http/invoke-ab.sh 'NAME|REV|NODE_FLAGS|SERVICE_FLAGS' ...   (REV: a git revision, WORKTREE
+#        for this checkout with its uncommitted changes, or the folder of a built checkout)
 #        (DURATION=5s CONNECTIONS=32 ROUNDS=7)
 #   e.g. bash bench/http/invoke-ab.sh 'before|HEAD~2||' 'now|HEAD||' 'now-warn|HEAD||--log-level warn'
 # NODE_FLAGS default to npm start's (--max-semi-space-size=1); SERVICE_FLAGS to `--log-level info`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-[ $# -gt 0 ] || { sed -n '2,9p' "$0" >&2; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
 DURATION=${DURATION:-5s}
 CONNECTIONS=${CONNECTIONS:-32}
 ROUNDS=${ROUNDS:-7}
@@ -40,7 +41,7 @@ answer=$(curl -sf -H 'content-type: application/json' -d '{"number": 97}' "http:
 node bench/http/bare-server.mjs "${ports[0]}" "$answer" &
 pids+=($!)
 server_pids=($! "${server_pids[@]}")
-sleep 1
+wait_listening "${ports[0]}"
 
 # shellcheck source=bench/http/alternating-rounds.sh
 . bench/http/alternating-rounds.sh

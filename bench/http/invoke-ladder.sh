@@ -36,7 +36,7 @@ LEVEL=3 node bench/http/fastify-server.mjs 18095 >/dev/null &
 minimum_pid=$!
 pids+=("$bare_pid" "$fastify_pid" "$logging_pid" "$minimum_pid")
 server_pids=("$bare_pid" "$fastify_pid" "$logging_pid" "$minimum_pid" "$service_pid")
-sleep 1
+for port in 18091 18092 18093 18095; do wait_listening "$port"; done
 
 # shellcheck source=bench/http/alternating-rounds.sh
 . bench/http/alternating-rounds.sh

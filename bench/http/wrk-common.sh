@@ -49,9 +49,19 @@ wrk_summary() {
 }
 
 # Prints the folder of git revision REV built in a worktree of its own under $work (once per commit), with
-# this checkout's node_modules.
+# this checkout's node_modules. REV may also be WORKTREE, this checkout as it is on disk, uncommitted changes
+# included (built here, once), or the path of a folder that holds a built checkout (its dist/main.js).
 revision_tree() {
   local commit tree
+  if [ "$1" = WORKTREE ]; then
+    if [ ! -e "$work/worktree-built" ]; then npm run build --silent >/dev/null && touch "$work/worktree-built"; fi
+    pwd
+    return
+  fi
+  if [ -f "$1/dist/main.js" ]; then
+    (cd "$1" && pwd)
+    return
+  fi
   commit=$(git rev-parse --verify "$1^{commit}")
   tree="$work/tree-$commit"
   if [ ! -d "$tree" ]; then

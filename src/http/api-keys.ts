@@ -45,7 +45,7 @@ export function requireApiKeys(
   accepted: readonly Buffer[],
   isRequired: (route: RouteDeclaration) => boolean,
 ): void {
-  const check = async (request: FastifyRequest): Promise<void> => {
+  const checkApiKey = async (request: FastifyRequest): Promise<void> => {
     const header = request.headers.authorization
     const key = header === undefined ? undefined : BEARER.exec(header)?.[1]
     if (key === undefined) throw new UnauthorizedError(header !== undefined)
@@ -59,6 +59,6 @@ export function requireApiKeys(
   app.addHook('onRoute', (route) => {
     if (route.config === undefined || !isRequired(route.config)) return
     // First among the route's own hooks: the rate limit counts the client the key names.
-    route.onRequest = [check, ...[route.onRequest ?? []].flat()]
+    route.onRequest = [checkApiKey, ...[route.onRequest ?? []].flat()]
   })
 }

@@ -1,12 +1,11 @@
 // Requests refused by node:http before Fastify sees them (bad framing or header bytes, headers too
 // large, a request that took too long, an Expect header it cannot meet) still get the contract's flat
 // error body and an x-request-id, wherever an HTTP answer can still be written.
-import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
-import { requestId } from './http-observer.js'
+import { freshRequestId, requestId } from './http-observer.js'
 
 interface Refusal {
   status: number
@@ -38,7 +37,7 @@ export function clientErrorHandler(log: () => FastifyBaseLogger) {
   return (error: NodeJS.ErrnoException, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed) return
     const refusal = refusalOf(error)
-    const id = randomUUID()
+    const id = freshRequestId()
     log().info({ reqId: id, err: { code: error.code, message: error.message } }, 'request refused')
     // As node:http itself does: nothing is written into a response that has begun.
     const inProgress = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage

@@ -8,17 +8,29 @@ import { type Metrics, UNMATCHED_ENDPOINT } from '../metrics/metrics.js'
 /** A client's x-request-id that is kept; any other is replaced. */
 export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
-/** Fastify's genReqId: the client's x-request-id when it is well formed, otherwise a fresh UUID v4. */
+/** Fastify's genReqId: the client's x-request-id when it is well formed, otherwise a fresh id. */
 export function requestId(request: IncomingMessage): string {
   const given = request.headers['x-request-id']
-  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : freshRequestId()
+}
+
+// A fresh id is in UUID v4 form, unique without a random draw per request: its first 20 hex digits (the
+// version and variant included) are drawn once per process, the last 12 count on from a random start.
+const ID_PREFIX = randomUUID().slice(0, 24)
+const COUNTER_SPAN = 2 ** 48
+let idCounter = Number.parseInt(randomUUID().slice(24), 16)
+
+/** A request id never given before: in this process, by the counter; across processes, by the prefix. */
+export function freshRequestId(): string {
+  idCounter = (idCounter + 1) % COUNTER_SPAN
+  return ID_PREFIX + idCounter.toString(16).padStart(12, '0')
 }
 
 export function observeRequests(app: FastifyInstance, metrics: Metrics, isShuttingDown: () => boolean): void {
   const { httpInProgress } = metrics
   const requestEnded = () => httpInProgress.dec()
 
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', function observeRequest(request, reply, done) {
     reply.header('x-request-id', request.id)
     // Kept-alive clients are told to reconnect, perhaps to another instance.
     if (isShuttingDown()) reply.header('connection', 'close')
@@ -32,10 +44,15 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics, isShutti
   // the interface wants it: /jobs/:job_id becomes /jobs/{job_id}.
   app.addHook('onRoute', (route: RouteOptions) => {
     const hooks = route.onResponse === undefined ? [] : [route.onResponse].flat()
-    const count = endpointObserver(metrics, route.url.replace(/:([^/]+)/g, '{$1}'))
+    const methods = [route.method].flat()
+    const count = endpointObserver(
+      metrics,
+      route.url.replace(/:([^/]+)/g, '{$1}'),
+      methods.length === 1 ? methods[0] : undefined,
+    )
     route.onResponse = [
       ...hooks,
-      (request, reply, done) => {
+      function countAnswer(request, reply, done) {
         count(request, reply)
         done()
       },
@@ -43,7 +60,7 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics, isShutti
   })
   // Requests that matched no route (404, 405) only pass the global hooks.
   const countUnmatched = endpointObserver(metrics, UNMATCHED_ENDPOINT)
-  app.addHook('onResponse', (request, reply, done) => {
+  app.addHook('onResponse', function countUnmatchedAnswer(request, reply, done) {
     if (request.is404) countUnmatched(request, reply)
     done()
   })
@@ -53,33 +70,45 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics, isShutti
  * Counts the answers of one endpoint. The label children are looked up once per method and status:
  * working out the labels on every request (the route getter, the template rewrite, the label hash) showed
  * in profiles, and resolving them once, with one shared 'close' listener, gave the small-prime /invoke
- * about 9% more throughput (docs/benchmarks/invoke.md).
+ * about 9% more throughput (docs/benchmarks/invoke.md). A route of one method (`method`) has its
+ * method's children bound when it is declared, so that a request looks up its status alone.
  */
 export function endpointObserver(
   metrics: Metrics,
   endpoint: string,
+  method?: string,
 ): (request: FastifyRequest, reply: FastifyReply) => void {
   const { httpRequests, httpDuration } = metrics
-  const children = new Map<string, MethodMetrics>()
+  // A series is made at its first answer: /metrics lists no endpoint before it has been called.
+  const seriesOf = (method: string): MethodSeries => {
+    let duration: { observe(seconds: number): void } | undefined
+    const byStatus = new Map<number, { inc(): void }>()
+    return (reply) => {
+      const status = reply.statusCode
+      let counter = byStatus.get(status)
+      if (counter === undefined) {
+        counter = httpRequests.labels({ method, endpoint, status })
+        byStatus.set(status, counter)
+      }
+      counter.inc()
+      duration ??= httpDuration.labels({ method, endpoint })
+      duration.observe(reply.elapsedTime / 1000)
+    }
+  }
+  if (method !== undefined) {
+    const count = seriesOf(method)
+    return (_request, reply) => count(reply)
+  }
+  const byMethod = new Map<string, MethodSeries>()
   return (request, reply) => {
-    const { method } = request
-    let forMethod = children.get(method)
-    if (forMethod === undefined) {
-      forMethod = { duration: httpDuration.labels({ method, endpoint }), byStatus: new Map() }
-      children.set(method, forMethod)
+    let count = byMethod.get(request.method)
+    if (count === undefined) {
+      count = seriesOf(request.method)
+      byMethod.set(request.method, count)
     }
-    const status = reply.statusCode
-    let counter = forMethod.byStatus.get(status)
-    if (counter === undefined) {
-      counter = httpRequests.labels({ method, endpoint, status })
-      forMethod.byStatus.set(status, counter)
-    }
-    counter.inc()
-    forMethod.duration.observe(reply.elapsedTime / 1000)
+    count(reply)
   }
 }
 
-interface MethodMetrics {
-  duration: { observe(seconds: number): void }
-  byStatus: Map<number, { inc(): void }>
-}
+/** Counts one answer of one method of an endpoint. */
+type MethodSeries = (reply: FastifyReply) => void

@@ -21,12 +21,16 @@ type WithSentType = { [SENT_CONTENT_TYPE]?: string }
 export function registerBodyParsers(app: FastifyInstance, limits: JsonLimits): void {
   // As FastAPI reads it: an empty Content-Type is none (JSON), a malformed one is not JSON. Fastify
   // would refuse the malformed one with a 415 before the body is read.
-  app.addHook('onRequest', (request, _reply, done) => {
+  // Clients send the same Content-Type request after request: the last one found well formed is not
+  // parsed again.
+  let lastWellFormed = 'application/json'
+  app.addHook('onRequest', function readContentType(request, _reply, done) {
     const headers = request.raw.headers
     const contentType = headers['content-type']
-    if (contentType !== undefined) {
+    if (contentType !== undefined && contentType !== lastWellFormed) {
       if (contentType.trim() === '') delete headers['content-type']
-      else if (!MEDIA_TYPE.test(contentType.split(';', 1)[0]?.trim() ?? '')) {
+      else if (MEDIA_TYPE.test(contentType.split(';', 1)[0]?.trim() ?? '')) lastWellFormed = contentType
+      else {
         ;(request.raw as WithSentType)[SENT_CONTENT_TYPE] = contentType
         headers['content-type'] = MALFORMED_CONTENT_TYPE
       }

@@ -14,7 +14,10 @@ export interface LogDestination {
 }
 
 export interface BatchedLinesOptions {
-  /** Lines are handed over once this many characters have gathered... */
+  /**
+   * Lines are handed over once this many characters have gathered. Larger batches make fewer writes, but
+   * their lines outlive the young generation and cost more in garbage collection (docs/benchmarks/invoke.md).
+   */
   batchChars?: number
   /** ...or after this many ms, so that a quiet service's lines still appear. */
   flushMs?: number
@@ -52,7 +55,13 @@ export class BatchedLines implements LogDestination {
   }
 }
 
-/** The service's log destination: batched lines to file descriptor 1, written without blocking. */
+/**
+ * The service's log destination: batched lines to file descriptor 1, written without blocking. Node emits
+ * 'exit' at every end short of a signal (process.exit, a crash, an empty event loop): the lines taken
+ * are written out then. A SIGKILL loses the lines not yet written (docs/metrics.md, logs).
+ */
 export function stdoutDestination(): LogDestination {
-  return new BatchedLines(pino.destination({ dest: 1, sync: false }))
+  const lines = new BatchedLines(pino.destination({ dest: 1, sync: false }))
+  process.on('exit', () => lines.flushSync())
+  return lines
 }

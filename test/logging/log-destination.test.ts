@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import pino from 'pino'
 import { BatchedLines } from '../../src/logging/log-destination.js'
 import { until } from '../helpers/time.js'
@@ -63,4 +65,38 @@ test('pino lines, multi-byte ones included, arrive whole and in order', () => {
     written.every((line) => line.request_id === line.msg.length),
     'each line keeps its own fields',
   )
+})
+
+const DESTINATION = fileURLToPath(new URL('../../src/logging/log-destination.ts', import.meta.url))
+
+/** A child process that writes `count` lines to stdoutDestination() (far below a batch), then `ending`. */
+function linesBefore(ending: string, count = 20): { stdout: string; status: number | null } {
+  const script = `
+    import { stdoutDestination } from ${JSON.stringify(DESTINATION)}
+    const lines = stdoutDestination()
+    for (let i = 0; i < ${count}; i++) lines.write('line ' + i + '\\n')
+    ${ending}`
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  })
+  return { stdout: child.stdout, status: child.status }
+}
+
+const expected = (count = 20) => Array.from({ length: count }, (_, i) => `line ${i}\n`).join('')
+
+test('the lines taken are written when the process exits, whatever ends it', async (t) => {
+  const endings: Record<string, string> = {
+    'process.exit': 'process.exit(3)',
+    'an uncaught exception': "setImmediate(() => { throw new Error('crash') })",
+    'an unhandled rejection': "Promise.reject(new Error('crash'))",
+    'the event loop running dry': '',
+  }
+  for (const [name, ending] of Object.entries(endings)) {
+    await t.test(name, () => {
+      const { stdout, status } = linesBefore(ending)
+      assert.notEqual(status, null, 'the child ended by itself')
+      assert.equal(stdout, expected(), `every line, once, in order, after ${name}`)
+    })
+  }
 })
