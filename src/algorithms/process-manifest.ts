@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { ConfigError } from '../errors.js'
 import type { Algorithm } from './algorithm.js'
-import { checkModule } from './loader.js'
+import { checkModule } from './contract.js'
 
 export const MANIFEST = 'algorithm.json'
 

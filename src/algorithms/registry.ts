@@ -2,7 +2,8 @@
 // ALGOSERVE_ALGORITHMS. Built once in the process and once in every worker thread, from the same files.
 import { ConfigError } from '../errors.js'
 import type { Algorithm } from './algorithm.js'
-import { checkModule, loadModuleFile } from './loader.js'
+import { checkModule } from './contract.js'
+import { loadModuleFile } from './loader.js'
 import primeChecker from './prime-checker/index.js'
 
 export type Registry = ReadonlyMap<string, Algorithm>

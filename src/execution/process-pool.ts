@@ -7,7 +7,7 @@ import type { Algorithm } from '../algorithms/algorithm.js'
 import type { Registry } from '../algorithms/registry.js'
 import { ServiceUnavailableError } from '../errors.js'
 import { AlgorithmProcess, type Progress } from './algorithm-process.js'
-import type { Lane } from './executor.js'
+import type { Lane } from './lanes.js'
 import { Lanes } from './lanes.js'
 import { checkedResult, secondsSince, type TimedRun } from './timed-run.js'
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { INLINE } from '../../src/algorithms/algorithm.js'
-import { checkModule } from '../../src/algorithms/loader.js'
+import { checkModule } from '../../src/algorithms/contract.js'
 import primeCheckerModule from '../../src/algorithms/prime-checker/index.js'
 import { AlgorithmError, ConfigError } from '../../src/errors.js'
 import { Executor } from '../../src/execution/executor.js'

@@ -2,7 +2,7 @@
 // short decimals (0.004023, not 0.004023482999999942), inline and on a worker thread alike.
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
-import { checkModule } from '../../src/algorithms/loader.js'
+import { checkModule } from '../../src/algorithms/contract.js'
 import primeCheckerModule from '../../src/algorithms/prime-checker/index.js'
 import { Executor } from '../../src/execution/executor.js'
 import { timedRunInline } from '../../src/execution/timed-run.js'
