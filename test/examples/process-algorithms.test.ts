@@ -16,7 +16,7 @@ import { ProcessPool } from '../../src/execution/process-pool.js'
 import type { TestApp } from '../helpers/app.js'
 import { forEachBackend } from '../helpers/backends.js'
 import { waitForJob } from '../helpers/jobs.js'
-import { parseExact } from '../helpers/json.js'
+import { type ExactBody as Body, parseExact, postExact as post } from '../helpers/json.js'
 
 const FIBONACCI = fileURLToPath(new URL('../../examples/algorithms/fibonacci-python', import.meta.url))
 const ECHO = fileURLToPath(new URL('../../examples/algorithms/echo-bash', import.meta.url))
@@ -36,23 +36,6 @@ function fibonacci(n: number): bigint {
   let [a, b] = [0n, 1n]
   for (let i = 0; i < n; i++) [a, b] = [b, a + b]
   return a
-}
-
-/** The members these tests read of an answer's body (integers as BigInt). */
-interface Body {
-  result?: Record<string, unknown>
-  metadata?: { algorithm?: string; version?: string }
-  error?: string
-  message?: string
-  detail?: { loc: unknown[] }[]
-  job_id?: string
-  status?: string
-}
-
-async function post(url: string, body: string) {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
-  const text = await response.text()
-  return { status: response.status, json: parseExact(text) as Body }
 }
 
 forEachBackend((backend) => {

@@ -10,29 +10,12 @@ import { writeModules } from '../helpers/algorithms.js'
 import { startApp, type TestApp } from '../helpers/app.js'
 import { forEachBackend } from '../helpers/backends.js'
 import { createJob, waitForJob } from '../helpers/jobs.js'
-import { parseExact } from '../helpers/json.js'
+import { type ExactBody as Body, parseExact, postExact as post } from '../helpers/json.js'
 import { freshPrefix, type RedisServer, skipWithoutRedis, startRedis } from '../helpers/redis.js'
 
 const ECHO = fileURLToPath(new URL('../../examples/algorithms/echo-bash', import.meta.url))
 const MISBEHAVING = fileURLToPath(new URL('../fixtures/misbehaving-process', import.meta.url))
 const BIG = '18446744073709551617123'
-
-/** The members these tests read of an answer's body (integers as BigInt). */
-interface Body {
-  result?: Record<string, unknown>
-  metadata?: { algorithm?: string; version?: string }
-  error?: string
-  message?: string
-  detail?: { loc: unknown[] }[]
-  job_id?: string
-  status?: string
-}
-
-async function post(url: string, body: string) {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
-  const text = await response.text()
-  return { status: response.status, text, json: parseExact(text) as Body }
-}
 
 forEachBackend((backend) => {
   let server: TestApp
