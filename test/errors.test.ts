@@ -24,6 +24,7 @@ const instances: errors.CodedError[] = [
   new errors.StoreFullError('full'),
   new errors.DuplicateJobIdError('0123456789ab'),
   new errors.ShutdownAbort('shutting down'),
+  new errors.LockLostAbort('the lock of 0123456789ab lapsed'),
   new errors.WebhookAddressRefusedError('example.test', '10.0.0.1'),
   new errors.ConfigError('bad setting'),
   new errors.RedisRefusedError('evicts keys'),
