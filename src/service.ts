@@ -89,6 +89,14 @@ function servedAlgorithms(config: Config, algorithms: Registry): string[] {
   return config.workerAlgorithms.length > 0 ? [...new Set(config.workerAlgorithms)] : [...algorithms.keys()]
 }
 
+/** The `concurrency` of the algorithms that declare one. */
+function declaredConcurrency(algorithms: Registry): Map<string, number> {
+  const declared = new Map<string, number>()
+  for (const algorithm of algorithms.values())
+    if (algorithm.concurrency !== null) declared.set(algorithm.name, algorithm.concurrency)
+  return declared
+}
+
 async function openBackend(
   config: Config,
   log: FastifyBaseLogger,
@@ -219,7 +227,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
     start() {
       if (!runsJobs || consumers.length > 0) return
       consumers.push(
-        jobs.consumeJobs(runJob, { concurrency: jobConcurrency, algorithms: served }),
+        jobs.consumeJobs(runJob, {
+          concurrency: jobConcurrency,
+          algorithms: served,
+          concurrencyOf: declaredConcurrency(algorithms),
+        }),
         jobs.consumeDeliveries((message, signal) => sender.send(message, signal), {
           maxInFlight: MAX_DELIVERIES_IN_FLIGHT,
           pace,

@@ -37,6 +37,8 @@ export interface AlgorithmModule<Params = unknown, Result = unknown> {
   examples?: AlgorithmExample[]
   /** Hard limit of one run, in ms. */
   timeoutMs?: number
+  /** The most jobs of it running at once in one Algoserve process; default: the process's job concurrency. */
+  concurrency?: number
   run(params: Params, context: RunContext): Result | Promise<Result>
 }
 
@@ -106,6 +108,8 @@ export interface Algorithm {
   /** The file it was loaded from, for messages. */
   readonly source: string
   readonly timeoutMs: number | null
+  /** The most of its jobs running at once in one Algoserve process, when it declares so. */
+  readonly concurrency: number | null
   readonly inline: InlineRuns | undefined
   /** Set for a process algorithm: its runs go to its processes, never to a worker thread. */
   readonly process?: ProcessSpec

@@ -10,7 +10,17 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/
 // Semantic Versioning 2.0.0: major.minor.patch, an optional pre-release and build.
 const SEMVER =
   /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/
-const MEMBERS = ['name', 'version', 'description', 'params', 'result', 'examples', 'timeoutMs', 'run']
+const MEMBERS = [
+  'name',
+  'version',
+  'description',
+  'params',
+  'result',
+  'examples',
+  'timeoutMs',
+  'concurrency',
+  'run',
+]
 /** The module checked against the contract, with its schemas compiled; a ConfigError names what is wrong. */
 export function checkModule(value: unknown, source: string): Algorithm {
   const fail = (problem: string): never => {
@@ -34,6 +44,13 @@ export function checkModule(value: unknown, source: string): Algorithm {
     (typeof module.timeoutMs !== 'number' || !Number.isInteger(module.timeoutMs) || module.timeoutMs < 1)
   )
     fail("'timeoutMs' must be a whole number of ms, at least 1")
+  if (
+    module.concurrency !== undefined &&
+    (typeof module.concurrency !== 'number' ||
+      !Number.isInteger(module.concurrency) ||
+      module.concurrency < 1)
+  )
+    fail("'concurrency' must be a whole number of jobs running at once, at least 1")
   const compile = (member: 'params' | 'result') => {
     try {
       return compileSchema(module[member])
@@ -69,6 +86,7 @@ export function checkModule(value: unknown, source: string): Algorithm {
     module,
     source,
     timeoutMs: module.timeoutMs ?? null,
+    concurrency: module.concurrency ?? null,
     inline: module[INLINE],
     checkParams,
     checkResult,

@@ -5,6 +5,7 @@
 // /invoke calls and job runs share the pool through two waiting lines. When a thread frees up and
 // both lines wait, they take turns: a queue of jobs never puts /invoke behind more than the runs
 // already going, and a stream of /invoke calls never keeps jobs from their share of the threads.
+// Within the job line the algorithms take turns (lanes.ts).
 //
 // A run that has held its thread for LONG_RUN_MS is long. When every thread holds a long run, one
 // more thread starts for what waits, so that a short run never waits for a long one to end: the
@@ -215,7 +216,7 @@ export class Executor {
     signal: AbortSignal | undefined,
     timeoutMs: number | undefined,
   ): Promise<TimedRun> {
-    const slot = await this.#acquireThread(lane, signal).catch((error: unknown) => {
+    const slot = await this.#acquireThread(lane, algorithm.name, signal).catch((error: unknown) => {
       // Not the algorithm's failure: no run took place.
       throw error instanceof ServiceUnavailableError ? new NotRun(error) : error
     })
@@ -264,10 +265,10 @@ export class Executor {
     return metrics
   }
 
-  async #acquireThread(lane: Lane, signal?: AbortSignal): Promise<ThreadSlot> {
+  async #acquireThread(lane: Lane, algorithm: string, signal?: AbortSignal): Promise<ThreadSlot> {
     signal?.throwIfAborted()
     if (this.#hasFreeThread()) return this.#take()
-    return this.#lanes.wait(lane, signal)
+    return this.#lanes.wait(lane, algorithm, signal)
   }
 
   #hasFreeThread(): boolean {

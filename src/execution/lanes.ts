@@ -1,13 +1,20 @@
 // The two waiting lines of runs for something only a few can hold at once (the worker threads, a
-// process algorithm's processes): first in first out within each lane, and the lanes take turns when
-// both wait. An /invoke call waits at most its bound, then gets a 503.
+// process algorithm's processes): the lanes take turns when both wait. The invoke lane is first in
+// first out; in the job lane the algorithms take turns, first in first out within each, so that a
+// backlog of one algorithm never puts another's runs behind all of it. An /invoke call waits at most
+// its bound, then gets a 503.
 import { ServiceUnavailableError } from '../errors.js'
 
 /** Who asks for the run: a synchronous /invoke call or a background job. */
 export type Lane = 'invoke' | 'job'
 
+type Taker<T> = (value: T) => void
+
 export class Lanes<T> {
-  readonly #waiting: Record<Lane, ((value: T) => void)[]> = { invoke: [], job: [] }
+  readonly #invoke: Taker<T>[] = []
+  /** The job lane's runs by algorithm, the next to be served first (Map keeps insertion order). */
+  readonly #jobs = new Map<string, Taker<T>[]>()
+  #jobCount = 0
   #lastServed: Lane = 'job'
 
   /** `invokeBoundMs`: the longest wait of the invoke lane (ALGOSERVE_INVOKE_QUEUE_TIMEOUT_MS). */
@@ -17,20 +24,22 @@ export class Lanes<T> {
   ) {}
 
   get waiting(): number {
-    return this.#waiting.invoke.length + this.#waiting.job.length
+    return this.#invoke.length + this.#jobCount
   }
 
-  /** Waits in `lane` for a value handed over by `handOver`; rejects with the signal's reason or a 503. */
-  wait(lane: Lane, signal?: AbortSignal): Promise<T> {
+  /**
+   * Waits in `lane`, as a run of `algorithm`, for a value handed over by `handOver`; rejects with the
+   * signal's reason or a 503.
+   */
+  wait(lane: Lane, algorithm: string, signal?: AbortSignal): Promise<T> {
     signal?.throwIfAborted()
-    const line = this.#waiting[lane]
     const bound = lane === 'invoke' ? this.invokeBoundMs : Number.POSITIVE_INFINITY
     if (bound === 0) throw this.full()
     return new Promise<T>((resolve, reject) => {
       const leave = (reason: unknown) => {
         clearTimeout(timer)
         signal?.removeEventListener('abort', onAbort)
-        line.splice(line.indexOf(take), 1)
+        this.#leave(lane, algorithm, take)
         reject(reason)
       }
       const onAbort = () => leave(signal?.reason)
@@ -41,15 +50,50 @@ export class Lanes<T> {
       }
       const timer = Number.isFinite(bound) ? setTimeout(() => leave(this.full()), bound) : undefined
       signal?.addEventListener('abort', onAbort, { once: true })
-      line.push(take)
+      this.#join(lane, algorithm, take)
     })
+  }
+
+  #join(lane: Lane, algorithm: string, take: Taker<T>): void {
+    if (lane === 'invoke') {
+      this.#invoke.push(take)
+      return
+    }
+    const line = this.#jobs.get(algorithm)
+    if (line === undefined) this.#jobs.set(algorithm, [take])
+    else line.push(take)
+    this.#jobCount++
+  }
+
+  #leave(lane: Lane, algorithm: string, take: Taker<T>): void {
+    if (lane === 'invoke') {
+      this.#invoke.splice(this.#invoke.indexOf(take), 1)
+      return
+    }
+    const line = this.#jobs.get(algorithm) as Taker<T>[]
+    line.splice(line.indexOf(take), 1)
+    if (line.length === 0) this.#jobs.delete(algorithm)
+    this.#jobCount--
+  }
+
+  /** The next job run: of the algorithm whose turn it is, which then goes to the end of the turns. */
+  #nextJob(): Taker<T> | undefined {
+    for (const [algorithm, line] of this.#jobs) {
+      const next = line.shift() as Taker<T>
+      this.#jobs.delete(algorithm)
+      if (line.length > 0) this.#jobs.set(algorithm, line)
+      this.#jobCount--
+      return next
+    }
+    return undefined
   }
 
   /** Gives `value` to the next waiting run, the other lane first; false when none waits. */
   handOver(value: T): boolean {
     const other: Lane = this.#lastServed === 'invoke' ? 'job' : 'invoke'
-    const lane = this.#waiting[other].length > 0 ? other : this.#lastServed
-    const next = this.#waiting[lane].shift()
+    const waits = (lane: Lane) => (lane === 'invoke' ? this.#invoke.length : this.#jobCount) > 0
+    const lane = waits(other) ? other : this.#lastServed
+    const next = lane === 'invoke' ? this.#invoke.shift() : this.#nextJob()
     if (next === undefined) return false
     this.#lastServed = lane
     next(value)

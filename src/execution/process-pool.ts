@@ -96,7 +96,7 @@ export class ProcessPool {
         `The algorithm '${this.#algorithm.name}' is not running: its process ${failure}.`,
       )
     }
-    return this.#lanes.wait(lane, signal)
+    return this.#lanes.wait(lane, this.#algorithm.name, signal)
   }
 
   #free(process: AlgorithmProcess): void {

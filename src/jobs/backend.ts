@@ -45,6 +45,8 @@ export interface ConsumeJobsOptions {
    * every job regardless (the service then serves every algorithm it loaded).
    */
   algorithms: readonly string[]
+  /** The algorithms that declare their own `concurrency`: at most that many of their jobs run at once. */
+  concurrencyOf?: ReadonlyMap<string, number>
 }
 
 export interface ConsumeDeliveriesOptions {

@@ -73,6 +73,16 @@ const broken: [string, string, RegExp][] = [
     withMember('run', '() => 1, timeoutMs: 1.5'),
     /'timeoutMs' must be a whole number/,
   ],
+  [
+    'a concurrency of none',
+    withMember('run', '() => 1, concurrency: 0'),
+    /'concurrency' must be a whole number of jobs running at once, at least 1/,
+  ],
+  [
+    'a concurrency that is not a number',
+    withMember('run', "() => 1, concurrency: '2'"),
+    /'concurrency' must be a whole number/,
+  ],
   ['an unknown member', withMember('run', '() => 1, timeout: 100'), /unknown member 'timeout'/],
   [
     'a module that throws while loading',

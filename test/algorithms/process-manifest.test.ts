@@ -35,10 +35,11 @@ function manifest(members: unknown): string {
 }
 
 test('an algorithm.json: its members as a module gives them, its command, folder and instances', () => {
-  const file = manifest({ ...valid, instances: 3 })
+  const file = manifest({ ...valid, instances: 3, concurrency: 2 })
   const algorithm = loadManifest(file)
   assert.equal(algorithm.name, 'Shout')
   assert.equal(algorithm.timeoutMs, 2000)
+  assert.equal(algorithm.concurrency, 2)
   assert.equal(algorithm.source, file)
   assert.deepEqual(algorithm.process, {
     command: ['python3', 'shout.py'],
@@ -48,6 +49,7 @@ test('an algorithm.json: its members as a module gives them, its command, folder
   assert.deepEqual(algorithm.checkParams({ text: 'a' }), [])
   assert.equal(algorithm.checkParams({}).length, 1)
   assert.equal(loadManifest(manifest(valid)).process?.instances, 1)
+  assert.equal(loadManifest(manifest(valid)).concurrency, null)
 })
 
 const broken: [string, unknown, RegExp][] = [
@@ -59,6 +61,7 @@ const broken: [string, unknown, RegExp][] = [
   ['no instances', { ...valid, instances: 0 }, /'instances' must be a whole number from 1 to 64/],
   ['instances that are not whole', { ...valid, instances: 1.5 }, /'instances' must be a whole number/],
   ['a run', { ...valid, run: 'x' }, /unknown member 'run'/],
+  ['a concurrency that is not whole', { ...valid, concurrency: 1.5 }, /'concurrency' must be a whole number/],
   ['an unknown member', { ...valid, procs: 2 }, /unknown member 'procs'/],
   ['a bad name', { ...valid, name: 'sh out' }, /'name' must be 1 to 64 letters/],
   ['a bad version', { ...valid, version: '1' }, /'version' must be a semantic version/],

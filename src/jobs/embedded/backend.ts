@@ -135,6 +135,7 @@ export class EmbeddedBackend implements JobBackend {
       run,
       log: this.#o.log,
       concurrency: options.concurrency,
+      concurrencyOf: options.concurrencyOf,
       onEnded: (job, status, seconds) => this.#jobEnded(job, status, seconds),
     })
     this.#runner = runner

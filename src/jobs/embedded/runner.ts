@@ -1,5 +1,6 @@
 // The embedded job runner: takes pending jobs from the store in creation order and runs them
-// (`../execute.ts`), at most `concurrency` of those holding a worker thread at a time.
+// (`../execute.ts`), at most `concurrency` of those holding a worker thread at a time, and of an
+// algorithm that declares its own `concurrency`, at most that many.
 import type { FastifyBaseLogger } from 'fastify'
 import { CANCEL_REASON, ShutdownAbort } from '../../errors.js'
 import type { JobEndStatus, RunJob } from '../backend.js'
@@ -12,6 +13,8 @@ export interface RunnerOptions {
   run: RunJob
   log: FastifyBaseLogger
   concurrency: number
+  /** The algorithms that declare their own `concurrency`: at most that many of their jobs run at once. */
+  concurrencyOf?: ReadonlyMap<string, number>
   /** Called once a job's end is stored. */
   onEnded(job: JobRecord, status: JobEndStatus, seconds: number): void
 }
@@ -25,6 +28,8 @@ export class JobRunner extends WorkLoop<JobRecord> {
   readonly #o: RunnerOptions
   // Jobs holding a worker thread now; `concurrency` bounds them.
   #heavy = 0
+  // Jobs running now of each algorithm that declares a `concurrency`.
+  readonly #running = new Map<string, number>()
   // The runs in flight, by job id: a cancel aborts one and waits for its end to be stored.
   readonly #runs = new Map<string, { cancel: AbortController; done: Promise<void> }>()
 
@@ -35,7 +40,10 @@ export class JobRunner extends WorkLoop<JobRecord> {
 
   protected async take(): Promise<Batch<JobRecord>> {
     try {
-      const limits = { jobs: CLAIM_BATCH, heavy: this.#o.concurrency - this.#heavy }
+      const room = new Map<string, number>()
+      for (const [algorithm, most] of this.#o.concurrencyOf ?? [])
+        room.set(algorithm, most - (this.#running.get(algorithm) ?? 0))
+      const limits = { jobs: CLAIM_BATCH, heavy: this.#o.concurrency - this.#heavy, room }
       const items = await this.#o.store.claim(limits, Date.now())
       return { items, more: items.length === CLAIM_BATCH }
     } catch (error) {
@@ -45,12 +53,14 @@ export class JobRunner extends WorkLoop<JobRecord> {
   }
 
   protected async handle(job: JobRecord, shutdown: AbortSignal): Promise<void> {
-    if (job.cheap) return this.#run(job, shutdown)
-    this.#heavy++
+    const counted = this.#o.concurrencyOf?.has(job.algorithm) === true
+    if (counted) this.#running.set(job.algorithm, (this.#running.get(job.algorithm) ?? 0) + 1)
+    if (!job.cheap) this.#heavy++
     try {
       await this.#run(job, shutdown)
     } finally {
-      this.#heavy--
+      if (!job.cheap) this.#heavy--
+      if (counted) this.#running.set(job.algorithm, (this.#running.get(job.algorithm) as number) - 1)
     }
   }
 

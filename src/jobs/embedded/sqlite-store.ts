@@ -99,7 +99,11 @@ export class SqliteJobStore implements JobStore {
          VALUES (@id, @algorithm, @params, @webhook, @cheap, 'pending', @createdAt)`,
       ),
       read: db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`),
-      nextPending: db.prepare(`SELECT seq, cheap FROM jobs WHERE status = 'pending' ORDER BY seq LIMIT ?`),
+      // `full`: a JSON array of the algorithms none of whose jobs may be taken now.
+      nextPending: db.prepare(
+        `SELECT seq, cheap, algorithm FROM jobs WHERE status = 'pending'
+         AND algorithm NOT IN (SELECT value FROM json_each(@full)) ORDER BY seq LIMIT @limit`,
+      ),
       start: db.prepare(
         `UPDATE jobs SET status = 'running', started_at = @now, runs = runs + 1 WHERE seq = @seq
          RETURNING ${JOB_COLUMNS}`,
@@ -360,13 +364,27 @@ export class SqliteJobStore implements JobStore {
     return this.#guard(() =>
       inTransaction(this.#db, () => {
         const claimed: JobRecord[] = []
+        const room = new Map(limits.room)
         let heavy = 0
-        for (const { seq, cheap } of this.#sql.nextPending.all(limits.jobs) as {
-          seq: number
-          cheap: 0 | 1
-        }[]) {
-          if (!cheap && ++heavy > limits.heavy) break
-          claimed.push(toRecord(this.#sql.start.get({ seq, now }) as JobRow))
+        // Read again when an algorithm's room ran out in the rows read: later rows of others may be free.
+        let again = true
+        take: while (again && claimed.length < limits.jobs) {
+          again = false
+          const full = [...room].flatMap(([algorithm, left]) => (left > 0 ? [] : [algorithm]))
+          const rows = this.#sql.nextPending.all({
+            limit: limits.jobs - claimed.length,
+            full: JSON.stringify(full),
+          }) as { seq: number; cheap: 0 | 1; algorithm: string }[]
+          for (const { seq, cheap, algorithm } of rows) {
+            const left = room.get(algorithm)
+            if (left !== undefined && left <= 0) {
+              again = true
+              continue
+            }
+            if (!cheap && ++heavy > limits.heavy) break take
+            if (left !== undefined) room.set(algorithm, left - 1)
+            claimed.push(toRecord(this.#sql.start.get({ seq, now }) as JobRow))
+          }
         }
         this.#pending -= claimed.length
         return claimed

@@ -8,10 +8,14 @@ import type { JobOutcome, JobRecord, JobState, NewJob } from '../job.js'
 import type { JobListPage, JobListQuery } from '../listing.js'
 import type { JobSummary } from '../summary.js'
 
-/** How many jobs one claim may take: in all, and of those not cheap (each holds a worker thread). */
+/**
+ * How many jobs one claim may take: in all, of those not cheap (each holds a worker thread), and of
+ * each algorithm in `room` (those that declare a `concurrency`: what is left of it).
+ */
 export interface ClaimLimits {
   jobs: number
   heavy: number
+  room?: ReadonlyMap<string, number>
 }
 
 /** The end of run `run` of job `id`. */
@@ -68,7 +72,7 @@ export interface JobStore {
   /**
    * Moves pending jobs, oldest first, to running and returns them: up to `limits.jobs`, stopping at
    * the first job that is not cheap once `limits.heavy` such jobs are taken (jobs start in creation
-   * order).
+   * order), and passing over the jobs of an algorithm once its `limits.room` is taken.
    */
   claim(limits: ClaimLimits, now: number): Promise<JobRecord[]>
   /** Ends a running job (completed or failed), scheduling its webhook in the same step; false if stale. */

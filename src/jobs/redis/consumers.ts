@@ -50,12 +50,12 @@ export function consumeJobs(
     if (outcome.status === 'failed') throw new UnrecoverableError(outcome.error)
     return [outcome.result, outcome.metadata] as RedisJobResult
   }
-  // Each algorithm's Worker takes up to `concurrency` of its jobs: a backlog of one waits in its own
-  // queue while the others' jobs are taken.
+  // Each algorithm's Worker takes up to its declared `concurrency` of its jobs, or the process's: a
+  // backlog of one waits in its own queue while the others' jobs are taken.
   const workers = options.algorithms.map((algorithm) => {
     const worker = redis.worker<RedisJobData, RedisJobResult>(
       jobQueueName(algorithm),
-      options.concurrency,
+      options.concurrencyOf?.get(algorithm) ?? options.concurrency,
       process,
       { ...JOB_METRICS, name: RUNNER },
       redis.log,

@@ -39,9 +39,12 @@ function freshDir(): string {
   return dir
 }
 
-const job = (id: string, extra: { webhook?: string; params?: string; cheap?: boolean } = {}) => ({
+const job = (
+  id: string,
+  extra: { webhook?: string; params?: string; cheap?: boolean; algorithm?: string } = {},
+) => ({
   id,
-  algorithm: 'PrimeChecker',
+  algorithm: extra.algorithm ?? 'PrimeChecker',
   params: extra.params ?? '{"number":7}',
   webhook: extra.webhook ?? null,
   cheap: extra.cheap ?? true,
@@ -137,6 +140,23 @@ each('a claim stops at the first job needing a thread once the threads are taken
   assert.deepEqual(await ids(1, 1), ['000000000003'])
   assert.deepEqual(await ids(10, 0), ['000000000004'])
 })
+
+each(
+  'a claim passes over the jobs of an algorithm whose room is taken, in one claim or across',
+  async (driver) => {
+    const store = open(driver, freshDir())
+    for (let i = 1; i <= 4; i++)
+      await store.submit(job(`00000000000${i}`, { algorithm: 'Slow', cheap: false }))
+    await store.submit(job('000000000005', { algorithm: 'Fast', cheap: false }))
+    await store.submit(job('000000000006', { algorithm: 'Slow', cheap: false }))
+    const ids = async (jobs: number, room: number) =>
+      (await store.claim({ jobs, heavy: 10, room: new Map([['Slow', room]]) }, Date.now())).map((j) => j.id)
+    // Two rows read, both Slow, room for one: the Fast job behind them is read next.
+    assert.deepEqual(await ids(2, 1), ['000000000001', '000000000005'])
+    assert.deepEqual(await ids(10, 0), [])
+    assert.deepEqual(await ids(10, 2), ['000000000002', '000000000003'])
+  },
+)
 
 each('capacity: creating beyond max pending throws StoreFullError until one is claimed', async (driver) => {
   const store = open(driver, freshDir(), { maxPending: 2 })
