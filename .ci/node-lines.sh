@@ -10,10 +10,12 @@
 #   TESTS=service  (default) the tests that start the service, open the job store or use the worker pool:
 #                  the rest is plain TypeScript that the machine's line has already run. Of those, the
 #                  browser tests, the fuzz test, the webhooks' real retry schedule (a minute and a half
-#                  of waiting) and the Redis topologies' failures (Sentinel failovers, partitions, a
-#                  lapsed lock: BullMQ's and ioredis's JavaScript against redis-servers, minutes of
-#                  waiting) are left to the machine's line: they drive the same JavaScript at length and
-#                  keep CI under its time budget.
+#                  of waiting) and the Redis deployment suites (distributed mode with processes killed,
+#                  Cluster, Sentinel failovers, partitions, a lapsed lock, ACLs and TLS: BullMQ's and
+#                  ioredis's JavaScript against redis-servers, minutes of waiting) are left to the
+#                  machine's line: they drive the same JavaScript at length and keep CI under its time
+#                  budget. The Redis backend itself still runs on every line (the conformance suite and
+#                  the routes' tests on both backends).
 #   ALGOSERVE_NODE_CACHE  where the binaries are kept (default ${XDG_CACHE_HOME:-$HOME/.cache}/algoserve/node)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +32,7 @@ SERVICE_TESTS=(
   'test/execution/*.test.ts'
   'test/webhooks/delivery.test.ts'
 )
-SERVICE_TESTS_LEFT_OUT='-browser\.test\.ts$|/fuzz\.test\.ts$|/redis/(sentinel|partition|lock-watch)\.test\.ts$'
+SERVICE_TESTS_LEFT_OUT='-browser\.test\.ts$|/fuzz\.test\.ts$|/redis/(sentinel|partition|lock-watch|distributed|cluster|access)\.test\.ts$'
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$cache"
