@@ -10,13 +10,14 @@ import type { ReceiverPace } from '../webhooks/receiver-pace.js'
 import type { DeliveryHistory } from './deliveries.js'
 import type { JobOutcome, JobRecord, NewJob } from './job.js'
 import type { JobListPage, JobListQuery } from './listing.js'
+import type { ReportProgress } from './progress.js'
 import type { JobSummary } from './summary.js'
 
 /**
- * Runs one job. Its failures are outcomes (a worker thread that died under it too); it throws only
- * ShutdownAbort (give the job back).
+ * Runs one job, telling `progress` what the algorithm reports. Its failures are outcomes (a worker
+ * thread that died under it too); it throws only ShutdownAbort (give the job back).
  */
-export type RunJob = (job: JobRecord, signal: AbortSignal) => Promise<JobOutcome>
+export type RunJob = (job: JobRecord, signal: AbortSignal, progress: ReportProgress) => Promise<JobOutcome>
 
 export type JobEndStatus = 'completed' | 'failed'
 
@@ -124,6 +125,12 @@ export interface JobBackend {
    * job to know. One subscription per process: waiters fan out from it (jobs/waiters.ts).
    */
   onEnded(listener: (id: string) => void): Promise<void>
+  /**
+   * Calls `listener` with the id of a job that may have changed in any process: started, given back,
+   * ended, or its progress stored. One subscription per process: streams of job events fan out from it
+   * (jobs/watchers.ts).
+   */
+  onChanged(listener: (id: string) => void): Promise<void>
   counts(): Promise<JobCounts>
   /** Answers whether the backend can serve (readiness). */
   ping(): Promise<boolean>

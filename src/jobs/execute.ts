@@ -22,7 +22,7 @@ export interface RunJobOptions {
 
 export function createRunJob(options: RunJobOptions): RunJob {
   const { algorithms, executor, factorBudgetMs, timeoutMs, maxDigits, log } = options
-  return async (job, shutdown): Promise<JobOutcome> => {
+  return async (job, shutdown, progress): Promise<JobOutcome> => {
     const algorithm = algorithms.get(job.algorithm)
     if (algorithm === undefined) {
       return { status: 'failed', error: `The algorithm '${job.algorithm}' is not available.` }
@@ -39,6 +39,7 @@ export function createRunJob(options: RunJobOptions): RunJob {
         signal: shutdown,
         lane: 'job',
         timeoutMs: algorithm.timeoutMs ?? timeoutMs,
+        progress,
       })
       return {
         status: 'completed',

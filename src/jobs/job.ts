@@ -22,6 +22,17 @@ export interface JobRecord {
   runs: number
   /** Runs that ended because the process or worker running them died. */
   lostRuns: number
+  /** What the current run last said of its progress, while the job runs (progress.ts); else null. */
+  progress: JobProgress | null
+}
+
+/** A running job's latest progress, as the algorithm reported it. */
+export interface JobProgress {
+  /** From 0 to 1. */
+  fraction: number
+  message: string | null
+  /** How many progress updates of this run were stored, this one included: 1, 2, ... */
+  seq: number
 }
 
 export interface NewJob {

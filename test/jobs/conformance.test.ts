@@ -3,7 +3,7 @@
 // test's own standing in for the worker pool, and a real webhook receiver.
 import assert from 'node:assert/strict'
 import { after, afterEach, before, test } from 'node:test'
-import { setImmediate } from 'node:timers/promises'
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises'
 import {
   CANCEL_REASON,
   DuplicateJobIdError,
@@ -13,6 +13,7 @@ import {
 } from '../../src/errors.js'
 import type { Consumer, RunJob } from '../../src/jobs/backend.js'
 import type { JobRecord, NewJob } from '../../src/jobs/job.js'
+import { PROGRESS_INTERVAL_MS } from '../../src/jobs/progress.js'
 import { WebhookSender } from '../../src/webhooks/sender.js'
 import { forEachJobBackend, type OpenedBackend, SUITE_ALGORITHMS, silentLog } from '../helpers/backends.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
@@ -41,6 +42,15 @@ const echo: RunJob = async (job, signal) => {
     throw signal.reason
   }
   return { status: 'completed', result: job.params, metadata: '{"by":"echo"}' }
+}
+
+/** A promise and what resolves it. */
+function gate(): [Promise<void>, () => void] {
+  let open = () => {}
+  const promise = new Promise<void>((resolve) => {
+    open = resolve
+  })
+  return [promise, open]
 }
 
 const ended = (job: JobRecord | null) => job?.status === 'completed' || job?.status === 'failed'
@@ -100,6 +110,7 @@ forEachJobBackend((factory) => {
         metadata: null,
         runs: undefined,
         lostRuns: 0,
+        progress: null,
       },
     )
     assert.equal(await backend.read('0123456789ab', Date.now()), null)
@@ -123,6 +134,63 @@ forEachJobBackend((factory) => {
       opened.ends.map(({ algorithm, status }) => [algorithm, status]),
       [['Echo', 'completed']],
     )
+  })
+
+  test("a running job's progress: read back while it runs, written at most once an interval, heard by listeners of changes, gone at its end", async () => {
+    const backend = await open()
+    const changes: string[] = []
+    await backend.onChanged((id) => changes.push(id))
+    const [burstMay, letBurst] = gate()
+    const [endMay, letEnd] = gate()
+    let burstMs = 0
+    const reporting: RunJob = async (job, _signal, progress) => {
+      progress(0.25, 'a quarter')
+      await burstMay
+      const start = performance.now()
+      for (let i = 0; i < 2000; i++) {
+        progress(i / 2000, `step ${i}`)
+        if (i % 20 === 0) await sleep(1)
+      }
+      progress(0.9, 'the last')
+      progress(Number.NaN, 'not a fraction: ignored')
+      burstMs = performance.now() - start
+      await endMay
+      return { status: 'completed', result: job.params, metadata: '{}' }
+    }
+    // A failed check must not leave the run waiting: the suite's clean-up waits for it.
+    try {
+      consumers.push(backend.consumeJobs(reporting, { concurrency: 2, algorithms: SUITE_ALGORITHMS }))
+      const job = newJob()
+      await backend.submit(job)
+      const read = async () => (await backend.read(job.id, Date.now())) as JobRecord
+      await until(async () => (await read()).progress !== null, 10_000, 'the first progress stored')
+      assert.equal((await read()).status, 'running')
+      assert.deepEqual((await read()).progress, { fraction: 0.25, message: 'a quarter', seq: 1 })
+      await until(() => changes.includes(job.id), 5000, 'the change heard')
+      const heard = changes.length
+      letBurst()
+      await until(
+        async () => (await read()).progress?.message === 'the last',
+        10_000,
+        'the last progress stored',
+      )
+      const last = (await read()).progress
+      assert.equal(last?.fraction, 0.9)
+      // 2,001 reports: the first write of the burst, one each interval, and the last.
+      const most = 1 + 1 + Math.ceil(burstMs / PROGRESS_INTERVAL_MS) + 1
+      assert.ok(
+        (last?.seq as number) >= 2 && (last?.seq as number) <= most,
+        `${last?.seq} writes in ${burstMs} ms`,
+      )
+      assert.ok(changes.length > heard, 'the progress heard')
+      letEnd()
+      const done = await endOf(job.id)
+      assert.equal(done.status, 'completed')
+      assert.equal(done.progress, null)
+    } finally {
+      letBurst()
+      letEnd()
+    }
   })
 
   test('reads racing the runs: a running job always has its start, an ended one its end and result', async () => {

@@ -51,7 +51,8 @@ export class EmbeddedBackend implements JobBackend {
   #runner: JobRunner | undefined
   #served: readonly string[] = []
   #dispatcher: WebhookDispatcher | undefined
-  // Every job end in this process (the only one using the store): waiters listen here.
+  // Every job end and change in this process (the only one using the store): waiters and streams of
+  // job events listen here.
   readonly #ended = new EventEmitter().setMaxListeners(0)
 
   constructor(options: EmbeddedBackendOptions) {
@@ -93,8 +94,9 @@ export class EmbeddedBackend implements JobBackend {
     }
   }
 
-  list(query: JobListQuery, now: number): Promise<JobListPage> {
-    return this.#store.list(query, now)
+  async list(query: JobListQuery, now: number): Promise<JobListPage> {
+    const page = await this.#store.list(query, now)
+    return { ...page, jobs: page.jobs.map((job) => this.#withProgress(job) as JobRecord) }
   }
 
   summary(now: number): Promise<JobSummary> {
@@ -110,8 +112,12 @@ export class EmbeddedBackend implements JobBackend {
     this.#ended.on('ended', listener)
   }
 
-  read(id: string, now: number): Promise<JobRecord | null> {
-    return this.#store.read(id, now)
+  async onChanged(listener: (id: string) => void): Promise<void> {
+    this.#ended.on('changed', listener)
+  }
+
+  async read(id: string, now: number): Promise<JobRecord | null> {
+    return this.#withProgress(await this.#store.read(id, now))
   }
 
   counts(): Promise<JobCounts> {
@@ -137,6 +143,7 @@ export class EmbeddedBackend implements JobBackend {
       concurrency: options.concurrency,
       concurrencyOf: options.concurrencyOf,
       onEnded: (job, status, seconds) => this.#jobEnded(job, status, seconds),
+      onChanged: (id) => this.#ended.emit('changed', id),
     })
     this.#runner = runner
     runner.start()
@@ -166,10 +173,18 @@ export class EmbeddedBackend implements JobBackend {
     return this.#store.close()
   }
 
+  /** A running job's record with its run's latest progress. */
+  #withProgress(job: JobRecord | null): JobRecord | null {
+    if (job?.status !== 'running' || this.#runner === undefined) return job
+    const progress = this.#runner.progressOf(job.id)
+    return progress === null ? job : { ...job, progress }
+  }
+
   /** A job end this process stored: counted, told to waiters, and its webhook's delivery woken. */
   #jobEnded(job: JobRecord, status: JobEndStatus, seconds: number): void {
     this.#o.countEnded(job.algorithm, status, seconds)
     this.#ended.emit('ended', job.id)
+    this.#ended.emit('changed', job.id)
     if (job.webhook !== null) this.#dispatcher?.notify()
   }
 }

@@ -4,7 +4,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { CANCEL_REASON, ShutdownAbort } from '../../errors.js'
 import type { JobEndStatus, RunJob } from '../backend.js'
-import type { JobRecord } from '../job.js'
+import type { JobProgress, JobRecord } from '../job.js'
+import { type ProgressWriter, throttledProgress } from '../progress.js'
 import type { JobStore } from './store.js'
 import { type Batch, WorkLoop } from './work-loop.js'
 
@@ -17,6 +18,8 @@ export interface RunnerOptions {
   concurrencyOf?: ReadonlyMap<string, number>
   /** Called once a job's end is stored. */
   onEnded(job: JobRecord, status: JobEndStatus, seconds: number): void
+  /** Called once a job's start, give-back or end is stored, with its id. */
+  onChanged(id: string): void
 }
 
 // Claimed in batches, and between batches the event loop serves HTTP: a backlog of cheap jobs, which
@@ -32,6 +35,8 @@ export class JobRunner extends WorkLoop<JobRecord> {
   readonly #running = new Map<string, number>()
   // The runs in flight, by job id: a cancel aborts one and waits for its end to be stored.
   readonly #runs = new Map<string, { cancel: AbortController; done: Promise<void> }>()
+  // The latest progress of each run in flight that has reported some.
+  readonly #progress = new Map<string, JobProgress>()
 
   constructor(options: RunnerOptions) {
     super(options.log)
@@ -64,6 +69,11 @@ export class JobRunner extends WorkLoop<JobRecord> {
     }
   }
 
+  /** The latest progress of job `id`'s run here, or null. */
+  progressOf(id: string): JobProgress | null {
+    return this.#progress.get(id) ?? null
+  }
+
   /**
    * Aborts the run of job `id` as cancelled; gives a promise that resolves once its end is stored, or
    * null when no run of it is held here.
@@ -91,12 +101,31 @@ export class JobRunner extends WorkLoop<JobRecord> {
   }
 
   async #runOnce(job: JobRecord, shutdown: AbortSignal): Promise<void> {
+    // Its progress is kept here, in memory, while it runs: this process alone runs the store's jobs,
+    // and a run that dies with the process starts again from nothing.
+    const progress = throttledProgress(
+      (update) => {
+        this.#progress.set(job.id, update)
+        this.#o.onChanged(job.id)
+      },
+      () => {},
+    )
+    this.#o.onChanged(job.id)
+    try {
+      await this.#runAndStore(job, shutdown, progress)
+    } finally {
+      this.#progress.delete(job.id)
+      this.#o.onChanged(job.id)
+    }
+  }
+
+  async #runAndStore(job: JobRecord, shutdown: AbortSignal, progress: ProgressWriter): Promise<void> {
     const { store } = this.#o
     const startedAt = job.startedAt ?? Date.now()
     const ended = (status: JobEndStatus) => this.#o.onEnded(job, status, (Date.now() - startedAt) / 1000)
     let outcome: Awaited<ReturnType<RunJob>>
     try {
-      outcome = await this.#o.run(job, shutdown)
+      outcome = await this.#o.run(job, shutdown, progress.report).finally(() => progress.stop())
     } catch (error) {
       try {
         if (error instanceof ShutdownAbort) {

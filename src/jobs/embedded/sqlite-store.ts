@@ -607,5 +607,7 @@ function toRecord(row: JobRow): JobRecord {
     metadata: row.metadata,
     runs: row.runs,
     lostRuns: row.lost_runs,
+    // Progress is the runner's, in memory (runner.ts).
+    progress: null,
   }
 }

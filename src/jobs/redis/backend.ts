@@ -93,6 +93,11 @@ export class RedisBackend implements JobBackend {
     await this.#events.subscribe()
   }
 
+  async onChanged(listener: (id: string) => void): Promise<void> {
+    this.#events.onChanged(listener)
+    await this.#events.subscribe()
+  }
+
   counts(): Promise<JobCounts> {
     return this.#redis.guard(() => counts(this.#redis))
   }

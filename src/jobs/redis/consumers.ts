@@ -7,11 +7,18 @@ import type { FastifyBaseLogger } from 'fastify'
 import { CANCEL_REASON, JOB_CANCELLED, LockLostAbort, ShutdownAbort } from '../../errors.js'
 import type { ConsumeJobsOptions, Consumer, RunJob } from '../backend.js'
 import { type JobOutcome, type JobRecord, lostRunsError, MAX_LOST_RUNS } from '../job.js'
+import { throttledProgress } from '../progress.js'
 import { type RedisConnections, settledWithin } from './connections.js'
 import type { JobEvents } from './events.js'
 import { jobQueueName } from './queues.js'
 import { countEnd, JOB_METRICS } from './summary.js'
-import { type RedisJob, type RedisJobData, type RedisJobResult, recordOf } from './view.js'
+import {
+  type RedisJob,
+  type RedisJobData,
+  type RedisJobResult,
+  recordOf,
+  type StoredProgress,
+} from './view.js'
 
 /** The name of the BullMQ Workers that run jobs (not those that only fetch cancelled ones): counted. */
 export const RUNNER = 'runner'
@@ -35,9 +42,16 @@ export function consumeJobs(
     }
     if (lost >= MAX_LOST_RUNS) throw new UnrecoverableError(lostRunsError(lost))
     const record = recordOf(job, 'active', redis.settings.ttlMs, Date.now()) as JobRecord
+    // Stored on the job (BullMQ's progress, which every process's QueueEvents hears of), with its run.
+    const progress = throttledProgress(
+      (update) => job.updateProgress({ ...update, run: record.runs } satisfies StoredProgress),
+      (error) => redis.log.debug({ err: error, job_id: job.id }, 'could not store a job progress'),
+    )
     let outcome: JobOutcome
     try {
-      outcome = await run(record, AbortSignal.any([shutdown.signal, signal]))
+      outcome = await run(record, AbortSignal.any([shutdown.signal, signal]), progress.report).finally(() =>
+        progress.stop(),
+      )
     } catch (error) {
       if (error instanceof ShutdownAbort) {
         await job.moveToWait(token)

@@ -136,6 +136,7 @@ async function payloadOf(
     error: value === undefined ? (error ?? null) : null,
     runs: 0,
     lostRuns: 0,
+    progress: null,
   }
   return webhookPayload(ended, ended.completedAt as number)
 }

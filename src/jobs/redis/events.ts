@@ -1,6 +1,7 @@
 // What every process hears of the others, through BullMQ's QueueEvents, made at the first need: cancels
-// (to stop a run wherever it runs), on our own event stream, and job ends (for waiters and cancels), on
-// the queue of each algorithm this process loads.
+// (to stop a run wherever it runs), on our own event stream, and job ends (for waiters and cancels) and
+// other changes (starts, give-backs, progress: for streams of job events), on the queue of each
+// algorithm this process loads.
 import { EventEmitter } from 'node:events'
 import type { QueueEvents, QueueEventsProducer } from 'bullmq'
 import { CONTROL, type RedisConnections } from './connections.js'
@@ -31,6 +32,11 @@ export class JobEvents {
     this.#ended.on('ended', listener)
   }
 
+  /** Calls `listener` with the id of a job that may have changed (ends included), in any process. */
+  onChanged(listener: (id: string) => void): void {
+    this.#ended.on('changed', listener)
+  }
+
   offEnded(listener: (id: string) => void): void {
     this.#ended.off('ended', listener)
   }
@@ -50,11 +56,20 @@ export class JobEvents {
   /** Starts listening to job ends, and to cancels (once per process). */
   async subscribe(): Promise<void> {
     if (this.#ends === undefined) {
-      const ended = ({ jobId }: { jobId: string }) => this.#ended.emit('ended', jobId)
+      const ended = ({ jobId }: { jobId: string }) => {
+        this.#ended.emit('ended', jobId)
+        this.#ended.emit('changed', jobId)
+      }
+      const changed = ({ jobId }: { jobId: string }) => this.#ended.emit('changed', jobId)
       this.#ends = this.#redis.settings.algorithms.map((algorithm) => {
         const events = this.#redis.queueEvents(jobQueueName(algorithm))
         events.on('completed', ended)
         events.on('failed', ended)
+        // A job taken, given back (or retried after a lost run), or its progress stored.
+        events.on('active', changed)
+        events.on('waiting', changed)
+        events.on('progress', changed)
+        events.on('stalled', changed)
         return events
       })
     }
@@ -70,6 +85,7 @@ export class JobEvents {
         this.stopRun?.(jobId)
         // A pending job reads as failed from the cancel on: its waiters look again.
         this.#ended.emit('ended', jobId)
+        this.#ended.emit('changed', jobId)
         for (const [id, at] of this.#cancels) if (at < Date.now() - CANCEL_MEMORY_MS) this.#cancels.delete(id)
       })
       this.#control = events

@@ -4,7 +4,7 @@
 import { Job, type Queue } from 'bullmq'
 import { JOB_CANCELLED } from '../../errors.js'
 import type { DeliveryAttempt } from '../../webhooks/attempt.js'
-import { type JobRecord, type JobState, lostRunsError, MAX_LOST_RUNS } from '../job.js'
+import { type JobProgress, type JobRecord, type JobState, lostRunsError, MAX_LOST_RUNS } from '../job.js'
 
 /** What a job carries in Redis; its BullMQ name is the algorithm. */
 export interface RedisJobData {
@@ -80,6 +80,7 @@ export function recordOf(
     createdAt: job.timestamp,
     runs: job.attemptsStarted,
     lostRuns: job.stalledCounter + job.attemptsMade,
+    progress: null,
   }
   // Cancelled before it ran: it reads as failed from the cancel on, whether it still waits, has just
   // been taken by a worker (which fails it without running it) or has been failed so.
@@ -115,5 +116,22 @@ export function recordOf(
     result: result?.[0] ?? null,
     error,
     metadata: result?.[1] ?? null,
+    progress: status === 'running' ? progressOf(job) : null,
   }
+}
+
+/**
+ * What a job's progress holds in BullMQ (job.updateProgress): the update, with the run that wrote it,
+ * so that a run taken again does not show the progress of the run before it.
+ */
+export interface StoredProgress extends JobProgress {
+  run: number
+}
+
+function progressOf(job: RedisJob): JobProgress | null {
+  const stored = job.progress as Partial<StoredProgress> | number | null | undefined
+  if (typeof stored !== 'object' || stored === null || stored.run !== job.attemptsStarted) return null
+  const { fraction, message, seq } = stored
+  if (typeof fraction !== 'number' || typeof seq !== 'number') return null
+  return { fraction, message: typeof message === 'string' ? message : null, seq }
 }
