@@ -26,6 +26,7 @@ import { docsRoutes, registerOpenApi } from './routes/docs.js'
 import { healthRoutes } from './routes/health.js'
 import { invokeRoutes } from './routes/invoke.js'
 import { jobControlRoutes } from './routes/job-control.js'
+import { jobEventRoutes } from './routes/job-events.js'
 import { jobsRoutes } from './routes/jobs.js'
 import { metricsRoutes } from './routes/metrics.js'
 
@@ -134,6 +135,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     maxJobWaiters: config.maxJobWaiters,
   })
   await app.register(jobControlRoutes, { backend: deps.backend, metrics: deps.metrics })
+  await app.register(jobEventRoutes, { backend: deps.backend, maxStreams: config.maxEventStreams })
   await registerStatusRoutes(app, deps)
   await app.register(docsRoutes, { declarations })
   await app.register(dashboardRoutes)

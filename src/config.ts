@@ -23,6 +23,7 @@ export interface Config {
   maxPendingJobs: number
   /** GET /jobs/{job_id}?wait= requests held at once; beyond it a wait answers at once. */
   maxJobWaiters: number
+  maxEventStreams: number
   /** The Standard Webhooks signing secret (`whsec_` + base64), or null to send unsigned callbacks. */
   webhookSecret: string | null
   webhookAllowPrivate: boolean
@@ -339,6 +340,13 @@ export const SETTINGS = [
     parse: integer(0, 1_000_000),
     description:
       'Most GET /jobs/{job_id}?wait= requests held at once; beyond it a wait answers at once (Wait-Skipped: true).',
+  }),
+  setting({
+    key: 'maxEventStreams',
+    env: 'ALGOSERVE_MAX_EVENT_STREAMS',
+    default: 10_000,
+    parse: integer(0, 1_000_000),
+    description: 'Most GET /jobs/{job_id}/events streams open at once; beyond it a new one answers 503.',
   }),
   setting({
     key: 'webhookSecret',

@@ -30,6 +30,7 @@ test('the defaults are these values', () => {
     jobTtlSeconds: 86_400,
     maxPendingJobs: 10_000,
     maxJobWaiters: 1000,
+    maxEventStreams: 10_000,
     webhookSecret: null,
     webhookAllowPrivate: false,
     webhookReceiverMaxInFlight: 128,

@@ -146,7 +146,7 @@ export function algorithmExamples(algorithms: Registry, shared: AlgorithmExample
 }
 
 /**
- * With more than one algorithm, the POST /jobs body, a job and the webhook payload are a oneOf over
+ * With more than one algorithm, the POST /jobs body, a job (alone and in a list) and the webhook payload are a oneOf over
  * the algorithms, discriminated by `algorithm`, each with its own params and result schemas. With one
  * (PrimeChecker alone) the document keeps its single shapes.
  */
@@ -181,5 +181,6 @@ export function discriminateJobs(schemas: Record<string, Schema>, algorithms: Re
     return schema
   }
   variants('JobStatusResponse', byAlgorithm)
+  variants('JobListItem', byAlgorithm)
   variants('WebhookPayload', byAlgorithm)
 }

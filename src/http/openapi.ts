@@ -449,7 +449,20 @@ const EXAMPLES = (maxBodyBytes: number): Examples => ({
   listJobs: {
     parameters: { status: 'failed', limit: 50 },
     responses: {
-      200: { jobs: [CANCELLED_JOB], next_cursor: 'MTc5NTI3Mjk0MzEzOC5hMWIyYzNkNGU1ZjY' },
+      200: {
+        jobs: [
+          {
+            ...CANCELLED_JOB,
+            job_id: '5e2a7c01d9b4',
+            status: 'running',
+            completed_at: null,
+            error: null,
+            progress: { progress: 0.42, message: 'sieve: 812 of 1,930 relations' },
+          },
+          { ...CANCELLED_JOB, progress: null },
+        ],
+        next_cursor: 'MTc5NTI3Mjk0MzEzOC5hMWIyYzNkNGU1ZjY',
+      },
       422: problem(
         'enum',
         ['query', 'status'],
@@ -485,6 +498,19 @@ const EXAMPLES = (maxBodyBytes: number): Examples => ({
           },
         ],
       },
+      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
+    },
+  },
+  streamJobEvents: {
+    parameters: { job_id: JOB_ID },
+    responses: {
+      200:
+        'retry: 1000\n\n' +
+        `id: 1.r.0\nevent: state\ndata: {"job_id":"${JOB_ID}","status":"running","started_at":"2026-11-21T16:15:09.139+00:00"}\n\n` +
+        'id: 1.r.7\nevent: progress\ndata: {"progress":0.42,"message":"sieve: 812 of 1,930 relations"}\n\n' +
+        `id: 1.f.0\nevent: end\ndata: ${JSON.stringify(CANCELLED_JOB)}\n\n`,
+      404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
+      422: JOB_ID_PROBLEM,
       503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
     },
   },

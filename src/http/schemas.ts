@@ -108,9 +108,37 @@ export const JobStatusResponse = Type.Object(
   { $id: 'JobStatusResponse' },
 )
 
+export const JobProgress = Type.Object(
+  {
+    progress: Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description: 'The fraction done, as the algorithm reports it.',
+    }),
+    message: Nullable(Type.String({ description: "The algorithm's words on where it is." })),
+  },
+  {
+    $id: 'JobProgress',
+    description:
+      "A running job's latest progress. Stored at most a few times a second, whatever the algorithm sends.",
+  },
+)
+
+export const JobListItem = Type.Composite(
+  [
+    JobStatusResponse,
+    Type.Object({
+      progress: Type.Union([Type.Ref(JobProgress), Type.Null()], {
+        description: 'The latest progress of a running job that has reported some; otherwise null.',
+      }),
+    }),
+  ],
+  { $id: 'JobListItem', description: 'A job as GET /jobs/{job_id} shows it, with its progress.' },
+)
+
 export const JobListResponse = Type.Object(
   {
-    jobs: Type.Array(Type.Ref(JobStatusResponse), { description: 'Newest first (created_at, then job_id).' }),
+    jobs: Type.Array(Type.Ref(JobListItem), { description: 'Newest first (created_at, then job_id).' }),
     next_cursor: Nullable(
       Type.String({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
     ),
@@ -270,6 +298,8 @@ export const sharedSchemas: TSchema[] = [
   JobRequest,
   JobCreateResponse,
   JobStatusResponse,
+  JobProgress,
+  JobListItem,
   JobListResponse,
   DeliveryAttempt,
   DeliveryHistoryResponse,

@@ -1,7 +1,7 @@
 // How a stored job is shown: the body of GET /jobs/{job_id}, and a new job's id.
 import { randomFillSync } from 'node:crypto'
 import { jsonText, jsonTime } from '../json-text.js'
-import type { JobRecord } from './job.js'
+import type { JobProgress, JobRecord } from './job.js'
 
 /**
  * A fresh job id: 12 lowercase hex characters from a cryptographic source. Never all decimal digits
@@ -41,3 +41,11 @@ export function jobStatusJson(job: JobRecord): string {
     `"metadata":${job.metadata ?? 'null'}}`
   )
 }
+
+/** A running job's progress as JSON, as GET /jobs items and the `progress` event show it; null for none. */
+export const progressJson = (progress: JobProgress | null): string =>
+  progress === null ? 'null' : `{"progress":${progress.fraction},"message":${jsonText(progress.message)}}`
+
+/** An item of GET /jobs: the job's body with its run's latest progress (null unless it runs and told some). */
+export const jobListItemJson = (job: JobRecord): string =>
+  `${jobStatusJson(job).slice(0, -1)},"progress":${progressJson(job.progress)}}`

@@ -25,7 +25,7 @@ import {
 import type { JobBackend } from '../jobs/backend.js'
 import type { DeliveryHistory } from '../jobs/deliveries.js'
 import type { JobState } from '../jobs/job.js'
-import { jobStatusJson } from '../jobs/job-view.js'
+import { jobListItemJson, jobStatusJson } from '../jobs/job-view.js'
 import { decodeCursor, encodeCursor, type ListPosition } from '../jobs/listing.js'
 import { type JobSummary, LATENCY_BOUNDS_MS, SUMMARY_MINUTES } from '../jobs/summary.js'
 import { jsonText, jsonTime } from '../json-text.js'
@@ -193,7 +193,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
         Date.now(),
       )
       const next = page.next === null ? 'null' : jsonText(encodeCursor(page.next))
-      return write(reply, `{"jobs":[${page.jobs.map(jobStatusJson).join(',')}],"next_cursor":${next}}`)
+      return write(reply, `{"jobs":[${page.jobs.map(jobListItemJson).join(',')}],"next_cursor":${next}}`)
     },
   )
 

@@ -98,6 +98,7 @@ describe('GET /openapi.json', () => {
       '/jobs/{job_id}': { get: ['200', '404', '422', '503'] },
       '/jobs/{job_id}/cancel': { post: ['200', '404', '409', '422', '503'] },
       '/jobs/{job_id}/deliveries': { get: ['200', '404', '422', '503'] },
+      '/jobs/{job_id}/events': { get: ['200', '204', '404', '422', '503'] },
       '/job-summary': { get: ['200', '503'] },
       '/healthz': { get: ['200'] },
       '/readyz': { get: ['200', '503'] },
@@ -172,6 +173,7 @@ describe('the OpenAPI document reads as ours and is exact', () => {
       'listJobs',
       'metrics',
       'readyz',
+      'streamJobEvents',
     ])
     for (const { path, operation } of operations(document)) {
       assert.equal(operation.tags?.length, 1, path)
@@ -202,9 +204,9 @@ describe('the OpenAPI document reads as ours and is exact', () => {
     }
     assert.equal(
       checked,
-      23,
+      25,
       'error examples: invoke and invoke_PrimeChecker 400, 413, 500, 503; getAlgorithm 404; createJob 400, 404, 409, 413, 503; getJob 404, 503; ' +
-        'cancelJob 404, 409, 503; listJobs 503; getJobDeliveries 404, 503; getJobSummary 503',
+        'cancelJob 404, 409, 503; listJobs 503; streamJobEvents 404, 503; getJobDeliveries 404, 503; getJobSummary 503',
     )
   })
 

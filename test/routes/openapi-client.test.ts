@@ -64,6 +64,7 @@ test('the generated client calls every operation of the document', async () => {
     listJobs: 200,
     cancelJob: 409,
     getJobDeliveries: 200,
+    streamJobEvents: 200,
     getJobSummary: 200,
     healthz: 200,
     readyz: 200,

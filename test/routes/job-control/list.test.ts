@@ -43,9 +43,9 @@ forEachBackend((backend) => {
         const [a, b] = [jobs[i - 1] as JobBody, jobs[i] as JobBody]
         assert.ok(a.created_at > b.created_at || (a.created_at === b.created_at && a.job_id > b.job_id))
       }
-      // Each job is exactly its GET /jobs/{job_id} body.
+      // Each job is exactly its GET /jobs/{job_id} body, with its progress (an ended job has none).
       const one = jobs.find((job) => job.job_id === ids[0])
-      assert.deepEqual(one, (await call(`${service.url}/jobs/${ids[0]}`)).json)
+      assert.deepEqual(one, { ...(await call(`${service.url}/jobs/${ids[0]}`)).json, progress: null })
     })
 
     test('filters by status and algorithm; default limit 50', async () => {

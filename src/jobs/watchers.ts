@@ -1,0 +1,167 @@
+// Streams of a job's events (GET /jobs/{job_id}/events): what a client is sent, and the hub that sends
+// it. A job's events are its state (pending, running), its progress while it runs, and its end (the
+// job's body, as GET /jobs/{job_id} gives it). Only the latest of each is kept, so a stream sends what
+// changed since what its client last saw: the event id says what that was, and a client that comes
+// back with it (Last-Event-ID) is sent only what it has not seen.
+//
+// However many clients watch a job, the hub reads it once per change (the backend's one subscription
+// says which job may have changed), one read at a time per job, and each client is sent its own
+// difference from that read.
+import { jsonText, jsonTime } from '../json-text.js'
+import type { JobRecord, JobState } from './job.js'
+import { jobStatusJson, progressJson } from './job-view.js'
+
+/** One Server-Sent Event. */
+export interface JobEvent {
+  id: string
+  event: 'state' | 'progress' | 'end'
+  data: string
+}
+
+/** What a client has seen of a job: the run, its state and the progress update (0 for none). */
+export interface Seen {
+  runs: number
+  status: JobState
+  seq: number
+}
+
+const LETTERS: Record<JobState, string> = { pending: 'p', running: 'r', completed: 'c', failed: 'f' }
+const STATES: Record<string, JobState> = { p: 'pending', r: 'running', c: 'completed', f: 'failed' }
+
+export const isEnded = (status: JobState): boolean => status === 'completed' || status === 'failed'
+
+/** The event id of what a client has seen once sent an event: `<runs>.<state letter>.<progress seq>`. */
+export const eventId = ({ runs, status, seq }: Seen): string => `${runs}.${LETTERS[status]}.${seq}`
+
+/** A Last-Event-ID read back into what it says was seen; null when it is none of ours. */
+export function parseEventId(text: string | undefined): Seen | null {
+  const match = text === undefined ? null : /^([0-9]{1,9})\.([prcf])\.([0-9]{1,15})$/.exec(text)
+  if (match === null) return null
+  return { runs: Number(match[1]), status: STATES[match[2] as string] as JobState, seq: Number(match[3]) }
+}
+
+const seenOf = (job: JobRecord): Seen => ({ runs: job.runs, status: job.status, seq: job.progress?.seq ?? 0 })
+
+/** The events that bring a client that has seen `seen` (null: nothing) up to `job`. */
+export function eventsSince(job: JobRecord, seen: Seen | null): JobEvent[] {
+  const now = seenOf(job)
+  if (isEnded(job.status)) {
+    if (seen !== null && isEnded(seen.status) && seen.runs === now.runs) return []
+    return [{ id: eventId({ ...now, seq: 0 }), event: 'end', data: jobStatusJson(job) }]
+  }
+  const events: JobEvent[] = []
+  const sameRun = seen !== null && seen.runs === now.runs && seen.status === now.status
+  if (!sameRun) {
+    const state =
+      `{"job_id":${jsonText(job.id)},"status":${jsonText(job.status)},` +
+      `"started_at":${jsonTime(job.startedAt)}}`
+    events.push({ id: eventId({ ...now, seq: 0 }), event: 'state', data: state })
+  }
+  if (job.progress !== null && (!sameRun || seen.seq !== now.seq))
+    events.push({ id: eventId(now), event: 'progress', data: progressJson(job.progress) })
+  return events
+}
+
+/** One client's stream, as the hub drives it. */
+export interface Watcher {
+  /** What it has been sent (or had seen when it came back); updated by the hub. */
+  seen: Seen | null
+  send(events: JobEvent[]): void
+  /** The job has ended (its end was sent) or is gone: the stream ends. */
+  end(): void
+}
+
+export class JobWatchers {
+  readonly #read: (id: string) => Promise<JobRecord | null>
+  readonly #onReadError: (error: unknown) => void
+  readonly #max: number
+  readonly #byId = new Map<string, Set<Watcher>>()
+  // Jobs being read now; true when a change came during the read: it is read again after.
+  readonly #reading = new Map<string, boolean>()
+  #count = 0
+
+  constructor(options: {
+    read: (id: string) => Promise<JobRecord | null>
+    onReadError: (error: unknown) => void
+    max: number
+  }) {
+    this.#read = options.read
+    this.#onReadError = options.onReadError
+    this.#max = options.max
+  }
+
+  /** Streams held now. */
+  get count(): number {
+    return this.#count
+  }
+
+  /** The ids of the jobs watched now. */
+  ids(): IterableIterator<string> {
+    return this.#byId.keys()
+  }
+
+  /** Holds `watcher` on job `id` and reads the job for it; false when `max` are held already. */
+  add(id: string, watcher: Watcher): boolean {
+    if (this.#count >= this.#max) return false
+    this.#count++
+    let set = this.#byId.get(id)
+    if (set === undefined) {
+      set = new Set()
+      this.#byId.set(id, set)
+    }
+    set.add(watcher)
+    this.changed(id)
+    return true
+  }
+
+  remove(id: string, watcher: Watcher): void {
+    const set = this.#byId.get(id)
+    if (set === undefined || !set.delete(watcher)) return
+    this.#count--
+    if (set.size === 0) this.#byId.delete(id)
+  }
+
+  /** Job `id` may have changed: read it (once, however many watch it) and send each watcher its events. */
+  changed(id: string): void {
+    if (!this.#byId.has(id)) return
+    if (this.#reading.has(id)) {
+      this.#reading.set(id, true)
+      return
+    }
+    this.#reading.set(id, false)
+    void this.#readAndSend(id)
+  }
+
+  async #readAndSend(id: string): Promise<void> {
+    do {
+      this.#reading.set(id, false)
+      let job: JobRecord | null
+      try {
+        job = await this.#read(id)
+      } catch (error) {
+        // The store is away: the next change, or the keep-alive round, reads again.
+        this.#onReadError(error)
+        break
+      }
+      for (const watcher of this.#byId.get(id) ?? []) this.#deliver(id, watcher, job)
+    } while (this.#reading.get(id) === true && this.#byId.has(id))
+    this.#reading.delete(id)
+  }
+
+  #deliver(id: string, watcher: Watcher, job: JobRecord | null): void {
+    if (job === null) {
+      this.remove(id, watcher)
+      watcher.end()
+      return
+    }
+    const events = eventsSince(job, watcher.seen)
+    if (events.length > 0) {
+      watcher.send(events)
+      watcher.seen = seenOf(job)
+    }
+    if (isEnded(job.status)) {
+      this.remove(id, watcher)
+      watcher.end()
+    }
+  }
+}

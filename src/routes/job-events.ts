@@ -1,0 +1,149 @@
+// GET /jobs/{job_id}/events (job control, docs/jobs.md): a job's changes as Server-Sent Events, ending
+// with its end. What each event says, and how one read per change serves every client of a job, is
+// jobs/watchers.ts's; here are the HTTP side, the keep-alive, and the end of the streams at a shutdown.
+import { PassThrough } from 'node:stream'
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { JobNotFoundError, ServiceUnavailableError } from '../errors.js'
+import { JobIdParams, validationFailed, wrappedError } from '../http/schemas.js'
+import type { JobBackend } from '../jobs/backend.js'
+import {
+  eventsSince,
+  isEnded,
+  type JobEvent,
+  JobWatchers,
+  parseEventId,
+  type Watcher,
+} from '../jobs/watchers.js'
+
+export interface JobEventRouteOptions {
+  backend: () => JobBackend
+  /** Streams held at once; beyond it a new one is refused with 503. */
+  maxStreams: number
+}
+
+/**
+ * A comment line this often keeps proxies from closing a quiet stream; each watched job is read again
+ * then too, in case a change was not heard (its store was away).
+ */
+const KEEP_ALIVE_MS = 15_000
+/** What a client's EventSource waits before it comes back after the stream is cut. */
+const RETRY_MS = 1000
+/** A client this far behind (bytes written and not taken) is cut off: it comes back with Last-Event-ID. */
+const MAX_BEHIND_BYTES = 1024 * 1024
+
+const LastEventIdHeaders = Type.Object({
+  'last-event-id': Type.Optional(
+    Type.String({
+      description:
+        'The id of the last event received: only what changed since is sent, and a stream whose job had ' +
+        'already ended when that event was sent answers 204.',
+    }),
+  ),
+})
+
+const eventText = ({ id, event, data }: JobEvent): string => `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`
+
+export async function jobEventRoutes(app: FastifyInstance, options: JobEventRouteOptions): Promise<void> {
+  const { backend } = options
+  const log = app.log.child({ component: 'job-events' })
+  const watchers = new JobWatchers({
+    read: (id) => backend().read(id, Date.now()),
+    onReadError: (error) => log.warn({ err: error }, 'could not read a watched job'),
+    max: options.maxStreams,
+  })
+  // The backend is opened after the routes are registered: subscribed at the first stream.
+  let subscribed: Promise<void> | undefined
+  const subscribe = () => {
+    subscribed ??= backend()
+      .onChanged((id) => watchers.changed(id))
+      .catch((error: unknown) => {
+        subscribed = undefined
+        throw error
+      })
+    return subscribed
+  }
+  const streams = new Set<PassThrough>()
+  const keepAlive = setInterval(() => {
+    for (const stream of streams) stream.write(': keep-alive\n\n')
+    for (const id of [...watchers.ids()]) watchers.changed(id)
+  }, KEEP_ALIVE_MS)
+  keepAlive.unref()
+  // Open streams would hold the server's close: they end, and their clients come back to another
+  // process (or to this one restarted) with their Last-Event-ID.
+  app.addHook('preClose', async () => {
+    clearInterval(keepAlive)
+    for (const stream of streams) stream.end()
+  })
+
+  app.get(
+    '/jobs/:job_id/events',
+    {
+      config: { kind: 'api', errorShape: 'wrapped' },
+      schema: {
+        summary: "A job's changes as Server-Sent Events",
+        operationId: 'streamJobEvents',
+        tags: ['job-control'],
+        description:
+          'A text/event-stream of the job: `state` ({"job_id", "status", "started_at"}) when it is pending ' +
+          'or starts running, `progress` ({"progress": 0 to 1, "message"}) as its algorithm reports it ' +
+          '(a few a second at most), and `end` (the body of GET /jobs/{job_id}) once it has ended, after ' +
+          'which the stream closes. Only the latest state and progress are kept: each event says what is ' +
+          'true now. A client that reconnects with Last-Event-ID is sent only what changed since. Job control.',
+        params: JobIdParams,
+        headers: LastEventIdHeaders,
+        produces: ['text/event-stream'],
+        response: {
+          200: {
+            description: 'The stream of events, ending with `end`.',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          204: {
+            type: 'null',
+            description: 'The job had already ended at the Last-Event-ID given: nothing more comes.',
+          },
+          404: wrappedError('JOB_NOT_FOUND: the job does not exist or has expired.'),
+          422: validationFailed,
+          503: wrappedError(
+            'SERVICE_UNAVAILABLE: the job store is unavailable, or ALGOSERVE_MAX_EVENT_STREAMS streams are open.',
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { job_id: id } = request.params as { job_id: string }
+      const seen = parseEventId((request.headers as { 'last-event-id'?: string })['last-event-id'])
+      const job = await backend().read(id, Date.now())
+      if (job === null) throw new JobNotFoundError(id)
+      const stream = new PassThrough()
+      const write = (events: JobEvent[]) => {
+        for (const event of events) stream.write(eventText(event))
+        if (stream.writableLength > MAX_BEHIND_BYTES) stream.end()
+      }
+      if (isEnded(job.status)) {
+        const events = eventsSince(job, seen)
+        if (events.length === 0) return reply.code(204).send()
+        stream.write(`retry: ${RETRY_MS}\n\n`)
+        write(events)
+        stream.end()
+      } else {
+        await subscribe()
+        const watcher: Watcher = { seen, send: write, end: () => stream.end() }
+        stream.write(`retry: ${RETRY_MS}\n\n`)
+        if (!watchers.add(id, watcher))
+          throw new ServiceUnavailableError('Too many job event streams are open; try again later.')
+        streams.add(stream)
+        reply.raw.once('close', () => {
+          watchers.remove(id, watcher)
+          streams.delete(stream)
+          stream.end()
+        })
+      }
+      return reply
+        .type('text/event-stream; charset=utf-8')
+        .header('cache-control', 'no-cache')
+        .header('x-accel-buffering', 'no')
+        .send(stream)
+    },
+  )
+}
