@@ -15,27 +15,35 @@ import { createMetrics } from '../../src/metrics/metrics.js'
 
 const ROUNDS = Number(process.env.ROUNDS ?? 11)
 const RUN_MS = Number(process.env.RUN_MS ?? 1000)
+/** ONE_FUNCTION=1: the steps' loop inside the loop that calls progress, in one function (see below). */
+const ONE_FUNCTION = process.env.ONE_FUNCTION === '1'
 
 // A xorshift walk of `blocks` blocks of BLOCK steps, calling progress after every `stride` blocks (never
 // when stride is 0), from the loop over the blocks; each block is walked by a function of its own. With
-// the steps' loop inside the loop that calls progress, in one function, V8 (Node 20) ran that loop at half
-// its speed in some runs and not in others, for any call there that it does not inline: a module's own
-// JSON.stringify of the message did the same as progress. Each variant also has a module of its own, the
-// same text under another name, so that the JIT's feedback of one variant does not shape another's code.
+// the steps' loop inside the loop that calls progress, in one function (ONE_FUNCTION=1), V8 (Node 20) ran
+// that loop at about half its speed in many runs, with progress and with a call of the module's own alike
+// (the variant `own` calls JSON.stringify on the message instead). Each variant also has a module of its
+// own, the same text under another name, so that the JIT's feedback of one variant does not shape
+// another's code.
 const BLOCK = 1000
 const work = mkdtempSync(join(tmpdir(), 'algoserve-progress-bench-'))
 const walkSource = (name: string) => `export default {
   name: '${name}', version: '1.0.0', description: 'A xorshift walk.',
-  params: { type: 'object', properties: { blocks: { type: 'integer' }, stride: { type: 'integer' } } },
-  result: { type: 'object', properties: { x: { type: 'integer' } } },
-  run({ blocks, stride }, { progress }) {
+  params: { type: 'object', properties: { blocks: { type: 'integer' }, stride: { type: 'integer' }, own: { type: 'boolean' } } },
+  result: { type: 'object', properties: { x: { type: 'integer' }, length: { type: 'integer' } } },
+  run({ blocks, stride, own }, { progress }) {
     let x = 88172645
+    let length = 0
     let next = stride > 0 ? stride : blocks + 1
     for (let b = 1; b <= blocks; b++) {
-      x = walkBlock(x)
-      if (b === next) { progress(b / blocks, 'block ' + b); next += stride }
+      ${ONE_FUNCTION ? `for (let i = 0; i < ${BLOCK}; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5 }` : 'x = walkBlock(x)'}
+      if (b === next) {
+        if (own) length += JSON.stringify('block ' + b).length
+        else progress(b / blocks, 'block ' + b)
+        next += stride
+      }
     }
-    return { x: x >>> 0 }
+    return { x: x >>> 0, length }
   },
 }
 
@@ -44,7 +52,7 @@ function walkBlock(x) {
   return x
 }
 `
-const files = [0, 1, 2, 3].map((i) => {
+const files = [0, 1, 2, 3, 4].map((i) => {
   const file = join(work, `walk${i}.mjs`)
   writeFileSync(file, walkSource(`Walk${i}`))
   return file
@@ -57,10 +65,10 @@ let updates = 0
 const hook = () => {
   updates++
 }
-const timed = async (walk: Algorithm, blocks: number, stride: number, followed: boolean) => {
+const timed = async (walk: Algorithm, blocks: number, stride: number, followed: boolean, own = false) => {
   const run = await executor.run(
     walk,
-    { blocks, stride },
+    { blocks, stride, own },
     1000,
     followed ? { lane: 'job', progress: hook } : {},
   )
@@ -85,6 +93,12 @@ const variants = [
   { name: '1,000 calls/s, hook', stride: Math.round(perSecond / 1000), followed: true },
   { name: '100,000 calls/s, hook', stride: Math.round(perSecond / 100_000), followed: true },
   { name: '100,000 calls/s, no hook', stride: Math.round(perSecond / 100_000), followed: false },
+  {
+    name: 'own: 1,000 JSON.stringify/s, no hook',
+    stride: Math.round(perSecond / 1000),
+    followed: false,
+    own: true,
+  },
 ]
 const times = variants.map(() => [] as number[])
 const delivered = variants.map(() => [] as number[])
@@ -94,7 +108,7 @@ for (let round = 0; round < ROUNDS; round++) {
     const i = (round + k) % variants.length
     const variant = variants[i] as (typeof variants)[number]
     updates = 0
-    times[i]?.push(await timed(walks[i] as Algorithm, blocks, variant.stride, variant.followed))
+    times[i]?.push(await timed(walks[i] as Algorithm, blocks, variant.stride, variant.followed, variant.own))
     delivered[i]?.push(updates)
   }
 }
@@ -109,7 +123,9 @@ const median = (values: number[]) => {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
 }
 const baseSeconds = median(times[0] as number[])
-console.log(`${blocks} blocks of ${BLOCK} steps a run, ${ROUNDS} rounds, Node ${process.versions.node}`)
+console.log(
+  `${blocks} blocks of ${BLOCK} steps a run, ${ROUNDS} rounds, Node ${process.versions.node}${ONE_FUNCTION ? ', ONE_FUNCTION=1' : ''}`,
+)
 console.log('| run | median ms | calls in the run | updates to the hook (median) | speed against no calls |')
 console.log('|---|---|---|---|---|')
 for (const [i, variant] of variants.entries()) {
