@@ -104,6 +104,24 @@ test('a hook that throws does not fail the run', async () => {
   assert.ok(calls >= 2, `the hook was called (${calls})`)
 })
 
+test('a followed run aborted from its hook rejects, tells the hook nothing after, and the next one reports to its end', async () => {
+  const controller = new AbortController()
+  const updates: unknown[][] = []
+  const run = executor.run(counter, { calls: 1_000_000_000 }, 1000, {
+    signal: controller.signal,
+    progress: (...update: unknown[]) => {
+      updates.push(update)
+      controller.abort(new Error('cancelled'))
+    },
+  })
+  await assert.rejects(run, /cancelled/)
+  const count = updates.length
+  assert.ok(count >= 1)
+  const { updates: next } = await followed({ calls: 10 })
+  assert.deepEqual(next.at(-1), [1, 'step 10'])
+  assert.equal(updates.length, count, 'nothing more from the aborted run')
+})
+
 test('without a hook the run is the same', async () => {
   const run = await executor.run(counter, { calls: CALLS, odd: true }, 1000)
   assert.deepEqual(run.result, { total: TOTAL })
