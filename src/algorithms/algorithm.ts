@@ -16,6 +16,12 @@ export interface RunContext {
    * ALGOSERVE_JOB_FACTOR_BUDGET_MS): an algorithm that can answer with a partial result stops then.
    */
   budgetMs: number
+  /**
+   * Reports how far the run has come: `fraction` from 0 to 1 (clamped), `message` an optional line of
+   * text. Call it as often as is convenient: updates are coalesced before they leave the run's thread,
+   * and a non-finite fraction or a message that is not a string is ignored rather than thrown.
+   */
+  progress(fraction: number, message?: string): void
 }
 
 /** Params as a client sends them (JSON), shown in the documents. */

@@ -10,7 +10,7 @@
 // A run that has held its thread for LONG_RUN_MS is long. When every thread holds a long run, one
 // more thread starts for what waits, so that a short run never waits for a long one to end: the
 // operating system shares the CPUs between them. That thread stops once idle for SPARE_IDLE_MS.
-import type { Worker } from 'node:worker_threads'
+import { MessageChannel, type MessagePort, receiveMessageOnPort, type Worker } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { AlgorithmError, ConfigError, RunTimeLimitError, ServiceUnavailableError } from '../errors.js'
@@ -19,6 +19,7 @@ import type { Progress } from './algorithm-process.js'
 import { type Lane, Lanes } from './lanes.js'
 import type { PoolWorkerData, ThreadLoad, WorkerOutcome, WorkerTask } from './pool-worker.js'
 import type { ProcessPools } from './process-pool.js'
+import { ignoreProgress, type ProgressUpdate, tellProgress } from './progress.js'
 import { RunFailure, type TimedRun, timedRunInline } from './timed-run.js'
 import { type CpuProbe, threadsFor, type UsableCpus, usableCpus } from './usable-cpus.js'
 
@@ -60,7 +61,12 @@ export interface RunCallOptions {
   lane?: Lane
   /** The hard limit of a run on a worker thread, in ms: then its thread is terminated. Default: none. */
   timeoutMs?: number
-  /** Told of the run's progress, when the algorithm reports it (process algorithms). */
+  /**
+   * Told of the run's progress on this thread, when the algorithm reports it (a module's
+   * `context.progress`, a process's progress lines): on a worker thread at most one update per
+   * PROGRESS_INTERVAL_MS (progress.ts) and always the last one, before the run's promise settles. A
+   * hook that throws does not fail the run. Without one, a run's progress costs nothing.
+   */
   progress?: Progress
 }
 
@@ -187,14 +193,19 @@ export class Executor {
     try {
       const deadline = timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs
       run =
-        timedRunInline(algorithm, params, { budgetMs, signal: signal ?? NEVER_ABORTED, deadline }) ??
+        timedRunInline(algorithm, params, {
+          budgetMs,
+          signal: signal ?? NEVER_ABORTED,
+          deadline,
+          progress: ignoreProgress,
+        }) ??
         (algorithm.process !== undefined && this.#processes !== undefined
           ? await this.#processes
               .run(algorithm, params, { lane, signal, timeoutMs, progress })
               .catch((error: unknown) => {
                 throw error instanceof ServiceUnavailableError ? new NotRun(error) : error
               })
-          : await this.#runOnThread(algorithm, params, budgetMs, lane, signal, timeoutMs))
+          : await this.#runOnThread(algorithm, params, budgetMs, lane, signal, timeoutMs, progress))
     } catch (error) {
       if (signal?.aborted) throw signal.reason
       if (error instanceof NotRun) throw error.reason
@@ -215,6 +226,7 @@ export class Executor {
     lane: Lane,
     signal: AbortSignal | undefined,
     timeoutMs: number | undefined,
+    progress: Progress | undefined,
   ): Promise<TimedRun> {
     const slot = await this.#acquireThread(lane, algorithm.name, signal).catch((error: unknown) => {
       // Not the algorithm's failure: no run took place.
@@ -226,11 +238,21 @@ export class Executor {
         ? undefined
         : setTimeout(() => limit.abort(new RunTimeLimitError(algorithm.name, timeoutMs)), timeoutMs)
     const stop = signal === undefined ? limit.signal : AbortSignal.any([signal, limit.signal])
+    // A port of its own per followed run: the updates reach the hook as they come, with no lookup.
+    const channel = progress === undefined ? undefined : new MessageChannel()
+    channel?.port1.on('message', (update: ProgressUpdate) => tellProgress(progress as Progress, update))
     let outcome: WorkerOutcome
     try {
       const deadline = timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs
-      const task: WorkerTask = { algorithm: algorithm.name, params, budgetMs, deadline }
-      outcome = await this.#pool.run(task, { signal: stop }).catch(async (error: unknown) => {
+      const task: WorkerTask = {
+        algorithm: algorithm.name,
+        params,
+        budgetMs,
+        deadline,
+        progress: channel?.port2,
+      }
+      const transferList = channel === undefined ? undefined : [channel.port2]
+      outcome = await this.#pool.run(task, { signal: stop, transferList }).catch(async (error: unknown) => {
         // Piscina has terminated the thread of an aborted run: its slot is free once the thread is gone.
         if (stop.aborted) {
           await Promise.all(this.#exiting)
@@ -241,6 +263,7 @@ export class Executor {
     } finally {
       clearTimeout(timer)
       this.#releaseThread(slot)
+      if (channel !== undefined) endProgress(channel.port1, progress as Progress)
     }
     if ('failure' in outcome) {
       // The thread's error, for the log: its message and its stack as the thread saw them.
@@ -316,6 +339,17 @@ function threadDeath(error: unknown): string {
   if ((error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY')
     return 'its worker thread ran out of memory (ALGOSERVE_THREAD_HEAP_MB)'
   return 'its worker thread stopped'
+}
+
+/**
+ * Tells the hook what the port still holds, then closes it. The thread posted its last update before
+ * its outcome, but on another port, whose message may arrive first: the updates are already queued on
+ * this one and are read now, in order, so that the last one comes before the run's promise settles.
+ */
+function endProgress(port: MessagePort, progress: Progress): void {
+  for (let queued = receiveMessageOnPort(port); queued !== undefined; queued = receiveMessageOnPort(port))
+    tellProgress(progress, queued.message as ProgressUpdate)
+  port.close()
 }
 
 /** Carries an error that came before any run, past the accounting of failed runs. */

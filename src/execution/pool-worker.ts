@@ -1,7 +1,8 @@
 // The piscina worker: loads the same algorithm modules as the process, once, before its first task
 // (the resolved files come in workerData), and runs one algorithm call off the thread that serves HTTP.
-import { parentPort, threadId, workerData } from 'node:worker_threads'
+import { type MessagePort, parentPort, threadId, workerData } from 'node:worker_threads'
 import { loadRegistry, type Registry } from '../algorithms/registry.js'
+import { ignoreProgress, ProgressThrottle } from './progress.js'
 import { type TimedRun, timedRun } from './timed-run.js'
 
 export interface PoolWorkerData {
@@ -15,6 +16,8 @@ export interface WorkerTask {
   budgetMs: number
   /** The time limit, as a Unix time in ms. */
   deadline: number
+  /** Where the run's progress goes (transferred with the task), when the caller follows it. */
+  progress?: MessagePort
 }
 
 /**
@@ -24,15 +27,20 @@ export interface WorkerTask {
 export type WorkerOutcome = TimedRun | { failure: string; stack: string | undefined }
 
 async function runTask(registry: Registry, task: WorkerTask): Promise<WorkerOutcome> {
-  const { algorithm, params, budgetMs, deadline } = task
+  const { algorithm, params, budgetMs, deadline, progress: port } = task
+  const throttle = port === undefined ? undefined : new ProgressThrottle((update) => port.postMessage(update))
   try {
     const found = registry.get(algorithm)
     if (found === undefined) throw new Error(`Unknown algorithm '${algorithm}'`)
     // The run is stopped at the deadline by the process anyway; the signal lets it stop by itself first.
     const signal = AbortSignal.timeout(Math.max(0, Math.min(deadline - Date.now(), 2 ** 31 - 1)))
-    return await timedRun(found, params, { signal, deadline, budgetMs })
+    const progress = throttle?.report ?? ignoreProgress
+    return await timedRun(found, params, { signal, deadline, budgetMs, progress })
   } catch (error) {
     return failureOf(error)
+  } finally {
+    // Its last update is on the port before the outcome leaves: the executor reads the port after it.
+    throttle?.end()
   }
 }
 

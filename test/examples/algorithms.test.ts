@@ -16,6 +16,7 @@ interface RunContext {
   signal: AbortSignal
   deadline: number
   budgetMs: number
+  progress(fraction: number, message?: string): void
 }
 /** An example's default export (plain JavaScript: imported by its URL, with no types). */
 const example = async (file: string) =>
@@ -28,6 +29,7 @@ const context = (signal = new AbortController().signal, deadline = Date.now() + 
   signal,
   deadline,
   budgetMs: 1000,
+  progress: () => {},
 })
 
 describe('collatz.mjs', () => {

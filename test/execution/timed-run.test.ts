@@ -12,7 +12,12 @@ import { createMetrics } from '../../src/metrics/metrics.js'
 const microseconds = (seconds: number) => /^[0-9]+(\.[0-9]{1,6})?$/.test(String(seconds))
 
 const primeChecker = checkModule(primeCheckerModule, 'PrimeChecker')
-const context = { budgetMs: 1000, signal: new AbortController().signal, deadline: Date.now() + 60_000 }
+const context = {
+  budgetMs: 1000,
+  signal: new AbortController().signal,
+  deadline: Date.now() + 60_000,
+  progress: () => {},
+}
 const executor = new Executor({ threads: 1 }, createMetrics())
 after(() => executor.close())
 

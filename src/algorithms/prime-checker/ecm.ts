@@ -2,7 +2,7 @@
 // group orders are divisible by 12, and B1 rising along Zimmermann and Dodson's table ("20 years of ECM",
 // 2006) so that small factors come first and larger ones as the budget allows.
 import { gcd } from './bigint-math.js'
-import type { Budget } from './budget.js'
+import { type Budget, grouped } from './budget.js'
 import {
   BITS28,
   ECM_BABY_PREFIX,
@@ -53,6 +53,9 @@ const SCHEDULE: [number, number][] = [
   [250000, 700],
   [1000000, 1800],
 ]
+
+/** The curves of the whole schedule: ECM's progress is the share of them done (past the table, all). */
+const SCHEDULE_CURVES = SCHEDULE.reduce((sum, [, curves]) => sum + curves, 0)
 
 /**
  * Stage 2 goes to 100 B1, capped so that its prime sieve stays small. At B1 = 11000 a curve costs 141k
@@ -144,6 +147,7 @@ export function ecm(n: bigint, budget: Budget): bigint | undefined {
 /** ecm on the given limb size: 32 for montn, 28 for mont28 (exported to test both). */
 export function ecmKernel(n: bigint, budget: Budget, limbBits: LimbBits): bigint | undefined {
   let sigma = 6n
+  let done = 0
   for (let round = 0; ; round++) {
     // Past the table, the last level goes on with fresh curves.
     const [b1, curves] = SCHEDULE[Math.min(round, SCHEDULE.length - 1)] as [number, number]
@@ -153,6 +157,11 @@ export function ecmKernel(n: bigint, budget: Budget, limbBits: LimbBits): bigint
       const found = curve(n, sigma, lvl, budget, limbBits)
       if (found === undefined) return undefined
       if (found !== 1n && found !== n) return found
+      done++
+      budget.progress?.(
+        Math.min(1, done / SCHEDULE_CURVES),
+        `ECM: curve ${grouped(c + 1)} of ${grouped(curves)} at B1=${b1}`,
+      )
     }
   }
 }

@@ -1,5 +1,5 @@
 import { bitLength, iroot } from './bigint-math.js'
-import { Budget } from './budget.js'
+import { Budget, type ProgressReporter } from './budget.js'
 import { ecm } from './ecm.js'
 import { LIMIT_64, limbCount, MAX_LIMBS } from './kernel.js'
 import { isPrime } from './primality.js'
@@ -24,6 +24,8 @@ export interface FactorizeOptions {
    * The caller has already found n composite, so its primality test (seconds at 4300 digits) is not repeated.
    */
   composite?: boolean
+  /** Told of the sieve's relations and ECM's curves as they come (messages name the step). */
+  progress?: ProgressReporter
 }
 
 /** How many primes p = 1 (mod k) a number must pass as a k-th power residue before iroot is tried. */
@@ -70,7 +72,7 @@ export function factorize(n: bigint, opts: FactorizeOptions): Factorization {
   if (n < 2n) throw new RangeError('factorize: n must be at least 2')
   if (n < LIMIT_32) return { factors: factorSmall(Number(n)).map(BigInt), complete: true }
 
-  const budget = new Budget(opts.deadline, opts.signal)
+  const budget = new Budget(opts.deadline, opts.signal, opts.progress)
   const { primes, rest } = trialDivide(n)
   const composites: bigint[] = []
   const pending = rest > 1n ? [rest] : []

@@ -1,7 +1,7 @@
 // PrimeChecker: is an integer prime, and what are its prime factors (docs/prime-checker.md).
 
 import { VERSION } from '../../version.js'
-import { type BuiltInModule, INLINE, type ParamLimits } from '../algorithm.js'
+import { type BuiltInModule, INLINE, type ParamLimits, type RunContext } from '../algorithm.js'
 import { integerParam } from '../integer-input.js'
 import { abs } from './bigint-math.js'
 import { factorize } from './factorize.js'
@@ -23,13 +23,17 @@ export interface PrimeResult {
   algorithm: PrimalityMethod
 }
 
-/** What run needs of its context: the budget, and a signal it checks between steps when there is one. */
+/**
+ * What run needs of its context: the budget, a signal it checks between steps and where the factorisation
+ * reports its progress, when there are.
+ */
 interface PrimeRunContext {
   budgetMs: number
   signal?: AbortSignal
+  progress?: RunContext['progress']
 }
 
-function run({ number }: PrimeParams, { budgetMs, signal }: PrimeRunContext): PrimeResult {
+function run({ number }: PrimeParams, { budgetMs, signal, progress }: PrimeRunContext): PrimeResult {
   const deadline = performance.now() + budgetMs
   const algorithm = primalityMethod(number)
   const prime = isPrime(number)
@@ -38,7 +42,7 @@ function run({ number }: PrimeParams, { budgetMs, signal }: PrimeRunContext): Pr
   let complete = true
   if (!prime && magnitude > 1n) {
     // Only a positive number that is not prime is known to be composite: -p is not prime, p is.
-    const factorization = factorize(magnitude, { deadline, signal, composite: number > 0n })
+    const factorization = factorize(magnitude, { deadline, signal, composite: number > 0n, progress })
     factors = factorization.factors
     complete = factorization.complete
   }

@@ -12,7 +12,7 @@
 // compiler threads, than a warm 20-digit factorisation takes; what is left here works per polynomial or per
 // relation, with BigInt for A, B, C, y and the final square roots.
 import { bitLength, gcd } from './bigint-math.js'
-import type { Budget } from './budget.js'
+import { type Budget, grouped } from './budget.js'
 import {
   kernel,
   limbCount,
@@ -125,8 +125,14 @@ export function quadraticSieve(n: bigint, budget: Budget): bigint | undefined {
   // trivial.
   const seen = new Set<bigint>()
   let wanted = basePrimes.length + EXTRA_RELATIONS
+  // Reported when the count changes: a few thousand times a run at most, many polynomials add none.
+  let reported = -1
   for (;;) {
-    while (full.length + graph.cycles < wanted) {
+    for (let found = full.length + graph.cycles; found < wanted; found = full.length + graph.cycles) {
+      if (found !== reported && budget.progress) {
+        reported = found
+        budget.progress(found / wanted, `sieve: ${grouped(found)} of ${grouped(wanted)} relations`)
+      }
       if (budget.timeIsUp()) return undefined
       sieve.nextPolynomial()
       for (const r of sieve.collect()) {
@@ -140,6 +146,7 @@ export function quadraticSieve(n: bigint, budget: Budget): bigint | undefined {
     const cycles = graph.combined(n, budget)
     if (cycles === undefined) return undefined
     const relations = full.concat(cycles)
+    budget.progress?.(1, `sieve: solving the matrix of ${grouped(relations.length)} relations`)
     const found = solve(n, basePrimes, relations, budget)
     if (found === undefined) return undefined
     if (typeof found === 'bigint' && found !== 1n) return found
