@@ -28,6 +28,7 @@ export function throttledProgress(
   let seq = 0
   let lastWrite = Number.NEGATIVE_INFINITY
   let latest: { fraction: number; message: string | null } | undefined
+  let written: { fraction: number; message: string | null } | undefined
   let timer: NodeJS.Timeout | undefined
   let writing: Promise<void> | undefined
   let stopped = false
@@ -39,9 +40,14 @@ export function throttledProgress(
       timer = setTimeout(flush, PROGRESS_INTERVAL_MS)
       return
     }
-    seq++
-    const progress: JobProgress = { ...latest, seq }
+    const update = latest
     latest = undefined
+    // The same fraction and message again tells a reader nothing: not written.
+    if (written !== undefined && update.fraction === written.fraction && update.message === written.message)
+      return
+    written = update
+    seq++
+    const progress: JobProgress = { ...update, seq }
     lastWrite = performance.now()
     writing = Promise.resolve()
       .then(() => write(progress))
