@@ -7,7 +7,10 @@ import { MAX_PROGRESS_MESSAGE, PROGRESS_INTERVAL_MS, throttledProgress } from '.
 
 test('the first report is written at once, the latest of an interval after it, the same one never twice', async () => {
   const written: JobProgress[] = []
-  const writer = throttledProgress((update) => void written.push(update), assert.fail)
+  const writer = throttledProgress(
+    (update) => void written.push(update),
+    (error) => assert.fail(String(error)),
+  )
   writer.report(0.1, 'first')
   await sleep(0)
   assert.deepEqual(written, [{ fraction: 0.1, message: 'first', seq: 1 }])
@@ -23,7 +26,10 @@ test('the first report is written at once, the latest of an interval after it, t
 
 test('fractions are clamped, a non-finite one ignored, a message cut to its limit, a non-string one dropped', async () => {
   const written: JobProgress[] = []
-  const writer = throttledProgress((update) => void written.push(update), assert.fail)
+  const writer = throttledProgress(
+    (update) => void written.push(update),
+    (error) => assert.fail(String(error)),
+  )
   writer.report(Number.NaN, 'ignored')
   writer.report(Number.POSITIVE_INFINITY)
   await sleep(0)

@@ -1,0 +1,170 @@
+// Job progress and GET /jobs/{job_id}/events against issue 26's targets, on one backend
+// (BACKEND=embedded|redis; redis starts a redis-server of its own). The service runs in a child process
+// (events-server.ts) with the process algorithm of bench/jobs/progress-process.
+//
+// 1. Speed: a job doing about a second of CPU work, reporting after each ~1 ms unit (about 1,000 updates
+//    a second) against the same job reporting nothing, alternating, ROUNDS each: the ratio of the medians
+//    of their run times (metadata.elapsed_time). Target: at least 0.95.
+// 2. Redis writes (BACKEND=redis): commands Redis processed during a job of TICK_S seconds reporting
+//    every millisecond, less those during the same job reporting nothing, per second. Target: at most 5.
+// 3. Streams: 4 jobs reporting their clock every 300 ms, CLIENTS streams spread over them; the server's
+//    RSS before and with the streams, and how long after its report each progress event arrived.
+//    Targets: under 50 MB added; every event within 100 ms (embedded) or 250 ms (Redis).
+//
+// `node --import tsx bench/jobs/events.ts` (npm run bench:job-events); ROUNDS, TICK_S, CLIENTS, WATCH_S.
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { request } from 'node:http'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
+import { freshPrefix, startRedis } from '../../test/helpers/redis.js'
+
+const BACKEND = process.env.BACKEND ?? 'embedded'
+const ROUNDS = Number(process.env.ROUNDS ?? 7)
+const TICK_S = Number(process.env.TICK_S ?? 5)
+const CLIENTS = Number(process.env.CLIENTS ?? 1000)
+const WATCH_S = Number(process.env.WATCH_S ?? 10)
+
+const redis = BACKEND === 'redis' ? await startRedis() : undefined
+const child = spawn(process.execPath, ['--import', 'tsx', 'bench/jobs/events-server.ts'], {
+  env: { ...process.env, REDIS_URL: redis?.url ?? '', REDIS_PREFIX: freshPrefix() },
+  stdio: ['ignore', 'pipe', 'inherit'],
+})
+const base = await new Promise<string>((resolve) =>
+  child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())),
+)
+const rssMb = () =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]) / 1024
+
+async function submit(params: Record<string, unknown>): Promise<string> {
+  const response = await fetch(`${base}/jobs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ algorithm: 'ProgressBench', params }),
+  })
+  return ((await response.json()) as { job_id: string }).job_id
+}
+
+async function ended(id: string): Promise<Record<string, unknown>> {
+  for (;;) {
+    const job = (await (await fetch(`${base}/jobs/${id}?wait=30`)).json()) as Record<string, unknown>
+    if (job.status === 'completed' || job.status === 'failed') return job
+  }
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)] as number
+}
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] as number
+}
+
+console.log(
+  `backend ${BACKEND}; load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+)
+
+// 1. Speed with and without ~1,000 updates a second.
+const runTime = async (report: boolean) => {
+  const job = await ended(await submit({ mode: 'busy', units: 1000, report }))
+  return (job.metadata as { elapsed_time: number }).elapsed_time
+}
+await runTime(false)
+await runTime(true)
+const quiet: number[] = []
+const reporting: number[] = []
+for (let round = 0; round < ROUNDS; round++) {
+  quiet.push(await runTime(false))
+  reporting.push(await runTime(true))
+}
+console.log(
+  `speed: median ${median(quiet).toFixed(3)} s without progress, ${median(reporting).toFixed(3)} s with ` +
+    `1,000 units reported; ratio ${(median(quiet) / median(reporting)).toFixed(3)} (target >= 0.95)`,
+)
+
+// 2. Redis commands a second for a job reporting every millisecond, over the same job reporting nothing.
+if (redis !== undefined) {
+  const client = new Redis(redis.url)
+  const commands = async () => Number(/total_commands_processed:(\d+)/.exec(await client.info('stats'))?.[1])
+  const during = async (params: Record<string, unknown>) => {
+    const before = await commands()
+    const job = await ended(await submit(params))
+    return { commands: (await commands()) - before, result: job.result as { reports: number } }
+  }
+  // Alternating, three of each: BullMQ's own periodic commands (lock renewals, stalled checks) vary.
+  const plain: number[] = []
+  const ticking: number[] = []
+  let reports = 0
+  for (let round = 0; round < 3; round++) {
+    plain.push((await during({ mode: 'tick', duration_ms: TICK_S * 1000 })).commands)
+    const run = await during({ mode: 'tick', duration_ms: TICK_S * 1000, every_ms: 1 })
+    ticking.push(run.commands)
+    reports = run.result.reports
+  }
+  console.log(
+    `Redis: median ${median(plain)} commands during a ${TICK_S} s job reporting nothing, ${median(ticking)} ` +
+      `during one reporting ${reports} times; ${((median(ticking) - median(plain)) / TICK_S).toFixed(1)} ` +
+      'more a second (target <= 5)',
+  )
+  client.disconnect()
+}
+
+// 3. CLIENTS streams over 4 jobs reporting their clock every 300 ms.
+const watched = await Promise.all(
+  Array.from({ length: 4 }, () =>
+    submit({ mode: 'tick', duration_ms: (WATCH_S + 30) * 1000, every_ms: 300 }),
+  ),
+)
+await sleep(3000)
+const rssBefore = rssMb()
+const delays: number[] = []
+let measuring = false
+let opened = 0
+const streams = watched.flatMap((id, j) =>
+  Array.from({ length: Math.ceil(CLIENTS / watched.length) }, (_, i) => i * watched.length + j)
+    .filter((n) => n < CLIENTS)
+    .map(() => {
+      const req = request(`${base}/jobs/${id}/events`, (res) => {
+        opened++
+        res.setEncoding('utf8')
+        let buffer = ''
+        res.on('data', (chunk: string) => {
+          const received = Date.now()
+          buffer += chunk
+          let end = buffer.indexOf('\n\n')
+          while (end !== -1) {
+            const block = buffer.slice(0, end)
+            buffer = buffer.slice(end + 2)
+            end = buffer.indexOf('\n\n')
+            if (!measuring || !block.includes('event: progress')) continue
+            const data = JSON.parse(block.slice(block.indexOf('data: ') + 6)) as { message: string }
+            delays.push(received - Number(data.message))
+          }
+        })
+      })
+      req.on('error', () => {})
+      req.end()
+      return req
+    }),
+)
+while (opened < CLIENTS) await sleep(100)
+await sleep(3000)
+const rssWith = rssMb()
+measuring = true
+await sleep(WATCH_S * 1000)
+measuring = false
+console.log(
+  `streams: ${opened} open; server RSS ${rssBefore.toFixed(1)} MB before, ${rssWith.toFixed(1)} MB with them ` +
+    `(+${(rssWith - rssBefore).toFixed(1)} MB, target < 50)`,
+)
+console.log(
+  `event delays after each report, ${delays.length} events over ${WATCH_S} s: median ${median(delays)} ms, ` +
+    `p99 ${percentile(delays, 99)} ms, max ${Math.max(...delays)} ms ` +
+    `(target: every one within ${BACKEND === 'redis' ? 250 : 100} ms)`,
+)
+for (const stream of streams) stream.destroy()
+for (const id of watched) await fetch(`${base}/jobs/${id}/cancel`, { method: 'POST' })
+child.kill('SIGTERM')
+await new Promise((resolve) => child.once('exit', resolve))
+await redis?.close()
