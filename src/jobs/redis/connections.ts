@@ -91,16 +91,17 @@ export class RedisConnections {
       this.#checked = this.#checkRedis()
     })
     const shared = { connection: this.bullClient, prefix: settings.prefix }
+    const onError = (error: Error) => this.log.debug({ err: error }, 'redis queue error')
     this.queues = new JobQueues(
       this.bullClient,
       this.client,
       settings.prefix,
       (name) => this.key(name),
       settings.algorithms,
+      onError,
     )
     this.webhooks = new Queue(WEBHOOKS, shared)
     this.flows = new FlowProducer(shared)
-    const onError = (error: Error) => this.log.debug({ err: error }, 'redis queue error')
     this.webhooks.on('error', onError)
     this.flows.on('error', onError)
     // Until BullMQ has loaded its scripts, nothing is sent through it (see usable).

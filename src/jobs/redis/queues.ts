@@ -28,10 +28,12 @@ export class JobQueues {
   #known: readonly string[]
   #knownAt = 0
   #reading: Promise<void> | undefined
+  readonly #onError: (error: Error) => void
 
   /**
    * `connection` is the one BullMQ's queues share; `client`, ours; `key` names a key of ours; `own`,
-   * the algorithms this process loads.
+   * the algorithms this process loads; `onError` hears the queues' errors (Redis away: the readiness
+   * check tells that).
    */
   constructor(
     connection: RedisClient,
@@ -39,7 +41,9 @@ export class JobQueues {
     prefix: string,
     key: (name: string) => string,
     own: readonly string[],
+    onError: (error: Error) => void,
   ) {
+    this.#onError = onError
     this.#connection = connection
     this.#client = client
     this.#prefix = prefix
@@ -56,7 +60,7 @@ export class JobQueues {
         connection: this.#connection,
         prefix: this.#prefix,
       })
-      queue.on('error', () => undefined)
+      queue.on('error', this.#onError)
       this.#queues.set(algorithm, queue)
     }
     return queue
@@ -113,26 +117,25 @@ export class JobQueues {
     this.#remembered.set(id, algorithm)
   }
 
-  /**
-   * The algorithm of job `id` (null when no job has it), from memory unless `fresh`: a remembered one
-   * can be stale when the id was taken again, by a job of another algorithm, after the first one expired.
-   */
-  async algorithmOf(id: string, fresh = false): Promise<string | null> {
-    const remembered = fresh ? undefined : this.#remembered.get(id)
-    if (remembered !== undefined) return remembered
+  /** The algorithm of job `id` as the index has it now (null when no job has it), remembered. */
+  async #indexed(id: string): Promise<string | null> {
     const algorithm = await this.#client.hget(this.#indexKey, id)
     if (algorithm !== null) this.remember(id, algorithm)
     return algorithm
   }
 
-  /** Job `id` and its BullMQ state (`unknown` when no job has the id), from the queue of its algorithm. */
+  /**
+   * Job `id` and its BullMQ state (`unknown` when no job has the id), from the queue of its algorithm.
+   * A remembered algorithm can be stale when the id was taken again, by a job of another algorithm,
+   * after the first one expired: a job not found there is looked for in the index.
+   */
   async read(id: string): Promise<{ job: RedisJob | undefined; state: string }> {
     const remembered = this.#remembered.get(id)
-    const algorithm = remembered ?? (await this.algorithmOf(id, true))
+    const algorithm = remembered ?? (await this.#indexed(id))
     if (algorithm === null) return { job: undefined, state: 'unknown' }
     const found = await readJob(this.of(algorithm), id)
     if (found.job !== undefined || remembered === undefined) return found
-    const fresh = await this.algorithmOf(id, true)
+    const fresh = await this.#indexed(id)
     return fresh === null || fresh === algorithm ? found : readJob(this.of(fresh), id)
   }
 
