@@ -11,12 +11,20 @@ import { jsonText, jsonTime } from '../json-text.js'
 import type { JobRecord, JobState } from './job.js'
 import { jobStatusJson, progressJson } from './job-view.js'
 
-/** One Server-Sent Event. */
+/** One Server-Sent Event, with its text on the stream (made once, however many streams it goes to). */
 export interface JobEvent {
   id: string
   event: 'state' | 'progress' | 'end'
   data: string
+  text: string
 }
+
+const jobEvent = (id: string, event: JobEvent['event'], data: string): JobEvent => ({
+  id,
+  event,
+  data,
+  text: `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`,
+})
 
 /** What a client has seen of a job: the run, its state and the progress update (0 for none). */
 export interface Seen {
@@ -47,7 +55,7 @@ export function eventsSince(job: JobRecord, seen: Seen | null): JobEvent[] {
   const now = seenOf(job)
   if (isEnded(job.status)) {
     if (seen !== null && isEnded(seen.status) && seen.runs === now.runs) return []
-    return [{ id: eventId({ ...now, seq: 0 }), event: 'end', data: jobStatusJson(job) }]
+    return [jobEvent(eventId({ ...now, seq: 0 }), 'end', jobStatusJson(job))]
   }
   const events: JobEvent[] = []
   const sameRun = seen !== null && seen.runs === now.runs && seen.status === now.status
@@ -55,10 +63,10 @@ export function eventsSince(job: JobRecord, seen: Seen | null): JobEvent[] {
     const state =
       `{"job_id":${jsonText(job.id)},"status":${jsonText(job.status)},` +
       `"started_at":${jsonTime(job.startedAt)}}`
-    events.push({ id: eventId({ ...now, seq: 0 }), event: 'state', data: state })
+    events.push(jobEvent(eventId({ ...now, seq: 0 }), 'state', state))
   }
   if (job.progress !== null && (!sameRun || seen.seq !== now.seq))
-    events.push({ id: eventId(now), event: 'progress', data: progressJson(job.progress) })
+    events.push(jobEvent(eventId(now), 'progress', progressJson(job.progress)))
   return events
 }
 
@@ -143,18 +151,25 @@ export class JobWatchers {
         this.#onReadError(error)
         break
       }
-      for (const watcher of this.#byId.get(id) ?? []) this.#deliver(id, watcher, job)
+      // Watchers of a job have mostly seen the same: their events are made once per what they saw.
+      const made = new Map<string, JobEvent[]>()
+      for (const watcher of this.#byId.get(id) ?? []) this.#deliver(id, watcher, job, made)
     } while (this.#reading.get(id) === true && this.#byId.has(id))
     this.#reading.delete(id)
   }
 
-  #deliver(id: string, watcher: Watcher, job: JobRecord | null): void {
+  #deliver(id: string, watcher: Watcher, job: JobRecord | null, made: Map<string, JobEvent[]>): void {
     if (job === null) {
       this.remove(id, watcher)
       watcher.end()
       return
     }
-    const events = eventsSince(job, watcher.seen)
+    const key = watcher.seen === null ? '' : eventId(watcher.seen)
+    let events = made.get(key)
+    if (events === undefined) {
+      events = eventsSince(job, watcher.seen)
+      made.set(key, events)
+    }
     if (events.length > 0) {
       watcher.send(events)
       watcher.seen = seenOf(job)

@@ -42,8 +42,6 @@ const LastEventIdHeaders = Type.Object({
   ),
 })
 
-const eventText = ({ id, event, data }: JobEvent): string => `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`
-
 export async function jobEventRoutes(app: FastifyInstance, options: JobEventRouteOptions): Promise<void> {
   const { backend } = options
   const log = app.log.child({ component: 'job-events' })
@@ -117,7 +115,7 @@ export async function jobEventRoutes(app: FastifyInstance, options: JobEventRout
       if (job === null) throw new JobNotFoundError(id)
       const stream = new PassThrough()
       const write = (events: JobEvent[]) => {
-        for (const event of events) stream.write(eventText(event))
+        for (const event of events) stream.write(event.text)
         if (stream.writableLength > MAX_BEHIND_BYTES) stream.end()
       }
       if (isEnded(job.status)) {
