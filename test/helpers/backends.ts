@@ -113,3 +113,42 @@ export function forEachJobBackend(suite: (factory: JobBackendFactory) => void): 
     after(() => redis?.close())
   })
 }
+
+/** An API process that runs no jobs and an `algoserve worker`, on one Redis. */
+export interface ApiAndWorker {
+  readonly api: TestApp
+  readonly worker: TestApp
+}
+
+/**
+ * Starts, for the suite it is called in, a redis-server of its own with an API process (runJobs false)
+ * and an `algoserve worker` sharing it, both with `overrides`; closes them after.
+ */
+export function apiAndWorker(overrides: Partial<Config>): ApiAndWorker {
+  let redis: RedisServer | undefined
+  let api: TestApp | undefined
+  let worker: TestApp | undefined
+  before(async () => {
+    redis = await startRedis()
+    const shared = { redisUrl: redis.url, redisPrefix: freshPrefix(), ...overrides }
+    api = await startApp({ ...shared, runJobs: false })
+    worker = await startApp(shared, { role: 'worker' })
+  })
+  after(async () => {
+    await worker?.close()
+    await api?.close()
+    await redis?.close()
+  })
+  const started = (app: TestApp | undefined) => {
+    if (app === undefined) throw new Error("the processes are started in the suite's before")
+    return app
+  }
+  return {
+    get api() {
+      return started(api)
+    },
+    get worker() {
+      return started(worker)
+    },
+  }
+}

@@ -8,10 +8,10 @@ import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { writeModules } from '../helpers/algorithms.js'
 import { startApp, type TestApp } from '../helpers/app.js'
-import { forEachBackend } from '../helpers/backends.js'
+import { apiAndWorker, forEachBackend } from '../helpers/backends.js'
 import { createJob, waitForJob } from '../helpers/jobs.js'
 import { type ExactBody as Body, parseExact, postExact as post } from '../helpers/json.js'
-import { freshPrefix, type RedisServer, skipWithoutRedis, startRedis } from '../helpers/redis.js'
+import { skipWithoutRedis } from '../helpers/redis.js'
 
 const ECHO = fileURLToPath(new URL('../../examples/algorithms/echo-bash', import.meta.url))
 const MISBEHAVING = fileURLToPath(new URL('../fixtures/misbehaving-process', import.meta.url))
@@ -184,35 +184,22 @@ describe('a process algorithm that never starts', () => {
 })
 
 describe('on Redis, an API process and an algoserve worker', { skip: skipWithoutRedis }, () => {
-  let redis: RedisServer
-  let api: TestApp
-  let worker: TestApp
-  before(async () => {
-    redis = await startRedis()
-    const shared = { redisUrl: redis.url, redisPrefix: freshPrefix(), algorithms: [ECHO] }
-    api = await startApp({ ...shared, runJobs: false })
-    worker = await startApp(shared, { role: 'worker' })
-  })
-  after(async () => {
-    await worker?.close()
-    await api?.close()
-    await redis?.close()
-  })
+  const processes = apiAndWorker({ algorithms: [ECHO] })
 
   test("each starts the algorithm's processes: the API calls it, the worker runs its jobs", async () => {
-    const call = await post(`${api.url}/algorithms/Echo/invoke`, '{"text": "from the API"}')
+    const call = await post(`${processes.api.url}/algorithms/Echo/invoke`, '{"text": "from the API"}')
     assert.equal(call.status, 200)
     assert.deepEqual(call.json.result, { text: 'from the API' })
-    const job = await createJob(api.url, { algorithm: 'Echo', params: { text: 'from a worker' } })
-    const done = await waitForJob(api.url, String(job.json.job_id))
+    const job = await createJob(processes.api.url, { algorithm: 'Echo', params: { text: 'from a worker' } })
+    const done = await waitForJob(processes.api.url, String(job.json.job_id))
     assert.equal(done.status, 'completed')
     assert.deepEqual(done.result, { text: 'from a worker' })
-    const ready = (await (await fetch(`${worker.url}/readyz`)).json()) as {
+    const ready = (await (await fetch(`${processes.worker.url}/readyz`)).json()) as {
       checks: Record<string, boolean>
       algorithms: string[]
     }
     assert.equal(ready.checks['process:Echo'], true)
     assert.deepEqual(ready.algorithms, ['Echo', 'PrimeChecker'])
-    assert.equal(api.service.executor.processChecks()['process:Echo']?.(), true)
+    assert.equal(processes.api.service.executor.processChecks()['process:Echo']?.(), true)
   })
 })

@@ -6,11 +6,11 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { bodyText, readEvents, type StreamEvent } from '../../../src/client/event-stream.js'
-import { startApp, type TestApp } from '../../helpers/app.js'
-import { forEachBackend } from '../../helpers/backends.js'
+import type { TestApp } from '../../helpers/app.js'
+import { apiAndWorker, forEachBackend } from '../../helpers/backends.js'
 import { CANCELLED, call, detailOf } from '../../helpers/job-control.js'
 import { createJob } from '../../helpers/jobs.js'
-import { freshPrefix, type RedisServer, skipWithoutRedis, startRedis } from '../../helpers/redis.js'
+import { skipWithoutRedis } from '../../helpers/redis.js'
 import { until } from '../../helpers/time.js'
 
 const STEPPING = fileURLToPath(new URL('../../fixtures/stepping-process', import.meta.url))
@@ -197,29 +197,22 @@ forEachBackend((backend) => {
 describe('on Redis, an API process streams the job an algoserve worker runs', {
   skip: skipWithoutRedis,
 }, () => {
-  let redis: RedisServer
-  let api: TestApp
-  let worker: TestApp
-  before(async () => {
-    redis = await startRedis()
-    const shared = { redisUrl: redis.url, redisPrefix: freshPrefix(), algorithms: [STEPPING] }
-    api = await startApp({ ...shared, runJobs: false })
-    worker = await startApp(shared, { role: 'worker' })
-  })
-  after(async () => {
-    await worker?.close()
-    await api?.close()
-    await redis?.close()
-  })
+  const processes = apiAndWorker({ algorithms: [STEPPING] })
 
   test("the worker's progress reaches the API's stream and its list; the stream ends with the job", async () => {
-    const created = await createJob(api.url, { algorithm: 'Stepping', params: { steps: 8, step_ms: 150 } })
+    const created = await createJob(processes.api.url, {
+      algorithm: 'Stepping',
+      params: { steps: 8, step_ms: 150 },
+    })
     const id = created.json.job_id as string
-    const response = await fetch(`${api.url}/jobs/${id}/events`)
+    const response = await fetch(`${processes.api.url}/jobs/${id}/events`)
     const events = collect(response, (event) => event.event === 'progress')
     const listed = await until(
       async () => {
-        const page = (await call(`${api.url}/jobs?status=running`)).json.jobs as Record<string, unknown>[]
+        const page = (await call(`${processes.api.url}/jobs?status=running`)).json.jobs as Record<
+          string,
+          unknown
+        >[]
         const item = page.find((job) => job.job_id === id)
         return item?.progress !== null && item?.progress
       },
@@ -228,7 +221,7 @@ describe('on Redis, an API process streams the job an algoserve worker runs', {
     )
     assert.match(String((listed as Record<string, unknown>).message), /^step [1-8] of 8$/)
     assert.equal((await events).at(-1)?.event, 'progress')
-    const rest = await collect(await fetch(`${api.url}/jobs/${id}/events`))
+    const rest = await collect(await fetch(`${processes.api.url}/jobs/${id}/events`))
     assert.equal(rest.at(-1)?.event, 'end')
     assert.equal(dataOf(rest.at(-1)).status, 'completed')
   })
