@@ -1,8 +1,12 @@
-// Redis as operators secure it: an ACL user with a password, and TLS with a private CA. A job runs
+// Redis as operators secure it: an ACL user with a password, and TLS with a private CA (to a server, and to
+// a sentinel and the primary it names). A job runs
 // end to end through each, the password never shows in the log or /metrics, and a certificate that
 // cannot be checked stops the connection (said in the log) rather than being skipped.
 import assert from 'node:assert/strict'
-import { rmSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { type Child, listening, start } from '../../helpers/child.js'
 import { createJob, waitForJob } from '../../helpers/jobs.js'
@@ -10,6 +14,7 @@ import {
   freePort,
   freshPrefix,
   makeTlsFiles,
+  REDIS_SERVER,
   type RedisServer,
   redisCommand,
   skipWithoutRedis,
@@ -92,5 +97,67 @@ describe('Redis with an ACL user and TLS', { skip: skipWithoutRedis, timeout: 60
     const ready = await fetch(`${await listening(unchecked)}/readyz`)
     assert.equal(ready.status, 503)
     await noSecretAnywhere(unchecked, await listening(unchecked))
+  })
+
+  test('Sentinel over TLS: the sentinel and the primary it names are both reached with rediss:// and the CA; a job runs', {
+    skip: skipWithoutRedisTls(),
+  }, async () => {
+    const tls = makeTlsFiles()
+    after(() => rmSync(tls.dir, { recursive: true, force: true }))
+    const tlsFiles = ['--tls-cert-file', tls.cert, '--tls-key-file', tls.key, '--tls-ca-cert-file', tls.ca]
+    const primaryTlsPort = await freePort()
+    const primary = await startRedis([
+      '--tls-port',
+      String(primaryTlsPort),
+      ...tlsFiles,
+      '--tls-auth-clients',
+      'no',
+    ])
+    after(() => primary.close())
+    // The sentinel speaks TLS to its clients and to the primary (tls-replication); its plain port is for
+    // the test's own questions.
+    const sentinelPort = await freePort()
+    const sentinelTlsPort = await freePort()
+    const dir = mkdtempSync(join(tmpdir(), 'algoserve-sentinel-tls-'))
+    after(() => rmSync(dir, { recursive: true, force: true }))
+    const name = 'algoserve-tls'
+    writeFileSync(
+      join(dir, 'sentinel.conf'),
+      [
+        `port ${sentinelPort}`,
+        `tls-port ${sentinelTlsPort}`,
+        `tls-cert-file ${tls.cert}`,
+        `tls-key-file ${tls.key}`,
+        `tls-ca-cert-file ${tls.ca}`,
+        'tls-auth-clients no',
+        'tls-replication yes',
+        'bind 127.0.0.1',
+        `dir ${dir}`,
+        `sentinel monitor ${name} 127.0.0.1 ${primaryTlsPort} 1`,
+        '',
+      ].join('\n'),
+    )
+    const sentinel = spawn(REDIS_SERVER as string, [join(dir, 'sentinel.conf'), '--sentinel'], {
+      stdio: 'ignore',
+    })
+    after(() => {
+      sentinel.kill('SIGKILL')
+    })
+    await until(
+      async () =>
+        /flags\nmaster\n/.test(await redisCommand(sentinelPort, `SENTINEL MASTER ${name}`).catch(() => '')),
+      15_000,
+      'the sentinel sees its primary over TLS',
+      50,
+    )
+    const address = `127.0.0.1:${sentinelTlsPort}`
+    const child = serve({
+      ALGOSERVE_REDIS_URL: `rediss://${address}`,
+      ALGOSERVE_REDIS_SENTINELS: address,
+      ALGOSERVE_REDIS_SENTINEL_NAME: name,
+      ALGOSERVE_REDIS_TLS_CA_FILE: tls.ca,
+    })
+    await runsAJob(child)
+    assert.notEqual(await redisCommand(primary.port, 'DBSIZE'), '0', 'the job is on the primary')
   })
 })
