@@ -257,17 +257,30 @@ export interface RedisCluster {
 /**
  * A Redis Cluster of three primaries (no replicas) on free loopback ports: each redis-server with
  * cluster mode on, joined by `redis-cli --cluster create`; ready once every node says the cluster is ok.
+ * With `tls`, each node also listens with TLS and the nodes talk TLS to one another; `nodes` and `env`
+ * are then the TLS ports (the plain ones stay for the test's own questions).
  */
-export async function startRedisCluster(): Promise<RedisCluster> {
+export async function startRedisCluster(tls?: TlsFiles): Promise<RedisCluster> {
   const servers: RedisServer[] = []
+  const tlsPorts: number[] = []
   try {
     for (let i = 0; i < 3; i++) {
       const port = await freePort()
+      const tlsArgs: string[] = []
+      if (tls !== undefined) {
+        tlsPorts.push(await freePort())
+        tlsArgs.push('--tls-port', String(tlsPorts[i]), '--tls-cluster', 'yes', '--tls-auth-clients', 'no')
+        tlsArgs.push('--tls-cert-file', tls.cert, '--tls-key-file', tls.key, '--tls-ca-cert-file', tls.ca)
+      }
       servers.push(
-        await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`], port),
+        await startRedis(
+          ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, ...tlsArgs],
+          port,
+        ),
       )
     }
     const nodes = servers.map((server) => `127.0.0.1:${server.port}`)
+    const served = tls === undefined ? nodes : tlsPorts.map((port) => `127.0.0.1:${port}`)
     const cli = join(dirname(REDIS_SERVER as string), 'redis-cli')
     execFileSync(cli, ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], {
       stdio: 'pipe',
@@ -281,11 +294,12 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       )
     }
     return {
-      nodes,
+      nodes: served,
       env: (prefix) => ({
-        ALGOSERVE_REDIS_URL: `redis://${nodes[0]}`,
-        ALGOSERVE_REDIS_CLUSTER_NODES: nodes.join(','),
+        ALGOSERVE_REDIS_URL: `${tls === undefined ? 'redis' : 'rediss'}://${served[0]}`,
+        ALGOSERVE_REDIS_CLUSTER_NODES: served.join(','),
         ALGOSERVE_REDIS_PREFIX: prefix,
+        ...(tls === undefined ? {} : { ALGOSERVE_REDIS_TLS_CA_FILE: tls.ca }),
       }),
       close: async () => {
         await Promise.all(servers.map((server) => server.close()))

@@ -1,5 +1,5 @@
-// Redis as operators secure it: an ACL user with a password, and TLS with a private CA (to a server, and to
-// a sentinel and the primary it names). A job runs end to end through each, the password never shows in
+// Redis as operators secure it: an ACL user with a password, and TLS with a private CA (to a server, to
+// a sentinel and the primary it names, and to a Cluster). A job runs end to end through each, the password never shows in
 // the log or /metrics, and a certificate that cannot be checked stops the connection (said in the log)
 // rather than being skipped.
 import assert from 'node:assert/strict'
@@ -20,6 +20,7 @@ import {
   skipWithoutRedis,
   skipWithoutRedisTls,
   startRedis,
+  startRedisCluster,
 } from '../../helpers/redis.js'
 import { until } from '../../helpers/time.js'
 
@@ -159,5 +160,16 @@ describe('Redis with an ACL user and TLS', { skip: skipWithoutRedis, timeout: 60
     })
     await runsAJob(child)
     assert.notEqual(await redisCommand(primary.port, 'DBSIZE'), '0', 'the job is on the primary')
+  })
+
+  test('Cluster over TLS: the nodes, and the nodes the cluster names, are reached with rediss:// and the CA; a job runs', {
+    skip: skipWithoutRedisTls(),
+  }, async () => {
+    const tls = makeTlsFiles()
+    after(() => rmSync(tls.dir, { recursive: true, force: true }))
+    const cluster = await startRedisCluster(tls)
+    after(() => cluster.close())
+    const child = serve(cluster.env(`{${freshPrefix()}}`))
+    await runsAJob(child)
   })
 })
