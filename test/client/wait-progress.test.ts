@@ -2,10 +2,11 @@
 // each job backend, with a process algorithm that reports progress at each step
 // (test/fixtures/stepping-process): lines that rise when stderr is not a terminal, a bar redrawn with \r
 // (asked for, and chosen by itself on a real terminal under util-linux's `script`), nothing but the JSON
-// with --json, and the timeout's exit 4.
+// with --json, the timeout's exit 4, and a stream cut by the network opened again with its Last-Event-ID.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { type AddressInfo, connect, createServer, type Server } from 'node:net'
 import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { TestApp } from '../helpers/app.js'
@@ -25,6 +26,44 @@ const percents = (text: string) =>
 const visible = (text: string) => text.replaceAll('\u001b[K', '<EL>')
 
 const rising = (values: number[]) => values.every((value, i) => i === 0 || value > (values[i - 1] as number))
+
+/**
+ * A TCP relay to the service that cuts the first connection once the service has sent a progress event
+ * over it, as a proxy or a network may cut a long response; it keeps the requests it relayed.
+ */
+async function cuttingRelay(
+  port: number,
+): Promise<{ url: string; requests: string[]; close(): Promise<void> }> {
+  const requests: string[] = []
+  let cut = false
+  const server: Server = createServer((client) => {
+    const index = requests.push('') - 1
+    const upstream = connect(port, '127.0.0.1')
+    client.on('data', (chunk) => {
+      requests[index] += chunk.toString('latin1')
+      upstream.write(chunk)
+    })
+    upstream.on('data', (chunk) => {
+      client.write(chunk)
+      if (!cut && chunk.toString('utf8').includes('event: progress')) {
+        cut = true
+        client.destroy()
+        upstream.destroy()
+      }
+    })
+    client.on('close', () => upstream.destroy())
+    upstream.on('close', () => client.destroy())
+    client.on('error', () => {})
+    upstream.on('error', () => {})
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const relayPort = (server.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${relayPort}`,
+    requests,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  }
+}
 
 forEachBackend((backend) => {
   let server: TestApp
@@ -125,5 +164,21 @@ forEachBackend((backend) => {
     assert.match(run.stderr, /still running after 2 s/)
     assert.ok(percents(run.stderr).length >= 1, run.stderr)
     await fetch(`${server.url}/jobs/${id}/cancel`, { method: 'POST' })
+  })
+  test('a stream cut by the network: opened again with its Last-Event-ID, the progress going on from there', async () => {
+    const relay = await cuttingRelay(Number(new URL(server.url).port))
+    try {
+      const id = await submit(10, 300)
+      const run = await cli(['jobs', 'wait', id, '--timeout', '30', '--url', relay.url])
+      assert.equal(run.code, 0, run.stderr)
+      assert.match(run.stdout, /^status +completed$/m)
+      const streams = relay.requests.filter((head) => head.startsWith(`GET /jobs/${id}/events `))
+      assert.ok(streams.length >= 2, relay.requests.join('\n---\n'))
+      assert.doesNotMatch(streams[0] as string, /^last-event-id:/im)
+      assert.match(streams[1] as string, /^last-event-id: \S+\r$/im)
+      assert.ok(rising(percents(run.stderr)), run.stderr)
+    } finally {
+      await relay.close()
+    }
   })
 })
