@@ -549,11 +549,10 @@
     $('detail-result').textContent = hasResult ? stringify(job.result, null, 2) : '—'
     const going = job.status === 'pending' || job.status === 'running'
     $('cancel-job').disabled = !going
+    // An end seen first by another read (a cancel, a refresh) leaves the stream be: its own end event
+    // follows at once and closes it.
     if (going) follow(job.job_id)
-    else {
-      stopFollowing()
-      $('detail-progress').hidden = true
-    }
+    else $('detail-progress').hidden = true
   }
 
   // ---- the open job's live progress: GET /jobs/{id}/events -----------------------------------------
@@ -570,11 +569,12 @@
     following = null
   }
 
-  function showProgress(status, progress) {
-    $('detail-progress').hidden = false
-    $('detail-progress-state').textContent =
-      status === 'pending' ? 'Pending: not started yet.' : progress?.message ? text(progress.message) : ''
-    detailBar.update(progress || { progress: 0, message: null })
+  /** The open job's progress; none shown until the run tells one (not every algorithm does). */
+  function showProgress(progress) {
+    $('detail-progress').hidden = progress === null
+    if (progress === null) return
+    $('detail-progress-state').textContent = progress.message ? text(progress.message) : ''
+    detailBar.update(progress)
   }
 
   /**
@@ -624,8 +624,9 @@
               continue
             }
             const data = JSON.parse(event.data)
-            if (event.event === 'state') showProgress(data.status, null)
-            else if (event.event === 'progress') showProgress('running', data)
+            // A start (or a run given back) starts the progress again.
+            if (event.event === 'state') showProgress(null)
+            else if (event.event === 'progress') showProgress(data)
           }
           if (ended) return
         } catch {
