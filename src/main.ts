@@ -121,6 +121,8 @@ async function main(argv: string[]): Promise<void> {
     const output = {
       out: (text: string) => process.stdout.write(text),
       err: (text: string) => process.stderr.write(text),
+      errIsTTY: process.stderr.isTTY === true,
+      errColumns: process.stderr.columns,
     }
     process.exitCode = await runClient(argv, process.env, output)
     return

@@ -3,7 +3,8 @@
 //
 // Data: GET /job-summary (the overview: counts by state, ends and latency per minute, kept by the
 // service over every job, so exact however many there are), GET /algorithms (the algorithm filter),
-// GET /jobs (list, newest first), GET /jobs/{id}, GET /jobs/{id}/deliveries and POST /jobs/{id}/cancel.
+// GET /jobs (list, newest first, with a running job's progress), GET /jobs/{id}, GET /jobs/{id}/events
+// (the open job's live progress), GET /jobs/{id}/deliveries and POST /jobs/{id}/cancel.
 // Jobs of any algorithm: a result is shown member by member whatever its shape; PrimeChecker's in words.
 ;(() => {
   const { parse, stringify, isLosslessNumber } = globalThis.LosslessJSON
@@ -48,10 +49,16 @@
 
   const apiKey = () => sessionStorage.getItem(KEY_STORAGE)
 
-  async function api(method, path) {
-    const headers = { accept: 'application/json' }
+  function headersFor(accept) {
+    const headers = { accept }
     const key = apiKey()
     if (key) headers.authorization = `Bearer ${key}`
+    return headers
+  }
+
+  async function api(method, path) {
+    const key = apiKey()
+    const headers = headersFor('application/json')
     const response = await fetch(path, { method, headers, cache: 'no-store' })
     const text = await response.text()
     let body
@@ -129,6 +136,43 @@
 
   function badge(status) {
     return element('span', { class: `badge ${status}`, text: status })
+  }
+
+  /** Whole percents, rounded down: 100% only once the run says it has done everything. */
+  const percent = (fraction) => Math.floor(Math.min(1, Math.max(0, Number(fraction) || 0)) * 100)
+
+  /**
+   * A progress bar (role=progressbar, 0 to 100) with its percentage beside it; the message is its title
+   * and part of what a screen reader says. `update` sets it again.
+   */
+  function progressBar(label) {
+    const fill = element('span', { class: 'progress-fill' })
+    const bar = element(
+      'span',
+      {
+        class: 'progress-bar',
+        role: 'progressbar',
+        'aria-label': label,
+        'aria-valuemin': '0',
+        'aria-valuemax': '100',
+      },
+      [fill],
+    )
+    const value = element('span', { class: 'progress-value' })
+    const node = element('span', { class: 'progress' }, [bar, value])
+    node.update = (progress) => {
+      const now = percent(progress.progress)
+      const message =
+        progress.message === null || progress.message === undefined ? '' : String(progress.message)
+      bar.setAttribute('aria-valuenow', String(now))
+      bar.setAttribute('aria-valuetext', message ? `${now}%: ${message}` : `${now}%`)
+      // Through the CSSOM: the page's policy forbids style attributes.
+      fill.style.width = `${now}%`
+      value.textContent = `${now}%`
+      if (message) node.title = message
+      else node.removeAttribute('title')
+    }
+    return node
   }
 
   // ---- messages and the API key -----------------------------------------------------------------
@@ -360,6 +404,17 @@
     return api('GET', `/jobs?${query}`)
   }
 
+  /** The state, and a running job's progress as the list tells it (refreshed with the list). */
+  function statusCell(job) {
+    const cell = [badge(job.status)]
+    if (job.status === 'running' && job.progress) {
+      const bar = progressBar(`Progress of job ${job.job_id}`)
+      bar.update(job.progress)
+      cell.push(bar)
+    }
+    return cell
+  }
+
   function renderList(body) {
     state.nextCursor = body.next_cursor
     const rows = body.jobs.map((job) => {
@@ -371,7 +426,7 @@
       })
       const row = element('tr', { 'data-job-id': job.job_id }, [
         element('td', { 'data-label': 'Job' }, [open]),
-        element('td', { 'data-label': 'Status' }, [badge(job.status)]),
+        element('td', { 'data-label': 'Status' }, statusCell(job)),
         element('td', { 'data-label': 'Algorithm', text: text(job.algorithm) }),
         element('td', { 'data-label': 'Result', text: resultSummary(job) }),
         element('td', { 'data-label': 'Created', text: time(job.created_at) }),
@@ -432,6 +487,7 @@
   // ---- one job -------------------------------------------------------------------------------
 
   function openJob(id) {
+    if (following && following.id !== id) stopFollowing()
     if (location.hash !== `#job=${id}`) history.pushState(null, '', `#job=${encodeURIComponent(id)}`)
     state.openJob = id
     for (const row of document.querySelectorAll('#job-table tbody tr')) {
@@ -450,6 +506,7 @@
   }
 
   function closeJob() {
+    stopFollowing()
     state.openJob = null
     $('detail').hidden = true
     if (location.hash) history.pushState(null, '', location.pathname + location.search)
@@ -490,7 +547,135 @@
       hasResult ? (isPrimeChecker(job) ? primeView(job.result) : valueView(job.result)) : text(null),
     )
     $('detail-result').textContent = hasResult ? stringify(job.result, null, 2) : '—'
-    $('cancel-job').disabled = job.status !== 'pending' && job.status !== 'running'
+    const going = job.status === 'pending' || job.status === 'running'
+    $('cancel-job').disabled = !going
+    // An end seen first by another read (a cancel, a refresh) leaves the stream be: its own end event
+    // follows at once and closes it.
+    if (going) follow(job.job_id)
+    else $('detail-progress').hidden = true
+  }
+
+  // ---- the open job's live progress: GET /jobs/{id}/events -----------------------------------------
+
+  /** The stream followed: { id, controller }, or null. */
+  let following = null
+  /** Between a stream that was cut and the next (the service's own `retry:`). */
+  const RECONNECT_MS = 1000
+  const detailBar = progressBar('Progress of the job')
+  $('detail-progress-bar').replaceChildren(detailBar)
+
+  function stopFollowing() {
+    if (following) following.controller.abort()
+    following = null
+  }
+
+  /** The open job's progress; none shown until the run tells one (not every algorithm does). */
+  function showProgress(progress) {
+    $('detail-progress').hidden = progress === null
+    if (progress === null) return
+    $('detail-progress-state').textContent = progress.message ? text(progress.message) : ''
+    detailBar.update(progress)
+  }
+
+  /**
+   * Reads the job's event stream with fetch, not EventSource: with API keys on, the key goes in a header,
+   * which EventSource cannot send. A cut stream is opened again with the last event's id; the stream
+   * ends with the job (its end event is the job, shown at once) or when the job is closed. Refused (a
+   * 401, a 503 when the service holds no more streams), it stops; the next refresh, still seeing the job
+   * going, follows it again.
+   */
+  function follow(id) {
+    if (following && following.id === id) return
+    stopFollowing()
+    // Another job's progress is not shown meanwhile: the stream's first event shows this one's.
+    $('detail-progress').hidden = true
+    const controller = new AbortController()
+    following = { id, controller }
+    const current = () => following !== null && following.controller === controller
+    let lastEventId = ''
+    ;(async () => {
+      while (current()) {
+        try {
+          const headers = headersFor('text/event-stream')
+          if (lastEventId) headers['last-event-id'] = lastEventId
+          const response = await fetch(`${jobPath(id)}/events`, {
+            headers,
+            cache: 'no-store',
+            signal: controller.signal,
+          })
+          // 204: the end was seen already; the job as it is now.
+          if (response.status === 204) break
+          if (!response.ok || !response.body) {
+            await response.body?.cancel()
+            if (current()) following = null
+            return
+          }
+          let ended = false
+          for await (const event of streamEvents(response.body)) {
+            // After the end, the service closes the stream: read to its close rather than cut it.
+            if (ended) continue
+            if (!current()) return
+            lastEventId = event.id
+            if (event.event === 'end') {
+              ended = true
+              following = null
+              renderJob(parse(event.data))
+              refresh()
+              continue
+            }
+            const data = JSON.parse(event.data)
+            // A start (or a run given back) starts the progress again.
+            if (event.event === 'state') showProgress(null)
+            else if (event.event === 'progress') showProgress(data)
+          }
+          if (ended) return
+        } catch {
+          if (!current()) return
+        }
+        await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS))
+      }
+      if (current()) {
+        following = null
+        refreshDetail().catch((error) => showMessage(error.message))
+      }
+    })()
+  }
+
+  /** The events of a text/event-stream body as they complete, as EventSource reads them. */
+  async function* streamEvents(body) {
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader()
+    let buffer = ''
+    let id = ''
+    let type = ''
+    let data = []
+    try {
+      for (;;) {
+        const { value, done } = await reader.read()
+        if (done) return
+        buffer += value
+        let end = buffer.search(/\r\n|\r|\n/)
+        // A CR that ends the buffer may be half of a CRLF: it waits for the next chunk.
+        while (end !== -1 && !(end === buffer.length - 1 && buffer[end] === '\r')) {
+          const line = buffer.slice(0, end)
+          buffer = buffer.slice(end + (buffer.startsWith('\r\n', end) ? 2 : 1))
+          end = buffer.search(/\r\n|\r|\n/)
+          if (line === '') {
+            if (data.length > 0) yield { id, event: type || 'message', data: data.join('\n') }
+            type = ''
+            data = []
+          } else if (!line.startsWith(':')) {
+            const colon = line.indexOf(':')
+            const field = colon === -1 ? line : line.slice(0, colon)
+            const value = colon === -1 ? '' : line.slice(colon + (line[colon + 1] === ' ' ? 2 : 1))
+            if (field === 'data') data.push(value)
+            else if (field === 'event') type = value
+            else if (field === 'id' && !value.includes('\0')) id = value
+          }
+        }
+      }
+    } finally {
+      reader.cancel().catch(() => {})
+    }
   }
 
   /** PrimeChecker's result in words: "91 is not prime: 7 × 13". */

@@ -41,7 +41,14 @@ export type ClientCommand =
       cursor: string | null
     }
   | { name: 'cancel'; id: string }
-  | { name: 'wait'; id: string; timeoutSeconds: number }
+  | { name: 'wait'; id: string; timeoutSeconds: number; progress: ProgressMode }
+
+/**
+ * How `jobs wait` shows a running job's progress on stderr: 'auto' draws a bar when stderr is a
+ * terminal and writes lines otherwise; --json shows none whatever is asked.
+ */
+export type ProgressMode = 'auto' | 'bar' | 'lines' | 'none'
+const PROGRESS_MODES: readonly string[] = ['auto', 'bar', 'lines', 'none']
 
 export interface ClientOptions {
   command: ClientCommand
@@ -67,6 +74,7 @@ const VALUE_FLAGS = new Set([
   'timeout',
   'params',
   'algorithm',
+  'progress',
 ])
 const ALLOWED: Record<string, string[]> = {
   algorithms: ['url', 'api-key', 'json'],
@@ -75,7 +83,7 @@ const ALLOWED: Record<string, string[]> = {
   get: ['url', 'api-key', 'json'],
   list: ['url', 'api-key', 'json', 'status', 'algorithm', 'limit', 'cursor'],
   cancel: ['url', 'api-key', 'json'],
-  wait: ['url', 'api-key', 'json', 'timeout'],
+  wait: ['url', 'api-key', 'json', 'timeout', 'progress'],
 }
 
 /** Splits arguments into positionals and `--flag value` / `--flag=value` / `--json` options. */
@@ -278,10 +286,14 @@ export function parseClientArgs(argv: string[], env: NodeJS.ProcessEnv): ClientO
     case 'wait': {
       const [id] = positionals(name, given, ['id'])
       const timeout = flag('timeout')
+      const progress = flag('progress') ?? 'auto'
+      if (!PROGRESS_MODES.includes(progress))
+        throw new UsageError(`--progress '${shorten(progress)}' is not one of ${PROGRESS_MODES.join(', ')}`)
       command = {
         name,
         id: id as string,
         timeoutSeconds: timeout === null ? DEFAULT_WAIT_SECONDS : seconds(timeout),
+        progress: progress as ProgressMode,
       }
       break
     }
@@ -317,8 +329,11 @@ export const CLIENT_USAGE = `Client commands (talk to a running service):
                                               GET /jobs, newest first; S: pending, running,
                                               completed or failed; A: jobs of that algorithm
   algoserve jobs cancel <id>                  POST /jobs/{id}/cancel
-  algoserve jobs wait <id> [--timeout S]      GET /jobs/{id}?wait= until the job ends or S seconds
-                                              pass (default ${DEFAULT_WAIT_SECONDS})
+  algoserve jobs wait <id> [--timeout S] [--progress P]
+                                              GET /jobs/{id}/events until the job ends or S seconds
+                                              pass (default ${DEFAULT_WAIT_SECONDS}), its progress on
+                                              stderr; P: auto (a bar on a terminal, else lines), bar,
+                                              lines or none
 
   --url URL        the service (ALGOSERVE_URL; default ${DEFAULT_URL})
   --api-key KEY    sent as Authorization: Bearer KEY (ALGOSERVE_API_KEY)

@@ -241,3 +241,33 @@ export function formatError(answer: Answer): string {
   const retry = answer.headers.get('retry-after')
   return `${status} ${message}${retry === null ? '' : ` (retry after ${retry} s)`}`
 }
+
+/** A job's progress as the service tells it: a fraction 0..1 and what the run is doing. */
+export interface Progress {
+  progress: number
+  message: string | null
+}
+
+const BAR_WIDTH = 20
+
+/** Whole percents, rounded down: a run shows 100% only once it has said it has done everything. */
+const percent = (fraction: number) => Math.floor(Math.min(1, Math.max(0, fraction)) * 100)
+
+/**
+ * One line for a terminal: `[##########··········]  42%  sieve: 812 of 1,930 relations`, or the state
+ * alone (`pending`, `running`) before any progress is told.
+ */
+export function progressBar(status: string, progress: Progress | null): string {
+  if (progress === null) return status
+  const filled = Math.round((percent(progress.progress) / 100) * BAR_WIDTH)
+  const bar = `[${'#'.repeat(filled)}${'·'.repeat(BAR_WIDTH - filled)}]`
+  const message = progress.message === null ? '' : `  ${progress.message}`
+  return `${bar} ${String(percent(progress.progress)).padStart(3)}%${message}`
+}
+
+/** One line for a log: `running 42% sieve: 812 of 1,930 relations`, or the state alone. */
+export function progressLine(status: string, progress: Progress | null): string {
+  if (progress === null) return status
+  const message = progress.message === null ? '' : ` ${progress.message}`
+  return `${status} ${percent(progress.progress)}%${message}`
+}

@@ -26,13 +26,8 @@ export async function request(
   path: string,
   options: { body?: string; headers?: Record<string, string> } = {},
 ): Promise<Answer> {
-  const headers: Record<string, string> = {
-    accept: 'application/json',
-    'user-agent': `algoserve-cli/${VERSION}`,
-    ...options.headers,
-  }
+  const headers = headersFor(target, 'application/json', options.headers)
   if (options.body !== undefined) headers['content-type'] = 'application/json'
-  if (target.apiKey !== null) headers.authorization = `Bearer ${target.apiKey}`
   let response: Response
   let text: string
   try {
@@ -48,6 +43,41 @@ export async function request(
     body = undefined
   }
   return { status: response.status, headers: response.headers, text, body }
+}
+
+function headersFor(
+  target: Target,
+  accept: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const headers: Record<string, string> = {
+    accept,
+    'user-agent': `algoserve-cli/${VERSION}`,
+    ...extra,
+  }
+  if (target.apiKey !== null) headers.authorization = `Bearer ${target.apiKey}`
+  return headers
+}
+
+/**
+ * A GET whose body is read as it comes (a text/event-stream): the response once its head has arrived.
+ * Aborted by `signal`, it rejects with the signal's reason; unreachable, with a ConnectionError.
+ */
+export async function openStream(
+  target: Target,
+  path: string,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<Response> {
+  try {
+    return await fetch(`${target.url}${path}`, {
+      headers: headersFor(target, 'text/event-stream', headers),
+      signal,
+    })
+  } catch (error) {
+    if (signal.aborted) throw error
+    throw new ConnectionError(`cannot reach ${target.url}: ${reason(error)}`)
+  }
 }
 
 /** fetch says only "fetch failed"; the cause names what happened (ECONNREFUSED, ENOTFOUND, ...). */

@@ -216,8 +216,9 @@ forEachBackend((backend) => {
     })
   })
 
-  test('jobs wait when the service holds no wait (Wait-Skipped): it reads again at a pace, not in a tight loop', async () => {
-    const server = await backend.start({ maxJobWaiters: 0, jobFactorBudgetMs: 60_000 })
+  // A service that opens no event stream (503) is read as one without the events route: with ?wait=.
+  test('jobs wait when the service holds no stream (503) nor wait (Wait-Skipped): it reads again at a pace, not in a tight loop', async () => {
+    const server = await backend.start({ maxEventStreams: 0, maxJobWaiters: 0, jobFactorBudgetMs: 60_000 })
     const reads = async () => {
       const text = await (await fetch(`${server.url}/metrics`)).text()
       const line =
@@ -271,6 +272,8 @@ test('usage errors exit 2 and name the problem', async () => {
     [['jobs', 'get'], /get: missing <id>/],
     [['jobs', 'frobnicate'], /unknown jobs command 'frobnicate'/],
     [['jobs', 'wait', 'abc', '--timeout', 'soon'], /--timeout 'soon' is not a number of seconds/],
+    [['jobs', 'wait', 'abc', '--progress', 'dots'], /--progress 'dots' is not one of auto, bar, lines, none/],
+    [['jobs', 'get', 'abc', '--progress', 'bar'], /get takes no --progress/],
     [['jobs', 'get', 'abc', '--webhook', 'http://x'], /get takes no --webhook/],
     [['call', '97', '--url', 'ftp://example.com'], /not an http:\/\/ or https:\/\/ URL/],
     [['jobs', 'create', '97', '--idempotency-key', 'clé'], /--idempotency-key may hold printable ASCII/],

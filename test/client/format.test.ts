@@ -8,6 +8,8 @@ import {
   formatInvoke,
   formatJob,
   formatList,
+  progressBar,
+  progressLine,
 } from '../../src/client/format.js'
 
 const page = { jobs: [], next_cursor: 'eyJ0IjoxfQ' }
@@ -106,4 +108,22 @@ test('algorithms: a table; one algorithm: its schemas and its examples as comman
   assert.match(text, /^Params \(JSON Schema\):\n\{\n {2}"type": "object"\n\}$/m)
   assert.match(text, /^ {2}algoserve call Collatz --params '\{"n":27\}'$/m)
   assert.ok(text.includes(`algoserve call Collatz --params '{"s":"it'\\''s"}'`), text)
+})
+
+test('a progress bar: twenty cells filled to the percentage (rounded down), the message after it', () => {
+  const message = 'sieve: 812 of 1,930 relations'
+  assert.equal(progressBar('running', { progress: 0.42, message }), `[########············]  42%  ${message}`)
+  assert.equal(progressBar('running', { progress: 0.999, message: null }), '[####################]  99%')
+  assert.equal(progressBar('running', { progress: 1, message: null }), '[####################] 100%')
+  assert.equal(
+    progressBar('running', { progress: 0, message: 'start' }),
+    '[····················]   0%  start',
+  )
+  assert.equal(progressBar('pending', null), 'pending')
+})
+
+test('a progress line: the state, the percentage and the message', () => {
+  assert.equal(progressLine('running', { progress: 0.42, message: 'sieve' }), 'running 42% sieve')
+  assert.equal(progressLine('running', { progress: 0.5, message: null }), 'running 50%')
+  assert.equal(progressLine('running', null), 'running')
 })
