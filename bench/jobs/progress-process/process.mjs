@@ -8,7 +8,7 @@ const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`)
 /** About a millisecond of floating-point work. */
 function unit() {
   let x = 0
-  for (let i = 1; i < 150_000; i++) x += Math.sqrt(i)
+  for (let i = 1; i < 400_000; i++) x += Math.sqrt(i)
   return x
 }
 
