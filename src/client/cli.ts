@@ -28,7 +28,7 @@ import {
   progressBar,
   progressLine,
 } from './format.js'
-import { type Answer, ConnectionError, openStream, request, type Target } from './http.js'
+import { type Answer, answerOf, ConnectionError, openStream, request, type Target } from './http.js'
 
 type WaitCommand = Extract<ClientCommand, { name: 'wait' }>
 
@@ -265,16 +265,6 @@ async function follow(target: Target, id: string, deadline: number, view: Progre
     const pause = Math.min(RECONNECT_MS, deadline - Date.now())
     if (pause > 0) await sleep(pause)
   }
-}
-
-function answerOf(response: Response, text: string): Answer {
-  let body: unknown
-  try {
-    body = parse(text)
-  } catch {
-    body = undefined
-  }
-  return { status: response.status, headers: response.headers, text, body }
 }
 
 /**

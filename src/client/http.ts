@@ -36,6 +36,11 @@ export async function request(
   } catch (error) {
     throw new ConnectionError(`cannot reach ${target.url}: ${reason(error)}`)
   }
+  return answerOf(response, text)
+}
+
+/** An answer from its response and the text of its body (read losslessly when it is JSON). */
+export function answerOf(response: Response, text: string): Answer {
   let body: unknown
   try {
     body = parse(text)
