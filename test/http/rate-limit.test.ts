@@ -122,8 +122,8 @@ test('the OpenAPI document gives the rate-limited operations, and only those, a 
     }
     assert.equal(
       limited,
-      10,
-      'invoke, createJob, getJob, listJobs, cancelJob, getJobDeliveries, getJobSummary, listAlgorithms, getAlgorithm, invoke_PrimeChecker',
+      11,
+      'invoke, createJob, getJob, listJobs, cancelJob, getJobDeliveries, streamJobEvents, getJobSummary, listAlgorithms, getAlgorithm, invoke_PrimeChecker',
     )
   } finally {
     await server.close()
