@@ -1,5 +1,6 @@
 // Distributed mode as operators run it: `algoserve serve` and `algoserve worker` child processes on a
-// real redis-server, killed with real signals, and the redis-server itself killed and restarted.
+// real redis-server, killed with real signals, and the redis-server itself killed and restarted; the
+// tests of processes killed and of cancels across processes again on a three-primary Redis Cluster.
 // Nothing a client got a 202 for is lost. Timings use a 1 s job lock; the delays seen are reported.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
@@ -11,10 +12,12 @@ import { type Receiver, startReceiver } from '../../helpers/receiver.js'
 import {
   freePort,
   freshPrefix,
+  type RedisCluster,
   type RedisServer,
   redisCommand,
   skipWithoutRedis,
   startRedis,
+  startRedisCluster,
 } from '../../helpers/redis.js'
 import { sleep, until } from '../../helpers/time.js'
 
@@ -23,7 +26,8 @@ import { sleep, until } from '../../helpers/time.js'
 // are about, and a delivery taken so repeatedly is failed (maxStalledCount).
 const LOCK_MS = 2000
 
-interface Cluster {
+/** A test's own `algoserve serve` and `algoserve worker` processes on one Redis deployment. */
+interface Processes {
   prefix: string
   children: Child[]
   api(extra?: string[]): Promise<string>
@@ -31,12 +35,11 @@ interface Cluster {
   close(): Promise<void>
 }
 
-function cluster(redisUrl: () => string): Cluster {
-  const prefix = freshPrefix()
+/** `redis`: the flags that name the Redis (a server's URL, or a Cluster's nodes); `prefix`: the key prefix. */
+function processes(redis: string[], prefix = freshPrefix()): Processes {
   const children: Child[] = []
   const common = [
-    '--redis-url',
-    redisUrl(),
+    ...redis,
     '--redis-prefix',
     prefix,
     '--job-lock-ms',
@@ -99,6 +102,11 @@ describe('distributed mode', { skip: skipWithoutRedis }, () => {
     await redis.close()
   })
 
+  acrossProcesses(
+    () => processes(['--redis-url', redis.url]),
+    () => receiver,
+  )
+
   test('a Redis that evicts keys is refused at start, naming maxmemory-policy; AOF off is warned about', {
     timeout: 120_000,
   }, async (t) => {
@@ -116,59 +124,10 @@ describe('distributed mode', { skip: skipWithoutRedis }, () => {
     assert.match(warned.output(), /AOF off \(appendonly no\)/)
   })
 
-  test('a worker SIGKILLed mid-job three times: taken over each time, then failed as lost 3 times, webhook sent', {
-    timeout: 180_000,
-  }, async (t) => {
-    const c = cluster(() => redis.url)
-    t.after(() => c.close())
-    const budget = ['--job-factor-budget-ms', '20000']
-    const [api, first] = await Promise.all([c.api(), c.worker(budget)])
-    const created = await createJob(api, {
-      algorithm: 'PrimeChecker',
-      params: { number: RSA_100 },
-      webhook: receiver.url,
-    })
-    const id = created.json.job_id as string
-    let running = await waitJob(api, id, (job) => job.status === 'running')
-    let current = first
-    const takeovers: number[] = []
-    for (let kill = 1; kill <= 3; kill++) {
-      // The next worker is up before the current one dies, so the delay is BullMQ's alone.
-      const next = await c.worker(budget)
-      current.child.process.kill('SIGKILL')
-      const killedAt = Date.now()
-      await current.child.exit
-      const startedBefore = running.started_at
-      if (kill < 3) {
-        running = await waitJob(
-          api,
-          id,
-          (job) => job.status === 'running' && job.started_at !== startedBefore,
-        )
-        takeovers.push(Date.parse(running.started_at as string) - killedAt)
-      }
-      current = next
-    }
-    const failed = await waitJob(api, id, finished)
-    assert.equal(failed.status, 'failed')
-    assert.equal(failed.error, lostRunsError(3))
-    assert.equal(failed.result, null)
-    const delivery = await until(
-      () => receiver.received.find((r) => r.body.includes(`"job_id":"${id}"`)),
-      10_000,
-      'the webhook of the failed job arrived',
-    )
-    const payload = JSON.parse(delivery.body) as JobBody
-    assert.equal(payload.status, 'failed')
-    assert.equal(payload.error, lostRunsError(3))
-    for (const delay of takeovers) assert.ok(delay < 4 * LOCK_MS, `taken over within 4 locks: ${delay} ms`)
-    t.diagnostic(`takeover delays with ALGOSERVE_JOB_LOCK_MS=${LOCK_MS}: ${takeovers.join(', ')} ms`)
-  })
-
   test('SIGTERM: a running job gets the grace period, goes back to pending not counted as lost, and completes', {
     timeout: 120_000,
   }, async (t) => {
-    const c = cluster(() => redis.url)
+    const c = processes(['--redis-url', redis.url])
     t.after(() => c.close())
     const budget = ['--job-factor-budget-ms', '1500']
     const [api, first] = await Promise.all([
@@ -198,76 +157,12 @@ describe('distributed mode', { skip: skipWithoutRedis }, () => {
     assert.equal(done.result?.factorization_complete, false, 'it ran its whole budget again')
   })
 
-  test('job control across processes: a cancel at one API stops the run in a worker process; a wait at another API ends with it', {
-    timeout: 120_000,
-  }, async (t) => {
-    const c = cluster(() => redis.url)
-    t.after(() => c.close())
-    const [api, otherApi] = await Promise.all([
-      c.api(),
-      c.api(),
-      c.worker(['--job-factor-budget-ms', '60000']),
-    ])
-    const id = (
-      await createJob(api, { algorithm: 'PrimeChecker', params: { number: RSA_100 }, webhook: receiver.url })
-    ).json.job_id as string
-    await waitJob(api, id, (job) => job.status === 'running')
-    const waiting = fetch(`${otherApi}/jobs/${id}?wait=30`).then(async (r) => (await r.json()) as JobBody)
-    await sleep(300)
-    const cancelledAt = Date.now()
-    const answer = await fetch(`${api}/jobs/${id}/cancel`, { method: 'POST' })
-    const took = Date.now() - cancelledAt
-    assert.equal(answer.status, 200)
-    const job = (await answer.json()) as JobBody
-    assert.equal(job.status, 'failed')
-    assert.equal(job.error, 'The job was cancelled.')
-    assert.ok(took < 1500, `the cancel took ${took} ms`)
-    const waited = await waiting
-    assert.equal(waited.status, 'failed')
-    assert.ok(Date.now() - cancelledAt < 3000, 'the wait at the other API ended with the job')
-    await until(() => receiver.received.some((r) => JSON.parse(r.body).job_id === id), 10_000, 'webhook')
-    const payload = JSON.parse(receiver.received.find((r) => JSON.parse(r.body).job_id === id)?.body ?? '{}')
-    assert.equal(payload.error, 'The job was cancelled.')
-  })
-
-  test('a waiting job cancelled at an API that runs no jobs ends there at once, behind a busy worker, counted once', {
-    timeout: 120_000,
-  }, async (t) => {
-    const c = cluster(() => redis.url)
-    t.after(() => c.close())
-    const [api, worker] = await Promise.all([c.api(), c.worker(['--job-factor-budget-ms', '60000'])])
-    const slow = async (webhook: string | null = null) =>
-      (await createJob(api, { algorithm: 'PrimeChecker', params: { number: RSA_100 }, webhook })).json
-        .job_id as string
-    // The worker's one thread is busy for a minute, two jobs wait behind it, the job cancelled is last.
-    const busy = await slow()
-    await waitJob(api, busy, (job) => job.status === 'running')
-    const behind = [await slow(), await slow()]
-    const last = await slow(receiver.url)
-    const answer = await fetch(`${api}/jobs/${last}/cancel`, { method: 'POST' })
-    assert.equal(answer.status, 200)
-    await until(() => receiver.received.some((r) => JSON.parse(r.body).job_id === last), 3000, 'webhook')
-    // Nothing ahead of it ended to let it through (on a loaded machine the busy job's 1 s lock may
-    // lapse, putting it back in line, so it may read pending).
-    for (const id of [busy, ...behind]) assert.ok(!finished((await readJob(api, id)) as JobBody), id)
-    // Counted once, by the API process that ended it; the worker never took it.
-    const failed = 'jobs_completed_total{algorithm="PrimeChecker",status="failed"}'
-    const sample = async (url: string, name: string) => {
-      const text = await (await fetch(`${url}/metrics`)).text()
-      const line = text.split('\n').find((l) => l.startsWith(`${name} `))
-      return line === undefined ? 0 : Number(line.slice(name.length + 1))
-    }
-    assert.equal(await sample(api, failed), 1)
-    assert.equal(await sample(api, 'jobs_cancelled_total{algorithm="PrimeChecker"}'), 1)
-    assert.equal(await sample(worker.url, failed), 0)
-  })
-
   test('Redis down at start: /healthz up, /readyz and jobs 503 at once, /invoke works, no job behind the back; then recovers', {
     timeout: 120_000,
   }, async (t) => {
     const port = await freePort()
     const url = `redis://127.0.0.1:${port}`
-    const c = cluster(() => url)
+    const c = processes(['--redis-url', url])
     t.after(() => c.close())
     const api = await c.api(['--run-jobs', 'true'])
     assert.equal((await fetch(`${api}/healthz`)).status, 200)
@@ -314,7 +209,7 @@ describe('distributed mode', { skip: skipWithoutRedis }, () => {
   }, async (t) => {
     const own = await startRedis()
     t.after(() => own.close())
-    const c = cluster(() => own.url)
+    const c = processes(['--redis-url', own.url])
     t.after(() => c.close())
     const [api] = await Promise.all([c.api(), c.worker()])
     const accepted: string[] = []
@@ -372,13 +267,138 @@ describe('distributed mode', { skip: skipWithoutRedis }, () => {
         `(slowest ${Math.round(Math.max(...refused))} ms)`,
     )
   })
+})
+
+/**
+ * What processes killed and cancels across processes do, on any Redis deployment: `deployment` starts
+ * a test's own processes on it, `receiver` is the suite's webhook receiver.
+ */
+function acrossProcesses(deployment: () => Processes, receiver: () => Receiver): void {
+  test('a worker SIGKILLed mid-job three times: taken over each time, then failed as lost 3 times, webhook sent', {
+    timeout: 180_000,
+  }, async (t) => {
+    const c = deployment()
+    t.after(() => c.close())
+    const budget = ['--job-factor-budget-ms', '20000']
+    const [api, first] = await Promise.all([c.api(), c.worker(budget)])
+    const created = await createJob(api, {
+      algorithm: 'PrimeChecker',
+      params: { number: RSA_100 },
+      webhook: receiver().url,
+    })
+    const id = created.json.job_id as string
+    let running = await waitJob(api, id, (job) => job.status === 'running')
+    let current = first
+    const takeovers: number[] = []
+    for (let kill = 1; kill <= 3; kill++) {
+      // The next worker is up before the current one dies, so the delay is BullMQ's alone.
+      const next = await c.worker(budget)
+      current.child.process.kill('SIGKILL')
+      const killedAt = Date.now()
+      await current.child.exit
+      const startedBefore = running.started_at
+      if (kill < 3) {
+        running = await waitJob(
+          api,
+          id,
+          (job) => job.status === 'running' && job.started_at !== startedBefore,
+        )
+        takeovers.push(Date.parse(running.started_at as string) - killedAt)
+      }
+      current = next
+    }
+    const failed = await waitJob(api, id, finished)
+    assert.equal(failed.status, 'failed')
+    assert.equal(failed.error, lostRunsError(3))
+    assert.equal(failed.result, null)
+    const delivery = await until(
+      () => receiver().received.find((r) => r.body.includes(`"job_id":"${id}"`)),
+      10_000,
+      'the webhook of the failed job arrived',
+    )
+    const payload = JSON.parse(delivery.body) as JobBody
+    assert.equal(payload.status, 'failed')
+    assert.equal(payload.error, lostRunsError(3))
+    for (const delay of takeovers) assert.ok(delay < 4 * LOCK_MS, `taken over within 4 locks: ${delay} ms`)
+    t.diagnostic(`takeover delays with ALGOSERVE_JOB_LOCK_MS=${LOCK_MS}: ${takeovers.join(', ')} ms`)
+  })
+
+  test('job control across processes: a cancel at one API stops the run in a worker process; a wait at another API ends with it', {
+    timeout: 120_000,
+  }, async (t) => {
+    const c = deployment()
+    t.after(() => c.close())
+    const [api, otherApi] = await Promise.all([
+      c.api(),
+      c.api(),
+      c.worker(['--job-factor-budget-ms', '60000']),
+    ])
+    const id = (
+      await createJob(api, {
+        algorithm: 'PrimeChecker',
+        params: { number: RSA_100 },
+        webhook: receiver().url,
+      })
+    ).json.job_id as string
+    await waitJob(api, id, (job) => job.status === 'running')
+    const waiting = fetch(`${otherApi}/jobs/${id}?wait=30`).then(async (r) => (await r.json()) as JobBody)
+    await sleep(300)
+    const cancelledAt = Date.now()
+    const answer = await fetch(`${api}/jobs/${id}/cancel`, { method: 'POST' })
+    const took = Date.now() - cancelledAt
+    assert.equal(answer.status, 200)
+    const job = (await answer.json()) as JobBody
+    assert.equal(job.status, 'failed')
+    assert.equal(job.error, 'The job was cancelled.')
+    assert.ok(took < 1500, `the cancel took ${took} ms`)
+    const waited = await waiting
+    assert.equal(waited.status, 'failed')
+    assert.ok(Date.now() - cancelledAt < 3000, 'the wait at the other API ended with the job')
+    await until(() => receiver().received.some((r) => JSON.parse(r.body).job_id === id), 10_000, 'webhook')
+    const payload = JSON.parse(
+      receiver().received.find((r) => JSON.parse(r.body).job_id === id)?.body ?? '{}',
+    )
+    assert.equal(payload.error, 'The job was cancelled.')
+  })
+
+  test('a waiting job cancelled at an API that runs no jobs ends there at once, behind a busy worker, counted once', {
+    timeout: 120_000,
+  }, async (t) => {
+    const c = deployment()
+    t.after(() => c.close())
+    const [api, worker] = await Promise.all([c.api(), c.worker(['--job-factor-budget-ms', '60000'])])
+    const slow = async (webhook: string | null = null) =>
+      (await createJob(api, { algorithm: 'PrimeChecker', params: { number: RSA_100 }, webhook })).json
+        .job_id as string
+    // The worker's one thread is busy for a minute, two jobs wait behind it, the job cancelled is last.
+    const busy = await slow()
+    await waitJob(api, busy, (job) => job.status === 'running')
+    const behind = [await slow(), await slow()]
+    const last = await slow(receiver().url)
+    const answer = await fetch(`${api}/jobs/${last}/cancel`, { method: 'POST' })
+    assert.equal(answer.status, 200)
+    await until(() => receiver().received.some((r) => JSON.parse(r.body).job_id === last), 3000, 'webhook')
+    // Nothing ahead of it ended to let it through (on a loaded machine the busy job's 1 s lock may
+    // lapse, putting it back in line, so it may read pending).
+    for (const id of [busy, ...behind]) assert.ok(!finished((await readJob(api, id)) as JobBody), id)
+    // Counted once, by the API process that ended it; the worker never took it.
+    const failed = 'jobs_completed_total{algorithm="PrimeChecker",status="failed"}'
+    const sample = async (url: string, name: string) => {
+      const text = await (await fetch(`${url}/metrics`)).text()
+      const line = text.split('\n').find((l) => l.startsWith(`${name} `))
+      return line === undefined ? 0 : Number(line.slice(name.length + 1))
+    }
+    assert.equal(await sample(api, failed), 1)
+    assert.equal(await sample(api, 'jobs_cancelled_total{algorithm="PrimeChecker"}'), 1)
+    assert.equal(await sample(worker.url, failed), 0)
+  })
 
   test('2 APIs and 2 workers share 500 jobs; one worker SIGKILLed midway; every job completes, every webhook arrives', {
     timeout: 240_000,
   }, async (t) => {
     const hook = await startReceiver(() => 200)
     t.after(() => hook.close())
-    const c = cluster(() => redis.url)
+    const c = deployment()
     t.after(() => c.close())
     const budget = ['--job-factor-budget-ms', '300']
     const [api1, api2, w1, w2] = await Promise.all([c.api(), c.api(), c.worker(budget), c.worker(budget)])
@@ -455,6 +475,29 @@ describe('distributed mode', { skip: skipWithoutRedis }, () => {
       `500 jobs completed; ${hook.received.length} webhook requests, ${duplicates} duplicate attempts`,
     )
   })
+}
+
+describe('distributed mode on a Redis Cluster', { skip: skipWithoutRedis }, () => {
+  let redis: RedisCluster
+  let receiver: Receiver
+  before(async () => {
+    redis = await startRedisCluster()
+    receiver = await startReceiver(() => 200)
+  })
+  after(async () => {
+    await receiver.close()
+    await redis.close()
+  })
+
+  // Every key of a deployment in one slot: the prefix is hash-tagged.
+  acrossProcesses(
+    () =>
+      processes(
+        ['--redis-url', `redis://${redis.nodes[0]}`, '--redis-cluster-nodes', redis.nodes.join(',')],
+        `{${freshPrefix()}}`,
+      ),
+    () => receiver,
+  )
 })
 
 async function metricSum(url: string, name: string): Promise<number> {
