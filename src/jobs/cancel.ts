@@ -3,7 +3,7 @@
 // end, and then says what ended it.
 import { JOB_CANCELLED } from '../errors.js'
 import type { CancelResult } from './backend.js'
-import type { JobRecord } from './job.js'
+import { isEnded, type JobRecord } from './job.js'
 
 /**
  * How long a cancel waits for a running job to end. A run stops within a second of its abort; this
@@ -14,7 +14,7 @@ export const CANCEL_WAIT_MS = 5000
 /** The answer for a job read before the cancel, or null when it is pending or running (to cancel). */
 export function beforeCancel(job: JobRecord | null): CancelResult | null {
   if (job === null) return { kind: 'not_found' }
-  if (job.status === 'completed' || job.status === 'failed') return { kind: 'finished', job }
+  if (isEnded(job.status)) return { kind: 'finished', job }
   return null
 }
 

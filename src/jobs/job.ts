@@ -49,6 +49,9 @@ export type JobOutcome =
   | { status: 'completed'; result: string; metadata: string }
   | { status: 'failed'; error: string }
 
+/** A completed or failed job has ended: it changes no more. */
+export const isEnded = (status: JobState): boolean => status === 'completed' || status === 'failed'
+
 /** After this many lost runs a job fails instead of running again (docs/jobs.md, lost runs). */
 export const MAX_LOST_RUNS = 3
 

@@ -8,7 +8,7 @@
 // says which job may have changed), one read at a time per job, and each client is sent its own
 // difference from that read.
 import { jsonText, jsonTime } from '../json-text.js'
-import type { JobRecord, JobState } from './job.js'
+import { isEnded, type JobRecord, type JobState } from './job.js'
 import { jobStatusJson, progressJson } from './job-view.js'
 
 /** One Server-Sent Event, with its text on the stream (made once, however many streams it goes to). */
@@ -35,8 +35,6 @@ export interface Seen {
 
 const LETTERS: Record<JobState, string> = { pending: 'p', running: 'r', completed: 'c', failed: 'f' }
 const STATES: Record<string, JobState> = { p: 'pending', r: 'running', c: 'completed', f: 'failed' }
-
-export const isEnded = (status: JobState): boolean => status === 'completed' || status === 'failed'
 
 /** The event id of what a client has seen once sent an event: `<runs>.<state letter>.<progress seq>`. */
 export const eventId = ({ runs, status, seq }: Seen): string => `${runs}.${LETTERS[status]}.${seq}`

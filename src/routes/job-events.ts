@@ -7,14 +7,8 @@ import type { FastifyInstance } from 'fastify'
 import { JobNotFoundError, ServiceUnavailableError } from '../errors.js'
 import { JobIdParams, validationFailed, wrappedError } from '../http/schemas.js'
 import type { JobBackend } from '../jobs/backend.js'
-import {
-  eventsSince,
-  isEnded,
-  type JobEvent,
-  JobWatchers,
-  parseEventId,
-  type Watcher,
-} from '../jobs/watchers.js'
+import { isEnded } from '../jobs/job.js'
+import { eventsSince, type JobEvent, JobWatchers, parseEventId, type Watcher } from '../jobs/watchers.js'
 
 export interface JobEventRouteOptions {
   backend: () => JobBackend

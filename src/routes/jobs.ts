@@ -19,7 +19,7 @@ import {
   wrappedError,
 } from '../http/schemas.js'
 import type { IdempotencyClaim, JobBackend } from '../jobs/backend.js'
-import type { JobRecord } from '../jobs/job.js'
+import { isEnded } from '../jobs/job.js'
 import { jobStatusJson, newJobId } from '../jobs/job-view.js'
 import { JobWaiters } from '../jobs/waiters.js'
 import { isoTime } from '../json-text.js'
@@ -61,8 +61,6 @@ const WaitQuery = Type.Object({
     }),
   ),
 })
-
-const isFinished = (job: JobRecord): boolean => job.status === 'completed' || job.status === 'failed'
 
 export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions): Promise<void> {
   const { algorithms, backend, metrics, maxDigits } = options
@@ -176,7 +174,7 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
       if (job === null) throw new JobNotFoundError(id)
       const { wait } = request.query as { wait?: string }
       const waitMs = wait === undefined ? 0 : Number(wait) * 1000
-      if (waitMs > 0 && !isFinished(job)) {
+      if (waitMs > 0 && !isEnded(job.status)) {
         const hold = waiters.hold(id)
         if (hold === null) {
           reply.header('wait-skipped', 'true')
@@ -196,7 +194,8 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
               const woken = hold.next()
               // Read after the wait is held, so that an end just before it is not missed.
               job = await read()
-              if (job === null || isFinished(job) || Date.now() >= deadlineAt || reply.raw.destroyed) break
+              if (job === null || isEnded(job.status) || Date.now() >= deadlineAt || reply.raw.destroyed)
+                break
               await Promise.race([woken, deadline])
             }
           } finally {

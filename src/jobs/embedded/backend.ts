@@ -73,8 +73,9 @@ export class EmbeddedBackend implements JobBackend {
     if (job?.status === 'pending') {
       const cancelled = await this.#store.cancelPending(id, now)
       if (cancelled !== null) {
-        // A failed job that ran for no time, as the Redis backend counts it.
+        // A failed job that ran for no time, as the Redis backend counts it. No run tells this change.
         this.#jobEnded(cancelled, 'failed', 0)
+        this.#ended.emit('changed', id)
         return { kind: 'cancelled', job: cancelled }
       }
       // Claimed meanwhile: it is running now.
@@ -184,7 +185,6 @@ export class EmbeddedBackend implements JobBackend {
   #jobEnded(job: JobRecord, status: JobEndStatus, seconds: number): void {
     this.#o.countEnded(job.algorithm, status, seconds)
     this.#ended.emit('ended', job.id)
-    this.#ended.emit('changed', job.id)
     if (job.webhook !== null) this.#dispatcher?.notify()
   }
 }

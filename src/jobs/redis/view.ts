@@ -4,7 +4,14 @@
 import { Job, type Queue } from 'bullmq'
 import { JOB_CANCELLED } from '../../errors.js'
 import type { DeliveryAttempt } from '../../webhooks/attempt.js'
-import { type JobProgress, type JobRecord, type JobState, lostRunsError, MAX_LOST_RUNS } from '../job.js'
+import {
+  isEnded,
+  type JobProgress,
+  type JobRecord,
+  type JobState,
+  lostRunsError,
+  MAX_LOST_RUNS,
+} from '../job.js'
 
 /** What a job carries in Redis; its BullMQ name is the algorithm. */
 export interface RedisJobData {
@@ -100,7 +107,7 @@ export function recordOf(
       metadata: null,
     }
   }
-  const finished = status === 'completed' || status === 'failed'
+  const finished = isEnded(status)
   const completedAt = finished ? (job.finishedOn ?? null) : null
   if (completedAt !== null && completedAt + ttlMs <= now) return null
   const result = status === 'completed' && Array.isArray(job.returnvalue) ? job.returnvalue : null
