@@ -97,8 +97,8 @@ export interface RedisServer {
   process: ChildProcess
   /** Kills redis-server with `signal` and waits for it to exit. */
   kill(signal?: NodeJS.Signals): Promise<void>
-  /** Starts it again on the same port and directory (so from its AOF). */
-  restart(): Promise<void>
+  /** Starts it again on the same port and directory (so from its AOF), with `extraArgs` this time. */
+  restart(extraArgs?: string[]): Promise<void>
   /** Stops it and removes its directory. */
   close(): Promise<void>
 }
@@ -126,8 +126,8 @@ export async function startRedis(extraArgs: string[] = [], port?: number): Promi
   ]
   let child: ChildProcess
   let output = ''
-  const launch = async () => {
-    child = spawn(REDIS_SERVER as string, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  const launch = async (extra: string[] = []) => {
+    child = spawn(REDIS_SERVER as string, [...args, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] })
     child.stdout?.on('data', (chunk) => {
       output += chunk
     })
@@ -156,8 +156,8 @@ export async function startRedis(extraArgs: string[] = [], port?: number): Promi
       child.kill(signal)
       await exited
     },
-    async restart() {
-      await launch()
+    async restart(extraArgs) {
+      await launch(extraArgs)
     },
     async close() {
       await server.kill('SIGKILL')
