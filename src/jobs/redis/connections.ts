@@ -143,7 +143,11 @@ export class RedisConnections {
   async #checkRedis(): Promise<void> {
     try {
       const servers = serversOf(this.client)
-      const infos = await Promise.all(servers.map((server) => server.info()))
+      // A node that does not answer (down) does not keep the others from being checked.
+      const answers = await Promise.allSettled(servers.map((server) => server.info()))
+      const failed = answers.find((answer) => answer.status === 'rejected')
+      if (failed !== undefined && answers.every((answer) => answer.status === 'rejected')) throw failed.reason
+      const infos = answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : ''))
       const policies = infos.map((info) => /^maxmemory_policy:(\S+)/m.exec(info)?.[1] ?? 'noeviction')
       const evicting = policies.findIndex((policy) => policy !== 'noeviction')
       if (evicting >= 0) {
