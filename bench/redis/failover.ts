@@ -1,7 +1,7 @@
 // Sentinel failovers under load: a primary, two replicas and three sentinels (quorum two); one service
 // (API and worker in one process) on them; FAILOVERS times, CLIENTS clients post jobs one after another
-// while the primary is SIGKILLed, then the killed server is started again (the sentinels make it a
-// replica of the new primary) before the next. Once with each ALGOSERVE_REDIS_MIN_REPLICAS in SETTINGS.
+// while the primary is SIGKILLed, then the killed server is started again as a replica of the new
+// primary (once every sentinel names that primary), and the service accepts a job, before the next. Once with each ALGOSERVE_REDIS_MIN_REPLICAS in SETTINGS.
 // Reports per failover: the promotion's time after the kill, /readyz 200 and the first 202 after the
 // promotion, the answers, the accepted jobs lost (not found afterwards) and any answer that should
 // never be (a status other than 202 or 503, a 503 without Retry-After, no answer within 10 s); and
@@ -41,6 +41,7 @@ async function failovers(minReplicas: number) {
   let unfinished = 0
   try {
     for (let round = 1; round <= FAILOVERS; round++) {
+      await accepting(app.url, set)
       const run = await failoverUnderLoad(app.url, set, {
         clients: CLIENTS,
         before: 100,
@@ -66,9 +67,25 @@ async function failovers(minReplicas: number) {
         const job = await waitForJob(app.url, id, undefined, 60_000).catch(() => undefined)
         if (job?.status !== 'completed') unfinished++
       }
-      // The killed server back, as a replica of the new primary, before the next failover.
-      await run.killed?.restart()
+      // The killed server back, as a replica of the new primary, before the next failover: once every
+      // sentinel names that primary, and started as its replica, so that it is never a primary beside
+      // the promoted one that a client reconnecting then could be sent to.
       const primary = await set.currentPrimary()
+      const address = `127.0.0.1:${primary.port}`
+      await until(
+        async () => {
+          const named = await Promise.all(
+            set.sentinels.map((sentinel) =>
+              redisCommand(Number(sentinel.split(':')[1]), `SENTINEL GET-MASTER-ADDR-BY-NAME ${set.name}`),
+            ),
+          )
+          return named.every((each) => each.replace('\n', ':') === address)
+        },
+        30_000,
+        'every sentinel names the new primary',
+        100,
+      )
+      await run.killed?.restart(['--replicaof', '127.0.0.1', String(primary.port)])
       // A replica cut off by LAG_MS follows a dead port, which the sentinels may not set right: set it.
       for (const server of [set.primary, ...set.replicas]) {
         if (server !== primary) await redisCommand(server.port, `REPLICAOF 127.0.0.1 ${primary.port}`)
@@ -115,6 +132,33 @@ async function failovers(minReplicas: number) {
     await set.close()
   }
   return { rows, total: { minReplicas, failovers: FAILOVERS, accepted, lost, unexpected, unfinished } }
+}
+
+/**
+ * Waits until the service accepts a job, as a failover needs jobs accepted before its kill; if it does
+ * not within 30 s, says what each server and sentinel says, to tell why, and stops.
+ */
+async function accepting(url: string, set: Awaited<ReturnType<typeof startRedisSentinel>>) {
+  const job = JSON.stringify({ algorithm: 'PrimeChecker', params: { number: '97' } })
+  const post = () =>
+    fetch(`${url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: job })
+  await until(async () => (await post()).status === 202, 30_000, 'a job accepted', 100).catch(
+    async (error: unknown) => {
+      const roles = await Promise.all(
+        [set.primary, ...set.replicas].map(
+          async (server) =>
+            `${server.port} ${(await redisCommand(server.port, 'ROLE')).split('\n').join(' ')}`,
+        ),
+      )
+      const named = await Promise.all(
+        set.sentinels.map((sentinel) =>
+          redisCommand(Number(sentinel.split(':')[1]), `SENTINEL GET-MASTER-ADDR-BY-NAME ${set.name}`),
+        ),
+      )
+      const answer = await (await post()).text()
+      throw new Error(`${(error as Error).message}: roles ${roles}; sentinels name ${named}; POST ${answer}`)
+    },
+  )
 }
 
 console.log(`FAILOVERS=${FAILOVERS} CLIENTS=${CLIENTS} LAG_MS=${LAG_MS} node ${process.version}`)

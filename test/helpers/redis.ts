@@ -97,8 +97,8 @@ export interface RedisServer {
   process: ChildProcess
   /** Kills redis-server with `signal` and waits for it to exit. */
   kill(signal?: NodeJS.Signals): Promise<void>
-  /** Starts it again on the same port and directory (so from its AOF). */
-  restart(): Promise<void>
+  /** Starts it again on the same port and directory (so from its AOF), with `extraArgs` this time. */
+  restart(extraArgs?: string[]): Promise<void>
   /** Stops it and removes its directory. */
   close(): Promise<void>
 }
@@ -126,8 +126,8 @@ export async function startRedis(extraArgs: string[] = [], port?: number): Promi
   ]
   let child: ChildProcess
   let output = ''
-  const launch = async () => {
-    child = spawn(REDIS_SERVER as string, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  const launch = async (extra: string[] = []) => {
+    child = spawn(REDIS_SERVER as string, [...args, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] })
     child.stdout?.on('data', (chunk) => {
       output += chunk
     })
@@ -156,8 +156,8 @@ export async function startRedis(extraArgs: string[] = [], port?: number): Promi
       child.kill(signal)
       await exited
     },
-    async restart() {
-      await launch()
+    async restart(extraArgs) {
+      await launch(extraArgs)
     },
     async close() {
       await server.kill('SIGKILL')
@@ -249,23 +249,51 @@ export function makeTlsFiles(): TlsFiles {
 export interface RedisCluster {
   /** host:port of each primary. */
   nodes: string[]
+  /** Each primary's redis-server (on the plain ports), in the order of `nodes`. */
+  servers: RedisServer[]
   /** The settings a service is given: the first node as URL, and every node. */
   env: (prefix: string) => Record<string, string>
+  /** The primary that holds `key`'s slot now, as that primary itself says. */
+  holder(key: string): Promise<RedisServer>
   close(): Promise<void>
 }
 
+export interface RedisClusterOptions {
+  /** Each node also listens with TLS and the nodes talk TLS to one another. */
+  tls?: TlsFiles
+  /** The nodes' ports (to start a cluster where a service already looks for one); free ones otherwise. */
+  ports?: number[]
+  /** Arguments of the node at `index` beyond the usual ones. */
+  nodeArgs?: (index: number) => string[]
+}
+
+/** Whether the `CLUSTER NODES` line of a node serves `slot` (ranges, and slots it is importing, aside). */
+function servesSlot(line: string, slot: number): boolean {
+  return line
+    .split(' ')
+    .slice(8)
+    .some((range) => {
+      const [from, to = from] = range.split('-').map(Number) as [number, number?]
+      return !range.startsWith('[') && from <= slot && slot <= (to as number)
+    })
+}
+
 /**
- * A Redis Cluster of three primaries (no replicas) on free loopback ports: each redis-server with
- * cluster mode on, joined by `redis-cli --cluster create`; ready once every node says the cluster is ok.
- * With `tls`, each node also listens with TLS and the nodes talk TLS to one another; `nodes` and `env`
- * are then the TLS ports (the plain ones stay for the test's own questions).
+ * A Redis Cluster of three primaries (no replicas) on loopback ports: each redis-server with cluster
+ * mode on, joined by `redis-cli --cluster create`; ready once every node says the cluster is ok. With
+ * `tls`, `nodes` and `env` are the TLS ports (the plain ones stay for the test's own questions). A node
+ * restarted (`servers[i].restart()`) rejoins with its nodes.conf and AOF, in its directory.
  */
-export async function startRedisCluster(tls?: TlsFiles): Promise<RedisCluster> {
+export async function startRedisCluster({
+  tls,
+  ports = [],
+  nodeArgs,
+}: RedisClusterOptions = {}): Promise<RedisCluster> {
   const servers: RedisServer[] = []
   const tlsPorts: number[] = []
   try {
     for (let i = 0; i < 3; i++) {
-      const port = await freePort()
+      const port = ports[i] ?? (await freePort())
       const tlsArgs: string[] = []
       if (tls !== undefined) {
         tlsPorts.push(await freePort())
@@ -274,7 +302,14 @@ export async function startRedisCluster(tls?: TlsFiles): Promise<RedisCluster> {
       }
       servers.push(
         await startRedis(
-          ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, ...tlsArgs],
+          [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            `nodes-${port}.conf`,
+            ...tlsArgs,
+            ...(nodeArgs?.(i) ?? []),
+          ],
           port,
         ),
       )
@@ -295,6 +330,18 @@ export async function startRedisCluster(tls?: TlsFiles): Promise<RedisCluster> {
     }
     return {
       nodes: served,
+      servers,
+      async holder(key) {
+        const [first] = servers as [RedisServer]
+        const slot = Number(await redisCommand(first.port, `CLUSTER KEYSLOT ${key}`))
+        for (const server of servers) {
+          const myself = (await redisCommand(server.port, 'CLUSTER NODES'))
+            .split('\n')
+            .find((line) => line.includes('myself'))
+          if (myself !== undefined && servesSlot(myself, slot)) return server
+        }
+        throw new Error(`no node serves slot ${slot}`)
+      },
       env: (prefix) => ({
         ALGOSERVE_REDIS_URL: `${tls === undefined ? 'redis' : 'rediss'}://${served[0]}`,
         ALGOSERVE_REDIS_CLUSTER_NODES: served.join(','),

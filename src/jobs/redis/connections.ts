@@ -21,7 +21,14 @@ import { MAX_LOST_RUNS } from '../job.js'
 import { LockWatch } from './lock-watch.js'
 import { OutageLog } from './outage.js'
 import { JobQueues } from './queues.js'
-import { connect, type RedisClient, type RedisTopology, redisAddress } from './topology.js'
+import {
+  connect,
+  pingHolder,
+  type RedisClient,
+  type RedisTopology,
+  redisAddress,
+  serversOf,
+} from './topology.js'
 import type { DeliveryData } from './view.js'
 
 export interface RedisBackendOptions extends BackendOptions, RedisTopology {
@@ -129,14 +136,26 @@ export class RedisConnections {
     if (this.#refused !== null) throw new RedisRefusedError(this.#refused)
   }
 
-  /** Checks the settings BullMQ relies on, at every (re)connection. */
+  /**
+   * Checks the settings BullMQ relies on, at every (re)connection: on every node of a Cluster, since
+   * a resharding or a failover may move the deployment's slot to any of them.
+   */
   async #checkRedis(): Promise<void> {
     try {
-      const info = await this.client.info()
-      const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1]
-      if (policy !== undefined && policy !== 'noeviction') {
+      const servers = serversOf(this.client)
+      // A node that does not answer (down) does not keep the others from being checked.
+      const answers = await Promise.allSettled(servers.map((server) => server.info()))
+      const failed = answers.find((answer) => answer.status === 'rejected')
+      if (failed !== undefined && answers.every((answer) => answer.status === 'rejected')) throw failed.reason
+      const infos = answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : ''))
+      const policies = infos.map((info) => /^maxmemory_policy:(\S+)/m.exec(info)?.[1] ?? 'noeviction')
+      const evicting = policies.findIndex((policy) => policy !== 'noeviction')
+      if (evicting >= 0) {
+        const policy = policies[evicting]
+        const { host, port } = (servers[evicting] as (typeof servers)[number]).options
+        const where = servers[0] === this.client ? '' : ` on node ${host}:${port}`
         const refused =
-          `Redis evicts keys (maxmemory-policy ${policy}); BullMQ needs maxmemory-policy noeviction, ` +
+          `Redis evicts keys (maxmemory-policy ${policy}${where}); BullMQ needs maxmemory-policy noeviction, ` +
           'or locks and jobs disappear. Set it in redis.conf or with CONFIG SET maxmemory-policy noeviction.'
         // Said once, not at every reconnection to the same Redis.
         if (refused !== this.#refused) this.log.error(refused)
@@ -145,7 +164,7 @@ export class RedisConnections {
       }
       this.#refused = null
       await this.queues.register()
-      if (/^aof_enabled:0/m.test(info) && !this.#aofWarned) {
+      if (infos.some((info) => /^aof_enabled:0/m.test(info)) && !this.#aofWarned) {
         this.#aofWarned = true
         this.log.warn(
           'Redis has AOF off (appendonly no): a redis-server crash loses jobs since its last snapshot; ' +
@@ -184,17 +203,19 @@ export class RedisConnections {
     }
   }
 
-  /** Answers whether both connections answer within a second (readiness). */
+  /** Answers whether both connections reach the deployment's keys within a second (readiness). */
   async ping(): Promise<boolean> {
     try {
       this.usable()
       let timer: NodeJS.Timeout | undefined
       const answer = await Promise.race([
-        Promise.all([this.client.ping(), this.bullClient.ping()]),
+        Promise.all(
+          [this.client, this.bullClient].map((client) => pingHolder(client, this.key('algorithms'))),
+        ),
         new Promise((resolve) => (timer = setTimeout(resolve, 1000, 'late'))),
       ])
       clearTimeout(timer)
-      return Array.isArray(answer) && answer.every((pong) => pong === 'PONG')
+      return Array.isArray(answer) && answer.every(Boolean)
     } catch {
       return false
     }

@@ -77,6 +77,21 @@ export function connect(topology: RedisTopology, settings: ConnectionSettings): 
   )
 }
 
+/** Each server behind a client: every node of a Cluster (primaries and replicas), or the one server. */
+export function serversOf(client: RedisClient): Redis[] {
+  return client instanceof Cluster ? client.nodes('all') : [client]
+}
+
+/**
+ * Pings the server that holds `key`: on a Cluster a PING goes to any node, while the deployment's
+ * keys are on the one that holds their slot.
+ */
+export async function pingHolder(client: RedisClient, key: string): Promise<boolean> {
+  if (!(client instanceof Cluster)) return (await client.ping()) === 'PONG'
+  await client.exists(key)
+  return true
+}
+
 /** Where Redis is, for the log: hosts and ports only (the URL may hold a user and a password). */
 export function redisAddress(topology: RedisTopology): string {
   if (topology.clusterNodes !== undefined && topology.clusterNodes.length > 0) {

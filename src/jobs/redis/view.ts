@@ -44,7 +44,7 @@ export async function readJob<D, R>(
   queue: Queue<D, R>,
   id: string,
 ): Promise<{ job: Job<D, R> | undefined; state: string }> {
-  const [job, state] = await Promise.all([Job.fromId<D, R>(queue, id), queue.getJobState(id)])
+  const [job, state] = await Promise.all([Job.fromId<D, R>(queue, id), jobState(queue, id)])
   // The two reads are not one: a job taken or ended between them reads in its new state without the
   // fields BullMQ wrote with the move (a completed job without its result). Read after the state, the
   // job has them.
@@ -53,6 +53,37 @@ export async function readJob<D, R>(
     (((state === 'completed' || state === 'failed') && job.finishedOn === undefined) ||
       (state === 'active' && job.processedOn === undefined))
   return { job: behind ? await Job.fromId<D, R>(queue, id) : job, state }
+}
+
+/**
+ * Job `id`'s BullMQ state. BullMQ reads it with a script over every state's key of the queue; while a
+ * Cluster moves the deployment's slot to another node, a script over keys that the node holding the
+ * slot does not have (moved already, or not made yet) is refused with TRYAGAIN for as long as the move
+ * lasts. The same reads are then made one key at a time, which the nodes serve (with ASK redirections
+ * for the keys moved); in the order a job moves through them, so that one moving meanwhile is seen.
+ */
+async function jobState<D, R>(queue: Queue<D, R>, id: string): Promise<string> {
+  try {
+    return await queue.getJobState(id)
+  } catch (error) {
+    if (!/TRYAGAIN/.test((error as Error).message)) throw error
+  }
+  const client = await queue.getBackend().client
+  const { keys } = queue
+  const inList = async (key: string) => (await client.lpos(key, id)) !== null
+  const inSet = async (key: string) => (await client.zscore(key, id)) !== null
+  const reads: Array<[string, () => Promise<boolean>]> = [
+    ['waiting-children', () => inSet(keys['waiting-children'] as string)],
+    ['delayed', () => inSet(keys.delayed as string)],
+    ['prioritized', () => inSet(keys.prioritized as string)],
+    ['waiting', () => inList(keys.wait as string)],
+    ['waiting', () => inList(keys.paused as string)],
+    ['active', () => inList(keys.active as string)],
+    ['failed', () => inSet(keys.failed as string)],
+    ['completed', () => inSet(keys.completed as string)],
+  ]
+  for (const [state, holds] of reads) if (await holds()) return state
+  return 'unknown'
 }
 
 // BullMQ's own reason when its stalled checker gives up on a job (a backstop: our processor fails the

@@ -167,7 +167,7 @@ describe('Redis with an ACL user and TLS', { skip: skipWithoutRedis, timeout: 60
   }, async () => {
     const tls = makeTlsFiles()
     after(() => rmSync(tls.dir, { recursive: true, force: true }))
-    const cluster = await startRedisCluster(tls)
+    const cluster = await startRedisCluster({ tls })
     after(() => cluster.close())
     const child = serve(cluster.env(`{${freshPrefix()}}`))
     await runsAJob(child)

@@ -14,35 +14,60 @@ import {
   skipWithoutRedis,
   startRedisCluster,
 } from '../../helpers/redis.js'
-import { until } from '../../helpers/time.js'
+import { sleep, until } from '../../helpers/time.js'
 
 const portOf = (node: string) => Number(node.split(':')[1])
 
-/** Moves the slot of `prefix`'s hash tag, keys and all, to another primary, as a resharding does. */
-async function moveSlot(cluster: RedisCluster, prefix: string): Promise<void> {
+/** A slot being moved from the node that holds it (MIGRATING) to another (IMPORTING), as a resharding does. */
+interface Migration {
+  /** The ports of the node that holds the slot and of the node it moves to. */
+  source: number
+  target: number
+  /** Moves these keys of the slot to the target (MIGRATE ... KEYS). */
+  migrate(keys: string[]): Promise<void>
+  /** Moves every key left, then gives the slot to the target on every node. */
+  finish(): Promise<void>
+}
+
+async function startMigration(cluster: RedisCluster, prefix: string): Promise<Migration> {
   const ports = cluster.nodes.map(portOf)
   const [first] = ports as [number]
   const slot = await redisCommand(first, `CLUSTER KEYSLOT ${prefix}`)
-  const counts = await Promise.all(
-    ports.map(async (port) => Number(await redisCommand(port, `CLUSTER COUNTKEYSINSLOT ${slot}`))),
-  )
-  const source = ports[counts.findIndex((count) => count > 0)] as number
+  const source = (await cluster.holder(prefix)).port
   const target = ports.find((port) => port !== source) as number
   const id = async (port: number) => (await redisCommand(port, 'CLUSTER MYID')).trim()
   const [sourceId, targetId] = [await id(source), await id(target)]
   assert.equal(await redisCommand(target, `CLUSTER SETSLOT ${slot} IMPORTING ${sourceId}`), '+OK')
   assert.equal(await redisCommand(source, `CLUSTER SETSLOT ${slot} MIGRATING ${targetId}`), '+OK')
-  for (;;) {
-    const keys = (await redisCommand(source, `CLUSTER GETKEYSINSLOT ${slot} 100`)).split('\n').filter(Boolean)
-    if (keys.length === 0) break
+  const migrate = async (keys: string[]) => {
     const moved = await redisCommand(source, `MIGRATE 127.0.0.1 ${target} "" 0 5000 KEYS ${keys.join(' ')}`)
     assert.match(moved, /^\+OK|^\+NOKEY/)
   }
-  for (const port of ports) {
-    assert.equal(await redisCommand(port, `CLUSTER SETSLOT ${slot} NODE ${targetId}`), '+OK')
+  return {
+    source,
+    target,
+    migrate,
+    async finish() {
+      for (;;) {
+        const keys = (await redisCommand(source, `CLUSTER GETKEYSINSLOT ${slot} 100`))
+          .split('\n')
+          .filter(Boolean)
+        if (keys.length === 0) break
+        await migrate(keys)
+      }
+      for (const port of ports) {
+        assert.equal(await redisCommand(port, `CLUSTER SETSLOT ${slot} NODE ${targetId}`), '+OK')
+      }
+    },
   }
-  assert.equal(await redisCommand(source, 'DBSIZE'), '0')
-  assert.notEqual(await redisCommand(target, 'DBSIZE'), '0')
+}
+
+/** Moves the slot of `prefix`'s hash tag, keys and all, to another primary, as a resharding does. */
+async function moveSlot(cluster: RedisCluster, prefix: string): Promise<void> {
+  const migration = await startMigration(cluster, prefix)
+  await migration.finish()
+  assert.equal(await redisCommand(migration.source, 'DBSIZE'), '0')
+  assert.notEqual(await redisCommand(migration.target, 'DBSIZE'), '0')
 }
 
 describe('distributed mode on a Redis Cluster', { skip: skipWithoutRedis, timeout: 60_000 }, () => {
@@ -59,6 +84,9 @@ describe('distributed mode on a Redis Cluster', { skip: skipWithoutRedis, timeou
       redisPrefix: env.ALGOSERVE_REDIS_PREFIX as string,
       runJobs: true,
       jobConcurrency: 2,
+      // A run whose end is refused while the slot moves runs again once its lock lapses: soon.
+      jobLockMs: 2000,
+      jobFactorBudgetMs: 1500,
       webhookAllowPrivate: true,
     })
   })
@@ -119,6 +147,42 @@ describe('distributed mode on a Redis Cluster', { skip: skipWithoutRedis, timeou
     assert.equal(created.status, 202, JSON.stringify(created.json))
     const job = await waitForJob(app.url, created.json.job_id as string)
     assert.equal(job.result?.is_prime, true, JSON.stringify(job))
+  })
+
+  test('the slot mid-migration: keys moved answer ASK and are followed, jobs are read; new jobs 503 with Retry-After until the slot is given (TRYAGAIN), never a 500; a run across it completes; then served as before', async () => {
+    const prefix = app.config.redisPrefix
+    const old = (await createJob(app.url, { algorithm: 'PrimeChecker', params: { number: '91' } })).json
+      .job_id as string
+    await waitForJob(app.url, old)
+    const running = (await createJob(app.url, { algorithm: 'PrimeChecker', params: { number: RSA_100 } }))
+      .json.job_id as string
+    await waitForJob(app.url, running, (job) => job.status === 'running')
+    const migration = await startMigration(cluster, prefix)
+    const oldKey = `${prefix}:jobs.PrimeChecker:${old}`
+    await migration.migrate([oldKey])
+    assert.match(
+      await redisCommand(migration.source, `HGETALL ${oldKey}`),
+      /^-ASK /,
+      'a read of it answers ASK',
+    )
+    const read = await waitForJob(app.url, old)
+    assert.equal(read.result?.is_prime, false)
+    assert.equal((await waitForJob(app.url, running, () => true)).status, 'running')
+    // BullMQ's scripts name keys the node has not got (the new job's, states never used): refused with
+    // TRYAGAIN until the slot is given, so no job is added meanwhile.
+    const refusedUntil = Date.now() + 2000
+    while (Date.now() < refusedUntil) {
+      const created = await createJob(app.url, { algorithm: 'PrimeChecker', params: { number: '97' } })
+      assert.equal(created.status, 503, JSON.stringify(created.json))
+      assert.match(created.headers.get('retry-after') ?? '', /^[1-9][0-9]*$/)
+      await sleep(100)
+    }
+    await migration.finish()
+    const created = await createJob(app.url, { algorithm: 'PrimeChecker', params: { number: '101' } })
+    assert.equal(created.status, 202, JSON.stringify(created.json))
+    assert.equal((await waitForJob(app.url, created.json.job_id as string)).result?.is_prime, true)
+    assert.equal((await waitForJob(app.url, running, undefined, 30_000)).status, 'completed')
+    assert.equal((await waitForJob(app.url, old)).result?.is_prime, false)
   })
 
   test('every key of the deployment is on one node (one slot)', async () => {
