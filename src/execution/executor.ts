@@ -113,6 +113,8 @@ export class Executor {
       minThreads: threads,
       maxThreads: threads + 1,
       idleTimeout: SPARE_IDLE_MS,
+      // Its wait and run histograms are read by nobody here; the algorithm metrics time the runs.
+      recordTiming: false,
       workerData,
       ...(options.threadHeapMb ? { resourceLimits: { maxOldGenerationSizeMb: options.threadHeapMb } } : {}),
     })
@@ -205,7 +207,7 @@ export class Executor {
               .catch((error: unknown) => {
                 throw error instanceof ServiceUnavailableError ? new NotRun(error) : error
               })
-          : await this.#runOnThread(algorithm, params, budgetMs, lane, signal, timeoutMs, progress))
+          : await this.#runOnThread(algorithm, params, budgetMs, { lane, signal, timeoutMs, progress }))
     } catch (error) {
       if (signal?.aborted) throw signal.reason
       if (error instanceof NotRun) throw error.reason
@@ -223,26 +225,27 @@ export class Executor {
     algorithm: Algorithm,
     params: unknown,
     budgetMs: number,
-    lane: Lane,
-    signal: AbortSignal | undefined,
-    timeoutMs: number | undefined,
-    progress: Progress | undefined,
+    { lane = 'invoke', signal, timeoutMs, progress }: RunCallOptions,
   ): Promise<TimedRun> {
     const slot = await this.#acquireThread(lane, algorithm.name, signal).catch((error: unknown) => {
       // Not the algorithm's failure: no run took place.
       throw error instanceof ServiceUnavailableError ? new NotRun(error) : error
     })
-    const limit = new AbortController()
+    // One controller stops the run for either cause (AbortSignal.any costs a signal more per run).
+    const stop = new AbortController()
     const timer =
       timeoutMs === undefined
         ? undefined
-        : setTimeout(() => limit.abort(new RunTimeLimitError(algorithm.name, timeoutMs)), timeoutMs)
-    const stop = signal === undefined ? limit.signal : AbortSignal.any([signal, limit.signal])
+        : setTimeout(() => stop.abort(new RunTimeLimitError(algorithm.name, timeoutMs)), timeoutMs)
+    const onAbort = () => stop.abort(signal?.reason)
+    if (signal?.aborted) onAbort()
+    else signal?.addEventListener('abort', onAbort, { once: true })
     // A port of its own per followed run: the updates reach the hook as they come, with no lookup.
     const channel = progress === undefined ? undefined : new MessageChannel()
     channel?.port1.on('message', (update: ProgressUpdate) => tellProgress(progress as Progress, update))
     let outcome: WorkerOutcome
     try {
+      // The limit counts from the run's start on its thread, not from the wait for one.
       const deadline = timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs
       const task: WorkerTask = {
         algorithm: algorithm.name,
@@ -252,16 +255,19 @@ export class Executor {
         progress: channel?.port2,
       }
       const transferList = channel === undefined ? undefined : [channel.port2]
-      outcome = await this.#pool.run(task, { signal: stop, transferList }).catch(async (error: unknown) => {
-        // Piscina has terminated the thread of an aborted run: its slot is free once the thread is gone.
-        if (stop.aborted) {
-          await Promise.all(this.#exiting)
-          throw limit.signal.aborted ? limit.signal.reason : signal?.reason
-        }
-        throw new AlgorithmError(algorithm.name, threadDeath(error), error)
-      })
+      outcome = await this.#pool
+        .run(task, { signal: stop.signal, transferList })
+        .catch(async (error: unknown) => {
+          // Piscina has terminated the thread of an aborted run: its slot is free once the thread is gone.
+          if (stop.signal.aborted) {
+            await Promise.all(this.#exiting)
+            throw stop.signal.reason
+          }
+          throw new AlgorithmError(algorithm.name, threadDeath(error), error)
+        })
     } finally {
       clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
       this.#releaseThread(slot)
       if (channel !== undefined) endProgress(channel.port1, progress as Progress)
     }

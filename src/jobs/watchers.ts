@@ -77,10 +77,18 @@ export interface Watcher {
   end(): void
 }
 
+/** How often failed reads of watched jobs are reported, at most. */
+const READ_ERROR_REPORT_MS = 60_000
+
 export class JobWatchers {
   readonly #read: (id: string) => Promise<JobRecord | null>
-  readonly #onReadError: (error: unknown) => void
+  readonly #onReadError: (error: unknown, failedReads: number) => void
+  readonly #reportEveryMs: number
   readonly #max: number
+  // Reads failed since the last report, and when that was: a store that is away fails every watched
+  // job's read at each keep-alive round, which is one report, not one per job.
+  #failedReads = 0
+  #reportedAt = Number.NEGATIVE_INFINITY
   readonly #byId = new Map<string, Set<Watcher>>()
   // Jobs being read now; true when a change came during the read: it is read again after.
   readonly #reading = new Map<string, boolean>()
@@ -88,11 +96,14 @@ export class JobWatchers {
 
   constructor(options: {
     read: (id: string) => Promise<JobRecord | null>
-    onReadError: (error: unknown) => void
+    /** Told of a failed read with the count failed since it was last told, at most once per `reportEveryMs`. */
+    onReadError: (error: unknown, failedReads: number) => void
+    reportEveryMs?: number
     max: number
   }) {
     this.#read = options.read
     this.#onReadError = options.onReadError
+    this.#reportEveryMs = options.reportEveryMs ?? READ_ERROR_REPORT_MS
     this.#max = options.max
   }
 
@@ -146,7 +157,7 @@ export class JobWatchers {
         job = await this.#read(id)
       } catch (error) {
         // The store is away: the next change, or the keep-alive round, reads again.
-        this.#onReadError(error)
+        this.#readFailed(error)
         break
       }
       // Watchers of a job have mostly seen the same: their events are made once per what they saw.
@@ -154,6 +165,15 @@ export class JobWatchers {
       for (const watcher of this.#byId.get(id) ?? []) this.#deliver(id, watcher, job, made)
     } while (this.#reading.get(id) === true && this.#byId.has(id))
     this.#reading.delete(id)
+  }
+
+  #readFailed(error: unknown): void {
+    this.#failedReads++
+    const now = Date.now()
+    if (now - this.#reportedAt < this.#reportEveryMs) return
+    this.#reportedAt = now
+    this.#onReadError(error, this.#failedReads)
+    this.#failedReads = 0
   }
 
   #deliver(id: string, watcher: Watcher, job: JobRecord | null, made: Map<string, JobEvent[]>): void {

@@ -41,7 +41,8 @@ export async function jobEventRoutes(app: FastifyInstance, options: JobEventRout
   const log = app.log.child({ component: 'job-events' })
   const watchers = new JobWatchers({
     read: (id) => backend().read(id, Date.now()),
-    onReadError: (error) => log.warn({ err: error }, 'could not read a watched job'),
+    onReadError: (error, failedReads) =>
+      log.warn({ err: error, failed_reads: failedReads }, 'could not read watched jobs'),
     max: options.maxStreams,
   })
   // The backend is opened after the routes are registered: subscribed at the first stream.

@@ -104,3 +104,27 @@ test('the hub reads a job once per change for all its watchers, once more for ch
   assert.equal(watchers.count, 0)
   assert.deepEqual([...watchers.ids()], [])
 })
+
+test('a store that is away: failed reads are reported once per interval, with their count, not once per job', async () => {
+  const reports: number[] = []
+  const watchers = new JobWatchers({
+    read: async () => {
+      throw new Error('store away')
+    },
+    onReadError: (_error, failedReads) => reports.push(failedReads),
+    reportEveryMs: 200,
+    max: 100,
+  })
+  const ids = Array.from({ length: 10 }, (_, i) => `0000000000${String(i).padStart(2, '0')}`)
+  const watcher = () => ({ seen: null, send: () => {}, end: () => {} })
+  for (const id of ids) watchers.add(id, watcher())
+  await setImmediate()
+  assert.deepEqual(reports, [1], 'the first failure is told at once')
+  for (const id of ids) watchers.changed(id)
+  await setImmediate()
+  assert.deepEqual(reports, [1], 'the next ones within the interval are counted, not told')
+  await new Promise((resolve) => setTimeout(resolve, 250))
+  watchers.changed(ids[0] as string)
+  await setImmediate()
+  assert.deepEqual(reports, [1, 20], 'after the interval, one report with the count since the last')
+})
