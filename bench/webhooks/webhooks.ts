@@ -1,69 +1,76 @@
 // Webhooks at a fixed rate of jobs: POST /jobs at RATE a second for DURATION seconds, every job with the
-// same webhook URL, to a local receiver that answers 204 after LATENCY_MS; then waits for every webhook.
-// Reports the jobs' rate (created, and ended per their completed_at), the webhooks' rate, the delay from
-// each job's completed_at to its webhook's arrival (p50, p99, max) and the receiver's most requests in
-// flight; on the embedded store and on Redis (one API, one worker). Each tree named in TREES (this one
-// by default; e.g. `TREES=.,../main-tree`) is started from its own sources, in turn, in the same run.
+// same webhook URL, to a local receiver that answers 204 after LATENCY_MS; then waits up to DRAIN seconds
+// for every webhook. The receiver (receiver.ts) and the client posting the jobs (poster.ts) each run in
+// a process of their own, so that neither shares an event loop with the other. Reports the jobs' rate
+// (posted, and ended per their completed_at), the webhooks' rate, the delay from each job's completed_at
+// to its webhook's arrival (p50, p99, max), the receiver's most requests in flight, and the service's
+// CPU per job (each process's, from the poster's start to the last webhook); on the embedded store and
+// on Redis (one API, one worker).
 //
-//   npm run bench:webhooks   (RATE=1000 DURATION=10 LATENCY_MS=0 BACKENDS=embedded,redis TREES=.)
+// BAD=N adds N jobs whose webhook goes to a black hole (reads the request, never answers) and N to a
+// receiver answering 500, spread over the run: it then reports how many attempts each 500 webhook got
+// and the gaps between them (the contract's 1, 5 and 15 s), and waits for those too.
+//
+// Each tree named in TREES (this one by default; e.g. `TREES=.,../main-tree`) is started from its own
+// sources, in turn, in the same run; the receivers and the poster are always this tree's. SERVICE_FLAGS
+// are node flags for the service's processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+//
+//   npm run bench:webhooks   (RATE=1000 DURATION=10 LATENCY_MS=0 BAD=0 BACKENDS=embedded,redis TREES=.
+//                             DRAIN=60 SERVICE_FLAGS=)
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Pool } from 'undici'
 import { freePort, startRedis } from '../../test/helpers/redis.js'
+import type { PosterReport } from './poster.js'
+import type { ReceiverReport } from './receiver.js'
 
 const RATE = Number(process.env.RATE ?? 1000)
 const DURATION_S = Number(process.env.DURATION ?? 10)
 const LATENCY_MS = Number(process.env.LATENCY_MS ?? 0)
+const BAD = Number(process.env.BAD ?? 0)
 const BACKENDS = (process.env.BACKENDS ?? 'embedded,redis').split(',')
 const TREES = (process.env.TREES ?? '.').split(',').map((tree) => resolve(tree))
 /** How long after the last job is posted the webhooks may take to arrive. */
 const DRAIN_S = Number(process.env.DRAIN ?? 60)
+const SERVICE_FLAGS = (process.env.SERVICE_FLAGS ?? '').split(' ').filter((flag) => flag !== '')
+const BENCH = import.meta.dirname
 
-interface Arrival {
-  completedAt: number
-  at: number
+/** A child running one of this folder's scripts, and the first line it prints, as JSON. */
+async function startScript<T>(
+  script: string,
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; line: T }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(BENCH, script)], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  })
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
+  for await (const line of lines) return { child, line: JSON.parse(line) as T }
+  throw new Error(`${script} ended without a word`)
 }
 
-async function startReceiver() {
-  const arrivals = new Map<string, Arrival>()
-  let inFlight = 0
-  let most = 0
-  const server = createServer((request, response) => {
-    inFlight++
-    most = Math.max(most, inFlight)
-    let body = ''
-    request.setEncoding('utf8')
-    request.on('data', (chunk) => {
-      body += chunk
-    })
-    request.on('end', () => {
-      const at = Date.now()
-      const { job_id, completed_at } = JSON.parse(body) as { job_id: string; completed_at: string }
-      arrivals.set(job_id, { completedAt: Date.parse(completed_at), at })
-      const answer = () => {
-        inFlight--
-        response.writeHead(204).end()
-      }
-      if (LATENCY_MS > 0) setTimeout(answer, LATENCY_MS)
-      else answer()
-    })
+interface Receiver {
+  url: string
+  ask<T>(question: 'count' | 'report'): Promise<T>
+  child: ChildProcess
+}
+
+async function startReceiver(kind: 'ok' | 'error' | 'blackhole'): Promise<Receiver> {
+  const { child, line } = await startScript<{ port: number }>('receiver.ts', {
+    KIND: kind,
+    LATENCY_MS: String(LATENCY_MS),
   })
-  server.keepAliveTimeout = 60_000
-  server.listen(0, '127.0.0.1')
-  await new Promise((resolve) => server.once('listening', resolve))
-  const { port } = server.address() as AddressInfo
   return {
-    url: `http://127.0.0.1:${port}/hook`,
-    arrivals,
-    get most() {
-      return most
-    },
-    close: () => new Promise((resolve) => server.close(resolve)).then(() => server.closeAllConnections()),
+    url: `http://127.0.0.1:${line.port}/hook`,
+    child,
+    ask: <T>(question: 'count' | 'report') =>
+      new Promise<T>((resolve) => {
+        child.once('message', (answer) => resolve(answer as T))
+        child.send(question)
+      }),
   }
 }
 
@@ -74,7 +81,7 @@ async function startProcess(
   env: Record<string, string>,
   readyPort: number,
 ): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role], {
+  const child = spawn(process.execPath, [...SERVICE_FLAGS, '--import', 'tsx', 'src/main.ts', role], {
     cwd: tree,
     env: { ...process.env, ALGOSERVE_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -91,16 +98,32 @@ async function startProcess(
   }
 }
 
+/** CPU time a process has used so far, in ms (Linux's /proc: user and system ticks of 10 ms). */
+function cpuMs(child: ChildProcess): number {
+  const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
 const percentile = (sorted: number[], p: number) =>
   sorted.length === 0
     ? Number.NaN
     : (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number)
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    0.5,
+  )
+const exit = (child: ChildProcess) =>
+  child.exitCode === null && child.signalCode === null ? new Promise((r) => child.once('exit', r)) : null
 
 async function run(tree: string, backend: string) {
-  const receiver = await startReceiver()
+  const receiver = await startReceiver('ok')
+  const failing = BAD > 0 ? await startReceiver('error') : undefined
+  const blackhole = BAD > 0 ? await startReceiver('blackhole') : undefined
+  const receivers = [receiver, failing, blackhole].filter((r) => r !== undefined)
   const dataDir = mkdtempSync(join(tmpdir(), 'algoserve-bench-'))
   const port = await freePort()
-  const children: ChildProcess[] = []
+  const services: ChildProcess[] = []
   const redis = backend === 'redis' ? await startRedis() : undefined
   const common = {
     ALGOSERVE_DATA_DIR: dataDir,
@@ -110,10 +133,10 @@ async function run(tree: string, backend: string) {
     ...(redis === undefined ? {} : { ALGOSERVE_REDIS_URL: redis.url }),
   }
   try {
-    children.push(await startProcess(tree, 'serve', { ...common, ALGOSERVE_PORT: String(port) }, port))
+    services.push(await startProcess(tree, 'serve', { ...common, ALGOSERVE_PORT: String(port) }, port))
     if (redis !== undefined) {
       const workerPort = await freePort()
-      children.push(
+      services.push(
         await startProcess(
           tree,
           'worker',
@@ -122,70 +145,81 @@ async function run(tree: string, backend: string) {
         ),
       )
     }
-    const api = new Pool(`http://127.0.0.1:${port}`, { connections: 32 })
-    const total = RATE * DURATION_S
-    const posted: Promise<void>[] = []
-    const start = Date.now()
-    let failures = 0
-    for (let sent = 0; sent < total; ) {
-      // Open loop: as many as are due by now, whatever the answers do.
-      const due = Math.min(total, Math.floor(((Date.now() - start) / 1000) * RATE) + 1)
-      for (; sent < due; sent++) {
-        const body = JSON.stringify({
-          algorithm: 'PrimeChecker',
-          params: { number: sent },
-          webhook: receiver.url,
-        })
-        posted.push(
-          api
-            .request({ path: '/jobs', method: 'POST', headers: { 'content-type': 'application/json' }, body })
-            .then(async (answer) => {
-              await answer.body.dump()
-              if (answer.statusCode !== 202) failures++
-            })
-            .catch(() => {
-              failures++
-            }),
-        )
-      }
-      await sleep(5)
-    }
-    await Promise.all(posted)
-    const postedIn = (Date.now() - start) / 1000
+    const cpuBefore = services.map(cpuMs)
+    const { child: poster, line: posted } = await startScript<PosterReport>('poster.ts', {
+      API: `http://127.0.0.1:${port}`,
+      RATE: String(RATE),
+      DURATION: String(DURATION_S),
+      HOOK: receiver.url,
+      EXTRA: JSON.stringify([failing, blackhole].flatMap((r) => (r === undefined ? [] : [r.url]))),
+      EXTRA_JOBS: String(BAD),
+    })
+    await exit(poster)
+    const accepted = posted.accepted[receiver.url] ?? 0
+    const failingAccepted = failing === undefined ? 0 : (posted.accepted[failing.url] ?? 0)
     const deadline = Date.now() + DRAIN_S * 1000
-    while (receiver.arrivals.size < total - failures && Date.now() < deadline) await sleep(100)
-    await api.close()
-    const arrivals = [...receiver.arrivals.values()]
-    const delays = arrivals.map((a) => a.at - a.completedAt).sort((a, b) => a - b)
-    const ends = arrivals.map((a) => a.completedAt).sort((a, b) => a - b)
-    const ats = arrivals.map((a) => a.at).sort((a, b) => a - b)
+    for (;;) {
+      const arrived = await receiver.ask<{ webhooks: number }>('count')
+      // Every 500 webhook is attempted once and retried three times.
+      const failed = (await failing?.ask<{ attempts: number }>('count'))?.attempts ?? 0
+      if ((arrived.webhooks >= accepted && failed >= 4 * failingAccepted) || Date.now() > deadline) break
+      await sleep(100)
+    }
+    const cpuPerJob = services.map((service, i) => (cpuMs(service) - (cpuBefore[i] as number)) / accepted)
+    const report = await receiver.ask<ReceiverReport>('report')
+    const delays = report.webhooks.map(([end, at]) => (at as number) - (end as number)).sort((a, b) => a - b)
+    const ends = report.webhooks.map(([end]) => end as number).sort((a, b) => a - b)
+    const ats = report.webhooks.map(([, at]) => at as number).sort((a, b) => a - b)
     const span = (xs: number[]) => ((xs.at(-1) ?? 0) - (xs[0] ?? 0)) / 1000
-    return {
+    const refused = Object.values(posted.refused).reduce((a, b) => a + b, 0)
+    const result: Record<string, string | number> = {
       tree,
       backend,
-      posted: total - failures,
-      refused: failures,
-      'jobs/s posted': Math.round((total - failures) / postedIn),
+      posted: accepted,
+      refused,
+      'jobs/s posted': Math.round(accepted / posted.seconds),
       'jobs/s ended': Math.round(ends.length / span(ends)),
-      webhooks: arrivals.length,
-      'webhooks/s': Math.round(arrivals.length / span(ats)),
+      webhooks: report.webhooks.length,
+      'webhooks/s': Math.round(report.webhooks.length / span(ats)),
       'delay p50 ms': percentile(delays, 0.5),
       'delay p99 ms': percentile(delays, 0.99),
       'delay max ms': delays.at(-1) ?? Number.NaN,
-      'most in flight': receiver.most,
+      'most in flight': report.most,
+      'CPU ms/job': cpuPerJob.map((ms) => ms.toFixed(3)).join(' + '),
+      'poster most behind ms': posted.mostBehindMs,
     }
+    if (failing !== undefined && blackhole !== undefined) {
+      const failed = await failing.ask<ReceiverReport>('report')
+      const counts = new Map<number, number>()
+      for (const [, ...attempts] of failed.webhooks)
+        counts.set(attempts.length, (counts.get(attempts.length) ?? 0) + 1)
+      result['500: webhooks×attempts'] = [...counts].map(([attempts, n]) => `${n}×${attempts}`).join(' ')
+      // The median of each gap between attempts, and the least and most of any, in s.
+      const gaps = [1, 2, 3].map((i) =>
+        failed.webhooks.flatMap(([, ...at]) =>
+          at[i] === undefined ? [] : [((at[i] as number) - (at[i - 1] as number)) / 1000],
+        ),
+      )
+      result['500: gaps s (median)'] = gaps.map((g) => median(g).toFixed(2)).join(' / ')
+      result['500: gaps s (range)'] = gaps
+        .map((g) => `${Math.min(...g).toFixed(2)}-${Math.max(...g).toFixed(2)}`)
+        .join(' / ')
+      const held = await blackhole.ask<ReceiverReport>('report')
+      result['black hole: webhooks, attempts'] =
+        `${held.webhooks.length}, ${held.webhooks.reduce((n, [, ...at]) => n + at.length, 0)}`
+    }
+    return result
   } finally {
-    for (const child of children) child.kill('SIGTERM')
-    await Promise.all(
-      children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)),
-    )
+    for (const child of services) child.kill('SIGTERM')
+    await Promise.all(services.map(exit))
     await redis?.close()
-    await receiver.close()
+    for (const r of receivers) r.child.kill('SIGTERM')
+    await Promise.all(receivers.map((r) => exit(r.child)))
     rmSync(dataDir, { recursive: true, force: true })
   }
 }
 
-console.log(`RATE=${RATE} DURATION=${DURATION_S} LATENCY_MS=${LATENCY_MS} node ${process.version}`)
+console.log(`RATE=${RATE} DURATION=${DURATION_S} LATENCY_MS=${LATENCY_MS} BAD=${BAD} node ${process.version}`)
 const results = []
 for (const backend of BACKENDS) {
   for (const tree of TREES) {

@@ -34,27 +34,28 @@ export function consumeDeliveries(
       await job.moveToDelayed(Date.now() + pace.retakeDelayMs(url), token)
       throw new DelayedError()
     }
+    let payload = ''
     const attempted = await pace.hold(url, send, async (paced) => {
-      const payload = job.data.payload ?? (await payloadOf(redis, job, options.log))
+      payload = job.data.payload ?? (await payloadOf(redis, job, options.log))
       const { jobId, webhookId } = job.data
       const rules = { send: paced, retryWaitsMs: waits, log: options.log, onAttempt: options.onAttempt }
-      const attempted = await attemptDelivery(
+      return attemptDelivery(
         rules,
         { id: webhookId, url, payload },
         jobId,
         job.attemptsMade + 1,
         signal === undefined ? shutdown.signal : AbortSignal.any([shutdown.signal, signal]),
       )
-      // One write: the payload, read once, and the attempt's record.
-      if (attempted.kind !== 'released') {
-        await job.updateData({
-          ...job.data,
-          payload,
-          attempts: [...(job.data.attempts ?? []), attempted.record],
-        })
-      }
-      return attempted
     })
+    // One write, once the receiver's slot is given back (a slot held through it would count Redis's
+    // time as the receiver's): the payload, read once, and the attempt's record.
+    if (attempted.kind !== 'released') {
+      await job.updateData({
+        ...job.data,
+        payload,
+        attempts: [...(job.data.attempts ?? []), attempted.record],
+      })
+    }
     // What the attempt came to, in BullMQ's terms.
     switch (attempted.kind) {
       case 'delivered':
