@@ -236,7 +236,8 @@ export class RedisConnections {
 
   /**
    * A Worker on `queue` with our locks (a job whose worker died runs again, up to MAX_LOST_RUNS); without
-   * `process`, one that only takes what it is asked for (getNextJob). Its errors go to `log`.
+   * `process`, one that only takes what it is asked for (getNextJob). Its errors go to `log`. The signal
+   * given to `process` aborts when the job is cancelled, its lock is lost, or `shutdown` aborts.
    */
   worker<D, R>(
     queue: string,
@@ -244,6 +245,7 @@ export class RedisConnections {
     process: Processor<D, R> | null,
     settings: Partial<WorkerOptions>,
     log: FastifyBaseLogger,
+    shutdown?: AbortSignal,
   ): Worker<D, R> {
     const locks = new LockWatch(this.settings.lockMs, log)
     const worker = new Worker<D, R>(
@@ -251,10 +253,10 @@ export class RedisConnections {
       process === null
         ? null
         : async (job, token, signal) => {
-            const lock = locks.watch(job.id as string)
+            const lock = locks.watch(job.id as string, [signal, shutdown])
             // Its lock lost, the job is another worker's: nothing of this run is told to BullMQ.
             try {
-              const result = await process(job, token, AbortSignal.any([signal as AbortSignal, lock.signal]))
+              const result = await process(job, token, lock.signal)
               if (lock.lost()) throw new WaitingError()
               return result
             } catch (error) {

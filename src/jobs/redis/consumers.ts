@@ -49,9 +49,7 @@ export function consumeJobs(
     )
     let outcome: JobOutcome
     try {
-      outcome = await run(record, AbortSignal.any([shutdown.signal, signal]), progress.report).finally(() =>
-        progress.stop(),
-      )
+      outcome = await run(record, signal, progress.report).finally(() => progress.stop())
     } catch (error) {
       if (error instanceof ShutdownAbort) {
         await job.moveToWait(token)
@@ -73,6 +71,7 @@ export function consumeJobs(
       process,
       { ...JOB_METRICS, name: RUNNER },
       redis.log,
+      shutdown.signal,
     )
     worker.on('completed', (job) => countEnd(redis, job, 'completed'))
     worker.on('failed', (job) => {

@@ -44,7 +44,7 @@ export function consumeDeliveries(
         { id: webhookId, url, payload },
         jobId,
         job.attemptsMade + 1,
-        signal === undefined ? shutdown.signal : AbortSignal.any([shutdown.signal, signal]),
+        signal as AbortSignal,
       )
     })
     // One write, once the receiver's slot is given back (a slot held through it would count Redis's
@@ -76,7 +76,14 @@ export function consumeDeliveries(
   return allOf(
     Array.from({ length: DELIVERY_WORKERS }, () =>
       bullConsumer(
-        redis.worker<DeliveryData, void>(WEBHOOKS, concurrency, deliver, settings, options.log),
+        redis.worker<DeliveryData, void>(
+          WEBHOOKS,
+          concurrency,
+          deliver,
+          settings,
+          options.log,
+          shutdown.signal,
+        ),
         shutdown,
         options.log,
       ),

@@ -11,6 +11,7 @@ import { LockLostAbort } from '../../errors.js'
 interface WatchedRun {
   renewedAt: number
   stop: AbortController
+  lost: boolean
 }
 
 export class LockWatch {
@@ -47,15 +48,34 @@ export class LockWatch {
     worker.on('closed', () => clearInterval(this.#timer))
   }
 
-  /** The signal that stops job `id`'s run once its lock is lost; `end` once the run is over. */
-  watch(id: string): { signal: AbortSignal; lost: () => boolean; end: () => void } {
+  /**
+   * The signal that stops job `id`'s run once its lock is lost, or once one of `alsoWhen` aborts (with
+   * its reason): one signal for every cause, where AbortSignal.any made one more per run. `end` once the
+   * run is over.
+   */
+  watch(
+    id: string,
+    alsoWhen: (AbortSignal | undefined)[],
+  ): { signal: AbortSignal; lost: () => boolean; end: () => void } {
     // Taken just now: the lock was set when the job was taken.
-    const run: WatchedRun = { renewedAt: Date.now(), stop: new AbortController() }
+    const run: WatchedRun = { renewedAt: Date.now(), stop: new AbortController(), lost: false }
     this.#runs.set(id, run)
+    const links: [AbortSignal, () => void][] = []
+    for (const cause of alsoWhen) {
+      if (cause === undefined) continue
+      if (cause.aborted) {
+        run.stop.abort(cause.reason)
+        break
+      }
+      const stop = () => run.stop.abort(cause.reason)
+      cause.addEventListener('abort', stop, { once: true })
+      links.push([cause, stop])
+    }
     return {
       signal: run.stop.signal,
-      lost: () => run.stop.signal.aborted,
+      lost: () => run.lost,
       end: () => {
+        for (const [cause, stop] of links) cause.removeEventListener('abort', stop)
         if (this.#runs.get(id) === run) this.#runs.delete(id)
       },
     }
@@ -63,7 +83,8 @@ export class LockWatch {
 
   #lost(id: string, queue: string): void {
     const run = this.#runs.get(id)
-    if (run === undefined || run.stop.signal.aborted) return
+    if (run === undefined || run.lost) return
+    run.lost = true
     this.#log.warn(
       { job_id: id, queue },
       'a run is stopped: its lock could not be renewed (Redis out of reach), so another worker runs it',
