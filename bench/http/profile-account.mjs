@@ -4,15 +4,18 @@
 // idle time is left out, garbage collection and V8's own code are parts of their own.
 import { readFileSync } from 'node:fs'
 
-/** A frame as the rules see it: `<function> <url, node_modules/ as nm/, dist/ kept>:<line>`. */
-const frameName = (node) =>
-  `${node.callFrame.functionName || '(anon)'} ${node.callFrame.url.replace(/.*node_modules\//, 'nm/').replace(/.*\/dist\//, 'dist/')}:${node.callFrame.lineNumber}`
+/**
+ * A frame as the rules see it: `<function> <url, node_modules/ as nm/, dist/ kept>:<line>`; `nameOf` may name
+ * an anonymous function (a callback) after its enclosing one.
+ */
+const frameName = (node, nameOf) =>
+  `${node.callFrame.functionName || nameOf(node.callFrame) || '(anon)'} ${node.callFrame.url.replace(/.*node_modules\//, 'nm/').replace(/.*\/dist\//, 'dist/')}:${node.callFrame.lineNumber}`
 
 /**
  * Busy time in µs of each part over the samples from `skipS` seconds after the profile's start, for `keepS`
  * seconds; `rules` are `[part, (frame) => boolean]`, most specific first.
  */
-export function accountOf(file, skipS, keepS, rules, rest) {
+export function accountOf(file, skipS, keepS, rules, rest, nameOf = () => undefined) {
   const profile = JSON.parse(readFileSync(file, 'utf8'))
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const parent = new Map()
@@ -40,7 +43,7 @@ export function accountOf(file, skipS, keepS, rules, rest) {
     else {
       let part = rest
       find: for (let cur = id; cur !== undefined; cur = parent.get(cur)) {
-        const frame = frameName(byId.get(cur))
+        const frame = frameName(byId.get(cur), nameOf)
         for (const [name, rule] of rules)
           if (rule(frame)) {
             part = name

@@ -7,6 +7,8 @@
 // and node:http otherwise. Printed as shares of the busy (not idle) time.
 // Usage: node bench/http/profile-job-parts.mjs CPU.*.cpuprofile SKIP_S KEEP_S
 //   (the samples from SKIP_S seconds after the profile's start, for KEEP_S seconds: the measured load only)
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { accountOf, printAccount } from './profile-account.mjs'
 
 const [file, skipS, keepS] = [process.argv[2], Number(process.argv[3] ?? 0), Number(process.argv[4] ?? 1e9)]
@@ -28,7 +30,7 @@ const rules = [
   ['POST: body validation (schema)', is(/dist\/http\/validation/)],
   ['POST: params check (readParams)', is(/^readParams dist\/algorithms\/params/)],
   // The store, embedded: the group commit's BEGIN and COMMIT (the WAL's writes) apart from each statement.
-  ['store: commit of a group of writes (BEGIN, COMMIT, WAL)', is(/#commitGroup .*sqlite-store/)],
+  ['store: BEGIN and COMMIT (the WAL written)', is(/^exec .*(better-sqlite3|sqlite-driver)|^(BEGIN|COMMIT)/)],
   ['store: submit (insert, its triggers, commit)', is(/^(submit|#insert) .*sqlite-store/)],
   ['store: claim (select, start, commit)', is(/^(claim|#claim) .*sqlite-store/)],
   ["store: the end's writes (finish, triggers, commit)", is(/^(finish|#finish) .*sqlite-store/)],
@@ -61,4 +63,20 @@ const rules = [
     is(/^writev |writevGeneric|Socket._writev/),
   ],
 ]
-printAccount(accountOf(file, skipS, keepS, rules, 'Fastify, node:http and Node (the rest)'))
+// The embedded store's writes run as callbacks of its group commit: each is named after the method that made
+// it (the nearest method defined above it in the built file), so that its statements count to that method.
+const methods = new Map()
+const methodOf = ({ url, lineNumber }) => {
+  if (!url.endsWith('/sqlite-store.js')) return undefined
+  if (!methods.has(url)) {
+    const lines = readFileSync(fileURLToPath(url), 'utf8').split('\n')
+    methods.set(
+      url,
+      lines.map((line) => /^ {4}(?:async )?(#?\w+)\(/.exec(line)?.[1]),
+    )
+  }
+  const names = methods.get(url)
+  for (let line = lineNumber; line >= 0; line--) if (names[line] !== undefined) return names[line]
+  return undefined
+}
+printAccount(accountOf(file, skipS, keepS, rules, 'Fastify, node:http and Node (the rest)', methodOf))
