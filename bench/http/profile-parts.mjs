@@ -6,28 +6,9 @@
 // serve --drain-delay-ms 0, wrk's small-prime load for 3 s (warm-up) then 10 s, SIGTERM.
 // Usage: node bench/http/profile-parts.mjs DIR/CPU.*.0.001.cpuprofile SKIP_S KEEP_S
 //   (the samples from SKIP_S seconds after the profile's start, for KEEP_S seconds: the measured load only)
-import { readFileSync } from 'node:fs'
+import { accountOf, printAccount } from './profile-account.mjs'
 
 const [file, skipS, keepS] = [process.argv[2], Number(process.argv[3] ?? 0), Number(process.argv[4] ?? 1e9)]
-const p = JSON.parse(readFileSync(file, 'utf8'))
-const byId = new Map(p.nodes.map((n) => [n.id, n]))
-const parent = new Map()
-for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
-const name = (n) =>
-  `${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.replace(/.*node_modules\//, 'nm/').replace(/.*\/dist\//, 'dist/')}:${n.callFrame.lineNumber}`
-let t = p.startTime
-const from = p.startTime + skipS * 1e6,
-  to = from + keepS * 1e6
-const cnt = new Map()
-let total = 0
-p.samples.forEach((id, i) => {
-  t += p.timeDeltas[i]
-  if (t < from || t > to) return
-  const dt = p.timeDeltas[i + 1] ?? p.timeDeltas[i]
-  cnt.set(id, (cnt.get(id) ?? 0) + dt)
-  total += dt
-})
-// categories: first matching rule on the stack from the leaf up wins (most specific first)
 const rules = [
   [
     'request id',
@@ -68,45 +49,4 @@ const rules = [
   ["the answer's socket write (writev)", (s) => /^writev |writevGeneric|Socket._writev/.test(s)],
   ['route handler (the rest)', (s) => /dist\/routes\/invoke/.test(s)],
 ]
-const cat = new Map()
-let gc = 0,
-  idle = 0,
-  program = 0
-for (const [id, dt] of cnt) {
-  const leaf = byId.get(id)
-  const fn = leaf.callFrame.functionName
-  if (fn === '(idle)') {
-    idle += dt
-    continue
-  }
-  if (fn === '(garbage collector)') {
-    gc += dt
-    continue
-  }
-  if (fn === '(program)') {
-    program += dt
-    continue
-  }
-  let cur = id,
-    found = 'Fastify and node:http (the rest)'
-  const stack = []
-  while (cur !== undefined) {
-    stack.push(name(byId.get(cur)))
-    cur = parent.get(cur)
-  }
-  outer: for (const s of stack)
-    for (const [c, r] of rules)
-      if (r(s)) {
-        found = c
-        break outer
-      }
-  cat.set(found, (cat.get(found) ?? 0) + dt)
-}
-const busy = total - idle
-console.log(
-  `window ${(total / 1e6).toFixed(1)} s, busy ${(busy / 1e6).toFixed(2)} s, idle ${(idle / 1e6).toFixed(2)} s`,
-)
-cat.set('garbage collection', gc)
-cat.set('(program): V8/native outside JS', program)
-for (const [c, dt] of [...cat].sort((a, b) => b[1] - a[1]))
-  console.log(`${((100 * dt) / busy).toFixed(1).padStart(5)}%  ${c}`)
+printAccount(accountOf(file, skipS, keepS, rules, 'Fastify and node:http (the rest)'))

@@ -33,8 +33,6 @@ export class JobRunner extends WorkLoop<JobRecord> {
   #heavy = 0
   // Jobs running now of each algorithm that declares a `concurrency`.
   readonly #running = new Map<string, number>()
-  // The runs in flight, by job id: a cancel aborts one and waits for its end to be stored.
-  readonly #runs = new Map<string, { cancel: AbortController; done: Promise<void> }>()
   // The latest progress of each run in flight that has reported some.
   readonly #progress = new Map<string, JobProgress>()
 
@@ -62,7 +60,7 @@ export class JobRunner extends WorkLoop<JobRecord> {
     if (counted) this.#running.set(job.algorithm, (this.#running.get(job.algorithm) ?? 0) + 1)
     if (!job.cheap) this.#heavy++
     try {
-      await this.#run(job, shutdown)
+      await this.#runOnce(job, shutdown)
     } finally {
       if (!job.cheap) this.#heavy--
       if (counted) this.#running.set(job.algorithm, (this.#running.get(job.algorithm) as number) - 1)
@@ -75,29 +73,11 @@ export class JobRunner extends WorkLoop<JobRecord> {
   }
 
   /**
-   * Aborts the run of job `id` as cancelled; gives a promise that resolves once its end is stored, or
-   * null when no run of it is held here.
+   * Aborts the run of job `id` as cancelled (through the signal its handling was given, which a shutdown
+   * aborts too); gives a promise that resolves once its end is stored, or null when no run of it is held here.
    */
   cancel(id: string): Promise<void> | null {
-    const run = this.#runs.get(id)
-    if (run === undefined) return null
-    run.cancel.abort(CANCEL_REASON)
-    return run.done
-  }
-
-  async #run(job: JobRecord, shutdown: AbortSignal): Promise<void> {
-    const cancel = new AbortController()
-    let finished = () => {}
-    const done = new Promise<void>((resolve) => {
-      finished = resolve
-    })
-    this.#runs.set(job.id, { cancel, done })
-    try {
-      await this.#runOnce(job, AbortSignal.any([shutdown, cancel.signal]))
-    } finally {
-      this.#runs.delete(job.id)
-      finished()
-    }
+    return this.abortItem(id, CANCEL_REASON)
   }
 
   async #runOnce(job: JobRecord, shutdown: AbortSignal): Promise<void> {

@@ -74,6 +74,13 @@ interface DeliveryRow {
   attempts: number
 }
 
+/** A write waiting in the group that the next turn of the event loop commits. */
+interface GroupedWrite {
+  work: () => unknown
+  resolve: (value: unknown) => void
+  reject: (error: unknown) => void
+}
+
 const JOB_COLUMNS =
   'id, algorithm, params, webhook, cheap, status, created_at, started_at, completed_at, result, error, metadata, ' +
   'runs, lost_runs'
@@ -87,6 +94,11 @@ export class SqliteJobStore implements JobStore {
   // POST /jobs would cost more than the insert.
   #pending: number
   readonly #sql
+  // The job path's writes (submit, claim, finish) made in one turn of the event loop, committed together at
+  // its end: a commit writes each page it changed to the WAL, and one job's insert or end changes several
+  // (the table, its indexes, the summary's counters), the same pages for every job of a group
+  // (docs/benchmarks/jobs.md). Each caller is answered once the group is committed.
+  #group: GroupedWrite[] = []
 
   private constructor(db: Connection, options: SqliteStoreOptions) {
     this.#db = db
@@ -251,37 +263,35 @@ export class SqliteJobStore implements JobStore {
     }
   }
 
-  /** With an Idempotency-Key, the key is read and recorded in the job's own transaction. */
-  async submit(job: NewJob, idempotency?: IdempotencyClaim): Promise<Submitted> {
-    return this.#guard(() =>
-      inTransaction(this.#db, () => {
-        if (idempotency !== undefined) {
-          const seen = this.#sql.readKey.get(idempotency.key) as
-            | { fingerprint: string; job_id: string; key_at: number; created_at: number | null }
-            | undefined
-          // A key past the retention, or whose job is gone, is free again.
-          if (seen !== undefined && seen.key_at + this.#ttlMs > job.createdAt && seen.created_at !== null) {
-            if (seen.fingerprint !== idempotency.fingerprint) throw new IdempotencyKeyReusedError()
-            return { id: seen.job_id, createdAt: seen.created_at, replayed: true }
-          }
+  /** With an Idempotency-Key, the key is read and recorded in the transaction of the job's insert. */
+  submit(job: NewJob, idempotency?: IdempotencyClaim): Promise<Submitted> {
+    return this.#write(() => {
+      if (idempotency !== undefined) {
+        const seen = this.#sql.readKey.get(idempotency.key) as
+          | { fingerprint: string; job_id: string; key_at: number; created_at: number | null }
+          | undefined
+        // A key past the retention, or whose job is gone, is free again.
+        if (seen !== undefined && seen.key_at + this.#ttlMs > job.createdAt && seen.created_at !== null) {
+          if (seen.fingerprint !== idempotency.fingerprint) throw new IdempotencyKeyReusedError()
+          return { id: seen.job_id, createdAt: seen.created_at, replayed: true }
         }
-        if (this.#pending >= this.#maxPending) {
-          throw new StoreFullError(`${this.#pending} jobs are waiting, the most allowed.`)
-        }
-        try {
-          const { id, algorithm, params, webhook, createdAt } = job
-          this.#sql.insert.run({ id, algorithm, params, webhook, cheap: job.cheap ? 1 : 0, createdAt })
-        } catch (error) {
-          if (sqliteCode(error) === SQLITE_CONSTRAINT_UNIQUE) throw new DuplicateJobIdError(job.id)
-          throw error
-        }
-        if (idempotency !== undefined) {
-          this.#sql.putKey.run({ ...idempotency, jobId: job.id, now: job.createdAt })
-        }
-        this.#pending++
-        return { id: job.id, createdAt: job.createdAt, replayed: false }
-      }),
-    )
+      }
+      if (this.#pending >= this.#maxPending) {
+        throw new StoreFullError(`${this.#pending} jobs are waiting, the most allowed.`)
+      }
+      try {
+        const { id, algorithm, params, webhook, createdAt } = job
+        this.#sql.insert.run({ id, algorithm, params, webhook, cheap: job.cheap ? 1 : 0, createdAt })
+      } catch (error) {
+        if (sqliteCode(error) === SQLITE_CONSTRAINT_UNIQUE) throw new DuplicateJobIdError(job.id)
+        throw error
+      }
+      if (idempotency !== undefined) {
+        this.#sql.putKey.run({ ...idempotency, jobId: job.id, now: job.createdAt })
+      }
+      this.#pending++
+      return { id: job.id, createdAt: job.createdAt, replayed: false }
+    })
   }
 
   async cancelPending(id: string, now: number): Promise<JobRecord | null> {
@@ -361,57 +371,53 @@ export class SqliteJobStore implements JobStore {
 
   async claim(limits: ClaimLimits, now: number): Promise<JobRecord[]> {
     if (limits.jobs <= 0 || this.#pending === 0) return []
-    return this.#guard(() =>
-      inTransaction(this.#db, () => {
-        const claimed: JobRecord[] = []
-        const room = new Map(limits.room)
-        let heavy = 0
-        // Read again when an algorithm's room ran out in the rows read: later rows of others may be free.
-        let again = true
-        take: while (again && claimed.length < limits.jobs) {
-          again = false
-          const full = [...room].flatMap(([algorithm, left]) => (left > 0 ? [] : [algorithm]))
-          const rows = this.#sql.nextPending.all({
-            limit: limits.jobs - claimed.length,
-            full: JSON.stringify(full),
-          }) as { seq: number; cheap: 0 | 1; algorithm: string }[]
-          for (const { seq, cheap, algorithm } of rows) {
-            const left = room.get(algorithm)
-            if (left !== undefined && left <= 0) {
-              again = true
-              continue
-            }
-            if (!cheap && ++heavy > limits.heavy) break take
-            if (left !== undefined) room.set(algorithm, left - 1)
-            claimed.push(toRecord(this.#sql.start.get({ seq, now }) as JobRow))
+    return this.#write(() => {
+      const claimed: JobRecord[] = []
+      const room = new Map(limits.room)
+      let heavy = 0
+      // Read again when an algorithm's room ran out in the rows read: later rows of others may be free.
+      let again = true
+      take: while (again && claimed.length < limits.jobs) {
+        again = false
+        const full = [...room].flatMap(([algorithm, left]) => (left > 0 ? [] : [algorithm]))
+        const rows = this.#sql.nextPending.all({
+          limit: limits.jobs - claimed.length,
+          full: JSON.stringify(full),
+        }) as { seq: number; cheap: 0 | 1; algorithm: string }[]
+        for (const { seq, cheap, algorithm } of rows) {
+          const left = room.get(algorithm)
+          if (left !== undefined && left <= 0) {
+            again = true
+            continue
           }
+          if (!cheap && ++heavy > limits.heavy) break take
+          if (left !== undefined) room.set(algorithm, left - 1)
+          claimed.push(toRecord(this.#sql.start.get({ seq, now }) as JobRow))
         }
-        this.#pending -= claimed.length
-        return claimed
-      }),
-    )
+      }
+      this.#pending -= claimed.length
+      return claimed
+    })
   }
 
-  async finish(end: JobEnd): Promise<boolean> {
-    return this.#guard(() =>
-      inTransaction(this.#db, () => {
-        const { id, run, completedAt, outcome } = end
-        const row = (
-          outcome.status === 'completed'
-            ? this.#sql.complete.get({
-                id,
-                run,
-                completedAt,
-                result: outcome.result,
-                metadata: outcome.metadata,
-              })
-            : this.#sql.fail.get({ id, run, completedAt, error: outcome.error })
-        ) as JobRow | undefined
-        if (row === undefined) return false
-        this.#schedule(this.#makeDelivery(toRecord(row)), completedAt)
-        return true
-      }),
-    )
+  finish(end: JobEnd): Promise<boolean> {
+    return this.#write(() => {
+      const { id, run, completedAt, outcome } = end
+      const row = (
+        outcome.status === 'completed'
+          ? this.#sql.complete.get({
+              id,
+              run,
+              completedAt,
+              result: outcome.result,
+              metadata: outcome.metadata,
+            })
+          : this.#sql.fail.get({ id, run, completedAt, error: outcome.error })
+      ) as JobRow | undefined
+      if (row === undefined) return false
+      this.#schedule(this.#makeDelivery(toRecord(row)), completedAt)
+      return true
+    })
   }
 
   async release(id: string, run: number): Promise<void> {
@@ -550,7 +556,9 @@ export class SqliteJobStore implements JobStore {
   }
 
   async close(): Promise<void> {
-    if (this.#db.open) this.#db.close()
+    if (!this.#db.open) return
+    this.#commitGroup()
+    this.#db.close()
   }
 
   /** At start: runs left `running` by a dead process are lost; so are attempts left `sending`. */
@@ -579,6 +587,45 @@ export class SqliteJobStore implements JobStore {
     if (delivery === null) return
     const { id, jobId, url, payload } = delivery
     this.#sql.insertDelivery.run({ id, jobId, url, payload, now })
+  }
+
+  /**
+   * Runs `work` in the group committed at the end of this turn of the event loop. A work that throws must
+   * have written nothing: its checks come before its writes, and a statement that fails undoes itself.
+   */
+  #write<T>(work: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.#group.length === 0) setImmediate(() => this.#commitGroup())
+      this.#group.push({ work, resolve: resolve as (value: unknown) => void, reject })
+    })
+  }
+
+  #commitGroup(): void {
+    const group = this.#group
+    if (group.length === 0) return
+    this.#group = []
+    const outcomes: { ok: boolean; value: unknown }[] = []
+    try {
+      inTransaction(this.#db, () => {
+        for (const { work } of group) {
+          try {
+            outcomes.push({ ok: true, value: work() })
+          } catch (error) {
+            // SQLite rolled the whole transaction back (a full disk, an I/O error): nothing of the group holds.
+            if (!this.#db.inTransaction) throw error
+            outcomes.push({ ok: false, value: error })
+          }
+        }
+      })
+    } catch (error) {
+      for (const { reject } of group) reject(storeFailure(error, 'The job store failed.'))
+      return
+    }
+    group.forEach(({ resolve, reject }, i) => {
+      const { ok, value } = outcomes[i] as { ok: boolean; value: unknown }
+      if (ok) resolve(value)
+      else reject(storeFailure(value, 'The job store failed.'))
+    })
   }
 
   /** SQLite's own failures (disk full, I/O error, a closed database) make the store unavailable. */

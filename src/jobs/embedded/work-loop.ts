@@ -54,6 +54,17 @@ export abstract class WorkLoop<T extends { id: string }> {
     setImmediate(() => void this.#takeAndStart())
   }
 
+  /**
+   * Aborts the handling of item `id` with `reason` (its signal's, as a shutdown's is); gives a promise that
+   * resolves once its handler is done, or null when it is not in flight.
+   */
+  protected abortItem(id: string, reason: unknown): Promise<void> | null {
+    const entry = this.#inFlight.get(id)
+    if (entry === undefined) return null
+    entry.controller.abort(reason)
+    return entry.done
+  }
+
   /** Stops taking; items still in flight after `graceMs` are aborted, and their handlers awaited. */
   async stop(graceMs: number): Promise<void> {
     this.#stopping = true

@@ -168,6 +168,37 @@ each('capacity: creating beyond max pending throws StoreFullError until one is c
 })
 
 each(
+  'writes made together are committed together; one refused leaves the others, and a close commits them',
+  async (driver) => {
+    const dir = freshDir()
+    let store = open(driver, dir, { maxPending: 3 })
+    await store.submit(job('000000000001'))
+    const made = await Promise.allSettled([
+      store.submit(job('000000000001')),
+      store.submit(job('000000000002')),
+      store.claim(up(1), Date.now()),
+      store.submit(job('000000000003')),
+      store.submit(job('000000000004')),
+      store.submit(job('000000000005')),
+    ])
+    assert.deepEqual(
+      made.map((outcome) => (outcome.status === 'fulfilled' ? 'stored' : outcome.reason.code)),
+      ['DUPLICATE_JOB_ID', 'stored', 'stored', 'stored', 'stored', 'STORE_FULL'],
+    )
+    const now = Date.now()
+    assert.equal((await store.read('000000000001', now))?.status, 'running')
+    assert.equal((await store.read('000000000004', now))?.status, 'pending')
+    assert.equal(await store.read('000000000005', now), null)
+    await store.claim(up(1), now)
+    const unawaited = store.submit(job('000000000006'))
+    await store.close()
+    await unawaited
+    store = open(driver, dir, { maxPending: 3 })
+    assert.equal((await store.read('000000000006', Date.now()))?.status, 'pending')
+  },
+)
+
+each(
   'a job left running by a dead process runs again; after 3 lost runs it fails with its webhook',
   async (driver) => {
     const dir = freshDir()
