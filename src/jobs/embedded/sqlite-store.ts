@@ -94,10 +94,11 @@ export class SqliteJobStore implements JobStore {
   // POST /jobs would cost more than the insert.
   #pending: number
   readonly #sql
-  // The job path's writes (submit, claim, finish) made in one turn of the event loop, committed together at
-  // its end: a commit writes each page it changed to the WAL, and one job's insert or end changes several
-  // (the table, its indexes, the summary's counters), the same pages for every job of a group
-  // (docs/benchmarks/jobs.md). Each caller is answered once the group is committed.
+  // The POSTs' inserts made in one turn of the event loop, committed together at its end: a commit writes
+  // each page it changed to the WAL, and one job's insert changes several (the table, its indexes, the
+  // summary's counters), the same pages for every job of a group (docs/benchmarks/jobs.md). Each caller is
+  // answered once the group is committed. Claims and ends commit at once: made to wait for the turn's end,
+  // they held back the next run of jobs on worker threads, which wait in line for one run's end at a time.
   #group: GroupedWrite[] = []
 
   private constructor(db: Connection, options: SqliteStoreOptions) {
@@ -371,7 +372,7 @@ export class SqliteJobStore implements JobStore {
 
   async claim(limits: ClaimLimits, now: number): Promise<JobRecord[]> {
     if (limits.jobs <= 0 || this.#pending === 0) return []
-    return this.#write(() => {
+    return this.#now(() => {
       const claimed: JobRecord[] = []
       const room = new Map(limits.room)
       let heavy = 0
@@ -401,7 +402,7 @@ export class SqliteJobStore implements JobStore {
   }
 
   finish(end: JobEnd): Promise<boolean> {
-    return this.#write(() => {
+    return this.#now(() => {
       const { id, run, completedAt, outcome } = end
       const row = (
         outcome.status === 'completed'
@@ -587,6 +588,11 @@ export class SqliteJobStore implements JobStore {
     if (delivery === null) return
     const { id, jobId, url, payload } = delivery
     this.#sql.insertDelivery.run({ id, jobId, url, payload, now })
+  }
+
+  /** Runs `work` in a transaction of its own, now. */
+  async #now<T>(work: () => T): Promise<T> {
+    return this.#guard(() => inTransaction(this.#db, work))
   }
 
   /**
