@@ -127,7 +127,13 @@ export class JobRunner extends WorkLoop<JobRecord> {
       return
     }
     try {
-      const finished = await store.finish({ id: job.id, run: job.runs, completedAt: Date.now(), outcome })
+      const finished = await store.finish({
+        id: job.id,
+        run: job.runs,
+        completedAt: Date.now(),
+        outcome,
+        inline: job.cheap,
+      })
       if (finished) ended(outcome.status)
     } catch (error) {
       this.log.error(

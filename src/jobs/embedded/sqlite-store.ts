@@ -97,8 +97,9 @@ export class SqliteJobStore implements JobStore {
   // The POSTs' inserts made in one turn of the event loop, committed together at its end: a commit writes
   // each page it changed to the WAL, and one job's insert changes several (the table, its indexes, the
   // summary's counters), the same pages for every job of a group (docs/benchmarks/jobs.md). Each caller is
-  // answered once the group is committed. Claims and ends commit at once: made to wait for the turn's end,
-  // they held back the next run of jobs on worker threads, which wait in line for one run's end at a time.
+  // answered once the group is committed. So are the ends of runs made on the event loop (cheap jobs), a
+  // claimed batch's ends in one commit. Claims, and the ends of runs on worker threads, commit at once: made
+  // to wait for the turn's end, they held back the threads' next runs (each waits for one run's end).
   #group: GroupedWrite[] = []
 
   private constructor(db: Connection, options: SqliteStoreOptions) {
@@ -402,7 +403,7 @@ export class SqliteJobStore implements JobStore {
   }
 
   finish(end: JobEnd): Promise<boolean> {
-    return this.#now(() => {
+    const write = () => {
       const { id, run, completedAt, outcome } = end
       const row = (
         outcome.status === 'completed'
@@ -418,7 +419,8 @@ export class SqliteJobStore implements JobStore {
       if (row === undefined) return false
       this.#schedule(this.#makeDelivery(toRecord(row)), completedAt)
       return true
-    })
+    }
+    return end.inline ? this.#write(write) : this.#now(write)
   }
 
   async release(id: string, run: number): Promise<void> {
