@@ -297,16 +297,14 @@ export class SqliteJobStore implements JobStore {
   }
 
   async cancelPending(id: string, now: number): Promise<JobRecord | null> {
-    return this.#guard(() =>
-      inTransaction(this.#db, () => {
-        const row = this.#sql.cancelPending.get({ id, now, error: JOB_CANCELLED }) as JobRow | undefined
-        if (row === undefined) return null
-        this.#pending--
-        const record = toRecord(row)
-        this.#schedule(this.#makeDelivery(record), now)
-        return record
-      }),
-    )
+    return this.#now(() => {
+      const row = this.#sql.cancelPending.get({ id, now, error: JOB_CANCELLED }) as JobRow | undefined
+      if (row === undefined) return null
+      this.#pending--
+      const record = toRecord(row)
+      this.#schedule(this.#makeDelivery(record), now)
+      return record
+    })
   }
 
   async list(query: JobListQuery, now: number): Promise<JobListPage> {
@@ -430,13 +428,11 @@ export class SqliteJobStore implements JobStore {
   }
 
   async loseRun(id: string, run: number, now: number): Promise<JobState | null> {
-    return this.#guard(() =>
-      inTransaction(this.#db, () => {
-        const row = this.#sql.lose.get({ id, run }) as JobRow | undefined
-        if (row === undefined) return null
-        return this.#afterLostRun(row, now)
-      }),
-    )
+    return this.#now(() => {
+      const row = this.#sql.lose.get({ id, run }) as JobRow | undefined
+      if (row === undefined) return null
+      return this.#afterLostRun(row, now)
+    })
   }
 
   async expire(now: number): Promise<number> {
