@@ -120,7 +120,10 @@ export class Executor {
     })
     // Piscina terminates the thread of an aborted task and starts another at once; the old one is
     // counted until it has exited, so that a run past its limit never shares the CPU with its successor.
+    // A thread that ended by itself is destroyed from its 'exit' event, with its id already -1: there
+    // is nothing to wait for, and a promise of an exit already past would never settle.
     this.#pool.on('workerDestroy', ({ id }: { id: number }) => {
+      if (id === -1) return
       const worker = this.#pool.threads.find((thread) => thread.threadId === id) as Worker | undefined
       if (worker === undefined) return
       const gone: Promise<void> = new Promise((resolve) => worker.once('exit', () => resolve()))

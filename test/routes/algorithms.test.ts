@@ -216,6 +216,10 @@ describe('the algorithm routes', () => {
       /^The algorithm 'Hog' failed while running: its worker thread ran out of memory/,
     )
     assert.equal((await invoke('Adder', { a: 1, b: 1 })).status, 200)
+    // A thread that ended by itself leaves nothing for a later stopped thread to wait for.
+    const spin = await invoke('Spin', {})
+    assert.equal(spin.status, 500)
+    assert.match((spin.json as { message: string }).message, /exceeded its time limit of 0.5 s/)
   })
 })
 
