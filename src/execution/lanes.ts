@@ -32,35 +32,53 @@ export class Lanes<T> {
    * signal's reason or a 503.
    */
   wait(lane: Lane, algorithm: string, signal?: AbortSignal): Promise<T> {
-    signal?.throwIfAborted()
-    const bound = lane === 'invoke' ? this.invokeBoundMs : Number.POSITIVE_INFINITY
-    if (bound === 0) throw this.full()
-    return new Promise<T>((resolve, reject) => {
-      const leave = (reason: unknown) => {
-        clearTimeout(timer)
-        signal?.removeEventListener('abort', onAbort)
-        this.#leave(lane, algorithm, take)
-        reject(reason)
-      }
-      const onAbort = () => leave(signal?.reason)
-      const take = (value: T) => {
-        clearTimeout(timer)
-        signal?.removeEventListener('abort', onAbort)
-        resolve(value)
-      }
-      const timer = Number.isFinite(bound) ? setTimeout(() => leave(this.full()), bound) : undefined
-      signal?.addEventListener('abort', onAbort, { once: true })
-      this.#join(lane, algorithm, take)
-    })
+    return new Promise<T>((resolve, reject) => this.enter(lane, algorithm, resolve, reject, signal))
   }
 
-  #join(lane: Lane, algorithm: string, take: Taker<T>): void {
+  /**
+   * Queues `take` in `lane`, as a run of `algorithm`: `handOver` calls it with its value, at once, or
+   * `leave` is called with the signal's reason or a 503. `first` puts it at the head of its line (a
+   * run given back, which had already waited its turn); it never gets the 503, having waited already.
+   */
+  enter(
+    lane: Lane,
+    algorithm: string,
+    take: Taker<T>,
+    leave: (reason: unknown) => void,
+    signal?: AbortSignal,
+    first = false,
+  ): void {
+    const bound = lane === 'invoke' && !first ? this.invokeBoundMs : Number.POSITIVE_INFINITY
+    if (signal?.aborted || bound === 0) {
+      leave(signal?.aborted ? signal.reason : this.full())
+      return
+    }
+    const gone = (reason: unknown) => {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
+      this.#leave(lane, algorithm, taker)
+      leave(reason)
+    }
+    const onAbort = () => gone(signal?.reason)
+    const taker = (value: T) => {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
+      take(value)
+    }
+    const timer = Number.isFinite(bound) ? setTimeout(() => gone(this.full()), bound) : undefined
+    signal?.addEventListener('abort', onAbort, { once: true })
+    this.#join(lane, algorithm, taker, first)
+  }
+
+  #join(lane: Lane, algorithm: string, take: Taker<T>, first: boolean): void {
     if (lane === 'invoke') {
-      this.#invoke.push(take)
+      if (first) this.#invoke.unshift(take)
+      else this.#invoke.push(take)
       return
     }
     const line = this.#jobs.get(algorithm)
     if (line === undefined) this.#jobs.set(algorithm, [take])
+    else if (first) line.unshift(take)
     else line.push(take)
     this.#jobCount++
   }

@@ -1,39 +1,35 @@
 // The piscina worker: loads the same algorithm modules as the process, once, before its first task
-// (the resolved files come in workerData), and runs one algorithm call off the thread that serves HTTP.
-import { type MessagePort, parentPort, threadId, workerData } from 'node:worker_threads'
+// (the resolved files come in workerData), and runs batches of algorithm calls (thread-batch.ts) off
+// the thread that serves HTTP, one call after the other, posting each outcome as its call ends.
+import { parentPort, threadId, workerData } from 'node:worker_threads'
 import { loadRegistry, type Registry } from '../algorithms/registry.js'
 import { ignoreProgress, ProgressThrottle } from './progress.js'
-import { type TimedRun, timedRun } from './timed-run.js'
+import {
+  type BatchOutcome,
+  batchViews,
+  ENDED,
+  QUEUED,
+  STARTED,
+  type WorkerBatch,
+  type WorkerOutcome,
+  type WorkerTask,
+} from './thread-batch.js'
+import { timedRun } from './timed-run.js'
 
 export interface PoolWorkerData {
   /** The module files of ALGOSERVE_ALGORITHMS, resolved. */
   algorithmFiles: string[]
 }
 
-export interface WorkerTask {
-  algorithm: string
-  params: unknown
-  budgetMs: number
-  /** The time limit, as a Unix time in ms. */
-  deadline: number
-  /** Where the run's progress goes (transferred with the task), when the caller follows it. */
-  progress?: MessagePort
-}
-
-/**
- * The algorithm's failure comes back as a value, so that a rejected task always means the thread
- * itself died. `failure` is the algorithm's own words; `stack` is for the log only.
- */
-export type WorkerOutcome = TimedRun | { failure: string; stack: string | undefined }
-
 async function runTask(registry: Registry, task: WorkerTask): Promise<WorkerOutcome> {
-  const { algorithm, params, budgetMs, deadline, progress: port } = task
+  const { algorithm, params, budgetMs, timeoutMs, progress: port } = task
+  const deadline = timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs
   const throttle = port === undefined ? undefined : new ProgressThrottle((update) => port.postMessage(update))
   try {
     const found = registry.get(algorithm)
     if (found === undefined) throw new Error(`Unknown algorithm '${algorithm}'`)
-    // The run is stopped at the deadline by the process anyway; the signal lets it stop by itself first.
-    const signal = AbortSignal.timeout(Math.max(0, Math.min(deadline - Date.now(), 2 ** 31 - 1)))
+    // The run is stopped at the deadline by the executor anyway; the signal lets it stop by itself first.
+    const signal = AbortSignal.timeout(Math.min(timeoutMs ?? 2 ** 31 - 1, 2 ** 31 - 1))
     const progress = throttle?.report ?? ignoreProgress
     return await timedRun(found, params, { signal, deadline, budgetMs, progress })
   } catch (error) {
@@ -41,6 +37,20 @@ async function runTask(registry: Registry, task: WorkerTask): Promise<WorkerOutc
   } finally {
     // Its last update is on the port before the outcome leaves: the executor reads the port after it.
     throttle?.end()
+  }
+}
+
+/** Runs the batch's runs in order, each unless the executor took it back before it started. */
+async function runBatch(registry: Registry, batch: WorkerBatch): Promise<void> {
+  const { starts, states } = batchViews(batch.shared)
+  for (let index = 0; index < batch.runs.length; index++) {
+    // Written before the run is taken, so that the executor sees it once it sees STARTED.
+    starts[index] = Date.now()
+    if (Atomics.compareExchange(states, index, QUEUED, STARTED) !== QUEUED) continue
+    const outcome = await runTask(registry, batch.runs[index] as WorkerTask)
+    Atomics.store(states, index, ENDED)
+    const ended: BatchOutcome = { algoserveBatch: batch.id, index, outcome }
+    parentPort?.postMessage(ended)
   }
 }
 
@@ -65,13 +75,23 @@ export interface ThreadLoad {
 export default loadRegistry((workerData as PoolWorkerData | undefined)?.algorithmFiles ?? []).then(
   (registry) => {
     tell({ algoserveThreadLoaded: threadId })
-    return (task: WorkerTask) => runTask(registry, task)
+    return (batch: WorkerBatch) => runBatch(registry, batch)
   },
   (error: unknown) => {
     const { failure, stack } = failureOf(error)
     tell({ algoserveThreadFailed: failure })
     // Its message names a file: a client of a run here is told less.
-    return (): WorkerOutcome => ({ failure: 'its worker thread could not load the algorithm modules', stack })
+    return (batch: WorkerBatch) => {
+      const outcome: WorkerOutcome = {
+        failure: 'its worker thread could not load the algorithm modules',
+        stack,
+      }
+      const { states } = batchViews(batch.shared)
+      batch.runs.forEach((_, index) => {
+        if (Atomics.compareExchange(states, index, QUEUED, ENDED) === QUEUED)
+          parentPort?.postMessage({ algoserveBatch: batch.id, index, outcome } satisfies BatchOutcome)
+      })
+    }
   },
 )
 

@@ -69,6 +69,29 @@ describe('Lanes', () => {
     assert.equal(lanes.handOver('thread'), false)
   })
 
+  it('puts a run given back at the head of its line, with no bound on its wait', async () => {
+    const lanes = new Lanes<string>(20, 'thread')
+    const order: string[] = []
+    const left: string[] = []
+    const enter = (name: string, lane: 'invoke' | 'job', first: boolean) =>
+      lanes.enter(
+        lane,
+        'any',
+        () => order.push(name),
+        () => left.push(name),
+        undefined,
+        first,
+      )
+    enter('job waiting', 'job', false)
+    enter('job given back', 'job', true)
+    enter('invoke waiting', 'invoke', false)
+    enter('invoke given back', 'invoke', true)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.deepEqual(left, ['invoke waiting'], 'only the /invoke run that had not waited got its 503')
+    while (lanes.handOver('thread')) {}
+    assert.deepEqual(order, ['invoke given back', 'job given back', 'job waiting'])
+  })
+
   it('gives an /invoke run a 503 after its bound', async () => {
     const lanes = new Lanes<number>(20, 'thread')
     await assert.rejects(lanes.wait('invoke', 'any'), ServiceUnavailableError)
