@@ -60,7 +60,7 @@ async function round(driver: DriverName): Promise<Record<Operation, number>> {
   await timed('finish', async () => {
     for (const { id, runs } of claimed) {
       const outcome = { status: 'completed' as const, result: '{"is_prime":true}', metadata: '{}' }
-      await store.finish({ inline: false, id, run: runs, completedAt: Date.now(), outcome })
+      await store.finish({ id, run: runs, completedAt: Date.now(), outcome })
     }
   })
   await timed('read', async () => {

@@ -132,7 +132,6 @@ export class JobRunner extends WorkLoop<JobRecord> {
         run: job.runs,
         completedAt: Date.now(),
         outcome,
-        inline: job.cheap,
       })
       if (finished) ended(outcome.status)
     } catch (error) {

@@ -97,9 +97,9 @@ export class SqliteJobStore implements JobStore {
   // The POSTs' inserts made in one turn of the event loop, committed together at its end: a commit writes
   // each page it changed to the WAL, and one job's insert changes several (the table, its indexes, the
   // summary's counters), the same pages for every job of a group (docs/benchmarks/jobs.md). Each caller is
-  // answered once the group is committed. So are the ends of runs made on the event loop (cheap jobs), a
-  // claimed batch's ends in one commit. Claims, and the ends of runs on worker threads, commit at once: made
-  // to wait for the turn's end, they held back the threads' next runs (each waits for one run's end).
+  // answered once the group is committed. So are the ends of runs: a claimed batch's cheap jobs, or the
+  // runs of a batch on a worker thread, whose outcomes arrive together. Claims commit at once: made to
+  // wait for the turn's end, they would hold back the runs they start.
   #group: GroupedWrite[] = []
 
   private constructor(db: Connection, options: SqliteStoreOptions) {
@@ -420,7 +420,7 @@ export class SqliteJobStore implements JobStore {
       this.#schedule(this.#makeDelivery(toRecord(row)), completedAt)
       return true
     }
-    return end.inline ? this.#write(write) : this.#now(write)
+    return this.#write(write)
   }
 
   async release(id: string, run: number): Promise<void> {

@@ -24,11 +24,6 @@ export interface JobEnd {
   run: number
   completedAt: number
   outcome: JobOutcome
-  /**
-   * Ran on the event loop (a cheap job): its end may wait for the turn's other writes. The end of a run
-   * on a worker thread is written at once, since the next run waits for the thread.
-   */
-  inline: boolean
 }
 
 /**

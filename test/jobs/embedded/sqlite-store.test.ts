@@ -86,7 +86,6 @@ each('numbers are stored as exact decimal text, and survive reopening', async (d
   const [claimed] = await store.claim(up(1), Date.now())
   const result = '{"number":18446744073709551617,"factors":[274177,67280421310721]}'
   await store.finish({
-    inline: false,
     id: 'aaaaaaaaaaaa',
     run: claimed?.runs as number,
     completedAt: Date.now(),
@@ -119,7 +118,6 @@ each('pending jobs are claimed oldest first, and a stale run cannot end a job', 
   const [again] = await store.claim(up(1), Date.now())
   assert.equal(again?.id, first.id, 'a released job goes back to its place in line')
   const stale = await store.finish({
-    inline: false,
     id: first.id,
     run: first.runs,
     completedAt: Date.now(),
@@ -200,35 +198,19 @@ each(
   },
 )
 
-each(
-  "the end of a run on a worker thread is written at once; an inline run's end waits for the turn's group",
-  async (driver) => {
-    const store = open(driver, freshDir())
-    await store.submit(job('0000000000a1'))
-    await store.submit(job('0000000000a2'))
-    const [threaded, inline] = await store.claim(up(2), Date.now())
-    const end = (id: string, runs: number, inline: boolean) =>
-      store.finish({
-        id,
-        run: runs,
-        completedAt: Date.now(),
-        outcome: { status: 'failed', error: 'no' },
-        inline,
-      })
-    const ends = [
-      end('0000000000a1', threaded?.runs ?? 0, false),
-      end('0000000000a2', inline?.runs ?? 0, true),
-    ]
-    assert.equal((await store.read('0000000000a1', Date.now()))?.status, 'failed', 'written at once')
-    assert.equal(
-      (await store.read('0000000000a2', Date.now()))?.status,
-      'running',
-      'not yet: at the turn end',
-    )
-    assert.deepEqual(await Promise.all(ends), [true, true])
-    assert.equal((await store.read('0000000000a2', Date.now()))?.status, 'failed')
-  },
-)
+each("the ends of runs wait for the turn's group, and are committed together at its end", async (driver) => {
+  const store = open(driver, freshDir())
+  await store.submit(job('0000000000a1'))
+  await store.submit(job('0000000000a2'))
+  const claimed = await store.claim(up(2), Date.now())
+  const ends = claimed.map(({ id, runs }) =>
+    store.finish({ id, run: runs, completedAt: Date.now(), outcome: { status: 'failed', error: 'no' } }),
+  )
+  for (const { id } of claimed)
+    assert.equal((await store.read(id, Date.now()))?.status, 'running', 'not yet: at the turn end')
+  assert.deepEqual(await Promise.all(ends), [true, true])
+  for (const { id } of claimed) assert.equal((await store.read(id, Date.now()))?.status, 'failed')
+})
 
 each(
   'a job left running by a dead process runs again; after 3 lost runs it fails with its webhook',
@@ -267,7 +249,6 @@ each('a delivery cut short by a dead process is sent again, that attempt not cou
   await store.submit(job('0000000000bb', { webhook: 'https://example.com/hook' }))
   const [claimed] = await store.claim(up(1), Date.now())
   await store.finish({
-    inline: false,
     id: '0000000000bb',
     run: claimed?.runs as number,
     completedAt: Date.now(),
@@ -313,7 +294,6 @@ each('finished jobs expire after the TTL; pending and running ones never do', as
   await store.submit(job('0000000000c3'))
   const [done, running] = await store.claim(up(2), now)
   await store.finish({
-    inline: false,
     id: done?.id as string,
     run: done?.runs as number,
     completedAt: now,
@@ -343,7 +323,6 @@ each(
     await store.submit(job('0000000000e1', { webhook: 'https://example.com/hook' }))
     const [claimed] = await store.claim(up(1), Date.now())
     await store.finish({
-      inline: true,
       id: '0000000000e1',
       run: claimed?.runs as number,
       completedAt: Date.now(),
