@@ -317,7 +317,7 @@ export const SETTINGS = [
     default: 0,
     parse: integer(0, 1024),
     description:
-      'Jobs run at once by this process; 0 means twice the worker threads, at least 8 (see docs/jobs.md for the trade).',
+      'Jobs run at once by this process; 0 means twice the worker threads, at least 32 (see docs/jobs.md for the trade).',
   }),
   setting({
     key: 'jobTtlSeconds',

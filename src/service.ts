@@ -72,10 +72,11 @@ export interface Service {
 
 /**
  * Jobs run at once when ALGOSERVE_JOB_CONCURRENCY is 0: more than the threads, so that while long runs
- * hold them, cheap jobs (run inline) and short ones (on the spare thread) still start.
+ * hold them, cheap jobs (run inline) and short ones (on the spare thread) still start; and at least a
+ * full batch of runs for a thread (the executor's), so that short jobs go to the threads many at a time.
  */
 export function defaultJobConcurrency(threads: number): number {
-  return Math.max(8, 2 * threads)
+  return Math.max(32, 2 * threads)
 }
 
 /** The algorithms whose jobs this process takes: ALGOSERVE_WORKER_ALGORITHMS, or all it loaded. */
