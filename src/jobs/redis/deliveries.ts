@@ -2,7 +2,8 @@
 // on, released by BullMQ when that job ends (a flow). A Worker takes it, makes the attempt
 // (webhooks/attempt.ts) at its receiver's pace in this process (webhooks/receiver-pace.ts), keeps the
 // attempt's record in the delivery's data, and tells BullMQ what the attempt came to: BullMQ retries it
-// on our schedule (a custom backoff).
+// on our schedule (a custom backoff). A retry that falls due is taken before the fresh deliveries
+// waiting, by BullMQ's priorities (DELIVERY_PRIORITY).
 import { DelayedError, type Job, type Processor, UnrecoverableError, WaitingError } from 'bullmq'
 import type { FastifyBaseLogger } from 'fastify'
 import { type AttemptDelivery, attemptDelivery } from '../../webhooks/attempt.js'
@@ -18,6 +19,13 @@ import { type DeliveryData, type RedisJob, type RedisJobResult, readJob, recordO
 /** BullMQ Workers taking deliveries in one process. */
 const DELIVERY_WORKERS = 4
 
+/**
+ * BullMQ takes the lowest priority first (after its wait list, where deliveries of older versions
+ * wait), and puts a delayed job that falls due at the end of its wait list, behind any backlog: so a
+ * delivery starts fresh and becomes a retry at its first failure, to keep the retries' schedule.
+ */
+export const DELIVERY_PRIORITY = { retry: 1, fresh: 2 } as const
+
 export function consumeDeliveries(
   redis: RedisConnections,
   send: AttemptDelivery,
@@ -30,7 +38,8 @@ export function consumeDeliveries(
     const { url } = job.data
     if (!(await pace.take(url))) {
       // Its receiver has no slot free in this process: later (not an attempt), about when one should
-      // be, so that the deliveries behind it, to other receivers, are taken first.
+      // be, so that the deliveries behind it, to other receivers, are taken first. It keeps its
+      // priority: a fresh one goes behind the fresh ones due, a retry before them.
       await job.moveToDelayed(Date.now() + pace.retakeDelayMs(url), token)
       throw new DelayedError()
     }
@@ -66,6 +75,8 @@ export function consumeDeliveries(
       case 'failed':
         throw new UnrecoverableError(attempted.error)
       case 'retry':
+        if (job.priority !== DELIVERY_PRIORITY.retry)
+          await job.changePriority({ priority: DELIVERY_PRIORITY.retry })
         throw new Error(attempted.error)
     }
   }

@@ -15,6 +15,7 @@ import { newWebhookId } from '../../webhooks/payload.js'
 import type { IdempotencyClaim, Submitted } from '../backend.js'
 import { MAX_LOST_RUNS, type NewJob } from '../job.js'
 import { type RedisConnections, WEBHOOKS } from './connections.js'
+import { DELIVERY_PRIORITY } from './deliveries.js'
 import { createdKey, listMember } from './listing.js'
 import { jobQueueName } from './queues.js'
 import { withPending } from './summary.js'
@@ -163,6 +164,7 @@ async function add(redis: RedisConnections, job: NewJob): Promise<void> {
       data: delivery,
       opts: {
         jobId: job.id,
+        priority: DELIVERY_PRIORITY.fresh,
         attempts: settings.retryWaitsMs.length + 1,
         backoff: { type: 'webhook' },
         removeOnComplete: { age },
