@@ -97,3 +97,13 @@ export async function startReceiver(answer: Answer = () => 204, host = '127.0.0.
     },
   }
 }
+
+/** The arrival times of each delivery's attempts, by webhook-id. */
+export function byDelivery(received: Received[]): Map<string, number[]> {
+  const attempts = new Map<string, number[]>()
+  for (const r of received) {
+    const id = String(r.headers['webhook-id'])
+    attempts.set(id, [...(attempts.get(id) ?? []), r.at])
+  }
+  return attempts
+}

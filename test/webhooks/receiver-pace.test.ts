@@ -8,7 +8,7 @@ import { INITIAL_RECEIVER_SLOTS } from '../../src/webhooks/receiver-pace.js'
 import type { TestApp } from '../helpers/app.js'
 import { forEachBackend } from '../helpers/backends.js'
 import { createJob } from '../helpers/jobs.js'
-import { type Received, type Receiver, startReceiver } from '../helpers/receiver.js'
+import { byDelivery, type Receiver, startReceiver } from '../helpers/receiver.js'
 import { sleep } from '../helpers/time.js'
 
 const BAD = 50
@@ -27,16 +27,6 @@ async function jobsTo(server: TestApp, receiver: Receiver, count: number, batch 
       ),
     )
   }
-}
-
-/** The attempts each delivery got, by webhook-id. */
-function byDelivery(received: Received[]): Map<string, number[]> {
-  const attempts = new Map<string, number[]>()
-  for (const r of received) {
-    const id = String(r.headers['webhook-id'])
-    attempts.set(id, [...(attempts.get(id) ?? []), r.at])
-  }
-  return attempts
 }
 
 /** A gauge's value for one receiver in a /metrics text, or undefined when it has no series. */

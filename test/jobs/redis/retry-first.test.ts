@@ -12,7 +12,7 @@ import { RedisBackend } from '../../../src/jobs/redis/backend.js'
 import { WEBHOOKS } from '../../../src/jobs/redis/connections.js'
 import { WebhookSender } from '../../../src/webhooks/sender.js'
 import { SUITE_ALGORITHMS, silentLog } from '../../helpers/backends.js'
-import { type Received, type Receiver, startReceiver } from '../../helpers/receiver.js'
+import { byDelivery, type Receiver, startReceiver } from '../../helpers/receiver.js'
 import { freshPrefix, type RedisServer, skipWithoutRedis, startRedis } from '../../helpers/redis.js'
 import { until } from '../../helpers/time.js'
 
@@ -46,16 +46,6 @@ function gate(): [Promise<void>, () => void] {
     open = resolve
   })
   return [promise, open]
-}
-
-/** The times of each delivery's attempts, by webhook-id. */
-function byDelivery(received: Received[]): Map<string, number[]> {
-  const attempts = new Map<string, number[]>()
-  for (const r of received) {
-    const id = String(r.headers['webhook-id'])
-    attempts.set(id, [...(attempts.get(id) ?? []), r.at])
-  }
-  return attempts
 }
 
 describe('redis', { skip: skipWithoutRedis }, () => {
