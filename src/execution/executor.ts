@@ -1,106 +1,22 @@
-// Runs algorithm calls: cheap ones inline, the rest on a piscina pool of worker threads, so that one
-// heavy call never stalls the event loop. Runs of process algorithms go to their processes instead
-// (process-pool.ts). Counts every run in the algorithm metrics.
-//
-// /invoke calls and job runs share the pool through two waiting lines. When a thread frees up and
-// both lines wait, they take turns: a queue of jobs never puts /invoke behind more than the runs
-// already going, and a stream of /invoke calls never keeps jobs from their share of the threads.
-// Within the job line the algorithms take turns (lanes.ts).
-//
-// Runs waiting when a thread frees go to it together, as a batch (thread-batch.ts) that the thread runs
-// one after the other: one message each way per batch, not per run, and the thread never idles while
-// the event loop is busy. A batch's runs keep their lanes' order; a run's hard limit counts from its own
-// start on the thread; the runs behind a long one are taken back and go to the next thread free.
-//
-// A run that has held its thread for LONG_RUN_MS is long. When every thread holds a long run, one
-// more thread starts for what waits, so that a short run never waits for a long one to end: the
-// operating system shares the CPUs between them. That thread stops once idle for SPARE_IDLE_MS.
-import { MessageChannel, type MessagePort, receiveMessageOnPort, type Worker } from 'node:worker_threads'
-import { Piscina } from 'piscina'
+// Runs algorithm calls: cheap ones inline, process algorithms' on their processes (process-pool.ts),
+// the rest on the worker threads (worker-threads.ts), so that one heavy call never stalls the event
+// loop. Counts every run in the algorithm metrics.
 import type { Algorithm } from '../algorithms/algorithm.js'
-import { AlgorithmError, ConfigError, RunTimeLimitError, ServiceUnavailableError } from '../errors.js'
+import { AlgorithmError, ServiceUnavailableError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Progress } from './algorithm-process.js'
-import { type Lane, Lanes } from './lanes.js'
-import type { PoolWorkerData, ThreadLoad } from './pool-worker.js'
+import type { Lane } from './lanes.js'
 import type { ProcessPools } from './process-pool.js'
-import { ignoreProgress, type ProgressUpdate, tellProgress } from './progress.js'
-import {
-  type BatchOutcome,
-  type BatchViews,
-  batchBuffer,
-  batchViews,
-  QUEUED,
-  SKIPPED,
-  STARTED,
-  type WorkerBatch,
-  type WorkerOutcome,
-  type WorkerTask,
-} from './thread-batch.js'
+import { ignoreProgress } from './progress.js'
 import { RunFailure, type TimedRun, timedRunInline } from './timed-run.js'
 import { type CpuProbe, threadsFor, type UsableCpus, usableCpus } from './usable-cpus.js'
+import { WorkerThreads, type WorkerThreadsOptions } from './worker-threads.js'
 
-// Under tsx (tests, `npm run dev`) the sources are .ts; the build runs .js.
-const WORKER_FILE = new URL(
-  `./pool-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
-  import.meta.url,
-)
-
-const LONG_RUN_MS = 1000
-const SPARE_IDLE_MS = 30_000
-/** The most runs in one batch: enough that a thread's round trip is shared by many, few enough to clone. */
-const MAX_BATCH = 32
-
-/** A thread taken by one batch; `long` once one of its runs has held it for LONG_RUN_MS. */
-interface ThreadSlot {
-  long: boolean
-  timer: NodeJS.Timeout | undefined
-}
-
-/** A run waiting for a thread, or in a batch on one. */
-interface ThreadRun {
-  readonly algorithm: Algorithm
-  readonly params: unknown
-  readonly budgetMs: number
-  readonly lane: Lane
-  readonly signal: AbortSignal | undefined
-  readonly timeoutMs: number | undefined
-  readonly progress: Progress | undefined
-  readonly resolve: (outcome: WorkerOutcome) => void
-  readonly reject: (error: unknown) => void
-  /** Its batch and its place in it, while it is on a thread. */
-  batch: Batch | undefined
-  index: number
-  /** The progress channel of its place in the batch, when the run is followed. */
-  channel: MessageChannel | undefined
-  onAbort: (() => void) | undefined
-}
-
-interface Batch {
-  readonly id: number
-  readonly runs: ThreadRun[]
-  readonly views: BatchViews
-  readonly slot: ThreadSlot
-  /** Aborting it terminates the thread (piscina's way to stop a task). */
-  readonly stop: AbortController
-  /** The run the stop is for: past its limit, or aborted by its caller. */
-  stopped: ThreadRun | undefined
-  /** Runs not yet settled nor given back. */
-  open: number
-  limitTimer: NodeJS.Timeout | undefined
-}
-
-export interface ExecutorOptions {
+export interface ExecutorOptions extends WorkerThreadsOptions {
   /** Worker threads; 0 means one per usable CPU but one, which stays with the event loop. */
   threads: number
   /** Where the usable CPUs are read, when `threads` is 0 (the real cgroup files by default). */
   cpuProbe?: CpuProbe
-  /** Longest wait of an /invoke run for a thread, in ms; then ServiceUnavailableError. Default: none. */
-  invokeQueueTimeoutMs?: number
-  /** The module files of ALGOSERVE_ALGORITHMS, resolved: every worker thread loads them. */
-  algorithmFiles?: string[]
-  /** The heap limit of each worker thread, in MB; 0 leaves Node's default. */
-  threadHeapMb?: number
   /** The processes of the process algorithms: their runs go there, and close with the executor. */
   processes?: ProcessPools
 }
@@ -132,28 +48,10 @@ interface AlgorithmMetrics {
 }
 
 export class Executor {
-  readonly #pool: Piscina
+  readonly #threads: WorkerThreads
   readonly #metrics: Metrics
   readonly #algorithmMetrics = new Map<string, AlgorithmMetrics>()
-  #closed = false
-  // Runs wait here, first in first out within each lane, until a thread is free. Piscina's own queue
-  // is not FIFO for abortable tasks: under load some waited seconds behind later ones (bench/http/invoke.sh,
-  // 100-digit primes).
-  readonly #lanes: Lanes<ThreadRun[]>
-  /** The batches on a thread, or whose outcomes are still on their way, by id. */
-  readonly #batches = new Map<number, Batch>()
-  #lastBatchId = 0
-  /** A #startWaiting is due at the end of this tick. */
-  #sendScheduled = false
-  #busy = 0
-  /** Runs on a thread that have not yet been running for LONG_RUN_MS. */
-  #shortRuns = 0
-  readonly #threads: number
-  /** Threads terminated and not yet gone, with the promise of their exit. */
-  readonly #exiting = new Set<Promise<void>>()
   readonly #processes: ProcessPools | undefined
-  /** Settles once every kept thread has loaded the modules, or one could not. */
-  readonly #loaded: Promise<void>
   /** The CPUs the thread count was derived from, or null when it was set (ALGOSERVE_WORKER_THREADS). */
   readonly usableCpus: UsableCpus | null
 
@@ -161,40 +59,8 @@ export class Executor {
     this.usableCpus = options.threads > 0 ? null : usableCpus(options.cpuProbe)
     const threads = this.usableCpus === null ? options.threads : threadsFor(this.usableCpus.cpus)
     this.#metrics = metrics
-    this.#lanes = new Lanes(options.invokeQueueTimeoutMs ?? Number.POSITIVE_INFINITY, 'worker thread')
-    this.#threads = threads
     this.#processes = options.processes
-    const workerData: PoolWorkerData = { algorithmFiles: options.algorithmFiles ?? [] }
-    this.#pool = new Piscina({
-      filename: WORKER_FILE.href,
-      minThreads: threads,
-      maxThreads: threads + 1,
-      idleTimeout: SPARE_IDLE_MS,
-      // Its wait and run histograms are read by nobody here; the algorithm metrics time the runs.
-      recordTiming: false,
-      workerData,
-      ...(options.threadHeapMb ? { resourceLimits: { maxOldGenerationSizeMb: options.threadHeapMb } } : {}),
-    })
-    // Piscina terminates the thread of an aborted task and starts another at once; the old one is
-    // counted until it has exited, so that a run past its limit never shares the CPU with its successor.
-    // A thread that ended by itself is destroyed from its 'exit' event, with its id already -1: there
-    // is nothing to wait for, and a promise of an exit already past would never settle.
-    this.#pool.on('workerDestroy', ({ id }: { id: number }) => {
-      if (id === -1) return
-      const worker = this.#pool.threads.find((thread) => thread.threadId === id) as Worker | undefined
-      if (worker === undefined) return
-      const gone: Promise<void> = new Promise((resolve) => worker.once('exit', () => resolve()))
-      this.#exiting.add(gone)
-      gone.then(() => this.#exiting.delete(gone))
-    })
-    // A thread that dies between tasks fails no call; piscina replaces it.
-    this.#pool.on('error', () => {})
-    this.#pool.on('message', (message: BatchOutcome | null) => {
-      if (typeof message?.algoserveBatch === 'number') this.#ended(message)
-    })
-    this.#loaded = this.#watchLoading()
-    // Whoever awaits warm() sees a failure; a process that never does is not stopped by it.
-    this.#loaded.catch(() => {})
+    this.#threads = new WorkerThreads({ ...options, threads })
   }
 
   /**
@@ -203,43 +69,17 @@ export class Executor {
    * thread does), so that such a module stops the start rather than the first run.
    */
   warm(): Promise<void> {
-    return this.#loaded
+    return this.#threads.warm()
   }
 
   /** The worker threads kept; one more starts while every one of them holds a long run. */
   get threads(): number {
-    return this.#threads
-  }
-
-  /** Listens from the start: the threads load their modules while the rest of the process starts. */
-  #watchLoading(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const loaded = new Set<number>()
-      const stopWatching = () => {
-        this.#pool.off('message', onMessage)
-        this.#pool.off('error', onError)
-      }
-      const fail = (message: string) => {
-        stopWatching()
-        reject(new ConfigError(`A worker thread could not start: ${message}`))
-      }
-      const onMessage = (message: ThreadLoad | null) => {
-        if (typeof message?.algoserveThreadFailed === 'string') fail(message.algoserveThreadFailed)
-        if (typeof message?.algoserveThreadLoaded !== 'number') return
-        loaded.add(message.algoserveThreadLoaded)
-        if (loaded.size < this.#threads) return
-        stopWatching()
-        resolve()
-      }
-      const onError = (error: unknown) => fail(error instanceof Error ? error.message : String(error))
-      this.#pool.on('message', onMessage)
-      this.#pool.on('error', onError)
-    })
+    return this.#threads.threads
   }
 
   /** The pool is open and has its worker threads. */
   get alive(): boolean {
-    return !this.#closed && this.#pool.threads.length > 0
+    return this.#threads.alive
   }
 
   /**
@@ -264,13 +104,13 @@ export class Executor {
           deadline,
           progress: ignoreProgress,
         }) ??
-        (algorithm.process !== undefined && this.#processes !== undefined
-          ? await this.#processes
-              .run(algorithm, params, { lane, signal, timeoutMs, progress })
-              .catch((error: unknown) => {
-                throw error instanceof ServiceUnavailableError ? new NotRun(error) : error
-              })
-          : await this.#runOnThread(algorithm, params, budgetMs, { lane, signal, timeoutMs, progress }))
+        (await (algorithm.process !== undefined && this.#processes !== undefined
+          ? this.#processes.run(algorithm, params, { lane, signal, timeoutMs, progress })
+          : this.#threads.run(algorithm, params, budgetMs, { lane, signal, timeoutMs, progress })
+        ).catch((error: unknown) => {
+          // Not the algorithm's failure: no process or thread was free within the bound.
+          throw error instanceof ServiceUnavailableError ? new NotRun(error) : error
+        }))
     } catch (error) {
       if (signal?.aborted) throw signal.reason
       if (error instanceof NotRun) throw error.reason
@@ -282,232 +122,6 @@ export class Executor {
     metrics.successes.inc()
     metrics.duration.observe(run.elapsedSeconds)
     return run
-  }
-
-  async #runOnThread(
-    algorithm: Algorithm,
-    params: unknown,
-    budgetMs: number,
-    { lane = 'invoke', signal, timeoutMs, progress }: RunCallOptions,
-  ): Promise<TimedRun> {
-    const outcome = await new Promise<WorkerOutcome>((resolve, reject) => {
-      const run: ThreadRun = {
-        algorithm,
-        params,
-        budgetMs,
-        lane,
-        signal,
-        timeoutMs,
-        progress,
-        resolve,
-        reject,
-        batch: undefined,
-        index: -1,
-        channel: undefined,
-        onAbort: undefined,
-      }
-      this.#queue(run, false)
-    })
-    if ('failure' in outcome) {
-      // The thread's error, for the log: its message and its stack as the thread saw them.
-      const cause = Object.assign(new Error(outcome.failure), { stack: outcome.stack })
-      throw new AlgorithmError(algorithm.name, outcome.failure, cause)
-    }
-    return outcome
-  }
-
-  /**
-   * Queues the run in its lane (`first`: at its head, given back). With a thread free, what is queued
-   * goes at the end of the tick, together in the lanes' turns (a claimed batch of jobs is asked for in
-   * one tick): sent one by one, all but the first would wait for the first's round trip.
-   */
-  #queue(run: ThreadRun, first: boolean): void {
-    this.#lanes.enter(
-      run.lane,
-      run.algorithm.name,
-      (batch) => batch.push(run),
-      // Not the algorithm's failure: no run took place.
-      (reason) => run.reject(reason instanceof ServiceUnavailableError ? new NotRun(reason) : reason),
-      run.signal,
-      first,
-    )
-    if (!this.#sendScheduled && this.#hasFreeThread()) {
-      this.#sendScheduled = true
-      process.nextTick(() => {
-        this.#sendScheduled = false
-        this.#startWaiting()
-      })
-    }
-  }
-
-  /** Hands a batch to a free thread: what waits, in its lanes' turns, shared among the threads. */
-  #startWaiting(): void {
-    while (this.#hasFreeThread() && this.#lanes.waiting > 0) {
-      const size = Math.min(MAX_BATCH, Math.ceil(this.#lanes.waiting / this.#threads))
-      const runs: ThreadRun[] = []
-      while (runs.length < size && this.#lanes.handOver(runs)) {}
-      this.#dispatch(runs)
-    }
-  }
-
-  #dispatch(runs: ThreadRun[]): void {
-    const shared = batchBuffer(runs.length)
-    const batch: Batch = {
-      id: ++this.#lastBatchId,
-      runs,
-      views: batchViews(shared),
-      slot: this.#take(),
-      stop: new AbortController(),
-      stopped: undefined,
-      open: runs.length,
-      limitTimer: undefined,
-    }
-    const tasks: WorkerTask[] = []
-    const transferList: MessagePort[] = []
-    runs.forEach((run, index) => {
-      run.batch = batch
-      run.index = index
-      const task: WorkerTask = {
-        algorithm: run.algorithm.name,
-        params: run.params,
-        budgetMs: run.budgetMs,
-        timeoutMs: run.timeoutMs,
-      }
-      if (run.progress !== undefined) {
-        // A port of its own per followed run: the updates reach the hook as they come, with no lookup.
-        const channel = new MessageChannel()
-        const hook = run.progress
-        channel.port1.on('message', (update: ProgressUpdate) => tellProgress(hook, update))
-        run.channel = channel
-        task.progress = channel.port2
-        transferList.push(channel.port2)
-      }
-      if (run.signal !== undefined) {
-        run.onAbort = () => this.#abort(run)
-        run.signal.addEventListener('abort', run.onAbort, { once: true })
-      }
-      tasks.push(task)
-    })
-    this.#batches.set(batch.id, batch)
-    batch.slot.timer = setTimeout(() => this.#watchLong(batch), LONG_RUN_MS)
-    this.#watchLimits(batch)
-    const message: WorkerBatch = { id: batch.id, runs: tasks, shared }
-    this.#pool.run(message, { signal: batch.stop.signal, transferList }).then(
-      () => this.#batchDone(batch, undefined),
-      (error: unknown) => this.#batchDone(batch, error),
-    )
-  }
-
-  /** A run's outcome, posted by its thread as the run ended. */
-  #ended({ algoserveBatch, index, outcome }: BatchOutcome): void {
-    const batch = this.#batches.get(algoserveBatch)
-    const run = batch?.runs[index]
-    if (run === undefined || run.batch !== batch) return
-    this.#detach(run)
-    run.resolve(outcome)
-  }
-
-  /** The thread has finished the batch, or has died, or was stopped. */
-  async #batchDone(batch: Batch, error: unknown): Promise<void> {
-    clearTimeout(batch.limitTimer)
-    if (error !== undefined) {
-      // The slot is free, and the runs it held are known, once the thread is gone: its outcomes posted
-      // before it went have been read by then.
-      await Promise.all(this.#exiting)
-      const { states } = batch.views
-      const lost: ThreadRun[] = []
-      for (const run of batch.runs) {
-        if (run.batch !== batch) continue
-        const running = Atomics.load(states, run.index) === STARTED
-        this.#detach(run)
-        if (run === batch.stopped && batch.stop.signal.aborted) run.reject(batch.stop.signal.reason)
-        else if (running && !batch.stop.signal.aborted)
-          run.reject(new AlgorithmError(run.algorithm.name, threadDeath(error), error))
-        else if (this.#closed) run.reject(new AlgorithmError(run.algorithm.name, threadDeath(error), error))
-        // Not begun, or begun just as the thread was stopped for another run: it runs again.
-        else lost.push(run)
-      }
-      for (const run of lost.reverse()) this.#queue(run, true)
-    }
-    this.#releaseThread(batch.slot)
-  }
-
-  /** The run leaves its batch: its outcome came, or it is given back or rejected. */
-  #detach(run: ThreadRun): void {
-    const batch = run.batch as Batch
-    run.batch = undefined
-    if (run.onAbort !== undefined) run.signal?.removeEventListener('abort', run.onAbort)
-    run.onAbort = undefined
-    if (run.channel !== undefined) endProgress(run.channel.port1, run.progress as Progress)
-    run.channel = undefined
-    if (--batch.open === 0) this.#batches.delete(batch.id)
-  }
-
-  /** The caller gave up a run on a thread: taken back if not begun, else its thread is stopped. */
-  #abort(run: ThreadRun): void {
-    const batch = run.batch
-    if (batch === undefined) return
-    if (Atomics.compareExchange(batch.views.states, run.index, QUEUED, SKIPPED) === QUEUED) {
-      this.#detach(run)
-      run.reject(run.signal?.reason)
-      return
-    }
-    this.#stop(batch, run, run.signal?.reason)
-  }
-
-  #stop(batch: Batch, run: ThreadRun, reason: unknown): void {
-    if (batch.stop.signal.aborted || Atomics.load(batch.views.states, run.index) !== STARTED) return
-    batch.stopped = run
-    batch.stop.abort(reason)
-  }
-
-  /**
-   * Stops the thread when its run is past its limit; otherwise looks again when the first limit
-   * could be reached: the running run's, or that of a run not begun were it to begin now.
-   */
-  #watchLimits(batch: Batch): void {
-    const now = Date.now()
-    const { starts, states } = batch.views
-    let next = Number.POSITIVE_INFINITY
-    for (const run of batch.runs) {
-      if (run.batch !== batch || run.timeoutMs === undefined) continue
-      const state = Atomics.load(states, run.index)
-      if (state === STARTED) {
-        const end = (starts[run.index] as number) + run.timeoutMs
-        if (end <= now) {
-          this.#stop(batch, run, new RunTimeLimitError(run.algorithm.name, run.timeoutMs))
-          return
-        }
-        next = Math.min(next, end)
-      } else if (state === QUEUED) next = Math.min(next, now + run.timeoutMs)
-    }
-    if (Number.isFinite(next)) batch.limitTimer = setTimeout(() => this.#watchLimits(batch), next - now)
-  }
-
-  /**
-   * Once a run has held the batch's thread for LONG_RUN_MS, the slot is long and the runs behind it
-   * are taken back, for the next thread free (the spare one, when every thread holds a long run).
-   */
-  #watchLong(batch: Batch): void {
-    const { slot, views } = batch
-    const now = Date.now()
-    const running = batch.runs.find(
-      (run) => run.batch === batch && Atomics.load(views.states, run.index) === STARTED,
-    )
-    const since = running === undefined ? now : (views.starts[running.index] as number)
-    if (now - since < LONG_RUN_MS) {
-      slot.timer = setTimeout(() => this.#watchLong(batch), since + LONG_RUN_MS - now)
-      return
-    }
-    slot.long = true
-    this.#shortRuns--
-    const behind = batch.runs.filter(
-      (run) =>
-        run.batch === batch && Atomics.compareExchange(views.states, run.index, QUEUED, SKIPPED) === QUEUED,
-    )
-    for (const run of behind) this.#detach(run)
-    for (const run of behind.reverse()) this.#queue(run, true)
-    this.#startWaiting()
   }
 
   /** The algorithm's label children, looked up once: hashing the labels on every run showed in profiles. */
@@ -525,50 +139,14 @@ export class Executor {
     return metrics
   }
 
-  #hasFreeThread(): boolean {
-    return this.#busy < this.#threads || (this.#busy === this.#threads && this.#shortRuns === 0)
-  }
-
-  #take(): ThreadSlot {
-    this.#busy++
-    this.#shortRuns++
-    return { long: false, timer: undefined }
-  }
-
-  #releaseThread(slot: ThreadSlot): void {
-    clearTimeout(slot.timer)
-    this.#busy--
-    if (!slot.long) this.#shortRuns--
-    this.#startWaiting()
-  }
-
   async close(): Promise<void> {
-    this.#closed = true
-    await Promise.all([this.#pool.close(), this.#processes?.close()])
+    await Promise.all([this.#threads.close(), this.#processes?.close()])
   }
 
   /** The readiness checks of the process algorithms' processes, one per algorithm. */
   processChecks(): Record<string, () => boolean> {
     return this.#processes?.checks() ?? {}
   }
-}
-
-/** What a client is told of a thread that died under a run: no path, no stack. */
-function threadDeath(error: unknown): string {
-  if ((error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY')
-    return 'its worker thread ran out of memory (ALGOSERVE_THREAD_HEAP_MB)'
-  return 'its worker thread stopped'
-}
-
-/**
- * Tells the hook what the port still holds, then closes it. The thread posted its last update before
- * its outcome, but on another port, whose message may arrive first: the updates are already queued on
- * this one and are read now, in order, so that the last one comes before the run's promise settles.
- */
-function endProgress(port: MessagePort, progress: Progress): void {
-  for (let queued = receiveMessageOnPort(port); queued !== undefined; queued = receiveMessageOnPort(port))
-    tellProgress(progress, queued.message as ProgressUpdate)
-  port.close()
 }
 
 /** Carries an error that came before any run, past the accounting of failed runs. */
