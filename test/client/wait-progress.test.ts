@@ -72,7 +72,11 @@ forEachBackend((backend) => {
   })
   after(() => server.close())
 
-  /** A Stepping job of `steps` steps of `stepMs` each (the service shows at most 4 progresses a second). */
+  /**
+   * A Stepping job of `steps` steps of `stepMs` each (the service shows at most 4 progresses a second).
+   * The jobs whose progress the CLI must see last several seconds: the CLI starts through tsx, which on a
+   * loaded machine took more than 3 s, and then saw the job only at its end.
+   */
   const submit = async (steps: number, stepMs: number) => {
     const created = await createJob(server.url, { algorithm: 'Stepping', params: { steps, step_ms: stepMs } })
     assert.equal(created.status, 202)
@@ -80,7 +84,7 @@ forEachBackend((backend) => {
   }
 
   test('not on a terminal: a line each time the percentage changes, rising, then the job', async () => {
-    const id = await submit(8, 400)
+    const id = await submit(8, 800)
     const run = await cli(['jobs', 'wait', id, '--timeout', '30', '--url', server.url])
     assert.equal(run.code, 0, run.stderr)
     assert.match(run.stdout, /^status +completed$/m)
@@ -95,7 +99,7 @@ forEachBackend((backend) => {
   })
 
   test('--progress bar: one line redrawn with \\r, cleared before the job is printed', async () => {
-    const id = await submit(8, 400)
+    const id = await submit(8, 800)
     const run = await cli(['jobs', 'wait', id, '--progress', 'bar', '--timeout', '30', '--url', server.url])
     assert.equal(run.code, 0, run.stderr)
     assert.match(run.stdout, /^status +completed$/m)
@@ -112,7 +116,7 @@ forEachBackend((backend) => {
   test('on a terminal (under script): the bar by itself, then the job', {
     skip: !existsSync(SCRIPT) && `no ${SCRIPT}`,
   }, async () => {
-    const id = await submit(6, 400)
+    const id = await submit(6, 800)
     const command = [
       process.execPath,
       '--import',
@@ -168,7 +172,7 @@ forEachBackend((backend) => {
   test('a stream cut by the network: opened again with its Last-Event-ID, the progress going on from there', async () => {
     const relay = await cuttingRelay(Number(new URL(server.url).port))
     try {
-      const id = await submit(10, 300)
+      const id = await submit(10, 600)
       const run = await cli(['jobs', 'wait', id, '--timeout', '30', '--url', relay.url])
       assert.equal(run.code, 0, run.stderr)
       assert.match(run.stdout, /^status +completed$/m)
