@@ -6,7 +6,6 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { type Config, defaultConfig } from '../../src/config.js'
 import { createService, type Service, type ServiceOptions } from '../../src/service.js'
-import { until } from './time.js'
 
 export interface TestApp {
   url: string
@@ -31,11 +30,6 @@ export async function startApp(
   const ownDataDir = overrides.dataDir === undefined
   const config = testConfig({ dataDir: overrides.dataDir ?? tempDataDir(), ...overrides })
   const service = await createService(config, options)
-  // A loaded machine can take more than the service's own wait for Redis (and BullMQ's setup); the
-  // tests start from a ready service, as a load balancer would send to one.
-  if (config.redisUrl !== null) {
-    await until(() => service.backend.ping(), 15_000, 'the Redis backend ready', 20)
-  }
   await service.app.listen({ host: '127.0.0.1', port: 0 })
   service.start()
   const address = service.app.server.address()

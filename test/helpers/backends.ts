@@ -14,7 +14,6 @@ import { RedisBackend } from '../../src/jobs/redis/backend.js'
 import type { ServiceOptions } from '../../src/service.js'
 import { startApp, type TestApp, tempDataDir } from './app.js'
 import { freshPrefix, type RedisServer, skipWithoutRedis, startRedis } from './redis.js'
-import { until } from './time.js'
 
 export interface BackendUnderTest {
   name: 'embedded' | 'redis'
@@ -106,7 +105,6 @@ export function forEachJobBackend(suite: (factory: JobBackendFactory) => void): 
           algorithms: SUITE_ALGORITHMS,
         })
         await backend.open()
-        await until(() => backend.ping(), 15_000, 'the Redis backend ready', 20)
         return { backend, ends, close: () => backend.close() }
       },
     })

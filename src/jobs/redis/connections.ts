@@ -4,6 +4,7 @@
 // closing of all of it. What the backend's parts share (its settings, our own keys) is reached from
 // here too.
 import { once } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
 import {
   FlowProducer,
   type Job,
@@ -46,6 +47,8 @@ export interface RedisBackendOptions extends BackendOptions, RedisTopology {
 export const WEBHOOKS = 'webhooks'
 export const CONTROL = 'control'
 
+/** How long a start may wait for a Redis that is reachable but slow to set up (TLS, a busy host). */
+const OPEN_WAIT_MS = 10_000
 /** How long closing may wait for Redis at the end of a shutdown. */
 const CLOSE_WAIT_MS = 1000
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'])
@@ -73,6 +76,7 @@ export class RedisConnections {
   #aofWarned = false
   #refused: string | null = null
   #checked: Promise<void> | undefined
+  readonly #setUp: Promise<void>
   readonly #waiting: RedisClient[] = []
   readonly #workers: Worker[] = []
   readonly #events: Array<QueueEvents | QueueEventsProducer> = []
@@ -112,26 +116,31 @@ export class RedisConnections {
     this.webhooks.on('error', onError)
     this.flows.on('error', onError)
     // Until BullMQ has loaded its scripts, nothing is sent through it (see usable).
-    Promise.all([this.webhooks.waitUntilReady(), this.flows.waitUntilReady()])
-      .then(() => {
+    this.#setUp = Promise.all([this.webhooks.waitUntilReady(), this.flows.waitUntilReady()]).then(
+      () => {
         this.#initialised = true
-      })
-      .catch((error: unknown) => this.log.error({ err: error }, 'could not set up the Redis queues'))
+      },
+      (error: unknown) => this.log.error({ err: error }, 'could not set up the Redis queues'),
+    )
   }
 
   /**
-   * Waits up to `waitMs` for Redis. Refuses (throws) a Redis that evicts keys; starts anyway when Redis
-   * is away, answering 503 until it comes.
+   * Waits until Redis is usable (both connections ready, BullMQ's scripts loaded), so that a process
+   * that listens accepts jobs at once; at most `waitMs`, however slow the connections are to come up.
+   * Refuses (throws) a Redis that evicts keys. Starts at once when Redis is away (a connection fails),
+   * answering 503 until it comes.
    */
-  async open(waitMs = 1000): Promise<void> {
-    if (this.client.status !== 'ready') {
-      const timer = new AbortController()
-      await Promise.race([
-        once(this.client, 'ready', { signal: timer.signal }).catch(() => undefined),
-        new Promise((resolve) => setTimeout(resolve, waitMs)),
-      ])
-      timer.abort()
-    }
+  async open(waitMs = OPEN_WAIT_MS): Promise<void> {
+    const timer = new AbortController()
+    const { signal } = timer
+    const ready = (client: RedisClient) =>
+      client.status === 'ready' ? undefined : once(client, 'ready', { signal })
+    // once() rejects at the connection's first 'error': Redis is away.
+    await Promise.race([
+      Promise.all([ready(this.client), ready(this.bullClient), this.#setUp]),
+      sleep(waitMs, undefined, { signal }),
+    ]).catch(() => undefined)
+    timer.abort()
     await this.#checked
     if (this.#refused !== null) throw new RedisRefusedError(this.#refused)
   }
