@@ -38,6 +38,10 @@ export function registerErrorHandlers(app: FastifyInstance, maxBodyBytes: number
     const known = toServiceError(error, maxBodyBytes)
     if (reply.raw.destroyed) request.log.info('the client went away before its answer')
     else if (known.statusCode === 500) request.log.error({ err: error }, 'request failed')
+    // A store's own failure (a Redis command timed out, SQLite is locked) is told with its cause; a
+    // store known to be away is told once by the backend, not at every request.
+    else if (error instanceof StoreUnavailableError && error.cause !== undefined)
+      request.log.warn({ err: error }, 'the job store failed')
     else request.log.info({ err: { code: known.code, message: known.message } }, 'request rejected')
     if (known instanceof ServiceUnavailableError) reply.header('retry-after', String(known.retryAfterSeconds))
     if ('headers' in known) reply.headers(known.headers as Record<string, string>)

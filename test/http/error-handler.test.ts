@@ -16,8 +16,12 @@ async function serviceUnavailable(response: Response, message: string, name: str
   assert.equal(body.detail.message, message, name)
 }
 
-test('a store that fails: every job route answers 503, the store is unavailable', async () => {
-  const server = await startApp()
+test('a store that fails: every job route answers 503, the store is unavailable, its cause in the log', async () => {
+  const lines: Array<{ msg: string; request_id?: string; level: number; err?: { message?: string } }> = []
+  const server = await startApp(
+    { logLevel: 'info' },
+    { logger: { level: 'info', stream: { write: (line: string) => lines.push(JSON.parse(line)) } } },
+  )
   try {
     await server.service.backend.close()
     const requests: [string, string, string?][] = [
@@ -40,6 +44,15 @@ test('a store that fails: every job route answers 503, the store is unavailable'
         'The job store is unavailable; try again later.',
         `${method} ${path}`,
       )
+      // The operator reads why, at warn; the client does not.
+      const id = response.headers.get('x-request-id')
+      const told = lines.find((line) => line.request_id === id && line.msg === 'the job store failed')
+      assert.equal(
+        told?.level,
+        40,
+        `${method} ${path}: ${JSON.stringify(lines.filter((l) => l.request_id === id))}`,
+      )
+      assert.match(told?.err?.message ?? '', /not open/, `${method} ${path}`)
     }
   } finally {
     await server.close()
