@@ -344,10 +344,11 @@ export class WorkerThreads {
         if (run.batch !== batch) continue
         const running = Atomics.load(states, run.index) === STARTED
         this.#detach(run)
-        if (run === batch.stopped && batch.stop.signal.aborted) run.reject(batch.stop.signal.reason)
-        else if (running && !batch.stop.signal.aborted)
+        // The run the thread was stopped for (its limit, its caller) fails as such.
+        if (run === batch.stopped) run.reject(batch.stop.signal.reason)
+        // The thread died under it, or the pool is closing: nothing is left to run it.
+        else if ((running && !batch.stop.signal.aborted) || this.#closed)
           run.reject(new AlgorithmError(run.algorithm.name, threadDeath(error), error))
-        else if (this.#closed) run.reject(new AlgorithmError(run.algorithm.name, threadDeath(error), error))
         // Not begun, or begun just as the thread was stopped for another run: it runs again.
         else lost.push(run)
       }
