@@ -3,7 +3,7 @@
 // and the executor use. Anything wrong is a ConfigError naming the source and the problem.
 import { ConfigError } from '../errors.js'
 import { type Algorithm, type BuiltInModule, INLINE, type JsonSchema } from './algorithm.js'
-import { compileSchema, describeIssues } from './schema-check.js'
+import { compileSchema, describeIssues, type SchemaCheck } from './schema-check.js'
 import { schemaComponents } from './schema-components.js'
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
@@ -21,8 +21,17 @@ const MEMBERS = [
   'concurrency',
   'run',
 ]
+export interface CheckOptions {
+  /**
+   * The process has checked the same module at its start (this is a worker thread): its schemas compile
+   * at their first use, and what only the process uses (the docs' components, the examples) is not
+   * checked again. A thread's start is on the path to the service's readiness.
+   */
+  checkedByProcess?: boolean
+}
+
 /** The module checked against the contract, with its schemas compiled; a ConfigError names what is wrong. */
-export function checkModule(value: unknown, source: string): Algorithm {
+export function checkModule(value: unknown, source: string, options: CheckOptions = {}): Algorithm {
   const fail = (problem: string): never => {
     throw new ConfigError(`Algorithm module ${source}: ${problem}.`)
   }
@@ -58,6 +67,14 @@ export function checkModule(value: unknown, source: string): Algorithm {
       return fail(`its '${member}' schema does not compile: ${(error as Error).message}`)
     }
   }
+  const lazily = (member: 'params' | 'result'): SchemaCheck => {
+    let check: SchemaCheck | undefined
+    return (value) => {
+      check ??= compile(member)
+      return check(value)
+    }
+  }
+  if (options.checkedByProcess) return algorithmOf(module, source, lazily('params'), lazily('result'))
   const checkParams = compile('params')
   const checkResult = compile('result')
   const components = (member: 'params' | 'result') => {
@@ -79,6 +96,15 @@ export function checkModule(value: unknown, source: string): Algorithm {
       if (issues.length > 0) fail(`examples[${i}].params fail the params schema: ${describeIssues(issues)}`)
     })
   }
+  return algorithmOf(module, source, checkParams, checkResult)
+}
+
+function algorithmOf(
+  module: BuiltInModule,
+  source: string,
+  checkParams: SchemaCheck,
+  checkResult: SchemaCheck,
+): Algorithm {
   return {
     name: module.name,
     version: module.version,

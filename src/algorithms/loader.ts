@@ -9,7 +9,7 @@ import { basename, extname, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { ConfigError } from '../errors.js'
 import type { Algorithm } from './algorithm.js'
-import { checkModule } from './contract.js'
+import { type CheckOptions, checkModule } from './contract.js'
 import { loadManifest, MANIFEST } from './process-manifest.js'
 
 const MODULE_EXTENSIONS = ['.js', '.mjs']
@@ -71,13 +71,13 @@ function packageEntry(name: string, cwd: string): string {
 }
 
 /** Imports a module file and checks its default export; reads and checks an algorithm.json. */
-export async function loadModuleFile(file: string): Promise<Algorithm> {
-  if (basename(file) === MANIFEST) return loadManifest(file)
+export async function loadModuleFile(file: string, options: CheckOptions = {}): Promise<Algorithm> {
+  if (basename(file) === MANIFEST) return loadManifest(file, options)
   let imported: { default?: unknown }
   try {
     imported = await import(pathToFileURL(file).href)
   } catch (error) {
     throw new ConfigError(`Algorithm module ${file} could not be loaded: ${(error as Error).message}`)
   }
-  return checkModule(imported.default, file)
+  return checkModule(imported.default, file, options)
 }

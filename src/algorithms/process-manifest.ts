@@ -6,14 +6,14 @@ import { readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { ConfigError } from '../errors.js'
 import type { Algorithm } from './algorithm.js'
-import { checkModule } from './contract.js'
+import { type CheckOptions, checkModule } from './contract.js'
 
 export const MANIFEST = 'algorithm.json'
 
 const MAX_INSTANCES = 64
 
 /** The algorithm of an algorithm.json, checked; a ConfigError names the file and what is wrong. */
-export function loadManifest(file: string): Algorithm {
+export function loadManifest(file: string, options: CheckOptions = {}): Algorithm {
   const fail = (problem: string): never => {
     throw new ConfigError(`Algorithm ${file}: ${problem}.`)
   }
@@ -40,7 +40,7 @@ export function loadManifest(file: string): Algorithm {
     instances > MAX_INSTANCES
   )
     fail(`'instances' must be a whole number from 1 to ${MAX_INSTANCES}`)
-  const algorithm = checkModule({ ...members, run: runsElsewhere }, file)
+  const algorithm = checkModule({ ...members, run: runsElsewhere }, file, options)
   return {
     ...algorithm,
     process: { command: command as string[], cwd: dirname(file), instances: instances as number },

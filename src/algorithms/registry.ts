@@ -2,7 +2,7 @@
 // ALGOSERVE_ALGORITHMS. Built once in the process and once in every worker thread, from the same files.
 import { ConfigError } from '../errors.js'
 import type { Algorithm } from './algorithm.js'
-import { checkModule } from './contract.js'
+import { type CheckOptions, checkModule } from './contract.js'
 import { loadModuleFile } from './loader.js'
 import primeChecker from './prime-checker/index.js'
 
@@ -14,15 +14,15 @@ const BUILT_IN = [primeChecker]
 export const INVOKE_ALGORITHM = primeChecker.name
 
 /** The built-in modules, checked like any other. */
-export function builtInAlgorithms(): Algorithm[] {
-  return BUILT_IN.map((module) => checkModule(module, `built-in module ${module.name}`))
+export function builtInAlgorithms(options: CheckOptions = {}): Algorithm[] {
+  return BUILT_IN.map((module) => checkModule(module, `built-in module ${module.name}`, options))
 }
 
 /** The registry of the built-in modules and the module files given (moduleFiles() resolves them). */
-export async function loadRegistry(files: readonly string[]): Promise<Registry> {
-  const loaded = [...builtInAlgorithms()]
+export async function loadRegistry(files: readonly string[], options: CheckOptions = {}): Promise<Registry> {
+  const loaded = [...builtInAlgorithms(options)]
   // One at a time: a module's top-level code runs in the order the setting names it.
-  for (const file of files) loaded.push(await loadModuleFile(file))
+  for (const file of files) loaded.push(await loadModuleFile(file, options))
   const registry = new Map<string, Algorithm>()
   for (const algorithm of loaded) {
     const first = registry.get(algorithm.name)

@@ -72,7 +72,9 @@ export interface ThreadLoad {
 // before the first task (a top-level await would do the same, but tsx cannot load one in a thread).
 // A module that fails to load here but not in the process (one that checks isMainThread) is told in a
 // message, not by a rejection, which piscina would meet only at a run (and tsx garbles on Node 20).
-export default loadRegistry((workerData as PoolWorkerData | undefined)?.algorithmFiles ?? []).then(
+export default loadRegistry((workerData as PoolWorkerData | undefined)?.algorithmFiles ?? [], {
+  checkedByProcess: true,
+}).then(
   (registry) => {
     tell({ algoserveThreadLoaded: threadId })
     return (batch: WorkerBatch) => runBatch(registry, batch)

@@ -201,3 +201,27 @@ export default {
     modules.remove()
   }
 })
+
+test('in a worker thread (checked by the process), the schemas compile at their first use, and the same checks hold', async () => {
+  const files = writeModules({
+    'adder.mjs': good,
+    // Broken only where the process stops the start: a thread given it unchecked loads it.
+    'bad-result.mjs': withMember('result', "{ type: 'object', requird: ['sum'] }").replace(
+      "name: 'Adder'",
+      "name: 'BadResult'",
+    ),
+  })
+  try {
+    const registry = await loadRegistry([files.file('adder.mjs'), files.file('bad-result.mjs')], {
+      checkedByProcess: true,
+    })
+    const adder = registry.get('Adder')
+    assert.deepEqual(adder?.checkParams({ a: 1, b: 2 }), [])
+    assert.equal(adder?.checkParams({ a: 'one', b: 2 }).length, 1)
+    assert.deepEqual(adder?.checkResult({ sum: 3 }), [])
+    assert.ok((adder?.checkResult({}).length ?? 0) > 0)
+    assert.throws(() => registry.get('BadResult')?.checkResult({}), /its 'result' schema does not compile/)
+  } finally {
+    files.remove()
+  }
+})
