@@ -1,13 +1,16 @@
 // `algoserve jobs wait` following GET /jobs/{job_id}/events, as a child process against a real service on
 // each job backend, with a process algorithm that reports progress at each step
-// (test/fixtures/stepping-process): lines that rise when stderr is not a terminal, a bar redrawn with \r
+// (test/fixtures/stepping-process), each job held until the CLI's event stream is open: lines that rise when stderr is not a terminal, a bar redrawn with \r
 // (asked for, and chosen by itself on a real terminal under util-linux's `script`), nothing but the JSON
 // with --json, the timeout's exit 4, and a stream cut by the network opened again with its Last-Event-ID.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
-import { type AddressInfo, connect, createServer, type Server } from 'node:net'
-import { after, before, test } from 'node:test'
+import { randomUUID } from 'node:crypto'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { TestApp } from '../helpers/app.js'
 import { forEachBackend } from '../helpers/backends.js'
@@ -28,25 +31,33 @@ const visible = (text: string) => text.replaceAll('\u001b[K', '<EL>')
 const rising = (values: number[]) => values.every((value, i) => i === 0 || value > (values[i - 1] as number))
 
 /**
- * A TCP relay to the service that cuts the first connection once the service has sent a progress event
- * over it, as a proxy or a network may cut a long response; it keeps the requests it relayed.
+ * A TCP relay to the service that keeps the requests it relayed and calls `onEvents` once a request for
+ * a job's event stream has passed. With `cut`, it cuts the first connection once the service has sent
+ * a progress event over it, as a proxy or a network may cut a long response.
  */
-async function cuttingRelay(
+async function relay(
   port: number,
+  { onEvents, cut = false }: { onEvents: () => void; cut?: boolean },
 ): Promise<{ url: string; requests: string[]; close(): Promise<void> }> {
   const requests: string[] = []
-  let cut = false
+  let cutDone = false
+  const sockets = new Set<Socket>()
   const server: Server = createServer((client) => {
     const index = requests.push('') - 1
     const upstream = connect(port, '127.0.0.1')
+    for (const socket of [client, upstream]) {
+      sockets.add(socket)
+      socket.on('close', () => sockets.delete(socket))
+    }
     client.on('data', (chunk) => {
       requests[index] += chunk.toString('latin1')
       upstream.write(chunk)
+      if (/^GET \/jobs\/\S+\/events /.test(requests[index] as string)) onEvents()
     })
     upstream.on('data', (chunk) => {
       client.write(chunk)
-      if (!cut && chunk.toString('utf8').includes('event: progress')) {
-        cut = true
+      if (cut && !cutDone && chunk.toString('utf8').includes('event: progress')) {
+        cutDone = true
         client.destroy()
         upstream.destroy()
       }
@@ -61,7 +72,10 @@ async function cuttingRelay(
   return {
     url: `http://127.0.0.1:${relayPort}`,
     requests,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () => {
+      for (const socket of sockets) socket.destroy()
+      return new Promise((resolve) => server.close(() => resolve()))
+    },
   }
 }
 
@@ -72,20 +86,34 @@ forEachBackend((backend) => {
   })
   after(() => server.close())
 
+  let goFiles: string
+  before(() => {
+    goFiles = mkdtempSync(join(tmpdir(), 'algoserve-go-'))
+  })
+  after(() => rmSync(goFiles, { recursive: true, force: true }))
+
   /**
-   * A Stepping job of `steps` steps of `stepMs` each (the service shows at most 4 progresses a second).
-   * The jobs whose progress the CLI must see last several seconds: the CLI starts through tsx, which on a
-   * loaded machine took more than 3 s, and then saw the job only at its end.
+   * A Stepping job of `steps` steps of `stepMs` each (the service shows at most 4 progresses a second),
+   * held before its first step; and the URL of a relay to the service that lets it go once the CLI's
+   * event stream is open. The CLI starts through tsx, which on a loaded machine took seconds: a job that
+   * went at once was seen only at its end.
    */
-  const submit = async (steps: number, stepMs: number) => {
-    const created = await createJob(server.url, { algorithm: 'Stepping', params: { steps, step_ms: stepMs } })
+  const held = async (t: TestContext, steps: number, stepMs: number, cut = false) => {
+    const goFile = join(goFiles, randomUUID())
+    const created = await createJob(server.url, {
+      algorithm: 'Stepping',
+      params: { steps, step_ms: stepMs, go_file: goFile },
+    })
     assert.equal(created.status, 202)
-    return String(created.json.job_id)
+    const go = () => writeFileSync(goFile, '')
+    const through = await relay(Number(new URL(server.url).port), { onEvents: go, cut })
+    t.after(() => through.close())
+    return { id: String(created.json.job_id), url: through.url, requests: through.requests }
   }
 
-  test('not on a terminal: a line each time the percentage changes, rising, then the job', async () => {
-    const id = await submit(8, 800)
-    const run = await cli(['jobs', 'wait', id, '--timeout', '30', '--url', server.url])
+  test('not on a terminal: a line each time the percentage changes, rising, then the job', async (t) => {
+    const { id, url } = await held(t, 8, 300)
+    const run = await cli(['jobs', 'wait', id, '--timeout', '30', '--url', url])
     assert.equal(run.code, 0, run.stderr)
     assert.match(run.stdout, /^status +completed$/m)
     assert.match(run.stdout, /^result\.steps +8$/m)
@@ -98,9 +126,9 @@ forEachBackend((backend) => {
     assert.ok(!run.stderr.includes('\u001b'))
   })
 
-  test('--progress bar: one line redrawn with \\r, cleared before the job is printed', async () => {
-    const id = await submit(8, 800)
-    const run = await cli(['jobs', 'wait', id, '--progress', 'bar', '--timeout', '30', '--url', server.url])
+  test('--progress bar: one line redrawn with \\r, cleared before the job is printed', async (t) => {
+    const { id, url } = await held(t, 8, 300)
+    const run = await cli(['jobs', 'wait', id, '--progress', 'bar', '--timeout', '30', '--url', url])
     assert.equal(run.code, 0, run.stderr)
     assert.match(run.stdout, /^status +completed$/m)
     assert.doesNotMatch(run.stderr, /\n/)
@@ -115,8 +143,8 @@ forEachBackend((backend) => {
 
   test('on a terminal (under script): the bar by itself, then the job', {
     skip: !existsSync(SCRIPT) && `no ${SCRIPT}`,
-  }, async () => {
-    const id = await submit(6, 800)
+  }, async (t) => {
+    const { id, url } = await held(t, 6, 300)
     const command = [
       process.execPath,
       '--import',
@@ -128,7 +156,7 @@ forEachBackend((backend) => {
       '--timeout',
       '30',
       '--url',
-      server.url,
+      url,
     ]
     const quoted = command.map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ')
     const clean = Object.fromEntries(
@@ -151,38 +179,33 @@ forEachBackend((backend) => {
     assert.match(shown.text, /status +completed/)
   })
 
-  test('--json: no progress at all, only the job as GET /jobs/{job_id} sends it', async () => {
-    const id = await submit(4, 300)
-    const run = await cli(['jobs', 'wait', id, '--json', '--timeout', '30', '--url', server.url])
+  test('--json: no progress at all, only the job as GET /jobs/{job_id} sends it', async (t) => {
+    const { id, url } = await held(t, 4, 300)
+    const run = await cli(['jobs', 'wait', id, '--json', '--timeout', '30', '--url', url])
     assert.equal(run.code, 0, run.stderr)
     assert.equal(run.stderr, '')
     const direct = await (await fetch(`${server.url}/jobs/${id}`)).text()
     assert.equal(run.stdout, `${direct}\n`)
   })
 
-  test('the timeout: exit 4 with the state seen, after the progress so far', async () => {
-    const id = await submit(100, 300)
-    const run = await cli(['jobs', 'wait', id, '--timeout', '2', '--url', server.url])
+  test('the timeout: exit 4 with the state seen, after the progress so far', async (t) => {
+    const { id, url } = await held(t, 100, 300)
+    const run = await cli(['jobs', 'wait', id, '--timeout', '2', '--url', url])
     assert.equal(run.code, 4, run.stderr)
     assert.match(run.stdout, /^status +running$/m)
     assert.match(run.stderr, /still running after 2 s/)
     assert.ok(percents(run.stderr).length >= 1, run.stderr)
     await fetch(`${server.url}/jobs/${id}/cancel`, { method: 'POST' })
   })
-  test('a stream cut by the network: opened again with its Last-Event-ID, the progress going on from there', async () => {
-    const relay = await cuttingRelay(Number(new URL(server.url).port))
-    try {
-      const id = await submit(10, 600)
-      const run = await cli(['jobs', 'wait', id, '--timeout', '30', '--url', relay.url])
-      assert.equal(run.code, 0, run.stderr)
-      assert.match(run.stdout, /^status +completed$/m)
-      const streams = relay.requests.filter((head) => head.startsWith(`GET /jobs/${id}/events `))
-      assert.ok(streams.length >= 2, relay.requests.join('\n---\n'))
-      assert.doesNotMatch(streams[0] as string, /^last-event-id:/im)
-      assert.match(streams[1] as string, /^last-event-id: \S+\r$/im)
-      assert.ok(rising(percents(run.stderr)), run.stderr)
-    } finally {
-      await relay.close()
-    }
+  test('a stream cut by the network: opened again with its Last-Event-ID, the progress going on from there', async (t) => {
+    const { id, url, requests } = await held(t, 10, 300, true)
+    const run = await cli(['jobs', 'wait', id, '--timeout', '30', '--url', url])
+    assert.equal(run.code, 0, run.stderr)
+    assert.match(run.stdout, /^status +completed$/m)
+    const streams = requests.filter((head) => head.startsWith(`GET /jobs/${id}/events `))
+    assert.ok(streams.length >= 2, requests.join('\n---\n'))
+    assert.doesNotMatch(streams[0] as string, /^last-event-id:/im)
+    assert.match(streams[1] as string, /^last-event-id: \S+\r$/im)
+    assert.ok(rising(percents(run.stderr)), run.stderr)
   })
 })
