@@ -3,9 +3,10 @@
 // the thread that serves HTTP, one call after the other, posting each outcome as its call ends.
 import { parentPort, threadId, workerData } from 'node:worker_threads'
 import { loadRegistry, type Registry } from '../algorithms/registry.js'
-import { ignoreProgress, ProgressThrottle } from './progress.js'
+import { ignoreProgress, ProgressThrottle, type ProgressUpdate } from './progress.js'
 import {
   type BatchOutcome,
+  type BatchProgress,
   batchViews,
   ENDED,
   QUEUED,
@@ -21,10 +22,19 @@ export interface PoolWorkerData {
   algorithmFiles: string[]
 }
 
-async function runTask(registry: Registry, task: WorkerTask): Promise<WorkerOutcome> {
-  const { algorithm, params, budgetMs, timeoutMs, progress: port } = task
+async function runTask(
+  registry: Registry,
+  task: WorkerTask,
+  batch: number,
+  index: number,
+): Promise<WorkerOutcome> {
+  const { algorithm, params, budgetMs, timeoutMs, followed } = task
   const deadline = timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs
-  const throttle = port === undefined ? undefined : new ProgressThrottle((update) => port.postMessage(update))
+  const post = (update: ProgressUpdate) => {
+    const message: BatchProgress = { algoserveProgress: batch, index, update }
+    parentPort?.postMessage(message)
+  }
+  const throttle = followed ? new ProgressThrottle(post) : undefined
   try {
     const found = registry.get(algorithm)
     if (found === undefined) throw new Error(`Unknown algorithm '${algorithm}'`)
@@ -35,7 +45,7 @@ async function runTask(registry: Registry, task: WorkerTask): Promise<WorkerOutc
   } catch (error) {
     return failureOf(error)
   } finally {
-    // Its last update is on the port before the outcome leaves: the executor reads the port after it.
+    // Its last update leaves before the outcome, on the same port: the executor reads it first.
     throttle?.end()
   }
 }
@@ -47,7 +57,7 @@ async function runBatch(registry: Registry, batch: WorkerBatch): Promise<void> {
     // Written before the run is taken, so that the executor sees it once it sees STARTED.
     starts[index] = Date.now()
     if (Atomics.compareExchange(states, index, QUEUED, STARTED) !== QUEUED) continue
-    const outcome = await runTask(registry, batch.runs[index] as WorkerTask)
+    const outcome = await runTask(registry, batch.runs[index] as WorkerTask, batch.id, index)
     Atomics.store(states, index, ENDED)
     const ended: BatchOutcome = { algoserveBatch: batch.id, index, outcome }
     parentPort?.postMessage(ended)

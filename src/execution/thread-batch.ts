@@ -5,7 +5,7 @@
 // Each run of a batch has a state word and a start time in one SharedArrayBuffer. The thread takes a
 // run by moving its state from QUEUED to STARTED, so that the executor can take back a run that has
 // not started (moving it to SKIPPED) with no race, see which run holds the thread, and since when.
-import type { MessagePort } from 'node:worker_threads'
+import type { ProgressUpdate } from './progress.js'
 import type { TimedRun } from './timed-run.js'
 
 export const QUEUED = 0
@@ -20,8 +20,8 @@ export interface WorkerTask {
   budgetMs: number
   /** The run's hard limit in ms, counted from its start on the thread; none when absent. */
   timeoutMs?: number
-  /** Where the run's progress goes (transferred with the batch), when the caller follows it. */
-  progress?: MessagePort
+  /** The caller follows the run's progress: the thread posts it (BatchProgress). */
+  followed?: boolean
 }
 
 export interface WorkerBatch {
@@ -42,6 +42,16 @@ export interface BatchOutcome {
   algoserveBatch: number
   index: number
   outcome: WorkerOutcome
+}
+
+/**
+ * What a thread posts of a followed run's progress. On the same port as the outcomes, so that a run's
+ * last update is read before its outcome.
+ */
+export interface BatchProgress {
+  algoserveProgress: number
+  index: number
+  update: ProgressUpdate
 }
 
 export interface BatchViews {

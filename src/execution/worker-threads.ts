@@ -14,16 +14,17 @@
 // A run that has held its thread for LONG_RUN_MS is long. When every thread holds a long run, one
 // more thread starts for what waits, so that a short run never waits for a long one to end: the
 // operating system shares the CPUs between them. That thread stops once idle for SPARE_IDLE_MS.
-import { MessageChannel, type MessagePort, receiveMessageOnPort, type Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { AlgorithmError, ConfigError, RunTimeLimitError } from '../errors.js'
 import type { Progress } from './algorithm-process.js'
 import { type Lane, Lanes } from './lanes.js'
 import type { PoolWorkerData, ThreadLoad } from './pool-worker.js'
-import { type ProgressUpdate, tellProgress } from './progress.js'
+import { tellProgress } from './progress.js'
 import {
   type BatchOutcome,
+  type BatchProgress,
   type BatchViews,
   batchBuffer,
   batchViews,
@@ -67,8 +68,6 @@ interface ThreadRun {
   /** Its batch and its place in it, while it is on a thread. */
   batch: Batch | undefined
   index: number
-  /** The progress channel of its place in the batch, when the run is followed. */
-  channel: MessageChannel | undefined
   onAbort: (() => void) | undefined
 }
 
@@ -157,8 +156,9 @@ export class WorkerThreads {
     })
     // A thread that dies between tasks fails no call; piscina replaces it.
     this.#pool.on('error', () => {})
-    this.#pool.on('message', (message: BatchOutcome | null) => {
+    this.#pool.on('message', (message: (BatchOutcome & BatchProgress) | null) => {
       if (typeof message?.algoserveBatch === 'number') this.#ended(message)
+      else if (typeof message?.algoserveProgress === 'number') this.#progressed(message)
     })
     this.#loaded = this.#watchLoading()
     // Whoever awaits warm() sees a failure; a process that never does is not stopped by it.
@@ -235,7 +235,6 @@ export class WorkerThreads {
         reject,
         batch: undefined,
         index: -1,
-        channel: undefined,
         onAbort: undefined,
       }
       this.#queue(run, false)
@@ -287,7 +286,6 @@ export class WorkerThreads {
       limitTimer: undefined,
     }
     const tasks: WorkerTask[] = []
-    const transferList: MessagePort[] = []
     runs.forEach((run, index) => {
       run.batch = batch
       run.index = index
@@ -297,15 +295,7 @@ export class WorkerThreads {
         budgetMs: run.budgetMs,
         timeoutMs: run.timeoutMs,
       }
-      if (run.progress !== undefined) {
-        // A port of its own per followed run: the updates reach the hook as they come, with no lookup.
-        const channel = new MessageChannel()
-        const hook = run.progress
-        channel.port1.on('message', (update: ProgressUpdate) => tellProgress(hook, update))
-        run.channel = channel
-        task.progress = channel.port2
-        transferList.push(channel.port2)
-      }
+      if (run.progress !== undefined) task.followed = true
       if (run.signal !== undefined) {
         run.onAbort = () => this.#abort(run)
         run.signal.addEventListener('abort', run.onAbort, { once: true })
@@ -316,7 +306,7 @@ export class WorkerThreads {
     batch.slot.timer = setTimeout(() => this.#watchLong(batch), LONG_RUN_MS)
     this.#watchLimits(batch)
     const message: WorkerBatch = { id: batch.id, runs: tasks, shared }
-    this.#pool.run(message, { signal: batch.stop.signal, transferList }).then(
+    this.#pool.run(message, { signal: batch.stop.signal }).then(
       () => this.#batchDone(batch, undefined),
       (error: unknown) => this.#batchDone(batch, error),
     )
@@ -329,6 +319,14 @@ export class WorkerThreads {
     if (run === undefined || run.batch !== batch) return
     this.#detach(run)
     run.resolve(outcome)
+  }
+
+  /** A followed run's progress, posted by its thread. */
+  #progressed({ algoserveProgress, index, update }: BatchProgress): void {
+    const batch = this.#batches.get(algoserveProgress)
+    const run = batch?.runs[index]
+    if (run?.progress === undefined || run.batch !== batch) return
+    tellProgress(run.progress, update)
   }
 
   /** The thread has finished the batch, or has died, or was stopped. */
@@ -363,8 +361,6 @@ export class WorkerThreads {
     run.batch = undefined
     if (run.onAbort !== undefined) run.signal?.removeEventListener('abort', run.onAbort)
     run.onAbort = undefined
-    if (run.channel !== undefined) endProgress(run.channel.port1, run.progress as Progress)
-    run.channel = undefined
     if (--batch.open === 0) this.#batches.delete(batch.id)
   }
 
@@ -463,15 +459,4 @@ function threadDeath(error: unknown): string {
   if ((error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY')
     return 'its worker thread ran out of memory (ALGOSERVE_THREAD_HEAP_MB)'
   return 'its worker thread stopped'
-}
-
-/**
- * Tells the hook what the port still holds, then closes it. The thread posted its last update before
- * its outcome, but on another port, whose message may arrive first: the updates are already queued on
- * this one and are read now, in order, so that the last one comes before the run's promise settles.
- */
-function endProgress(port: MessagePort, progress: Progress): void {
-  for (let queued = receiveMessageOnPort(port); queued !== undefined; queued = receiveMessageOnPort(port))
-    tellProgress(progress, queued.message as ProgressUpdate)
-  port.close()
 }

@@ -80,7 +80,7 @@ test("a module's progress reaches the hook on the main thread in order, ending w
     assert.ok(current[0] > previous[0], `in order: ${previous} then ${current}`)
     assert.equal(current[1], `step ${Math.round(current[0] * CALLS)}`)
   }
-  // Nothing comes later either: the port is closed with the run.
+  // Nothing comes later either: an update of a run that has ended is dropped.
   const count = updates.length
   await sleep(200)
   assert.equal(updates.length, count)
