@@ -41,9 +41,18 @@ export class BatchedLines implements LogDestination {
     if (this.#chars >= this.#batchChars) this.#handOver()
   }
 
-  flushSync(): void {
-    this.#handOver()
+  /**
+   * Writes out every line taken before returning: what the sink holds, then the lines still here, through
+   * `last` when given (a synchronous destination, for an exit: the sink's asynchronous write of them would
+   * be left to a thread that the exit does not wait for).
+   */
+  flushSync(last: LogDestination = this.#sink): void {
     this.#sink.flushSync()
+    if (this.#lines.length === 0) return
+    last.write(this.#lines.join(''))
+    this.#lines = []
+    this.#chars = 0
+    last.flushSync()
   }
 
   #handOver(): void {
@@ -58,10 +67,10 @@ export class BatchedLines implements LogDestination {
 /**
  * The service's log destination: batched lines to file descriptor 1, written without blocking. Node emits
  * 'exit' at every end short of a signal (process.exit, a crash, an empty event loop): the lines taken
- * are written out then. A SIGKILL loses the lines not yet written (docs/metrics.md, logs).
+ * are written out then, synchronously. A SIGKILL loses the lines not yet written (docs/metrics.md, logs).
  */
 export function stdoutDestination(): LogDestination {
   const lines = new BatchedLines(pino.destination({ dest: 1, sync: false }))
-  process.on('exit', () => lines.flushSync())
+  process.on('exit', () => lines.flushSync(pino.destination({ dest: 1, sync: true })))
   return lines
 }
