@@ -91,6 +91,8 @@ prepare_line() {
     # better-sqlite3 (only Node 20 and 22 load it; its build is the only install script run here).
     npm install --no-audit --no-fund --ignore-scripts
     [ ! -e node_modules/better-sqlite3/build/Release/better_sqlite3.node ]
+    # What the skipped `prepare` script does: the build, which the CLI's and the examples' tests run.
+    npm run build --silent
   else
     npm install --no-audit --no-fund
     grep -q "\"nodedir\": \"$dir\"" node_modules/better-sqlite3/build/config.gypi
