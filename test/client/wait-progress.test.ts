@@ -7,7 +7,6 @@ import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, type TestContext, test } from 'node:test'
@@ -16,6 +15,7 @@ import type { TestApp } from '../helpers/app.js'
 import { forEachBackend } from '../helpers/backends.js'
 import { cli } from '../helpers/cli.js'
 import { createJob } from '../helpers/jobs.js'
+import { tcpRelay } from '../helpers/tcp-relay.js'
 
 const STEPPING = fileURLToPath(new URL('../fixtures/stepping-process', import.meta.url))
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
@@ -31,9 +31,9 @@ const visible = (text: string) => text.replaceAll('\u001b[K', '<EL>')
 const rising = (values: number[]) => values.every((value, i) => i === 0 || value > (values[i - 1] as number))
 
 /**
- * A TCP relay to the service that keeps the requests it relayed and calls `onEvents` once a request for
- * a job's event stream has passed. With `cut`, it cuts the first connection once the service has sent
- * a progress event over it, as a proxy or a network may cut a long response.
+ * A relay to the service that keeps the requests it relayed and calls `onEvents` once a request for a
+ * job's event stream has passed. With `cut`, it cuts the first connection once the service has sent a
+ * progress event over it, as a proxy or a network may cut a long response.
  */
 async function relay(
   port: number,
@@ -41,42 +41,19 @@ async function relay(
 ): Promise<{ url: string; requests: string[]; close(): Promise<void> }> {
   const requests: string[] = []
   let cutDone = false
-  const sockets = new Set<Socket>()
-  const server: Server = createServer((client) => {
-    const index = requests.push('') - 1
-    const upstream = connect(port, '127.0.0.1')
-    for (const socket of [client, upstream]) {
-      sockets.add(socket)
-      socket.on('close', () => sockets.delete(socket))
-    }
-    client.on('data', (chunk) => {
-      requests[index] += chunk.toString('latin1')
-      upstream.write(chunk)
-      if (/^GET \/jobs\/\S+\/events /.test(requests[index] as string)) onEvents()
-    })
-    upstream.on('data', (chunk) => {
-      client.write(chunk)
+  const through = await tcpRelay(port, {
+    onClientData: (n, chunk) => {
+      requests[n] = (requests[n] ?? '') + chunk.toString('latin1')
+      if (/^GET \/jobs\/\S+\/events /.test(requests[n] as string)) onEvents()
+    },
+    onUpstreamData: (chunk, cutConnection) => {
       if (cut && !cutDone && chunk.toString('utf8').includes('event: progress')) {
         cutDone = true
-        client.destroy()
-        upstream.destroy()
+        cutConnection()
       }
-    })
-    client.on('close', () => upstream.destroy())
-    upstream.on('close', () => client.destroy())
-    client.on('error', () => {})
-    upstream.on('error', () => {})
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const relayPort = (server.address() as AddressInfo).port
-  return {
-    url: `http://127.0.0.1:${relayPort}`,
-    requests,
-    close: () => {
-      for (const socket of sockets) socket.destroy()
-      return new Promise((resolve) => server.close(() => resolve()))
     },
-  }
+  })
+  return { url: `http://127.0.0.1:${through.port}`, requests, close: through.close }
 }
 
 forEachBackend((backend) => {

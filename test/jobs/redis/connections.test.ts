@@ -2,46 +2,15 @@
 // slow a connection is to come up, and at once when Redis is away. A real redis-server, reached through
 // a real TCP relay that holds back every connection but the first.
 import assert from 'node:assert/strict'
-import { createConnection, createServer, type Socket } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { StoreUnavailableError } from '../../../src/errors.js'
 import { type RedisBackendOptions, RedisConnections } from '../../../src/jobs/redis/connections.js'
 import { SUITE_ALGORITHMS, silentLog } from '../../helpers/backends.js'
 import { freePort, freshPrefix, type RedisServer, skipWithoutRedis, startRedis } from '../../helpers/redis.js'
+import { tcpRelay } from '../../helpers/tcp-relay.js'
 
+/** Every connection after the first reaches Redis only this long after it is made. */
 const HELD_MS = 1500
-
-/** Relays to `port`; every connection after the first reaches Redis only HELD_MS after it is made. */
-async function slowRelay(port: number): Promise<{ port: number; close: () => Promise<void> }> {
-  let accepted = 0
-  const sockets = new Set<Socket>()
-  const server = createServer((client) => {
-    sockets.add(client)
-    client.on('close', () => sockets.delete(client))
-    client.pause()
-    setTimeout(
-      () => {
-        if (client.destroyed) return
-        const upstream = createConnection({ port, host: '127.0.0.1' })
-        sockets.add(upstream)
-        upstream.on('close', () => sockets.delete(upstream))
-        client.pipe(upstream).pipe(client)
-        client.resume()
-        upstream.on('error', () => client.destroy())
-        client.on('error', () => upstream.destroy())
-      },
-      accepted++ === 0 ? 0 : HELD_MS,
-    )
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  assert.ok(address !== null && typeof address === 'object')
-  const close = async () => {
-    for (const socket of sockets) socket.destroy()
-    await new Promise((resolve) => server.close(resolve))
-  }
-  return { port: address.port, close }
-}
 
 function settings(url: string): RedisBackendOptions {
   return {
@@ -67,7 +36,7 @@ describe('opening the connections', { skip: skipWithoutRedis }, () => {
   test('with a connection slow to come up, open() returns only once the store is usable', {
     timeout: 30_000,
   }, async (t) => {
-    const relay = await slowRelay(redis.port)
+    const relay = await tcpRelay(redis.port, { holdMs: (n) => (n === 0 ? 0 : HELD_MS) })
     const connections = new RedisConnections(settings(`redis://127.0.0.1:${relay.port}`))
     t.after(async () => {
       await connections.close()
