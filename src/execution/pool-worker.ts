@@ -30,11 +30,12 @@ async function runTask(
 ): Promise<WorkerOutcome> {
   const { algorithm, params, budgetMs, timeoutMs, followed } = task
   const deadline = timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs
-  const post = (update: ProgressUpdate) => {
-    const message: BatchProgress = { algoserveProgress: batch, index, update }
-    parentPort?.postMessage(message)
-  }
-  const throttle = followed ? new ProgressThrottle(post) : undefined
+  const throttle = followed
+    ? new ProgressThrottle((update: ProgressUpdate) => {
+        const message: BatchProgress = { algoserveProgress: batch, index, update }
+        parentPort?.postMessage(message)
+      })
+    : undefined
   try {
     const found = registry.get(algorithm)
     if (found === undefined) throw new Error(`Unknown algorithm '${algorithm}'`)

@@ -156,9 +156,11 @@ export class WorkerThreads {
     })
     // A thread that dies between tasks fails no call; piscina replaces it.
     this.#pool.on('error', () => {})
-    this.#pool.on('message', (message: (BatchOutcome & BatchProgress) | null) => {
-      if (typeof message?.algoserveBatch === 'number') this.#ended(message)
-      else if (typeof message?.algoserveProgress === 'number') this.#progressed(message)
+    // A thread also tells its load here (#watchLoading), and an algorithm may post anything.
+    this.#pool.on('message', (message: BatchOutcome | BatchProgress | ThreadLoad | null) => {
+      if (typeof message !== 'object' || message === null) return
+      if ('algoserveBatch' in message) this.#ended(message)
+      else if ('algoserveProgress' in message) this.#progressed(message)
     })
     this.#loaded = this.#watchLoading()
     // Whoever awaits warm() sees a failure; a process that never does is not stopped by it.
