@@ -8,11 +8,13 @@
 # script's own (AOF everysec, as jobs.sh's), flushed before each round, one `algoserve serve` and one
 # `algoserve worker` of the build, wrk paced at RATE jobs/s (jobs.sh's schedule) after WARMUP of the same load;
 # then the CPU per job is the API's and the worker's, each.
-# Usage: bash bench/http/jobs-ab.sh 'NAME|REV|NODE_FLAGS' ...   (DURATION=10s CONNECTIONS=16 ROUNDS=5; REDIS=1
-#        RATE=1500 WARMUP=2s; REV: a
+# Usage: bash bench/http/jobs-ab.sh 'NAME|REV|NODE_FLAGS|JOB_BODY|SERVICE_ARGS' ...   (DURATION=10s CONNECTIONS=16
+#        ROUNDS=5; REDIS=1 RATE=1500 WARMUP=2s; REV: a
 #        git revision, WORKTREE for this checkout with its uncommitted changes, or the folder of a built checkout)
 #   e.g. bash bench/http/jobs-ab.sh 'parent|HEAD~1|' 'change|WORKTREE|'
-# NODE_FLAGS default to npm start's (--max-semi-space-size=1).
+# NODE_FLAGS default to npm start's (--max-semi-space-size=1). JOB_BODY (default the small prime's) and
+# SERVICE_ARGS (added to `serve` and `worker`) let a build post other jobs, e.g. a module algorithm's:
+#   'collatz|HEAD||{"algorithm":"Collatz","params":{"n":27}}|--algorithms examples/algorithms/collatz.mjs'
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -40,12 +42,16 @@ fi
 names=()
 trees=()
 flags=()
+bodies=()
+service_args=()
 for spec in "$@"; do
-  IFS='|' read -r name rev node_flags <<<"$spec"
+  IFS='|' read -r name rev node_flags body args <<<"$spec"
   tree=$(revision_tree "$rev")
   names+=("$name")
   trees+=("$tree")
   flags+=("${node_flags:---max-semi-space-size=1}")
+  bodies+=("$body")
+  service_args+=("$args")
 done
 
 hz=$(getconf CLK_TCK)
@@ -64,21 +70,22 @@ measure_redis() {
   mkdir -p "$work/ids" "$work/warmup"
   export ALGOSERVE_REDIS_URL="redis://127.0.0.1:$redis_port"
   # shellcheck disable=SC2086 # the flags are a word list
-  node ${flags[$i]} "${trees[$i]}/dist/main.js" serve --port "$PORT" --log-level info >"$work/service.log" 2>&1 &
+  node ${flags[$i]} "${trees[$i]}/dist/main.js" serve --port "$PORT" --log-level info ${service_args[$i]} \
+    >"$work/service.log" 2>&1 &
   api=$!
   # shellcheck disable=SC2086
   node ${flags[$i]} "${trees[$i]}/dist/main.js" worker --worker-port $((PORT + 1)) --log-level info \
-    >"$work/worker.log" 2>&1 &
+    ${service_args[$i]} >"$work/worker.log" 2>&1 &
   worker=$!
   pids+=("$api" "$worker")
   wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
   wait_ready "http://127.0.0.1:$((PORT + 1))/readyz" "$work/worker.log"
-  IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s "$work/post.lua" \
+  JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s "$work/post.lua" \
     "http://127.0.0.1:$PORT/jobs" >/dev/null
   until_ended "$(tail -qn1 "$work"/warmup/*.txt | tail -n1)"
   api_ticks=$(awk '{ print $14 + $15 }' "/proc/$api/stat")
   worker_ticks=$(awk '{ print $14 + $15 }' "/proc/$worker/stat")
-  IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" \
+  JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" \
     "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   until_ended "$(tail -qn1 "$work"/ids/*.txt | tail -n1)"
   jobs=$(cat "$work"/ids/*.txt | wc -l)
@@ -101,12 +108,12 @@ measure() {
   mkdir -p "$work/ids"
   # shellcheck disable=SC2086 # the flags are a word list
   node ${flags[$i]} "${trees[$i]}/dist/main.js" serve --port "$PORT" --data-dir "$work/data" \
-    --log-level info >"$work/service.log" 2>&1 &
+    --log-level info ${service_args[$i]} >"$work/service.log" 2>&1 &
   pid=$!
   pids+=("$pid")
   wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
   before=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-  IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" \
+  JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" \
     "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   until_ended "$(tail -qn1 "$work"/ids/*.txt | tail -n1)"
   after=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")

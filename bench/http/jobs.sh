@@ -76,7 +76,8 @@ end
 function init(args)
   wrk.method = "POST"
   wrk.headers["Content-Type"] = "application/json"
-  wrk.body = '{"algorithm":"PrimeChecker","params":{"number":1000003}}'
+  local body = os.getenv("JOB_BODY") or ""
+  wrk.body = body ~= "" and body or '{"algorithm":"PrimeChecker","params":{"number":1000003}}'
   out = io.open(os.getenv("IDS_DIR") .. "/ids-" .. n .. ".txt", "w")
   local rate = tonumber(os.getenv("RATE") or "")
   -- Each thread sends on its own fixed schedule, RATE / threads per second, whatever the answers'
