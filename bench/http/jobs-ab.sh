@@ -28,15 +28,17 @@ PORT=${PORT:-18390}
 
 # The closed-loop POST script of bench/http/jobs.sh, less its heredoc's end.
 sed -n '/^local ffi = require("ffi")$/,/^LUA$/p' bench/http/jobs.sh | sed '$d' >"$work/post.lua"
-export THREADS=2 RATE=
+export THREADS=2
 if [ "${REDIS:-}" = "1" ]; then
-  RATE=${RATE:-1500}
+  export RATE=${RATE:-1500}
   WARMUP=${WARMUP:-2s}
   redis_port=$((PORT + 100))
   redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work" --save '' --appendonly yes \
     --appendfsync everysec --maxmemory-policy noeviction >"$work/redis.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 1 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+else
+  export RATE=
 fi
 
 names=()
