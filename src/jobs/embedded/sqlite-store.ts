@@ -98,8 +98,9 @@ export class SqliteJobStore implements JobStore {
   // each page it changed to the WAL, and one job's insert changes several (the table, its indexes, the
   // summary's counters), the same pages for every job of a group (docs/benchmarks/jobs.md). Each caller is
   // answered once the group is committed. So are the ends of runs: a claimed batch's cheap jobs, or the
-  // runs of a batch on a worker thread, whose outcomes arrive together. Claims commit at once: made to
-  // wait for the turn's end, they would hold back the runs they start.
+  // runs of a batch on a worker thread, whose outcomes arrive together, and the webhook deliveries' claims
+  // and settles. Claims of jobs commit at once: made to wait for the turn's end, they would hold back the
+  // runs they start.
   #group: GroupedWrite[] = []
 
   private constructor(db: Connection, options: SqliteStoreOptions) {
@@ -489,9 +490,11 @@ export class SqliteJobStore implements JobStore {
     }))
   }
 
+  // A delivery whose claim or settle a crash left unwritten is pending at restart and sent again, as is
+  // one left `sending`.
   async claimDeliveries(limit: number, now: number, skip: readonly string[] = []): Promise<Delivery[]> {
     if (limit <= 0) return []
-    return this.#guard(() =>
+    return this.#write(() =>
       (
         this.#sql.claimDeliveries.all({ now, limit, skip: JSON.stringify(skip) }) as (DeliveryRow & {
           next_at: number
@@ -538,13 +541,11 @@ export class SqliteJobStore implements JobStore {
         break
     }
     const record = outcome.kind === 'released' || outcome.kind === 'deferred' ? undefined : outcome.record
-    this.#guard(() =>
-      inTransaction(this.#db, () => {
-        if (this.#sql.settleDelivery.run(settled).changes > 0 && record !== undefined) {
-          this.#sql.insertAttempt.run({ deliveryId: id, ...record })
-        }
-      }),
-    )
+    return this.#write(() => {
+      if (this.#sql.settleDelivery.run(settled).changes > 0 && record !== undefined) {
+        this.#sql.insertAttempt.run({ deliveryId: id, ...record })
+      }
+    })
   }
 
   async ping(): Promise<boolean> {
