@@ -1,6 +1,6 @@
 // How a stored job is shown: the body of GET /jobs/{job_id}, and a new job's id.
-import { randomFillSync } from 'node:crypto'
 import { jsonText, jsonTime } from '../json-text.js'
+import { randomHex } from '../random-hex.js'
 import type { JobProgress, JobRecord } from './job.js'
 
 /**
@@ -9,23 +9,9 @@ import type { JobProgress, JobRecord } from './job.js'
  */
 export function newJobId(): string {
   for (;;) {
-    const id = randomHex6()
+    const id = randomHex(6)
     if (!/^[1-9][0-9]{11}$/.test(id)) return id
   }
-}
-
-// One call into the cryptographic source per id showed in the API's profile under load: ids are cut
-// from a pool that is refilled when spent (each byte is used once).
-const pool = Buffer.alloc(1536)
-let next = pool.length
-
-function randomHex6(): string {
-  if (next + 6 > pool.length) {
-    randomFillSync(pool)
-    next = 0
-  }
-  next += 6
-  return pool.toString('hex', next - 6, next)
 }
 
 /**

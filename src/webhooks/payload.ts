@@ -1,9 +1,9 @@
 // The webhook of a job that just ended (docs/webhooks.md): its payload and its Standard Webhooks id.
-import { randomBytes } from 'node:crypto'
 import { jsonText, jsonTime } from '../json-text.js'
+import { randomHex } from '../random-hex.js'
 
 /** A fresh Standard Webhooks `webhook-id`, the same on every attempt of one delivery. */
-export const newWebhookId = (): string => `msg_${randomBytes(12).toString('hex')}`
+export const newWebhookId = (): string => `msg_${randomHex(12)}`
 
 /** What the payload tells of an ended job (a job's record has these). Result and metadata are JSON. */
 export interface EndedJob {
