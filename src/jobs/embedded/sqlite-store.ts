@@ -93,6 +93,9 @@ export class SqliteJobStore implements JobStore {
   // Kept in memory: this process is the file's only writer, and counting the index on every
   // POST /jobs would cost more than the insert.
   #pending: number
+  // The deliveries waiting (due or not), kept so: with none, a claim of deliveries costs nothing, and
+  // each delivery's end would otherwise make one that finds none.
+  #pendingDeliveries = 0
   readonly #sql
   // The POSTs' inserts made in one turn of the event loop, committed together at its end: a commit writes
   // each page it changed to the WAL, and one job's insert changes several (the table, its indexes, the
@@ -150,6 +153,7 @@ export class SqliteJobStore implements JobStore {
       ),
       running: db.prepare(`SELECT id, runs FROM jobs WHERE status = 'running'`),
       countPending: db.prepare(`SELECT count(*) AS n FROM jobs WHERE status = 'pending'`),
+      countPendingDeliveries: db.prepare(`SELECT count(*) AS n FROM deliveries WHERE status = 'pending'`),
       countRunning: db.prepare(`SELECT count(*) AS n FROM jobs WHERE status = 'running'`),
       // The summary: the counters (migrations/v3-job-summary.ts), less the finished jobs past their
       // retention that the sweeper has not deleted yet (a read shows them as gone): at most one sweep's
@@ -493,13 +497,12 @@ export class SqliteJobStore implements JobStore {
   // A delivery whose claim or settle a crash left unwritten is pending at restart and sent again, as is
   // one left `sending`.
   async claimDeliveries(limit: number, now: number, skip: readonly string[] = []): Promise<Delivery[]> {
-    if (limit <= 0) return []
-    return this.#write(() =>
-      (
-        this.#sql.claimDeliveries.all({ now, limit, skip: JSON.stringify(skip) }) as (DeliveryRow & {
-          next_at: number
-        })[]
-      )
+    if (limit <= 0 || this.#pendingDeliveries === 0) return []
+    return this.#write(() => {
+      const params = { now, limit, skip: JSON.stringify(skip) }
+      const rows = this.#sql.claimDeliveries.all(params) as (DeliveryRow & { next_at: number })[]
+      this.#pendingDeliveries -= rows.length
+      return rows
         .sort((a, b) => a.next_at - b.next_at)
         .map((row) => ({
           id: row.id,
@@ -508,11 +511,12 @@ export class SqliteJobStore implements JobStore {
           payload: row.payload,
           attempts: row.attempts,
           dueAt: row.next_at,
-        })),
-    )
+        }))
+    })
   }
 
   async nextDeliveryAt(skip: readonly string[] = []): Promise<number | null> {
+    if (this.#pendingDeliveries === 0) return null
     return this.#guard(
       () => (this.#sql.nextDelivery.get({ skip: JSON.stringify(skip) }) as { at: number | null }).at,
     )
@@ -542,9 +546,9 @@ export class SqliteJobStore implements JobStore {
     }
     const record = outcome.kind === 'released' || outcome.kind === 'deferred' ? undefined : outcome.record
     return this.#write(() => {
-      if (this.#sql.settleDelivery.run(settled).changes > 0 && record !== undefined) {
-        this.#sql.insertAttempt.run({ deliveryId: id, ...record })
-      }
+      if (this.#sql.settleDelivery.run(settled).changes === 0) return
+      if (record !== undefined) this.#sql.insertAttempt.run({ deliveryId: id, ...record })
+      if (settled.status === 'pending') this.#pendingDeliveries++
     })
   }
 
@@ -571,6 +575,7 @@ export class SqliteJobStore implements JobStore {
         this.#afterLostRun(row, now)
       }
       this.#sql.unsendDeliveries.run()
+      this.#pendingDeliveries = (this.#sql.countPendingDeliveries.get() as { n: number }).n
     })
   }
 
@@ -589,6 +594,7 @@ export class SqliteJobStore implements JobStore {
     if (delivery === null) return
     const { id, jobId, url, payload } = delivery
     this.#sql.insertDelivery.run({ id, jobId, url, payload, now })
+    this.#pendingDeliveries++
   }
 
   /** Runs `work` in a transaction of its own, now. */
@@ -626,6 +632,7 @@ export class SqliteJobStore implements JobStore {
       })
     } catch (error) {
       for (const { reject } of group) reject(storeFailure(error, 'The job store failed.'))
+      this.#recount()
       return
     }
     group.forEach(({ resolve, reject }, i) => {
@@ -633,6 +640,16 @@ export class SqliteJobStore implements JobStore {
       if (ok) resolve(value)
       else reject(storeFailure(value, 'The job store failed.'))
     })
+  }
+
+  /** The counts kept in memory, read again after a group that SQLite rolled back had changed them. */
+  #recount(): void {
+    try {
+      this.#pending = (this.#sql.countPending.get() as { n: number }).n
+      this.#pendingDeliveries = (this.#sql.countPendingDeliveries.get() as { n: number }).n
+    } catch {
+      // The database itself is failing: the next use says so.
+    }
   }
 
   /** SQLite's own failures (disk full, I/O error, a closed database) make the store unavailable. */
