@@ -2,6 +2,7 @@
 // them, holds their locks and finds the runs of dead workers (the stalled checker); its processor runs
 // each job (../execute.ts) and says how it ended in BullMQ's terms. Also how any BullMQ Worker of ours
 // stops at a shutdown.
+import { setMaxListeners } from 'node:events'
 import { UnrecoverableError, WaitingError, type Worker } from 'bullmq'
 import type { FastifyBaseLogger } from 'fastify'
 import { CANCEL_REASON, JOB_CANCELLED, LockLostAbort, ShutdownAbort } from '../../errors.js'
@@ -32,7 +33,7 @@ export function consumeJobs(
   run: RunJob,
   options: ConsumeJobsOptions,
 ): Consumer {
-  const shutdown = new AbortController()
+  const shutdown = shutdownOfRuns()
   const process = async (job: RedisJob, token: string | undefined, signal: AbortSignal) => {
     // Runs lost to dead workers (stalls) and to dead threads (retries) count alike.
     const lost = job.stalledCounter + job.attemptsMade
@@ -88,6 +89,16 @@ export function consumeJobs(
     .subscribeCancels()
     .catch((error: unknown) => redis.log.error({ err: error }, 'could not listen for job cancels'))
   return allOf(workers.map((worker) => bullConsumer(worker, shutdown, redis.log)))
+}
+
+/**
+ * What aborts a consumer's runs at the end of a stop's grace period. Each run in flight listens to it
+ * until its end (lock-watch.ts): as many listeners as runs, which Node would warn of past ten.
+ */
+export function shutdownOfRuns(): AbortController {
+  const shutdown = new AbortController()
+  setMaxListeners(0, shutdown.signal)
+  return shutdown
 }
 
 /** Several consumers as one: running while all are, stopped together. */

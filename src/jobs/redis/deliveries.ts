@@ -13,7 +13,7 @@ import type { ConsumeDeliveriesOptions, Consumer } from '../backend.js'
 import { type DeliveryHistory, deliveryHistory } from '../deliveries.js'
 import type { JobRecord } from '../job.js'
 import { type RedisConnections, WEBHOOKS } from './connections.js'
-import { allOf, bullConsumer } from './consumers.js'
+import { allOf, bullConsumer, shutdownOfRuns } from './consumers.js'
 import { type DeliveryData, type RedisJob, type RedisJobResult, readJob, recordOf } from './view.js'
 
 /** BullMQ Workers taking deliveries in one process. */
@@ -32,7 +32,7 @@ export function consumeDeliveries(
   options: ConsumeDeliveriesOptions,
 ): Consumer {
   const waits = redis.settings.retryWaitsMs
-  const shutdown = new AbortController()
+  const shutdown = shutdownOfRuns()
   const pace = options.pace ?? new ReceiverPace()
   const deliver: Processor<DeliveryData, void> = async (job, token, signal) => {
     const { url } = job.data
