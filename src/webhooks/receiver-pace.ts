@@ -33,6 +33,8 @@ interface Receiver {
   waiters: (() => void)[]
   /** Average attempt time (ms), recent attempts weighing most. */
   averageMs: number
+  /** When its last attempt in flight ended (the clock's ms). */
+  idleSince: number
 }
 
 /** The default of the most attempts one receiver has in flight (ALGOSERVE_WEBHOOK_RECEIVER_MAX_IN_FLIGHT). */
@@ -44,16 +46,26 @@ const AVERAGE_WEIGHT = 0.2
 const FIRST_AVERAGE_MS = 100
 /** States kept at most; idle ones beyond it are forgotten. */
 const MAX_KEPT = 10_000
+/**
+ * How long a receiver that answers keeps its slots while idle: through the gaps of bursty traffic (a
+ * receiver reset to its first slots at each gap would turn deliveries away that it keeps up with).
+ */
+export const KEEP_IDLE_MS = 60_000
 
 export class ReceiverPace {
   readonly #max: number
   readonly #initial: number
   readonly #receivers = new Map<string, Receiver>()
   readonly #freed: (() => void)[] = []
+  readonly #now: () => number
 
-  /** `maxPerReceiver`: the most attempts one receiver has in flight. */
-  constructor(maxPerReceiver = DEFAULT_RECEIVER_MAX_IN_FLIGHT) {
+  /** `maxPerReceiver`: the most attempts one receiver has in flight; `now`: the clock, in ms. */
+  constructor(
+    maxPerReceiver = DEFAULT_RECEIVER_MAX_IN_FLIGHT,
+    now: () => number = performance.now.bind(performance),
+  ) {
     this.#max = maxPerReceiver
+    this.#now = now
     this.#initial = Math.min(INITIAL_RECEIVER_SLOTS, maxPerReceiver)
   }
 
@@ -98,7 +110,7 @@ export class ReceiverPace {
     const next = receiver.inFlight <= receiver.limit ? receiver.waiters.shift() : undefined
     if (next !== undefined) next()
     else receiver.inFlight--
-    if (receiver.inFlight === 0 && receiver.failures === 0) this.#receivers.delete(key)
+    if (receiver.inFlight === 0) receiver.idleSince = this.#now()
     if (wasFull && !this.#full(receiver)) for (const listener of this.#freed) listener()
   }
 
@@ -137,7 +149,9 @@ export class ReceiverPace {
 
   /** Every receiver with something in flight, waiting or failed. */
   states(): ReceiverState[] {
-    return [...this.#receivers.values()].map((r) => ({
+    this.#forgetIdle(KEEP_IDLE_MS)
+    const active = [...this.#receivers.values()].filter((r) => r.inFlight > 0 || r.failures > 0)
+    return active.map((r) => ({
       host: r.host,
       inFlight: r.inFlight,
       waiting: r.waiters.length,
@@ -154,7 +168,7 @@ export class ReceiverPace {
     const key = receiverOf(url)
     let receiver = this.#receivers.get(key)
     if (receiver === undefined) {
-      if (this.#receivers.size >= MAX_KEPT) this.#forgetIdle()
+      if (this.#receivers.size >= MAX_KEPT) this.#forgetIdle(0)
       receiver = {
         host: hostOf(url),
         inFlight: 0,
@@ -162,14 +176,25 @@ export class ReceiverPace {
         failures: 0,
         waiters: [],
         averageMs: FIRST_AVERAGE_MS,
+        idleSince: 0,
       }
       this.#receivers.set(key, receiver)
+    } else if (this.#stale(receiver, KEEP_IDLE_MS)) {
+      receiver.limit = this.#initial
     }
     return receiver
   }
 
-  #forgetIdle(): void {
-    for (const [key, receiver] of this.#receivers) if (receiver.inFlight === 0) this.#receivers.delete(key)
+  /** Forgets the receivers idle for `forMs` (a failing one only when the states are too many). */
+  #forgetIdle(forMs: number): void {
+    for (const [key, receiver] of this.#receivers)
+      if (this.#stale(receiver, forMs) || (forMs === 0 && receiver.inFlight === 0))
+        this.#receivers.delete(key)
+  }
+
+  /** Idle, healthy and unused for `forMs`: as good as unknown. */
+  #stale(receiver: Receiver, forMs: number): boolean {
+    return receiver.inFlight === 0 && receiver.failures === 0 && this.#now() - receiver.idleSince >= forMs
   }
 }
 

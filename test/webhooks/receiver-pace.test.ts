@@ -4,7 +4,7 @@
 // first attempts; the bad ones get fewer slots, and their retries keep the real schedule.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { INITIAL_RECEIVER_SLOTS } from '../../src/webhooks/receiver-pace.js'
+import { INITIAL_RECEIVER_SLOTS, KEEP_IDLE_MS, ReceiverPace } from '../../src/webhooks/receiver-pace.js'
 import type { TestApp } from '../helpers/app.js'
 import { forEachBackend } from '../helpers/backends.js'
 import { createJob } from '../helpers/jobs.js'
@@ -114,4 +114,25 @@ forEachBackend((backend) => {
       }
     }
   })
+})
+
+test('a receiver keeps the slots it earned through an idle moment, and starts over once idle a while', async () => {
+  let now = 0
+  const pace = new ReceiverPace(128, () => now)
+  const url = 'http://receiver.test:8080/hooks'
+  const earned = 2 * INITIAL_RECEIVER_SLOTS
+  /** Takes `count` slots at once; how many were in flight and waiting then; gives them back, answered. */
+  const burst = async (count: number) => {
+    const taken = Array.from({ length: count }, () => pace.take(url))
+    const [state] = pace.states()
+    for (const _ of taken) pace.release(url, 'answered', 1)
+    assert.deepEqual(await Promise.all(taken), Array(count).fill(true))
+    return [state?.inFlight, state?.waiting]
+  }
+  assert.deepEqual(await burst(earned), [INITIAL_RECEIVER_SLOTS, INITIAL_RECEIVER_SLOTS])
+  assert.deepEqual(pace.states(), [], 'an idle receiver that answers is not shown')
+  now += KEEP_IDLE_MS - 1
+  assert.deepEqual(await burst(earned), [earned, 0], 'its slots are kept while it is idle')
+  now += KEEP_IDLE_MS
+  assert.deepEqual(await burst(earned), [INITIAL_RECEIVER_SLOTS, INITIAL_RECEIVER_SLOTS])
 })
