@@ -1,12 +1,13 @@
 // Webhook deliveries on Redis: each is a job of the webhooks queue with the id of the job it reports
 // on, released by BullMQ when that job ends (a flow). A Worker takes it, makes the attempt
-// (webhooks/attempt.ts) at its receiver's pace in this process (webhooks/receiver-pace.ts), keeps the
-// attempt's record in the delivery's data, and tells BullMQ what the attempt came to: BullMQ retries it
-// on our schedule (a custom backoff). A retry that falls due is taken before the fresh deliveries
+// (webhooks/attempt.ts) at its receiver's pace in this process (webhooks/receiver-pace.ts) and tells
+// BullMQ what the attempt came to: BullMQ retries it on our schedule (a custom backoff). The record of
+// an attempt that delivers is the delivery's return value, written by the same step that completes it;
+// the records of the attempts before, and of one that gives up, are kept in its data. A retry that falls due is taken before the fresh deliveries
 // waiting, by BullMQ's priorities (DELIVERY_PRIORITY).
-import { DelayedError, type Job, type Processor, UnrecoverableError, WaitingError } from 'bullmq'
+import { DelayedError, Job, type Processor, UnrecoverableError, WaitingError } from 'bullmq'
 import type { FastifyBaseLogger } from 'fastify'
-import { type AttemptDelivery, attemptDelivery } from '../../webhooks/attempt.js'
+import { type AttemptDelivery, attemptDelivery, type DeliveryAttempt } from '../../webhooks/attempt.js'
 import { webhookPayload } from '../../webhooks/payload.js'
 import { ReceiverPace } from '../../webhooks/receiver-pace.js'
 import type { ConsumeDeliveriesOptions, Consumer } from '../backend.js'
@@ -34,8 +35,10 @@ export function consumeDeliveries(
   const waits = redis.settings.retryWaitsMs
   const shutdown = shutdownOfRuns()
   const pace = options.pace ?? new ReceiverPace()
-  const deliver: Processor<DeliveryData, void> = async (job, token, signal) => {
+  const deliver: Processor<DeliveryData, DeliveryAttempt> = async (job, token, signal) => {
     const { url } = job.data
+    // Read before a slot is taken: the slot counts the receiver's time, not Redis's.
+    const payload = job.data.payload ?? (await payloadOf(redis, job, options.log))
     if (!(await pace.take(url))) {
       // Its receiver has no slot free in this process: later (not an attempt), about when one should
       // be, so that the deliveries behind it, to other receivers, are taken first. It keeps its
@@ -43,9 +46,7 @@ export function consumeDeliveries(
       await job.moveToDelayed(Date.now() + pace.retakeDelayMs(url), token)
       throw new DelayedError()
     }
-    let payload = ''
-    const attempted = await pace.hold(url, send, async (paced) => {
-      payload = job.data.payload ?? (await payloadOf(redis, job, options.log))
+    const attempted = await pace.hold(url, send, (paced) => {
       const { jobId, webhookId } = job.data
       const rules = { send: paced, retryWaitsMs: waits, log: options.log, onAttempt: options.onAttempt }
       return attemptDelivery(
@@ -56,25 +57,19 @@ export function consumeDeliveries(
         signal as AbortSignal,
       )
     })
-    // One write, once the receiver's slot is given back (a slot held through it would count Redis's
-    // time as the receiver's): the payload, read once, and the attempt's record.
-    if (attempted.kind !== 'released') {
-      await job.updateData({
-        ...job.data,
-        payload,
-        attempts: [...(job.data.attempts ?? []), attempted.record],
-      })
-    }
     // What the attempt came to, in BullMQ's terms.
     switch (attempted.kind) {
       case 'delivered':
-        return
+        return attempted.record
       case 'released':
         await job.moveToWait(token)
         throw new WaitingError()
       case 'failed':
+        await keepAttempt(job, payload, attempted.record)
         throw new UnrecoverableError(attempted.error)
       case 'retry':
+        // The payload too, read once: every attempt sends the same body.
+        await keepAttempt(job, payload, attempted.record)
         if (job.priority !== DELIVERY_PRIORITY.retry)
           await job.changePriority({ priority: DELIVERY_PRIORITY.retry })
         throw new Error(attempted.error)
@@ -87,7 +82,7 @@ export function consumeDeliveries(
   return allOf(
     Array.from({ length: DELIVERY_WORKERS }, () =>
       bullConsumer(
-        redis.worker<DeliveryData, void>(
+        redis.worker<DeliveryData, DeliveryAttempt>(
           WEBHOOKS,
           concurrency,
           deliver,
@@ -114,7 +109,16 @@ export async function deliveries(
   if (record.webhook === null) return deliveryHistory(record, null)
   const delivery = await readJob(redis.webhooks, id)
   const ended = delivery.state === 'completed' ? 'delivered' : delivery.state === 'failed' ? 'failed' : null
-  return deliveryHistory(record, { url: record.webhook, attempts: delivery.job?.data.attempts ?? [], ended })
+  const kept = delivery.job?.data.attempts ?? []
+  // The attempt that delivered is the return value (a delivery of an older version returned none).
+  const last = ended === 'delivered' ? (delivery.job?.returnvalue as DeliveryAttempt | null) : null
+  const attempts = last ? [...kept, last] : kept
+  return deliveryHistory(record, { url: record.webhook, attempts, ended })
+}
+
+/** Keeps an attempt's record, and the payload it sent, in the delivery's data. */
+async function keepAttempt(job: Job<DeliveryData>, payload: string, record: DeliveryAttempt): Promise<void> {
+  await job.updateData({ ...job.data, payload, attempts: [...(job.data.attempts ?? []), record] })
 }
 
 /** The body of a delivery, from the job it reports on (ended: BullMQ released the delivery). */
@@ -124,7 +128,10 @@ async function payloadOf(
   log: FastifyBaseLogger,
 ): Promise<string> {
   const { jobId, algorithm } = delivery.data
-  const { job, state } = await readJob(redis.queues.of(algorithm), jobId)
+  const job = (await Job.fromId(redis.queues.of(algorithm), jobId)) as RedisJob | undefined
+  // BullMQ released the delivery in the step that ended the job: which end shows in its fields, with
+  // no read of its state.
+  const state = Array.isArray(job?.returnvalue) ? 'completed' : 'failed'
   const record = recordOf(job as RedisJob | undefined, state, Number.POSITIVE_INFINITY, 0)
   if (record?.completedAt != null) return webhookPayload(record, record.completedAt)
   // The job is gone already (no delivery worker ran for its whole retention): what the flow kept of
