@@ -48,19 +48,16 @@ export class BatchedLines implements LogDestination {
    */
   flushSync(last: LogDestination = this.#sink): void {
     this.#sink.flushSync()
-    if (this.#lines.length === 0) return
-    last.write(this.#lines.join(''))
-    this.#lines = []
-    this.#chars = 0
+    this.#handOver(last)
     last.flushSync()
   }
 
-  #handOver(): void {
+  #handOver(to: LogDestination = this.#sink): void {
     if (this.#lines.length === 0) return
     const text = this.#lines.join('')
     this.#lines = []
     this.#chars = 0
-    this.#sink.write(text)
+    to.write(text)
   }
 }
 
