@@ -58,6 +58,8 @@ export class ReceiverPace {
   readonly #receivers = new Map<string, Receiver>()
   readonly #freed: (() => void)[] = []
   readonly #now: () => number
+  /** The receivers full now, kept as they fill and empty: idle ones are many, and not looked at. */
+  readonly #fullKeys = new Set<string>()
 
   /** `maxPerReceiver`: the most attempts one receiver has in flight; `now`: the clock, in ms. */
   constructor(
@@ -80,14 +82,18 @@ export class ReceiverPace {
    * taken again once the receiver has room).
    */
   async take(url: string): Promise<boolean> {
-    const receiver = this.#receiver(url)
+    const key = receiverOf(url)
+    const receiver = this.#receiver(key, url)
     if (receiver.inFlight < receiver.limit) {
       receiver.inFlight++
+      this.#track(key, receiver)
       return true
     }
     if (receiver.waiters.length >= receiver.limit) return false
     // The slot is handed over by `release`, still counted in flight.
-    await new Promise<void>((resolve) => receiver.waiters.push(resolve))
+    const handedOver = new Promise<void>((resolve) => receiver.waiters.push(resolve))
+    this.#track(key, receiver)
+    await handedOver
     return true
   }
 
@@ -96,7 +102,6 @@ export class ReceiverPace {
     const key = receiverOf(url)
     const receiver = this.#receivers.get(key)
     if (receiver === undefined) return
-    const wasFull = this.#full(receiver)
     if (outcome === 'answered') {
       receiver.failures = 0
       receiver.limit = Math.min(this.#max, receiver.limit + 1)
@@ -111,7 +116,7 @@ export class ReceiverPace {
     if (next !== undefined) next()
     else receiver.inFlight--
     if (receiver.inFlight === 0) receiver.idleSince = this.#now()
-    if (wasFull && !this.#full(receiver)) for (const listener of this.#freed) listener()
+    this.#track(key, receiver)
   }
 
   /**
@@ -137,9 +142,7 @@ export class ReceiverPace {
 
   /** Receivers whose slots and waiting places are all taken: deliveries to them are not taken now. */
   full(): string[] {
-    const keys: string[] = []
-    for (const [key, receiver] of this.#receivers) if (this.#full(receiver)) keys.push(key)
-    return keys
+    return [...this.#fullKeys]
   }
 
   /** About how long until `url`'s receiver has a slot again (its recent attempt time). */
@@ -160,12 +163,17 @@ export class ReceiverPace {
     }))
   }
 
+  /** Keeps the set of full receivers up to date after `receiver` changed; tells when it has room again. */
+  #track(key: string, receiver: Receiver): void {
+    if (this.#full(receiver)) this.#fullKeys.add(key)
+    else if (this.#fullKeys.delete(key)) for (const listener of this.#freed) listener()
+  }
+
   #full(receiver: Receiver): boolean {
     return receiver.inFlight >= receiver.limit && receiver.waiters.length >= receiver.limit
   }
 
-  #receiver(url: string): Receiver {
-    const key = receiverOf(url)
+  #receiver(key: string, url: string): Receiver {
     let receiver = this.#receivers.get(key)
     if (receiver === undefined) {
       if (this.#receivers.size >= MAX_KEPT) this.#forgetIdle(0)

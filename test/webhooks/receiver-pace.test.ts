@@ -136,3 +136,21 @@ test('a receiver keeps the slots it earned through an idle moment, and starts ov
   now += KEEP_IDLE_MS
   assert.deepEqual(await burst(earned), [INITIAL_RECEIVER_SLOTS, INITIAL_RECEIVER_SLOTS])
 })
+
+test('a receiver is full while its slots and waiting places are all taken, and is told when it has room', async () => {
+  const pace = new ReceiverPace(2)
+  const url = 'http://full.test/hooks'
+  const freed: number[] = []
+  pace.onFreed(() => freed.push(pace.full().length))
+  const taken = [pace.take(url), pace.take(url), pace.take(url)]
+  assert.deepEqual(pace.full(), [], 'one place still free')
+  taken.push(pace.take(url))
+  assert.equal(await pace.take('http://other.test/hooks'), true)
+  assert.deepEqual(pace.full(), ['http://full.test'])
+  assert.equal(await pace.take(url), false, 'no place left: the delivery is left where it was')
+  pace.release(url, 'answered', 1)
+  assert.deepEqual([pace.full(), freed], [[], [0]])
+  for (const _ of taken.slice(1)) pace.release(url, 'answered', 1)
+  assert.deepEqual(await Promise.all(taken), [true, true, true, true])
+  assert.deepEqual(freed, [0], 'told once')
+})
