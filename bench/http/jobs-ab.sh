@@ -8,6 +8,8 @@
 # script's own (AOF everysec, as jobs.sh's), flushed before each round, one `algoserve serve` and one
 # `algoserve worker` of the build, wrk paced at RATE jobs/s (jobs.sh's schedule) after WARMUP of the same load;
 # then the CPU per job is the API's and the worker's, each.
+# On the embedded store RATE and WARMUP (both unset by default) pace the posts too and warm each build up
+# first, so that builds of different rates compare their p99 at one offered rate, once warm.
 # Usage: bash bench/http/jobs-ab.sh 'NAME|REV|NODE_FLAGS|JOB_BODY|SERVICE_ARGS' ...   (DURATION=10s CONNECTIONS=16
 #        ROUNDS=5; REDIS=1 RATE=1500 WARMUP=2s; REV: a
 #        git revision, WORKTREE for this checkout with its uncommitted changes, or the folder of a built checkout)
@@ -38,7 +40,8 @@ if [ "${REDIS:-}" = "1" ]; then
   pids+=($!)
   for _ in $(seq 1 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.05; done
 else
-  export RATE=
+  export RATE=${RATE:-}
+  WARMUP=${WARMUP:-}
 fi
 
 names=()
@@ -106,14 +109,19 @@ measure_redis() {
 # Appends "<jobs/s> <p99 ms> <CPU µs per job> <POST req/s>" to $work/<i>.rounds.
 measure() {
   local i=$1 pid before after jobs stats
-  rm -rf "$work/data" "$work/ids"
-  mkdir -p "$work/ids"
+  rm -rf "$work/data" "$work/ids" "$work/warmup"
+  mkdir -p "$work/ids" "$work/warmup"
   # shellcheck disable=SC2086 # the flags are a word list
   node ${flags[$i]} "${trees[$i]}/dist/main.js" serve --port "$PORT" --data-dir "$work/data" \
     --log-level info ${service_args[$i]} >"$work/service.log" 2>&1 &
   pid=$!
   pids+=("$pid")
   wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
+  if [ -n "$WARMUP" ]; then
+    JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s "$work/post.lua" \
+      "http://127.0.0.1:$PORT/jobs" >/dev/null
+    until_ended "$(tail -qn1 "$work"/warmup/*.txt | tail -n1)"
+  fi
   before=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
   JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" \
     "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
@@ -149,7 +157,9 @@ if [ "${REDIS:-}" = "1" ]; then
   exit 0
 fi
 
-echo "## Small-prime jobs on the embedded store: wrk -t$THREADS -c$CONNECTIONS -d$DURATION closed loop, $ROUNDS alternating rounds"
+load="closed loop"
+if [ -n "$RATE" ]; then load="paced at $RATE/s"; fi
+echo "## Small-prime jobs on the embedded store: wrk -t$THREADS -c$CONNECTIONS -d$DURATION $load${WARMUP:+ after $WARMUP of warm-up}, $ROUNDS alternating rounds"
 echo
 echo "| build | jobs/s, median | of the first | each round | p99 ms, median | CPU µs per job, median | each round |"
 echo "|---|---|---|---|---|---|---|"
