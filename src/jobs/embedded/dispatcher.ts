@@ -57,8 +57,15 @@ export class WebhookDispatcher extends WorkLoop<Delivery> {
       await this.#settle(delivery, { kind: 'deferred', nextAt: delivery.dueAt })
       return
     }
+    const { retryWaitsMs, log, onAttempt } = this.#o
     const attempted = await pace.hold(delivery.url, this.#o.send, (send) =>
-      attemptDelivery({ ...this.#o, send }, delivery, delivery.jobId, delivery.attempts, signal),
+      attemptDelivery(
+        { send, retryWaitsMs, log, onAttempt },
+        delivery,
+        delivery.jobId,
+        delivery.attempts,
+        signal,
+      ),
     )
     await this.#settle(delivery, attempted)
   }

@@ -109,7 +109,23 @@ export function recordOf(
 ): JobRecord | null {
   const status = STATES[state]
   if (job === undefined || status === undefined) return null
-  const stored = {
+  // Cancelled before it ran: it reads as failed from the cancel on, whether it still waits, has just
+  // been taken by a worker (which fails it without running it) or has been failed so.
+  const cancelledAt = job.data.cancelledAt
+  const cancelled =
+    cancelledAt !== undefined &&
+    (status === 'pending' || ((job.processedOn ?? 0) >= cancelledAt && state !== 'completed'))
+  const completedAt = cancelled ? cancelledAt : isEnded(status) ? (job.finishedOn ?? null) : null
+  if (completedAt !== null && completedAt + ttlMs <= now) return null
+  const result =
+    !cancelled && status === 'completed' && Array.isArray(job.returnvalue) ? job.returnvalue : null
+  let error: string | null = null
+  if (cancelled) error = JOB_CANCELLED
+  else if (status === 'failed') {
+    error = job.failedReason === BULLMQ_STALLED ? lostRunsError(MAX_LOST_RUNS) : (job.failedReason ?? null)
+  }
+  // One literal, every field named: on Node 20 each field added after a spread costs about a microsecond.
+  return {
     id: job.id as string,
     algorithm: job.name,
     params: job.data.params,
@@ -118,43 +134,13 @@ export function recordOf(
     createdAt: job.timestamp,
     runs: job.attemptsStarted,
     lostRuns: job.stalledCounter + job.attemptsMade,
-    progress: null,
-  }
-  // Cancelled before it ran: it reads as failed from the cancel on, whether it still waits, has just
-  // been taken by a worker (which fails it without running it) or has been failed so.
-  const cancelledAt = job.data.cancelledAt
-  if (
-    cancelledAt !== undefined &&
-    (status === 'pending' || ((job.processedOn ?? 0) >= cancelledAt && state !== 'completed'))
-  ) {
-    if (cancelledAt + ttlMs <= now) return null
-    return {
-      ...stored,
-      status: 'failed',
-      startedAt: null,
-      completedAt: cancelledAt,
-      result: null,
-      error: JOB_CANCELLED,
-      metadata: null,
-    }
-  }
-  const finished = isEnded(status)
-  const completedAt = finished ? (job.finishedOn ?? null) : null
-  if (completedAt !== null && completedAt + ttlMs <= now) return null
-  const result = status === 'completed' && Array.isArray(job.returnvalue) ? job.returnvalue : null
-  let error: string | null = null
-  if (status === 'failed') {
-    error = job.failedReason === BULLMQ_STALLED ? lostRunsError(MAX_LOST_RUNS) : (job.failedReason ?? null)
-  }
-  return {
-    ...stored,
-    status,
-    startedAt: status === 'pending' ? null : (job.processedOn ?? completedAt),
+    status: cancelled ? 'failed' : status,
+    startedAt: cancelled || status === 'pending' ? null : (job.processedOn ?? completedAt),
     completedAt,
     result: result?.[0] ?? null,
     error,
     metadata: result?.[1] ?? null,
-    progress: status === 'running' ? progressOf(job) : null,
+    progress: !cancelled && status === 'running' ? progressOf(job) : null,
   }
 }
 
