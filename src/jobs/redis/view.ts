@@ -115,13 +115,13 @@ export function recordOf(
   const cancelled =
     cancelledAt !== undefined &&
     (status === 'pending' || ((job.processedOn ?? 0) >= cancelledAt && state !== 'completed'))
+  const shown = cancelled ? 'failed' : status
   const completedAt = cancelled ? cancelledAt : isEnded(status) ? (job.finishedOn ?? null) : null
   if (completedAt !== null && completedAt + ttlMs <= now) return null
-  const result =
-    !cancelled && status === 'completed' && Array.isArray(job.returnvalue) ? job.returnvalue : null
+  const result = shown === 'completed' && Array.isArray(job.returnvalue) ? job.returnvalue : null
   let error: string | null = null
   if (cancelled) error = JOB_CANCELLED
-  else if (status === 'failed') {
+  else if (shown === 'failed') {
     error = job.failedReason === BULLMQ_STALLED ? lostRunsError(MAX_LOST_RUNS) : (job.failedReason ?? null)
   }
   // One literal, every field named: on Node 20 each field added after a spread costs about a microsecond.
@@ -134,13 +134,13 @@ export function recordOf(
     createdAt: job.timestamp,
     runs: job.attemptsStarted,
     lostRuns: job.stalledCounter + job.attemptsMade,
-    status: cancelled ? 'failed' : status,
+    status: shown,
     startedAt: cancelled || status === 'pending' ? null : (job.processedOn ?? completedAt),
     completedAt,
     result: result?.[0] ?? null,
     error,
     metadata: result?.[1] ?? null,
-    progress: !cancelled && status === 'running' ? progressOf(job) : null,
+    progress: shown === 'running' ? progressOf(job) : null,
   }
 }
 
