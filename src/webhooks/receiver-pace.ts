@@ -152,7 +152,7 @@ export class ReceiverPace {
 
   /** Every receiver with something in flight, waiting or failed. */
   states(): ReceiverState[] {
-    this.#forgetIdle(KEEP_IDLE_MS)
+    this.#forgetStale()
     const active = [...this.#receivers.values()].filter((r) => r.inFlight > 0 || r.failures > 0)
     return active.map((r) => ({
       host: r.host,
@@ -176,7 +176,7 @@ export class ReceiverPace {
   #receiver(key: string, url: string): Receiver {
     let receiver = this.#receivers.get(key)
     if (receiver === undefined) {
-      if (this.#receivers.size >= MAX_KEPT) this.#forgetIdle(0)
+      if (this.#receivers.size >= MAX_KEPT) this.#forgetIdle()
       receiver = {
         host: hostOf(url),
         inFlight: 0,
@@ -187,22 +187,26 @@ export class ReceiverPace {
         idleSince: 0,
       }
       this.#receivers.set(key, receiver)
-    } else if (this.#stale(receiver, KEEP_IDLE_MS)) {
+    } else if (this.#stale(receiver)) {
       receiver.limit = this.#initial
     }
     return receiver
   }
 
-  /** Forgets the receivers idle for `forMs` (a failing one only when the states are too many). */
-  #forgetIdle(forMs: number): void {
-    for (const [key, receiver] of this.#receivers)
-      if (this.#stale(receiver, forMs) || (forMs === 0 && receiver.inFlight === 0))
-        this.#receivers.delete(key)
+  /** Forgets every idle receiver, failing ones too: when the states are too many. */
+  #forgetIdle(): void {
+    for (const [key, receiver] of this.#receivers) if (receiver.inFlight === 0) this.#receivers.delete(key)
   }
 
-  /** Idle, healthy and unused for `forMs`: as good as unknown. */
-  #stale(receiver: Receiver, forMs: number): boolean {
-    return receiver.inFlight === 0 && receiver.failures === 0 && this.#now() - receiver.idleSince >= forMs
+  #forgetStale(): void {
+    for (const [key, receiver] of this.#receivers) if (this.#stale(receiver)) this.#receivers.delete(key)
+  }
+
+  /** Healthy and idle for KEEP_IDLE_MS: as good as unknown. */
+  #stale(receiver: Receiver): boolean {
+    return (
+      receiver.inFlight === 0 && receiver.failures === 0 && this.#now() - receiver.idleSince >= KEEP_IDLE_MS
+    )
   }
 }
 
