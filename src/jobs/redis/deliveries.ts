@@ -3,8 +3,8 @@
 // (webhooks/attempt.ts) at its receiver's pace in this process (webhooks/receiver-pace.ts) and tells
 // BullMQ what the attempt came to: BullMQ retries it on our schedule (a custom backoff). The record of
 // an attempt that delivers is the delivery's return value, written by the same step that completes it;
-// the records of the attempts before, and of one that gives up, are kept in its data. A retry that falls due is taken before the fresh deliveries
-// waiting, by BullMQ's priorities (DELIVERY_PRIORITY).
+// the records of the attempts before, and of one that gives up, are kept in its data. A retry that
+// falls due is taken before the fresh deliveries waiting, by BullMQ's priorities (DELIVERY_PRIORITY).
 import { DelayedError, Job, type Processor, UnrecoverableError, WaitingError } from 'bullmq'
 import type { FastifyBaseLogger } from 'fastify'
 import { type AttemptDelivery, attemptDelivery, type DeliveryAttempt } from '../../webhooks/attempt.js'
@@ -132,7 +132,7 @@ async function payloadOf(
   // BullMQ released the delivery in the step that ended the job: which end shows in its fields, with
   // no read of its state.
   const state = Array.isArray(job?.returnvalue) ? 'completed' : 'failed'
-  const record = recordOf(job as RedisJob | undefined, state, Number.POSITIVE_INFINITY, 0)
+  const record = recordOf(job, state, Number.POSITIVE_INFINITY, 0)
   if (record?.completedAt != null) return webhookPayload(record, record.completedAt)
   // The job is gone already (no delivery worker ran for its whole retention): what the flow kept of
   // it; only completed_at is approximate.
