@@ -8,6 +8,7 @@ import pino from 'pino'
 // Run with a 1 MB young generation (the flag above, and in `npm start`): V8's default of 16 MB per
 // semi-space held about 10 MB more at idle, which put the service over its 100 MB, and about 35 MB
 // more under load, for about 11% more /invoke throughput (docs/benchmarks/invoke.md). Only the command line sets it.
+// `npm run worker` keeps V8's default: see smallYoungGeneration below.
 import { CLIENT_USAGE, USAGE_HINT } from './client/args.js'
 import { runClient } from './client/cli.js'
 import { loadConfig, settingsHelp, unknownSettings } from './config.js'
@@ -28,6 +29,17 @@ ${settingsHelp()}
 
 ${CLIENT_USAGE}`
 
+/**
+ * True when node was given a young generation smaller than V8's default of 16 MB (as this file's first line
+ * does, for `serve`'s memory). A worker holds each job and webhook across round trips to Redis: such a young
+ * generation promotes them, and the worker spends its time in major collections (docs/operating.md#memory).
+ */
+function smallYoungGeneration(): boolean {
+  return process.execArgv.some(
+    (flag) => flag.startsWith('--max-semi-space-size=') && Number(flag.slice(22)) < 16,
+  )
+}
+
 async function run(role: Role, args: string[]): Promise<void> {
   const config = loadConfig(args, process.env)
   // Asynchronous, batched writes: one synchronous write per access line cost /invoke a large share of
@@ -45,6 +57,11 @@ async function run(role: Role, args: string[]): Promise<void> {
   const { app } = service
   // A mistyped name (ALGOSERVE_PROT) would otherwise be ignored without a word.
   for (const warning of unknownSettings(process.env)) app.log.warn(warning)
+  if (role === 'worker' && smallYoungGeneration()) {
+    app.log.warn(
+      "this worker runs with a young generation smaller than V8's default (--max-semi-space-size): at a high job rate its jobs and webhooks wait on garbage collection; start it with `node dist/main.js worker` (docs/operating.md#memory)",
+    )
+  }
 
   const shutdown = async (signal: string) => {
     if (service.shuttingDown) return

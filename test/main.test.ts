@@ -7,6 +7,7 @@ import { defaultJobConcurrency } from '../src/service.js'
 import { moduleSource, validMembers, writeModules } from './helpers/algorithms.js'
 import { listening, serveFresh, start } from './helpers/child.js'
 import { RSA_100 } from './helpers/numbers.js'
+import { freshPrefix, skipWithoutRedis, startRedis } from './helpers/redis.js'
 import { sleep } from './helpers/time.js'
 
 test('a bad setting stops the process with a message naming it', async () => {
@@ -129,6 +130,31 @@ test('a variable that looks like a setting but is none gets a warning naming the
       msg: 'ALGOSERVE_PROT is not a setting and is ignored; did you mean ALGOSERVE_PORT?',
     },
   ])
+})
+
+test('a worker given a young generation smaller than V8 default warns, naming the fix', {
+  skip: skipWithoutRedis,
+}, async (t) => {
+  const redis = await startRedis()
+  t.after(() => redis.close())
+  const env = { ALGOSERVE_REDIS_URL: redis.url, ALGOSERVE_REDIS_PREFIX: freshPrefix() }
+  const warnings = async (nodeFlags: string[]) => {
+    const child = start(['worker', '--worker-port', '0'], env, [], nodeFlags)
+    await listening(child)
+    child.process.kill('SIGTERM')
+    assert.equal(await child.exit, 0)
+    return child
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('young generation'))
+      .map((line) => (JSON.parse(line) as { level: number; msg: string }).msg)
+  }
+  const [warning, ...more] = await warnings(['--max-semi-space-size=1'])
+  assert.match(warning ?? '', /node dist\/main\.js worker/)
+  assert.deepEqual(more, [])
+  // npm run worker's: V8's default; and a larger one given on purpose.
+  assert.deepEqual(await warnings([]), [])
+  assert.deepEqual(await warnings(['--max-semi-space-size=32']), [])
 })
 
 test('secrets appear in no log line and no error message', async (t) => {

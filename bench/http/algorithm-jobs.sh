@@ -118,7 +118,7 @@ start_redis() {
   local env=(ALGOSERVE_REDIS_URL="redis://127.0.0.1:$REDIS_PORT" ALGOSERVE_REDIS_PREFIX="bench$1" ALGOSERVE_ALGORITHMS="$MODULE")
   env "${env[@]}" node --max-semi-space-size=1 dist/main.js serve --port "$PORT" >"$work/service.log" 2>&1 &
   service_pid=$!
-  env "${env[@]}" node --max-semi-space-size=1 dist/main.js worker --worker-port $((PORT + 1)) >"$work/worker.log" 2>&1 &
+  env "${env[@]}" node dist/main.js worker --worker-port $((PORT + 1)) >"$work/worker.log" 2>&1 &
   worker_pid=$!
   pids=("$service_pid" "$worker_pid")
   wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"

@@ -14,7 +14,8 @@
 #        ROUNDS=5; REDIS=1 RATE=1500 WARMUP=2s; REV: a
 #        git revision, WORKTREE for this checkout with its uncommitted changes, or the folder of a built checkout)
 #   e.g. bash bench/http/jobs-ab.sh 'parent|HEAD~1|' 'change|WORKTREE|'
-# NODE_FLAGS default to npm start's (--max-semi-space-size=1). JOB_BODY (default the small prime's) and
+# NODE_FLAGS (for both processes) default to npm start's (--max-semi-space-size=1) for `serve` and npm run
+# worker's (none) for `worker`. JOB_BODY (default the small prime's) and
 # SERVICE_ARGS (added to `serve` and `worker`) let a build post other jobs, e.g. a module algorithm's:
 #   'collatz|HEAD||{"algorithm":"Collatz","params":{"n":27}}|--algorithms examples/algorithms/collatz.mjs'
 set -euo pipefail
@@ -47,6 +48,7 @@ fi
 names=()
 trees=()
 flags=()
+worker_flags=()
 bodies=()
 service_args=()
 for spec in "$@"; do
@@ -55,6 +57,7 @@ for spec in "$@"; do
   names+=("$name")
   trees+=("$tree")
   flags+=("${node_flags:---max-semi-space-size=1}")
+  worker_flags+=("$node_flags")
   bodies+=("$body")
   service_args+=("$args")
 done
@@ -79,7 +82,7 @@ measure_redis() {
     >"$work/service.log" 2>&1 &
   api=$!
   # shellcheck disable=SC2086
-  node ${flags[$i]} "${trees[$i]}/dist/main.js" worker --worker-port $((PORT + 1)) --log-level info \
+  node ${worker_flags[$i]} "${trees[$i]}/dist/main.js" worker --worker-port $((PORT + 1)) --log-level info \
     ${service_args[$i]} >"$work/worker.log" 2>&1 &
   worker=$!
   pids+=("$api" "$worker")

@@ -147,7 +147,7 @@ if [ "${REDIS:-}" = "1" ]; then
       service_pid=$!
       worker_pids=()
       for w in $(seq 1 "$workers"); do
-        ALGOSERVE_REDIS_PREFIX=$prefix node --max-semi-space-size=1 dist/main.js worker --worker-port $((PORT + w)) --log-level "$LOG_LEVEL" >"$work/worker-$w.log" 2>&1 &
+        ALGOSERVE_REDIS_PREFIX=$prefix node dist/main.js worker --worker-port $((PORT + w)) --log-level "$LOG_LEVEL" >"$work/worker-$w.log" 2>&1 &
         worker_pids+=($!)
       done
       wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"

@@ -12,14 +12,16 @@
 // and the gaps between them (the contract's 1, 5 and 15 s), and waits for those too.
 //
 // Each tree named in TREES (this one by default; e.g. `TREES=.,../main-tree`) is started from its own
-// sources, in turn, in the same run; the receivers and the poster are always this tree's. SERVICE_FLAGS
-// are node flags for the service's processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+// sources, in turn, in the same run; the receivers and the poster are always this tree's. Each process
+// gets the node flags its npm script gives it (`npm start`'s 1 MB young generation for `serve`, none for
+// `npm run worker`), then SERVICE_FLAGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 //
 // The delay's p99 is given twice: over every webhook, and over those of the jobs that ended after the
-// first WARMUP seconds, once the service's processes are warm.
+// first WARMUP seconds, once the service's processes are warm. TIMELINE=1 also prints, for each second of
+// job ends, its webhooks and their delay's p50, p99 and max.
 //
 //   npm run bench:webhooks   (RATE=1000 DURATION=10 LATENCY_MS=0 BAD=0 BACKENDS=embedded,redis TREES=.
-//                             DRAIN=60 WARMUP=3 SERVICE_FLAGS=)
+//                             DRAIN=60 WARMUP=3 SERVICE_FLAGS= TIMELINE=)
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -40,8 +42,11 @@ const TREES = (process.env.TREES ?? '.').split(',').map((tree) => resolve(tree))
 const DRAIN_S = Number(process.env.DRAIN ?? 60)
 /** The first seconds of jobs, left out of a second p99: a process's cold start (JIT, connections). */
 const WARMUP_S = Number(process.env.WARMUP ?? 3)
+const TIMELINE = process.env.TIMELINE === '1'
 const SERVICE_FLAGS = (process.env.SERVICE_FLAGS ?? '').split(' ').filter((flag) => flag !== '')
 const BENCH = import.meta.dirname
+/** The node flags of `npm start` and `npm run worker`. */
+const ROLE_FLAGS = { serve: ['--max-semi-space-size=1'], worker: [] }
 
 /** A child running one of this folder's scripts, and the first line it prints, as JSON. */
 async function startScript<T>(
@@ -86,11 +91,15 @@ async function startProcess(
   env: Record<string, string>,
   readyPort: number,
 ): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...SERVICE_FLAGS, '--import', 'tsx', 'src/main.ts', role], {
-    cwd: tree,
-    env: { ...process.env, ALGOSERVE_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
+  const child = spawn(
+    process.execPath,
+    [...ROLE_FLAGS[role], ...SERVICE_FLAGS, '--import', 'tsx', 'src/main.ts', role],
+    {
+      cwd: tree,
+      env: { ...process.env, ALGOSERVE_LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  )
   const deadline = Date.now() + 60_000
   for (;;) {
     const ready = await fetch(`http://127.0.0.1:${readyPort}/readyz`).then(
@@ -120,6 +129,24 @@ const median = (xs: number[]) =>
   )
 const exit = (child: ChildProcess) =>
   child.exitCode === null && child.signalCode === null ? new Promise((r) => child.once('exit', r)) : null
+
+/** For each second of job ends from `start`: its webhooks, and their delay's p50, p99 and max (ms). */
+function printTimeline(webhooks: number[][], start: number): void {
+  const seconds: number[][] = []
+  for (const [end = 0, at = 0] of webhooks) {
+    const second = Math.floor((end - start) / 1000)
+    const delays = seconds[second] ?? []
+    delays.push(at - end)
+    seconds[second] = delays
+  }
+  for (const [second, delays = []] of seconds.entries()) {
+    delays.sort((a, b) => a - b)
+    const [p50, p99] = [0.5, 0.99].map((p) => percentile(delays, p))
+    console.log(
+      `  second ${second}: ${delays.length} webhooks, delay p50 ${p50} p99 ${p99} max ${delays.at(-1)} ms`,
+    )
+  }
+}
 
 async function run(tree: string, backend: string) {
   const receiver = await startReceiver('ok')
@@ -178,6 +205,7 @@ async function run(tree: string, backend: string) {
     const warmDelays = report.webhooks
       .flatMap(([end, at]) => ((end as number) >= warm ? [(at as number) - (end as number)] : []))
       .sort((a, b) => a - b)
+    if (TIMELINE) printTimeline(report.webhooks, ends[0] ?? 0)
     const ats = report.webhooks.map(([, at]) => at as number).sort((a, b) => a - b)
     const span = (xs: number[]) => ((xs.at(-1) ?? 0) - (xs[0] ?? 0)) / 1000
     const refused = Object.values(posted.refused).reduce((a, b) => a + b, 0)

@@ -23,10 +23,18 @@ after(() => {
   for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
 })
 
-/** `launcher` is a command the service is run through, such as `ip netns exec NAME`. */
-export function start(args: string[], env: Record<string, string> = {}, launcher: string[] = []): Child {
+/**
+ * `launcher` is a command the service is run through, such as `ip netns exec NAME`; `nodeFlags` are
+ * node's own, such as `--max-semi-space-size=1`.
+ */
+export function start(
+  args: string[],
+  env: Record<string, string> = {},
+  launcher: string[] = [],
+  nodeFlags: string[] = [],
+): Child {
   const [command = process.execPath, ...before] = [...launcher, process.execPath]
-  const child = spawn(command, [...before, '--import', 'tsx', MAIN, ...args], {
+  const child = spawn(command, [...before, ...nodeFlags, '--import', 'tsx', MAIN, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
