@@ -14,7 +14,7 @@ import { endpointObserver, observeRequests, requestId } from './http/http-observ
 import { registerBodyParsers } from './http/json-body.js'
 import { lazySerializers } from './http/lazy-serializers.js'
 import { registerRateLimit } from './http/rate-limit.js'
-import { AccessLog, lazyRequestLogger } from './http/request-log.js'
+import { AccessLog, accessSink, lazyRequestLogger } from './http/request-log.js'
 import { RouteDeclarations } from './http/route-declaration.js'
 import { sharedSchemas } from './http/schemas.js'
 import { validatorCompiler } from './http/validation.js'
@@ -56,10 +56,11 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> 
   // Requests refused before routing (a malformed URL) pass no hooks, so they are counted here.
   const countRefused = endpointObserver(deps.metrics, UNMATCHED_ENDPOINT)
   let refuse: FrameworkErrorHandler | undefined
+  const logger = deps.logger ?? { level: config.logLevel }
   const app: FastifyInstance = Fastify({
-    logger: deps.logger ?? { level: config.logLevel },
+    logger,
     genReqId: requestId,
-    logController: new AccessLog(),
+    logController: new AccessLog(accessSink(logger)),
     childLoggerFactory: lazyRequestLogger,
     bodyLimit: config.maxBodyBytes,
     // During a shutdown, requests on open connections are still answered in our own shapes.

@@ -1,5 +1,6 @@
 // Per-request logging: every line of a request carries its id as `request_id` (docs/api.md), and each
 // answered request gets one access line.
+import { hostname } from 'node:os'
 import {
   type FastifyBaseLogger,
   type FastifyReply,
@@ -7,12 +8,27 @@ import {
   type FastifyServerOptions,
   LogController,
 } from 'fastify'
-import type { Bindings, ChildLoggerOptions } from 'pino'
+import pino, { type Bindings, type ChildLoggerOptions } from 'pino'
 
-/** One line per request, when it is answered, carrying the request id. */
+/** Where whole log lines are written. */
+export interface LineSink {
+  write(line: string): void
+}
+
+/** For a level that leaves info lines out: no access line is made. */
+const NO_LINES: LineSink = { write() {} }
+
+/**
+ * One line per request, when it is answered, carrying the request id. With a `sink` (the logger's own
+ * stream, see accessSink) the line is written there as pino would write it, rather than through pino: its
+ * serialisation of any object made each small /invoke cost about a tenth more (BENCHMARKS.md).
+ */
 export class AccessLog extends LogController {
-  constructor() {
+  readonly #sink: LineSink | null
+
+  constructor(sink: LineSink | null = null) {
     super({ requestIdLogLabel: 'request_id' })
+    this.#sink = sink
   }
 
   override incomingRequest(): void {}
@@ -22,6 +38,12 @@ export class AccessLog extends LogController {
     request: FastifyRequest,
     reply: FastifyReply,
   ): void {
+    if (this.#sink === NO_LINES) return
+    if (this.#sink !== null) {
+      const { id, method, url } = request
+      this.#sink.write(accessLine(id, method, url, reply.statusCode, reply.elapsedTime, Date.now()))
+      return
+    }
     // The root logger with the id as a field, so that a request that logs nothing else never makes its child.
     request.server.log.info(
       {
@@ -34,6 +56,34 @@ export class AccessLog extends LogController {
       'request completed',
     )
   }
+}
+
+/**
+ * Where the access lines can go around pino: the stream of a logger given as pino options that set nothing
+ * but its level and stream (so its lines have pino's default fields), or nowhere when that level leaves
+ * info lines out; null for any other logger.
+ */
+export function accessSink(logger: FastifyServerOptions['logger']): LineSink | null {
+  if (typeof logger !== 'object' || logger === null) return null
+  const { level = 'info', stream, ...rest } = logger as { level?: string; stream?: Partial<LineSink> }
+  if (Object.keys(rest).length > 0 || typeof stream?.write !== 'function') return null
+  const levelValue = pino.levels.values[level] ?? Number.POSITIVE_INFINITY
+  return levelValue <= (pino.levels.values.info as number) ? (stream as LineSink) : NO_LINES
+}
+
+// pino's default `base`, as it serialises it.
+const BASE = `"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`
+
+/** The access line, byte for byte as pino at its defaults writes it at `now` (test/http/request-log.test.ts). */
+export function accessLine(
+  id: string,
+  method: string,
+  url: string,
+  status: number,
+  durationMs: number,
+  now: number,
+): string {
+  return `{"level":30,"time":${now},${BASE},"request_id":${JSON.stringify(id)},"method":${JSON.stringify(method)},"url":${JSON.stringify(url)},"status":${status},"duration_ms":${durationMs},"msg":"request completed"}\n`
 }
 
 /**

@@ -2,6 +2,9 @@
 // gets one access line, and the stack of a failure is in the log, never in the body.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
+import fc from 'fast-check'
+import pino from 'pino'
+import { accessLine, accessSink } from '../../src/http/request-log.js'
 import { moduleSource, validMembers, writeModules } from '../helpers/algorithms.js'
 import { postRaw, startApp, type TestApp } from '../helpers/app.js'
 import { until } from '../helpers/time.js'
@@ -87,4 +90,44 @@ test("a client's own x-request-id is in every line of its request", async () => 
     ['request rejected', 'request completed'],
     `the lines of request client-id.42: ${JSON.stringify(logged)}`,
   )
+})
+
+// The service writes its access lines around pino (accessSink): they must be pino's, byte for byte.
+test('an access line is byte for byte what pino at its defaults writes for the same fields', () => {
+  // What node:http gives as a method or a URL: latin1 characters, any of them.
+  const latin1 = fc.string({ unit: fc.nat(255).map((code) => String.fromCharCode(code)), maxLength: 100 })
+  fc.assert(
+    fc.property(
+      fc.string({ unit: 'binary', maxLength: 60 }),
+      latin1,
+      latin1,
+      fc.integer({ min: 100, max: 599 }),
+      fc.double({ min: 0, max: 1e7, noNaN: true }),
+      fc.nat(),
+      (id, method, url, status, durationMs, now) => {
+        let written = ''
+        const logger = pino(
+          { timestamp: () => `,"time":${now}` },
+          { write: (line: string) => (written = line) },
+        )
+        logger.info({ request_id: id, method, url, status, duration_ms: durationMs }, 'request completed')
+        assert.equal(accessLine(id, method, url, status, durationMs, now), written)
+      },
+    ),
+    { numRuns: 2000 },
+  )
+})
+
+test('access lines go around pino only for a logger at its defaults, and nowhere above info', () => {
+  const stream = { write: (_line: string) => {} }
+  assert.equal(accessSink({ level: 'info', stream }), stream)
+  assert.equal(accessSink({ level: 'debug', stream }), stream)
+  const warn = accessSink({ level: 'warn', stream })
+  assert.ok(warn !== null && warn !== stream, 'a sink that writes nothing')
+  assert.equal(accessSink({ level: 'silent', stream }) === stream, false)
+  // Anything that changes pino's line: through pino.
+  assert.equal(accessSink({ level: 'info', stream, base: null }), null)
+  assert.equal(accessSink({ level: 'info' }), null)
+  assert.equal(accessSink(false), null)
+  assert.equal(accessSink(undefined), null)
 })
