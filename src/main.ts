@@ -35,9 +35,8 @@ ${CLIENT_USAGE}`
  * generation promotes them, and the worker spends its time in major collections (docs/operating.md#memory).
  */
 function smallYoungGeneration(): boolean {
-  return process.execArgv.some(
-    (flag) => flag.startsWith('--max-semi-space-size=') && Number(flag.slice(22)) < 16,
-  )
+  const given = '--max-semi-space-size='
+  return process.execArgv.some((flag) => flag.startsWith(given) && Number(flag.slice(given.length)) < 16)
 }
 
 async function run(role: Role, args: string[]): Promise<void> {

@@ -20,8 +20,8 @@ const NO_LINES: LineSink = { write() {} }
 
 /**
  * One line per request, when it is answered, carrying the request id. With a `sink` (the logger's own
- * stream, see accessSink) the line is written there as pino would write it, rather than through pino: its
- * serialisation of any object made each small /invoke cost about a tenth more (BENCHMARKS.md).
+ * stream, see accessSink) the line is written there as pino would write it, rather than through pino, whose
+ * serialisation of any object made each small /invoke cost about 4% more (median of five A/Bs, BENCHMARKS.md).
  */
 export class AccessLog extends LogController {
   readonly #sink: LineSink | null
