@@ -184,6 +184,30 @@ test('secrets appear in no log line and no error message', async (t) => {
   assert.ok(!child.output().includes(hash), 'nor its hash')
 })
 
+test('a graceful stop writes the access line of every request answered, none twice', async (t) => {
+  const child = serveFresh(t, ['--drain-delay-ms', '0'])
+  const url = await listening(child)
+  // Concurrent, and fewer than a batch holds: the lines are still held when SIGTERM comes.
+  const ids = await Promise.all(
+    Array.from({ length: 200 }, async (_, i) => {
+      const response = await fetch(`${url}/invoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ number: 1000 + i }),
+      })
+      return ((await response.json()) as { request_id: string }).request_id
+    }),
+  )
+  child.process.kill('SIGTERM')
+  assert.equal(await child.exit, 0)
+  const logged = child
+    .output()
+    .split('\n')
+    .filter((line) => line.includes('"request completed"'))
+    .map((line) => (JSON.parse(line) as { request_id: string }).request_id)
+  assert.deepEqual(logged.sort(), ids.sort(), 'one access line for each answer')
+})
+
 test('the ready line says how many worker threads run, where that number came from, and the job concurrency', async (t) => {
   const readyLine = async (env: Record<string, string>) => {
     const child = serveFresh(t, [], { ALGOSERVE_WORKER_THREADS: '0', ...env })
