@@ -92,36 +92,76 @@ export class Executor {
     algorithm: Algorithm,
     params: unknown,
     budgetMs: number,
+    options: RunCallOptions = {},
+  ): Promise<TimedRun> {
+    return (
+      this.runInline(algorithm, params, budgetMs, options) ??
+      this.runElsewhere(algorithm, params, budgetMs, options)
+    )
+  }
+
+  /**
+   * The run on this thread, when the algorithm finds the call cheap (its inline shortcuts), counted and
+   * failing as `run`'s; otherwise undefined, and the call is for `runElsewhere`. Synchronous, so that a
+   * cheap /invoke is answered in the turn its body arrived, without the promises of `run`.
+   */
+  runInline(
+    algorithm: Algorithm,
+    params: unknown,
+    budgetMs: number,
+    { signal, timeoutMs }: RunCallOptions = {},
+  ): TimedRun | undefined {
+    let run: TimedRun | undefined
+    try {
+      run = timedRunInline(algorithm, params, {
+        budgetMs,
+        signal: signal ?? NEVER_ABORTED,
+        deadline: timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs,
+        progress: ignoreProgress,
+      })
+    } catch (error) {
+      throw this.#failure(algorithm, error, signal)
+    }
+    if (run !== undefined) this.#succeeded(algorithm, run)
+    return run
+  }
+
+  /** The run of a call that runInline left: on the algorithm's processes or on a worker thread. */
+  async runElsewhere(
+    algorithm: Algorithm,
+    params: unknown,
+    budgetMs: number,
     { signal, lane = 'invoke', timeoutMs, progress }: RunCallOptions = {},
   ): Promise<TimedRun> {
     let run: TimedRun
     try {
-      const deadline = timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs
-      run =
-        timedRunInline(algorithm, params, {
-          budgetMs,
-          signal: signal ?? NEVER_ABORTED,
-          deadline,
-          progress: ignoreProgress,
-        }) ??
-        (await (algorithm.process !== undefined && this.#processes !== undefined
-          ? this.#processes.run(algorithm, params, { lane, signal, timeoutMs, progress })
-          : this.#threads.run(algorithm, params, budgetMs, { lane, signal, timeoutMs, progress })
-        ).catch((error: unknown) => {
-          // Not the algorithm's failure: no process or thread was free within the bound.
-          throw error instanceof ServiceUnavailableError ? new NotRun(error) : error
-        }))
+      run = await (algorithm.process !== undefined && this.#processes !== undefined
+        ? this.#processes.run(algorithm, params, { lane, signal, timeoutMs, progress })
+        : this.#threads.run(algorithm, params, budgetMs, { lane, signal, timeoutMs, progress })
+      ).catch((error: unknown) => {
+        // Not the algorithm's failure: no process or thread was free within the bound.
+        throw error instanceof ServiceUnavailableError ? new NotRun(error) : error
+      })
     } catch (error) {
-      if (signal?.aborted) throw signal.reason
-      if (error instanceof NotRun) throw error.reason
-      this.#metricsOf(algorithm).errors.inc()
-      if (error instanceof AlgorithmError) throw error
-      throw new AlgorithmError(algorithm.name, error instanceof RunFailure ? error.message : null, error)
+      throw this.#failure(algorithm, error, signal)
     }
+    this.#succeeded(algorithm, run)
+    return run
+  }
+
+  #succeeded(algorithm: Algorithm, run: TimedRun): void {
     const metrics = this.#metricsOf(algorithm)
     metrics.successes.inc()
     metrics.duration.observe(run.elapsedSeconds)
-    return run
+  }
+
+  /** What a failed call rejects with; a failure of the algorithm's own is counted. */
+  #failure(algorithm: Algorithm, error: unknown, signal: AbortSignal | undefined): unknown {
+    if (signal?.aborted) return signal.reason
+    if (error instanceof NotRun) return error.reason
+    this.#metricsOf(algorithm).errors.inc()
+    if (error instanceof AlgorithmError) return error
+    return new AlgorithmError(algorithm.name, error instanceof RunFailure ? error.message : null, error)
   }
 
   /** The algorithm's label children, looked up once: hashing the labels on every run showed in profiles. */

@@ -10,6 +10,7 @@ import { readParams } from '../algorithms/params.js'
 import type { Registry } from '../algorithms/registry.js'
 import { AlgorithmNotFoundError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
+import type { TimedRun } from '../execution/timed-run.js'
 import { algorithmSchemaId } from '../http/algorithm-schemas.js'
 import {
   described,
@@ -198,22 +199,25 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
           },
         },
       },
-      async (request, reply) => {
+      (request, reply) => {
         const params = readParams(algorithm, request.body as Record<string, unknown>, maxDigits, ['body'])
-        const cheap = algorithm.inline?.isCheap(params) ?? false
-        const run = await executor.run(algorithm, params, factorBudgetMs, {
-          signal: cheap ? undefined : abortOnDisconnect(reply),
-          timeoutMs,
-        })
-        const metadata = {
-          algorithm: algorithm.name,
-          version: algorithm.version,
-          elapsed_time: run.elapsedSeconds,
+        const send = (run: TimedRun): void => {
+          const metadata = {
+            algorithm: algorithm.name,
+            version: algorithm.version,
+            elapsed_time: run.elapsedSeconds,
+          }
+          reply
+            .type(JSON_TYPE)
+            .serializer(String)
+            .send(stringify({ request_id: request.id, status: 'success', result: run.result, metadata }))
         }
-        return reply
-          .type(JSON_TYPE)
-          .serializer(String)
-          .send(stringify({ request_id: request.id, status: 'success', result: run.result, metadata }))
+        // As POST /invoke: a cheap call is answered at once, and only work sent elsewhere can be cancelled.
+        const run = executor.runInline(algorithm, params, factorBudgetMs, { timeoutMs })
+        if (run !== undefined) return send(run)
+        return executor
+          .runElsewhere(algorithm, params, factorBudgetMs, { signal: abortOnDisconnect(reply), timeoutMs })
+          .then(send)
       },
     )
   }

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { INVOKE_ALGORITHM, type Registry } from '../algorithms/registry.js'
 import type { Executor } from '../execution/executor.js'
+import type { TimedRun } from '../execution/timed-run.js'
 import {
   described,
   ErrorResponse,
@@ -30,6 +31,12 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
   if (algorithm?.inline === undefined) throw new Error(`${INVOKE_ALGORITHM} is not registered`)
   const { inline } = algorithm
   const timeoutMs = syncTimeLimit(algorithm, options.timeoutMs)
+  const answer = (requestId: string, run: TimedRun) => ({
+    request_id: requestId,
+    status: 'success',
+    result: run.result,
+    metadata: { algorithm: algorithm.name, version: algorithm.version, elapsed_time: run.elapsedSeconds },
+  })
 
   app.post(
     '/invoke',
@@ -56,17 +63,15 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
         },
       },
     },
-    async (request, reply) => {
+    (request, reply) => {
       const params = inline.parseParams(request.body as Record<string, unknown>, { maxDigits }, '')
-      // Only work sent to the pool is worth cancelling; cheap runs finish before a disconnect is seen.
-      const signal = inline.isCheap(params) ? undefined : abortOnDisconnect(reply)
-      const run = await executor.run(algorithm, params, factorBudgetMs, { signal, timeoutMs })
-      return {
-        request_id: request.id,
-        status: 'success',
-        result: run.result,
-        metadata: { algorithm: algorithm.name, version: algorithm.version, elapsed_time: run.elapsedSeconds },
-      }
+      // A cheap call's answer is returned as it is, and sent at once; the rest go to a thread or process.
+      const run = executor.runInline(algorithm, params, factorBudgetMs, { timeoutMs })
+      if (run !== undefined) return answer(request.id, run)
+      // Only work sent elsewhere is worth cancelling; cheap runs finish before a disconnect is seen.
+      return executor
+        .runElsewhere(algorithm, params, factorBudgetMs, { signal: abortOnDisconnect(reply), timeoutMs })
+        .then((run) => answer(request.id, run))
     },
   )
 }

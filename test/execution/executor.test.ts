@@ -73,6 +73,34 @@ test('a failing run is an AlgorithmError, and a closed pool is not alive', async
   assert.equal(other.alive, false)
 })
 
+test('a run that fails inline is an AlgorithmError saying why, and counted as an error', async () => {
+  const metrics = createMetrics()
+  const other = new Executor({ threads: 1 }, metrics)
+  const failing = checkModule(
+    {
+      ...primeCheckerModule,
+      name: 'FailsInline',
+      run: () => ({ is_prime: 'perhaps' }),
+      [INLINE]: { isCheap: () => true },
+    },
+    'a test',
+  )
+  try {
+    assert.throws(() => other.runInline(failing, { number: 5n }, 1000), AlgorithmError)
+    await assert.rejects(other.run(failing, { number: 5n }, 1000), (error: unknown) => {
+      assert.ok(error instanceof AlgorithmError)
+      assert.match(error.message, /FailsInline.*breaks its result schema/)
+      return true
+    })
+    const errors = (await metrics.algorithmExecutions.get()).values.find(
+      (value) => value.labels.algorithm === 'FailsInline' && value.labels.status === 'error',
+    )
+    assert.equal(errors?.value, 2, 'both failures counted')
+  } finally {
+    await other.close()
+  }
+})
+
 test('/invoke and job runs waiting for a thread take turns', async () => {
   const finished: string[] = []
   const run = (name: string, lane: 'invoke' | 'job', number: bigint, budgetMs = 1000) =>
