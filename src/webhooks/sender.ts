@@ -105,6 +105,16 @@ export class WebhookSender {
 
   /** Sends one attempt. `signal` cuts it short (a shutdown): the result is then `aborted`. */
   async send(message: WebhookMessage, signal?: AbortSignal): Promise<AttemptResult> {
+    if (signal?.aborted) return { kind: 'aborted' }
+    // Before the time limit starts: loading the client at the first webhook is this process's time, not
+    // the receiver's.
+    let client: { undici: Undici; agent: Agent }
+    try {
+      client = await this.#connect()
+    } catch (error) {
+      return { kind: 'failure', error: describe(error) }
+    }
+    const { undici, agent } = client
     const timestamp = Math.floor(Date.now() / 1000)
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -127,7 +137,6 @@ export class WebhookSender {
     signal?.addEventListener('abort', cutShort)
     try {
       if (signal?.aborted) return { kind: 'aborted' }
-      const { undici, agent } = await this.#connect()
       const answer = await undici.request(message.url, {
         method: 'POST',
         headers,

@@ -6,15 +6,15 @@ import { WebhookSender } from '../../src/webhooks/sender.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
 
 const TIME_LIMIT_MS = 300
-const sender = new WebhookSender({
-  userAgent: 'test',
-  secret: null,
-  allowPrivate: true,
-  timeoutMs: TIME_LIMIT_MS,
-})
+const senderWithin = (timeoutMs: number) =>
+  new WebhookSender({ userAgent: 'test', secret: null, allowPrivate: true, timeoutMs })
+const sender = senderWithin(TIME_LIMIT_MS)
+// For the answers themselves: the first attempt loads the HTTP client, which a loaded machine can take
+// longer than the short limit to do.
+const patientSender = senderWithin(30_000)
 const receivers: Receiver[] = []
 after(async () => {
-  await sender.close()
+  await Promise.all([sender.close(), patientSender.close()])
   await Promise.all(receivers.map((r) => r.close()))
 })
 
@@ -29,8 +29,8 @@ const message = (url: string) => ({ id: 'msg_1', url, payload: '{"job_id":"01234
 test('an answer is its status', async () => {
   const ok = await receiver(() => 204)
   const failing = await receiver(() => 503)
-  assert.deepEqual(await sender.send(message(ok.url)), { kind: 'success', statusCode: 204 })
-  assert.deepEqual(await sender.send(message(failing.url)), {
+  assert.deepEqual(await patientSender.send(message(ok.url)), { kind: 'success', statusCode: 204 })
+  assert.deepEqual(await patientSender.send(message(failing.url)), {
     kind: 'failure',
     error: 'the receiver answered 503',
     statusCode: 503,
