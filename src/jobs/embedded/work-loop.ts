@@ -43,15 +43,20 @@ export abstract class WorkLoop<T extends { id: string }> {
     return this.#started && !this.#stopping
   }
 
-  /** Something may be ready (new work, or a slot freed): take now. */
-  notify(): void {
+  /**
+   * Something may be ready (new work, or a slot freed): take at the next turn of the event loop. With
+   * `stored`, the caller's new work is already committed: take it in this turn, once the current callbacks
+   * are done, rather than after another turn's requests (where a new job would wait).
+   */
+  notify(stored = false): void {
     if (this.#stopping) return
     if (this.#taking) {
       this.#again = true
       return
     }
     this.#taking = true
-    setImmediate(() => void this.#takeAndStart())
+    if (stored) queueMicrotask(() => void this.#takeAndStart())
+    else setImmediate(() => void this.#takeAndStart())
   }
 
   /**
