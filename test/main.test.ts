@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import { threadsFor, usableCpus } from '../src/execution/usable-cpus.js'
 import { defaultJobConcurrency } from '../src/service.js'
 import { moduleSource, validMembers, writeModules } from './helpers/algorithms.js'
-import { listening, serveFresh, start } from './helpers/child.js'
+import { listening, loggedLines, serveFresh, start } from './helpers/child.js'
 import { RSA_100 } from './helpers/numbers.js'
 import { freshPrefix, skipWithoutRedis, startRedis } from './helpers/redis.js'
 import { sleep } from './helpers/time.js'
@@ -118,11 +118,7 @@ test('a variable that looks like a setting but is none gets a warning naming the
   assert.equal((await fetch(`${url}/healthz`)).status, 200)
   child.process.kill('SIGTERM')
   assert.equal(await child.exit, 0)
-  const warning = child
-    .output()
-    .split('\n')
-    .filter((line) => line.includes('ALGOSERVE_PROT'))
-    .map((line) => JSON.parse(line) as { level: number; msg: string })
+  const warning = loggedLines<{ level: number; msg: string }>(child, 'ALGOSERVE_PROT')
   assert.deepEqual(warning, [
     {
       ...warning[0],
@@ -143,11 +139,7 @@ test('a worker given a young generation smaller than V8 default warns, naming th
     await listening(child)
     child.process.kill('SIGTERM')
     assert.equal(await child.exit, 0)
-    return child
-      .output()
-      .split('\n')
-      .filter((line) => line.includes('young generation'))
-      .map((line) => (JSON.parse(line) as { level: number; msg: string }).msg)
+    return loggedLines<{ msg: string }>(child, 'young generation').map((line) => line.msg)
   }
   const [warning, ...more] = await warnings(['--max-semi-space-size=1'])
   assert.match(warning ?? '', /node dist\/main\.js worker/)
@@ -200,11 +192,9 @@ test('a graceful stop writes the access line of every request answered, none twi
   )
   child.process.kill('SIGTERM')
   assert.equal(await child.exit, 0)
-  const logged = child
-    .output()
-    .split('\n')
-    .filter((line) => line.includes('"request completed"'))
-    .map((line) => (JSON.parse(line) as { request_id: string }).request_id)
+  const logged = loggedLines<{ request_id: string }>(child, '"request completed"').map(
+    (line) => line.request_id,
+  )
   assert.deepEqual(logged.sort(), ids.sort(), 'one access line for each answer')
 })
 
@@ -214,11 +204,8 @@ test('the ready line says how many worker threads run, where that number came fr
     await listening(child)
     child.process.kill('SIGTERM')
     assert.equal(await child.exit, 0)
-    const line = child
-      .output()
-      .split('\n')
-      .find((l) => l.includes('"msg":"ready"'))
-    return JSON.parse(line ?? '{}') as Record<string, unknown>
+    const [line = {}] = loggedLines(child, '"msg":"ready"')
+    return line
   }
   // By default, from the CPUs the process may use (test/execution/usable-cpus.test.ts reads them).
   const usable = usableCpus()

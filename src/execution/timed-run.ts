@@ -7,6 +7,13 @@ export interface TimedRun {
   elapsedSeconds: number
 }
 
+/** A run's `metadata`, as every answer and job shows it. */
+export const runMetadata = (algorithm: Algorithm, run: TimedRun) => ({
+  algorithm: algorithm.name,
+  version: algorithm.version,
+  elapsed_time: run.elapsedSeconds,
+})
+
 /**
  * Seconds since `start` (a performance.now()), rounded to the microsecond: digits below it measure
  * the clock calls themselves, not the run (a call costs tens of nanoseconds), and printed whole they

@@ -8,6 +8,7 @@ import { storedParams } from '../algorithms/params.js'
 import type { Registry } from '../algorithms/registry.js'
 import { AlgorithmError, CANCEL_REASON, ContractError, JOB_CANCELLED, RunTimeLimitError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
+import { runMetadata } from '../execution/timed-run.js'
 import type { RunJob } from './backend.js'
 import type { JobOutcome } from './job.js'
 
@@ -44,11 +45,7 @@ export function createRunJob(options: RunJobOptions): RunJob {
       return {
         status: 'completed',
         result: stringify(run.result) as string,
-        metadata: JSON.stringify({
-          algorithm: algorithm.name,
-          version: algorithm.version,
-          elapsed_time: run.elapsedSeconds,
-        }),
+        metadata: JSON.stringify(runMetadata(algorithm, run)),
       }
     } catch (error) {
       // A cancel (POST /jobs/{job_id}/cancel) ends the job; a shutdown gives it back.

@@ -10,7 +10,7 @@ import { readParams } from '../algorithms/params.js'
 import type { Registry } from '../algorithms/registry.js'
 import { AlgorithmNotFoundError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
-import type { TimedRun } from '../execution/timed-run.js'
+import { runMetadata, type TimedRun } from '../execution/timed-run.js'
 import { algorithmSchemaId } from '../http/algorithm-schemas.js'
 import {
   described,
@@ -21,7 +21,7 @@ import {
   wrappedError,
 } from '../http/schemas.js'
 import { validatorCompiler } from '../http/validation.js'
-import { abortOnDisconnect, syncTimeLimit } from './invoke.js'
+import { answerCall, syncTimeLimit } from './invoke.js'
 
 export interface AlgorithmRouteOptions {
   algorithms: Registry
@@ -201,23 +201,14 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
       },
       (request, reply) => {
         const params = readParams(algorithm, request.body as Record<string, unknown>, maxDigits, ['body'])
-        const send = (run: TimedRun): void => {
-          const metadata = {
-            algorithm: algorithm.name,
-            version: algorithm.version,
-            elapsed_time: run.elapsedSeconds,
-          }
+        const call = { algorithm, params, budgetMs: factorBudgetMs, timeoutMs }
+        return answerCall(executor, call, reply, (run: TimedRun): void => {
+          const metadata = runMetadata(algorithm, run)
           reply
             .type(JSON_TYPE)
             .serializer(String)
             .send(stringify({ request_id: request.id, status: 'success', result: run.result, metadata }))
-        }
-        // As POST /invoke: a cheap call is answered at once, and only work sent elsewhere can be cancelled.
-        const run = executor.runInline(algorithm, params, factorBudgetMs, { timeoutMs })
-        if (run !== undefined) return send(run)
-        return executor
-          .runElsewhere(algorithm, params, factorBudgetMs, { signal: abortOnDisconnect(reply), timeoutMs })
-          .then(send)
+        })
       },
     )
   }

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { INVOKE_ALGORITHM, type Registry } from '../algorithms/registry.js'
 import type { Executor } from '../execution/executor.js'
-import type { TimedRun } from '../execution/timed-run.js'
+import { runMetadata, type TimedRun } from '../execution/timed-run.js'
 import {
   described,
   ErrorResponse,
@@ -31,12 +31,6 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
   if (algorithm?.inline === undefined) throw new Error(`${INVOKE_ALGORITHM} is not registered`)
   const { inline } = algorithm
   const timeoutMs = syncTimeLimit(algorithm, options.timeoutMs)
-  const answer = (requestId: string, run: TimedRun) => ({
-    request_id: requestId,
-    status: 'success',
-    result: run.result,
-    metadata: { algorithm: algorithm.name, version: algorithm.version, elapsed_time: run.elapsedSeconds },
-  })
 
   app.post(
     '/invoke',
@@ -65,13 +59,17 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
     },
     (request, reply) => {
       const params = inline.parseParams(request.body as Record<string, unknown>, { maxDigits }, '')
-      // A cheap call's answer is returned as it is, and sent at once; the rest go to a thread or process.
-      const run = executor.runInline(algorithm, params, factorBudgetMs, { timeoutMs })
-      if (run !== undefined) return answer(request.id, run)
-      // Only work sent elsewhere is worth cancelling; cheap runs finish before a disconnect is seen.
-      return executor
-        .runElsewhere(algorithm, params, factorBudgetMs, { signal: abortOnDisconnect(reply), timeoutMs })
-        .then((run) => answer(request.id, run))
+      return answerCall(
+        executor,
+        { algorithm, params, budgetMs: factorBudgetMs, timeoutMs },
+        reply,
+        (run) => ({
+          request_id: request.id,
+          status: 'success',
+          result: run.result,
+          metadata: runMetadata(algorithm, run),
+        }),
+      )
     },
   )
 }
@@ -80,8 +78,33 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
 export const syncTimeLimit = (algorithm: Algorithm, invokeTimeoutMs: number): number =>
   Math.min(algorithm.timeoutMs ?? invokeTimeoutMs, invokeTimeoutMs)
 
+export interface SyncCall {
+  algorithm: Algorithm
+  params: unknown
+  budgetMs: number
+  timeoutMs: number
+}
+
+/**
+ * Runs a synchronous call and gives `answer` of its run. A cheap call is run and answered in this turn,
+ * without promises; the rest go to a thread or process, and only they are cancelled when the client goes
+ * away (a cheap run ends before a disconnect could be seen).
+ */
+export function answerCall<T>(
+  executor: Executor,
+  { algorithm, params, budgetMs, timeoutMs }: SyncCall,
+  reply: FastifyReply,
+  answer: (run: TimedRun) => T,
+): T | Promise<T> {
+  const run = executor.runInline(algorithm, params, budgetMs, { timeoutMs })
+  if (run !== undefined) return answer(run)
+  return executor
+    .runElsewhere(algorithm, params, budgetMs, { signal: abortOnDisconnect(reply), timeoutMs })
+    .then(answer)
+}
+
 /** Aborts when the client goes away before its answer is written, so nobody computes for no one. */
-export function abortOnDisconnect(reply: FastifyReply): AbortSignal {
+function abortOnDisconnect(reply: FastifyReply): AbortSignal {
   const controller = new AbortController()
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'))

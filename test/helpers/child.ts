@@ -52,6 +52,15 @@ export function start(
   return { process: child, output: () => output, stderr: () => stderr, exit }
 }
 
+/** The child's log lines (JSON) that contain `text`, parsed. */
+export function loggedLines<T = Record<string, unknown>>(child: Child, text: string): T[] {
+  return child
+    .output()
+    .split('\n')
+    .filter((line) => line.includes(text))
+    .map((line) => JSON.parse(line) as T)
+}
+
 /** The URL the child listens on, once it does; kills it and fails if it does not start. */
 export async function listening(child: Child): Promise<string> {
   const address = () => /Server listening at (http:\/\/127\.0\.0\.1:[0-9]+)/.exec(child.output())?.[1]
