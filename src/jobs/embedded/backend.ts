@@ -62,7 +62,7 @@ export class EmbeddedBackend implements JobBackend {
 
   async submit(job: NewJob, idempotency?: IdempotencyClaim): Promise<Submitted> {
     const submitted = await this.#store.submit(job, idempotency)
-    if (!submitted.replayed) this.#runner?.notify(true)
+    if (!submitted.replayed) this.#runner?.notifyCommitted()
     return submitted
   }
 

@@ -43,20 +43,27 @@ export abstract class WorkLoop<T extends { id: string }> {
     return this.#started && !this.#stopping
   }
 
+  /** Something may be ready (new work, or a slot freed): take at the next turn of the event loop. */
+  notify(): void {
+    this.#wake(setImmediate)
+  }
+
   /**
-   * Something may be ready (new work, or a slot freed): take at the next turn of the event loop. With
-   * `stored`, the caller's new work is already committed: take it in this turn, once the current callbacks
-   * are done, rather than after another turn's requests (where a new job would wait).
+   * New work is committed: take it in this turn, once the current callbacks are done, rather than after the
+   * next turn's requests, where a new job would wait for all of them.
    */
-  notify(stored = false): void {
+  notifyCommitted(): void {
+    this.#wake(queueMicrotask)
+  }
+
+  #wake(soon: (take: () => void) => unknown): void {
     if (this.#stopping) return
     if (this.#taking) {
       this.#again = true
       return
     }
     this.#taking = true
-    if (stored) queueMicrotask(() => void this.#takeAndStart())
-    else setImmediate(() => void this.#takeAndStart())
+    soon(() => void this.#takeAndStart())
   }
 
   /**
