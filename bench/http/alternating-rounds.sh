@@ -3,13 +3,21 @@
 # medians. The caller sets CONNECTIONS, DURATION, ROUNDS and the arrays names, ports and server_pids, the bare
 # server first.
 
-# Appends "<req/s> <p99 ms> <CPU µs per request>" to $work/<i>.rounds for each server, round by round.
+# Appends "<req/s> <p99 ms> <CPU µs per request>" to $work/<i>.rounds for each server, round by round. With
+# RATE=<requests per second> set, every run offers that rate (bench/http/pace.lua) instead of a closed loop
+# (its warm-up too), so that each server's CPU per request is read at the same load: in a closed loop a
+# slower server also pays for waking an idle client on every answer, which the bare server does not.
 alternating_rounds() {
   cat >"$work/post.lua" <<'LUA'
+dofile("bench/http/pace.lua")
+function init(args)
+  pace_start()
+end
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.body = '{"number": 97}'
 LUA
+  export THREADS=1 RATE=${RATE:-}
   local ticks_per_second count i before after
   ticks_per_second=$(getconf CLK_TCK)
   count=${#ports[@]}

@@ -7,7 +7,7 @@
 #
 # Usage: bash bench/http/invoke-ab.sh 'NAME|REV|NODE_FLAGS|SERVICE_FLAGS' ...   (REV: a git revision, WORKTREE
 #        for this checkout with its uncommitted changes, or the folder of a built checkout)
-#        (DURATION=5s CONNECTIONS=32 ROUNDS=7)
+#        (DURATION=5s CONNECTIONS=32 ROUNDS=7; RATE= paces every run, bench/http/alternating-rounds.sh)
 #   e.g. bash bench/http/invoke-ab.sh 'before|HEAD~2||' 'now|HEAD||' 'now-warn|HEAD||--log-level warn'
 # NODE_FLAGS default to npm start's (--max-semi-space-size=1); SERVICE_FLAGS to `--log-level info`.
 set -euo pipefail
@@ -46,6 +46,6 @@ wait_listening "${ports[0]}"
 # shellcheck source=bench/http/alternating-rounds.sh
 . bench/http/alternating-rounds.sh
 alternating_rounds
-echo "## Small-prime POST /invoke A/B: $CONNECTIONS connections, $DURATION per run, median of $ROUNDS rounds"
+echo "## Small-prime POST /invoke A/B: $CONNECTIONS connections${RATE:+ paced at $RATE/s}, $DURATION per run, median of $ROUNDS rounds"
 echo
 rounds_table

@@ -7,7 +7,8 @@
 #             file says what); a ceiling for any server of the contract on this stack
 #   service   node --max-semi-space-size=1 dist/main.js serve (as npm start), log level info
 # and for each: median req/s, its ratio to bare, median p99, and the server's CPU time per request (user +
-# system, from /proc). Usage: bash bench/http/invoke-ladder.sh   (DURATION=5s CONNECTIONS=32 ROUNDS=5)
+# system, from /proc). Usage: bash bench/http/invoke-ladder.sh   (DURATION=5s CONNECTIONS=32 ROUNDS=5; RATE=
+# paces every run at that many requests a second, bench/http/alternating-rounds.sh)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -41,6 +42,6 @@ for port in 18091 18092 18093 18095; do wait_listening "$port"; done
 # shellcheck source=bench/http/alternating-rounds.sh
 . bench/http/alternating-rounds.sh
 alternating_rounds
-echo "## Small-prime POST /invoke ladder: $CONNECTIONS connections, $DURATION per run, median of $ROUNDS rounds"
+echo "## Small-prime POST /invoke ladder: $CONNECTIONS connections${RATE:+ paced at $RATE/s}, $DURATION per run, median of $ROUNDS rounds"
 echo
 rounds_table

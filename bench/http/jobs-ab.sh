@@ -29,8 +29,6 @@ PORT=${PORT:-18390}
 # shellcheck source=bench/http/wrk-common.sh
 . bench/http/wrk-common.sh
 
-# The closed-loop POST script of bench/http/jobs.sh, less its heredoc's end.
-sed -n '/^local ffi = require("ffi")$/,/^LUA$/p' bench/http/jobs.sh | sed '$d' >"$work/post.lua"
 export THREADS=2
 if [ "${REDIS:-}" = "1" ]; then
   export RATE=${RATE:-1500}
@@ -88,12 +86,12 @@ measure_redis() {
   pids+=("$api" "$worker")
   wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
   wait_ready "http://127.0.0.1:$((PORT + 1))/readyz" "$work/worker.log"
-  JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s "$work/post.lua" \
+  JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/http/post-jobs.lua \
     "http://127.0.0.1:$PORT/jobs" >/dev/null
   until_ended "$(tail -qn1 "$work"/warmup/*.txt | tail -n1)"
   api_ticks=$(awk '{ print $14 + $15 }' "/proc/$api/stat")
   worker_ticks=$(awk '{ print $14 + $15 }' "/proc/$worker/stat")
-  JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" \
+  JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/post-jobs.lua \
     "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   until_ended "$(tail -qn1 "$work"/ids/*.txt | tail -n1)"
   jobs=$(cat "$work"/ids/*.txt | wc -l)
@@ -121,12 +119,12 @@ measure() {
   pids+=("$pid")
   wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
   if [ -n "$WARMUP" ]; then
-    JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s "$work/post.lua" \
+    JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/http/post-jobs.lua \
       "http://127.0.0.1:$PORT/jobs" >/dev/null
     until_ended "$(tail -qn1 "$work"/warmup/*.txt | tail -n1)"
   fi
   before=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-  JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" \
+  JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/post-jobs.lua \
     "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   until_ended "$(tail -qn1 "$work"/ids/*.txt | tail -n1)"
   after=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")

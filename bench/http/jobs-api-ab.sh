@@ -2,7 +2,7 @@
 # What one POST /jobs costs the API process in distributed mode, for several builds side by side: each
 # revision is built in a temporary worktree and started as `algoserve serve` on a redis-server of this
 # script's own (no worker: the jobs wait, so only the API's work is counted). wrk posts small-prime jobs at
-# RATE on a fixed schedule (the same pacing as bench/http/jobs.sh); rounds alternate between the builds,
+# RATE on a fixed schedule (bench/http/pace.lua, as bench/http/jobs.sh); rounds alternate between the builds,
 # each after a warm-up of the same load. Reports the API's CPU time per post (user + system, from /proc)
 # and wrk's p99, each round and the median.
 # Usage: bash bench/http/jobs-api-ab.sh 'NAME|REV|NODE_FLAGS' ...   (RATE=1500 DURATION=5s ROUNDS=5; REV: a git
@@ -26,8 +26,6 @@ redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$work" --save '' --app
   --maxmemory-policy noeviction >"$work/redis.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
-# The paced POST script of bench/http/jobs.sh, less its heredoc's end.
-sed -n '/^local ffi = require("ffi")$/,/^LUA$/p' bench/http/jobs.sh | sed '$d' >"$work/post.lua"
 export THREADS=2 RATE
 
 names=()
@@ -53,10 +51,10 @@ measure() {
   pids+=("$pid")
   wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
   mkdir -p "$work/ids"
-  IDS_DIR="$work/ids" wrk -t"$THREADS" -c64 -d2s -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >/dev/null
+  IDS_DIR="$work/ids" wrk -t"$THREADS" -c64 -d2s -s bench/http/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >/dev/null
   rm -rf "$work/ids" && mkdir -p "$work/ids"
   before=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-  IDS_DIR="$work/ids" wrk -t"$THREADS" -c64 -d"$DURATION" --latency -s "$work/post.lua" \
+  IDS_DIR="$work/ids" wrk -t"$THREADS" -c64 -d"$DURATION" --latency -s bench/http/post-jobs.lua \
     "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   after=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
   posts=$(cat "$work"/ids/*.txt | wc -l)

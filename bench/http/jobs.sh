@@ -56,47 +56,6 @@ stop_service() {
   service_pid=
 }
 
-cat >"$work/post.lua" <<'LUA'
--- Each wrk thread writes the ids of the jobs it created to a file of its own.
-local ffi = require("ffi")
-ffi.cdef[[
-  typedef struct { long tv_sec; long tv_usec; } bench_timeval;
-  int gettimeofday(bench_timeval *tv, void *tz);
-]]
-local tv = ffi.new("bench_timeval")
-local function now_ms()
-  ffi.C.gettimeofday(tv, nil)
-  return tonumber(tv.tv_sec) * 1000 + tonumber(tv.tv_usec) / 1000
-end
-local threads = 0
-function setup(thread)
-  thread:set("n", threads)
-  threads = threads + 1
-end
-function init(args)
-  wrk.method = "POST"
-  wrk.headers["Content-Type"] = "application/json"
-  local body = os.getenv("JOB_BODY") or ""
-  wrk.body = body ~= "" and body or '{"algorithm":"PrimeChecker","params":{"number":1000003}}'
-  out = io.open(os.getenv("IDS_DIR") .. "/ids-" .. n .. ".txt", "w")
-  local rate = tonumber(os.getenv("RATE") or "")
-  -- Each thread sends on its own fixed schedule, RATE / threads per second, whatever the answers'
-  -- latency: the next send is due one interval after the previous one was due (a late send does not
-  -- push the schedule back), so the offered rate is RATE as long as a connection is free.
-  interval = rate and (tonumber(os.getenv("THREADS")) * 1000 / rate) or nil
-  due = now_ms()
-end
-function delay()
-  if not interval then return 0 end
-  due = due + interval
-  return math.max(0, math.floor(due - now_ms()))
-end
-function response(status, headers, body)
-  local id = body:match('"job_id":"(%x+)"')
-  if status == 202 and id then out:write(id, "\n") else io.stderr:write("POST /jobs: ", status, "\n") end
-  out:flush()
-end
-LUA
 
 cat >"$work/invoke.lua" <<'LUA'
 wrk.method = "POST"
@@ -155,14 +114,14 @@ if [ "${REDIS:-}" = "1" ]; then
       if [ "$WARMUP" != "0" ]; then
         # The same load first, its jobs not counted: V8 compiles the hot paths in the first seconds.
         mkdir -p "$work/warmup"
-        IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >/dev/null
+        IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/http/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >/dev/null
         until_done
         rm -rf "$work/warmup"
       fi
       ids="$work/ids-redis-$round-$workers"
       mkdir -p "$ids"
       cpu_before=$(cpu_ticks "$service_pid" "${worker_pids[@]}" "$redis_pid")
-      IDS_DIR="$ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
+      IDS_DIR="$ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
       posted=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
       jobs=$(cat "$ids"/*.txt | wc -l)
       # Read before job-stats, whose GETs would count as the API's work.
@@ -187,7 +146,7 @@ for round in $(seq 1 "$ROUNDS"); do
   start_service
   ids="$work/ids-small-$round"
   mkdir -p "$ids"
-  IDS_DIR="$ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
+  IDS_DIR="$ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   posted=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
   stats=$(node bench/http/job-stats.mjs "http://127.0.0.1:$PORT" "$ids")
   wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/invoke.lua" "http://127.0.0.1:$PORT/invoke" >"$work/wrk.out"

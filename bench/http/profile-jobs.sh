@@ -18,7 +18,6 @@ PORT=${PORT:-18490}
 . bench/http/wrk-common.sh
 
 npm run build --silent
-sed -n '/^local ffi = require("ffi")$/,/^LUA$/p' bench/http/jobs.sh | sed '$d' >"$work/post.lua"
 export THREADS=2 RATE=
 if [ "${REDIS:-}" = "1" ]; then RATE=${RATE:-1500}; fi
 hz=$(getconf CLK_TCK)
@@ -64,12 +63,12 @@ fi
 wait_ready "http://127.0.0.1:$PORT/readyz" "$work/serve.log"
 
 mkdir -p "$work/warmup" "$work/ids"
-IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >/dev/null
+IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/http/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >/dev/null
 sleep 0.5
 measured_at=$(now)
 declare -A before
 for role in "${roles[@]}"; do before[$role]=$(ticks "${pid_of[$role]}"); done
-IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
+IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
 # The jobs posted last end within a few ms in a closed loop; paced, within the p99.
 sleep 0.5
 jobs=$(cat "$work"/ids/*.txt | wc -l)
