@@ -6,9 +6,12 @@
 #   minimum   LEVEL=3: less than the contract asks of every request, each part in its cheapest form (the
 #             file says what); a ceiling for any server of the contract on this stack
 #   service   node --max-semi-space-size=1 dist/main.js serve (as npm start), log level info
+#   bare + N µs   with SPIN_US=N: the bare server busy-waiting N µs before each answer. In a closed loop a
+#             slower server also pays more per request for what is not its own work (waking an idle client,
+#             colder caches); this rung shows how much, at a known cost of its own
 # and for each: median req/s, its ratio to bare, median p99, and the server's CPU time per request (user +
 # system, from /proc). Usage: bash bench/http/invoke-ladder.sh   (DURATION=5s CONNECTIONS=32 ROUNDS=5; RATE=
-# paces every run at that many requests a second, bench/http/alternating-rounds.sh)
+# paces every run at that many requests a second, bench/http/alternating-rounds.sh; SPIN_US=30)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -37,7 +40,14 @@ LEVEL=3 node bench/http/fastify-server.mjs 18095 >/dev/null &
 minimum_pid=$!
 pids+=("$bare_pid" "$fastify_pid" "$logging_pid" "$minimum_pid")
 server_pids=("$bare_pid" "$fastify_pid" "$logging_pid" "$minimum_pid" "$service_pid")
-for port in 18091 18092 18093 18095; do wait_listening "$port"; done
+if [ -n "${SPIN_US:-}" ]; then
+  node bench/http/bare-server.mjs 18096 "$answer" "$SPIN_US" &
+  pids+=($!)
+  server_pids+=($!)
+  names+=("bare + $SPIN_US µs")
+  ports+=(18096)
+fi
+for port in "${ports[@]}"; do wait_listening "$port"; done
 
 # shellcheck source=bench/http/alternating-rounds.sh
 . bench/http/alternating-rounds.sh

@@ -6,7 +6,7 @@
 # (user + system of the whole process, from /proc, from the first post until its jobs have ended, before
 # they are read back), each round and the median. With REDIS=1, distributed mode: a redis-server of the
 # script's own (AOF everysec, as jobs.sh's), flushed before each round, one `algoserve serve` and one
-# `algoserve worker` of the build, wrk paced at RATE jobs/s (jobs.sh's schedule) after WARMUP of the same load;
+# `algoserve worker` of the build, wrk paced at RATE jobs/s (bench/http/pace.lua) after WARMUP of the same load;
 # then the CPU per job is the API's and the worker's, each.
 # On the embedded store RATE and WARMUP (both unset by default) pace the posts too and warm each build up
 # first, so that builds of different rates compare their p99 at one offered rate, once warm.
