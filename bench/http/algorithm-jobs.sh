@@ -24,32 +24,14 @@ redis_pid=
 on_exit() { if [ -n "$redis_pid" ]; then kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null || true; fi; }
 
 npm run build --silent
-
-cat >"$work/post.lua" <<'LUA'
--- Each wrk thread writes the ids of the jobs it created to a file of its own.
-local threads = 0
-function setup(thread)
-  thread:set("n", threads)
-  threads = threads + 1
-end
-function init(args)
-  wrk.method = "POST"
-  wrk.headers["Content-Type"] = "application/json"
-  wrk.body = os.getenv("JOB_BODY")
-  out = io.open(os.getenv("IDS_DIR") .. "/ids-" .. n .. ".txt", "w")
-end
-function response(status, headers, body)
-  local id = body:match('"job_id":"(%x+)"')
-  if status == 202 and id then out:write(id, "\n") else io.stderr:write("POST /jobs: ", status, "\n") end
-  out:flush()
-end
-LUA
+# A closed loop, whatever RATE the caller's environment holds (bench/http/pace.lua).
+export RATE=
 
 # Posts jobs of BODY for DURATION, waits for them and prints job-stats' figures (JSON).
 measure() {
   local name=$1 body=$2 ids="$work/ids-$1-$3"
   mkdir -p "$ids"
-  JOB_BODY=$body IDS_DIR=$ids wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s "$work/post.lua" "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
+  JOB_BODY=$body IDS_DIR=$ids wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s bench/http/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   node bench/http/job-stats.mjs "http://127.0.0.1:$PORT" "$ids"
 }
 rate() { sed -E 's/.*"jobs_per_s":([0-9]+).*/\1/'; }
