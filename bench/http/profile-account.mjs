@@ -20,18 +20,9 @@ export function accountOf(file, skipS, keepS, rules, rest, nameOf = () => undefi
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const parent = new Map()
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
-  const from = profile.startTime + skipS * 1e6
-  const to = from + keepS * 1e6
-  const timeOf = new Map()
-  let t = profile.startTime
+  const timeOf = windowTimes(profile, skipS, keepS)
   let total = 0
-  profile.samples.forEach((id, i) => {
-    t += profile.timeDeltas[i]
-    if (t < from || t > to) return
-    const dt = profile.timeDeltas[i + 1] ?? profile.timeDeltas[i]
-    timeOf.set(id, (timeOf.get(id) ?? 0) + dt)
-    total += dt
-  })
+  for (const dt of timeOf.values()) total += dt
   const parts = new Map()
   const add = (part, dt) => parts.set(part, (parts.get(part) ?? 0) + dt)
   let idle = 0
@@ -54,6 +45,24 @@ export function accountOf(file, skipS, keepS, rules, rest, nameOf = () => undefi
     }
   }
   return { windowUs: total, busyUs: total - idle, idleUs: idle, parts }
+}
+
+/**
+ * The time in µs of each node of a parsed profile as the leaf of its samples (self time), over the samples
+ * from `skipS` seconds after the profile's start, for `keepS` seconds; idle time included, under `(idle)`.
+ */
+export function windowTimes(profile, skipS, keepS) {
+  const from = profile.startTime + skipS * 1e6
+  const to = from + keepS * 1e6
+  const timeOf = new Map()
+  let t = profile.startTime
+  profile.samples.forEach((id, i) => {
+    t += profile.timeDeltas[i]
+    if (t < from || t > to) return
+    const dt = profile.timeDeltas[i + 1] ?? profile.timeDeltas[i]
+    timeOf.set(id, (timeOf.get(id) ?? 0) + dt)
+  })
+  return timeOf
 }
 
 /** Prints an account: the window, then each part's share of the busy time, largest first. */

@@ -6,6 +6,7 @@
 //   (the main thread's .cpuprofile of each server, the requests it answered in the KEEP_S seconds from SKIP_S
 //   seconds after its start; profiles as bench/http/profile-parts.mjs's header says)
 import { readFileSync } from 'node:fs'
+import { windowTimes } from './profile-account.mjs'
 
 const KINDS = [
   ["the answer's writev", (frame) => /^writev |writevGeneric|_writev/.test(frame)],
@@ -22,19 +23,14 @@ const [skipS, keepS, ...runs] = process.argv.slice(2)
 const columns = runs.map((run) => {
   const [file, requests] = [run.slice(0, run.lastIndexOf(':')), Number(run.slice(run.lastIndexOf(':') + 1))]
   const profile = JSON.parse(readFileSync(file, 'utf8'))
-  const byId = new Map(profile.nodes.map((node) => [node.id, node.callFrame]))
-  const from = profile.startTime + Number(skipS) * 1e6
-  const to = from + Number(keepS) * 1e6
+  const frameOf = new Map(profile.nodes.map((node) => [node.id, node.callFrame]))
   const times = KINDS.map(() => 0)
-  let t = profile.startTime
-  profile.samples.forEach((id, i) => {
-    t += profile.timeDeltas[i]
-    const frame = byId.get(id)
-    if (t < from || t > to || frame.functionName === '(idle)') return
+  for (const [id, dt] of windowTimes(profile, Number(skipS), Number(keepS))) {
+    const frame = frameOf.get(id)
+    if (frame.functionName === '(idle)') continue
     const name = `${frame.functionName} ${frame.url}`
-    times[KINDS.findIndex(([, matches]) => matches(name))] +=
-      profile.timeDeltas[i + 1] ?? profile.timeDeltas[i]
-  })
+    times[KINDS.findIndex(([, matches]) => matches(name))] += dt
+  }
   return times.map((time) => time / requests)
 })
 console.log(`| kind | ${runs.map((_, i) => `profile ${i + 1}`).join(' | ')} |`)
