@@ -45,6 +45,15 @@ export interface AlgorithmModule<Params = unknown, Result = unknown> {
   timeoutMs?: number
   /** The most jobs of it running at once in one Algoserve process; default: the process's job concurrency. */
   concurrency?: number
+  /**
+   * The most memory one run may use, in MB: a program's processes get it as an OS limit; a module's
+   * runs are held to it as docs/algorithms.md says. Default: ALGOSERVE_ALGORITHM_MEMORY_MB.
+   */
+  memoryMb?: number
+  /** The longest result a run may send back, in bytes of JSON. Default: docs/algorithms.md. */
+  maxResultBytes?: number
+  /** The longest progress message a run may send, in bytes of JSON. Default: docs/algorithms.md. */
+  maxProgressBytes?: number
   run(params: Params, context: RunContext): Result | Promise<Result>
 }
 
@@ -116,6 +125,12 @@ export interface Algorithm {
   readonly timeoutMs: number | null
   /** The most of its jobs running at once in one Algoserve process, when it declares so. */
   readonly concurrency: number | null
+  /** Its declared memory limit per run, in MB, when it declares one. */
+  readonly memoryMb: number | null
+  /** Its declared bound on a result's JSON, in bytes, when it declares one. */
+  readonly maxResultBytes: number | null
+  /** Its declared bound on a progress message's JSON, in bytes, when it declares one. */
+  readonly maxProgressBytes: number | null
   readonly inline: InlineRuns | undefined
   /** Set for a process algorithm: its runs go to its processes, never to a worker thread. */
   readonly process?: ProcessSpec

@@ -19,6 +19,9 @@ const MEMBERS = [
   'examples',
   'timeoutMs',
   'concurrency',
+  'memoryMb',
+  'maxResultBytes',
+  'maxProgressBytes',
   'run',
 ]
 export interface CheckOptions {
@@ -60,6 +63,14 @@ export function checkModule(value: unknown, source: string, options: CheckOption
       module.concurrency < 1)
   )
     fail("'concurrency' must be a whole number of jobs running at once, at least 1")
+  wholeAtLeast(module.memoryMb, 16, "'memoryMb' must be a whole number of MB, at least 16", fail)
+  wholeAtLeast(module.maxResultBytes, 1, "'maxResultBytes' must be a whole number of bytes, at least 1", fail)
+  wholeAtLeast(
+    module.maxProgressBytes,
+    1,
+    "'maxProgressBytes' must be a whole number of bytes, at least 1",
+    fail,
+  )
   const compile = (member: 'params' | 'result') => {
     try {
       return compileSchema(module[member])
@@ -113,6 +124,9 @@ function algorithmOf(
     source,
     timeoutMs: module.timeoutMs ?? null,
     concurrency: module.concurrency ?? null,
+    memoryMb: module.memoryMb ?? null,
+    maxResultBytes: module.maxResultBytes ?? null,
+    maxProgressBytes: module.maxProgressBytes ?? null,
     inline: module[INLINE],
     checkParams,
     checkResult,
@@ -125,6 +139,17 @@ function rootOf(components: Record<string, JsonSchema>, name: string): JsonSchem
   for (let seen = 0; typeof root.$ref === 'string' && seen < Object.keys(components).length; seen++)
     root = components[root.$ref] ?? {}
   return root
+}
+
+/** An optional member that must be a whole number of at least `least` when present. */
+function wholeAtLeast(
+  value: unknown,
+  least: number,
+  problem: string,
+  fail: (problem: string) => never,
+): void {
+  if (value !== undefined && (typeof value !== 'number' || !Number.isInteger(value) || value < least))
+    fail(problem)
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
