@@ -45,7 +45,11 @@ test('a SIGKILL of the service: its watchdog ends every process it started, wher
   const { service, pids } = await serveWithPrograms(dataDir)
   service.process.kill('SIGKILL')
   await service.exit
-  await until(() => pids.every((pid) => !alive(pid)), 5000, () => `left: ${pids.filter(alive)}`)
+  await until(
+    () => pids.every((pid) => !alive(pid)),
+    5000,
+    () => `left: ${pids.filter(alive)}`,
+  )
 })
 
 test('with its watchdog gone too, the next service on the same data directory ends them', {
@@ -55,6 +59,10 @@ test('with its watchdog gone too, the next service on the same data directory en
   const dataDir = tempDataDir()
   t.after(() => rmSync(dataDir, { recursive: true, force: true }))
   const first = await serveWithPrograms(dataDir)
+  // Should the test fail half-way, what it left running is ended here.
+  t.after(() => {
+    for (const pid of first.pids.filter(alive)) process.kill(pid, 'SIGKILL')
+  })
   const watchdog = processWithVariable(`ALGOSERVE_WATCHDOG=${first.token}`)
   assert.ok(watchdog !== undefined, 'the watchdog runs')
   process.kill(watchdog, 'SIGKILL')
@@ -67,7 +75,11 @@ test('with its watchdog gone too, the next service on the same data directory en
   const second = start(['serve', '--data-dir', dataDir, '--port', '0', '--algorithms', ALGORITHMS])
   t.after(() => second.process.kill('SIGKILL'))
   await listening(second)
-  await until(() => left.every((pid) => !alive(pid)), 5000, () => `left: ${left.filter(alive)}`)
+  await until(
+    () => left.every((pid) => !alive(pid)),
+    5000,
+    () => `left: ${left.filter(alive)}`,
+  )
   assert.ok(!readdirSync(join(dataDir, 'process-owners')).includes(first.token), 'its record removed')
   second.process.kill('SIGTERM')
   assert.equal(await second.exit, 0)

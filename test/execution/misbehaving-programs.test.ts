@@ -48,7 +48,11 @@ test('a call fails at its limit plus the grace though a grandchild in its own se
   await assert.rejects(pool.run({ mode: 'hang' }, { lane: 'job', timeoutMs: 300 }), RunTimeLimitError)
   // Generous: without the end at the exit the call never fails at all.
   assert.ok(Date.now() - started < 300 + KILL_GRACE_MS + 5000, 'the call failed in bounded time')
-  await until(() => !alive(first.pid) && !alive(first.grandchild), 5000, 'the program and its grandchild gone')
+  await until(
+    () => !alive(first.pid) && !alive(first.grandchild),
+    5000,
+    'the program and its grandchild gone',
+  )
   const next = (await pool.run({}, { lane: 'invoke' })).result as Pids
   assert.notEqual(next.pid, first.pid)
   assert.equal(pool.failure, undefined, 'a replaced program is no failure to start')
@@ -69,7 +73,7 @@ test('an answer written just before the exit counts, though a grandchild still h
 
 for (const [fixture, memoryMb, declared, over] of [
   ['memory-hog-python', 64, true, 256],
-  ["memory-hog-node", 256, false, 512],
+  ['memory-hog-node', 256, false, 512],
 ] as const) {
   test(`${fixture}: its limit is an OS limit; past it the call fails saying so; it is replaced`, {
     skip: NO_PROC,
@@ -85,14 +89,17 @@ for (const [fixture, memoryMb, declared, over] of [
       assert.match(error.message, new RegExp(`^its process passed its memory limit of ${memoryMb} MB \\(it `))
       return true
     })
-    const next = (await until(() => pool.pids.length === 1 && pool.run({ mb: 8 }, { lane: 'invoke' }), 10_000))
-      .result as { pid: number }
+    const next = (
+      await until(() => pool.pids.length === 1 && pool.run({ mb: 8 }, { lane: 'invoke' }), 10_000)
+    ).result as { pid: number }
     assert.notEqual(next.pid, within.pid)
   })
 }
 
-test('without a limit the same allocation passes (the limit is what failed it)', { skip: NO_PROC }, async () => {
+test('without a limit the same allocation passes (the limit is what failed it)', {
+  skip: NO_PROC,
+}, async () => {
   const pool = startPool('memory-hog-node')
-  const result = (await pool.run({ mb: 512 }, { lane: "job" })).result as { held: number }
+  const result = (await pool.run({ mb: 512 }, { lane: 'job' })).result as { held: number }
   assert.equal(result.held, 64)
 })

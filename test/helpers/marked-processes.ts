@@ -40,7 +40,8 @@ export function processWithVariable(variable: string): number | undefined {
   for (const entry of readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(entry)) continue
     try {
-      if (readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(variable)) return Number(entry)
+      if (readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(variable))
+        return Number(entry)
     } catch {
       // Gone meanwhile.
     }
