@@ -71,6 +71,8 @@ export interface Config {
   invokeTimeoutMs: number
   /** The heap limit of each worker thread, in MB; 0 leaves Node's default. */
   threadHeapMb: number
+  /** The memory limit of an algorithm that declares none, in MB; 0 for none. */
+  algorithmMemoryMb: number
 }
 
 interface Setting<K extends keyof Config> {
@@ -602,6 +604,14 @@ export const SETTINGS = [
     parse: integer(0, 1_048_576),
     description:
       'Heap limit of each worker thread, in MB; a run that needs more fails alone and its thread is replaced. 0: Node.js default.',
+  }),
+  setting({
+    key: 'algorithmMemoryMb',
+    env: 'ALGOSERVE_ALGORITHM_MEMORY_MB',
+    default: 0,
+    parse: integer(0, 1_048_576),
+    description:
+      "Memory limit of an algorithm that declares no memoryMb, in MB: a process algorithm's program and each of its children get it as RLIMIT_DATA. 0: none.",
   }),
 ]
 

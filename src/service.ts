@@ -11,6 +11,7 @@ import { buildApp, buildWorkerApp } from './app.js'
 import type { Config } from './config.js'
 import { ConfigError } from './errors.js'
 import { Executor } from './execution/executor.js'
+import { recordOwner } from './execution/process-owner.js'
 import { ProcessPools } from './execution/process-pool.js'
 import type { Consumer, JobBackend, JobEndStatus } from './jobs/backend.js'
 import { openEmbeddedBackend } from './jobs/embedded/backend.js'
@@ -149,7 +150,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const algorithms = await loadRegistry(algorithmFiles)
   const served = servedAlgorithms(config, algorithms)
   const metrics = createMetrics()
-  const processes = new ProcessPools(algorithms, { invokeQueueTimeoutMs: config.invokeQueueTimeoutMs })
+  const processes = new ProcessPools(algorithms, {
+    invokeQueueTimeoutMs: config.invokeQueueTimeoutMs,
+    memoryMb: config.algorithmMemoryMb,
+  })
   const executor = new Executor(
     {
       threads: config.workerThreads,
@@ -183,7 +187,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
     throw error
   }
   const jobs: JobBackend = backend
-  processes.start(app.log.child({ component: 'algorithms' }))
+  const algorithmLog = app.log.child({ component: 'algorithms' })
+  // What a predecessor that died left running is ended before this one starts its own.
+  const forgetOwner = processes.any ? await recordOwner(config.dataDir, algorithmLog) : async () => {}
+  processes.start(algorithmLog)
   // Jobs kept where only this process reaches them are run here, whatever the settings say.
   const runsJobs = role === 'worker' || !jobs.capabilities.shared || config.runJobs
   metrics.countJobsWith(() => jobs.counts())
@@ -256,7 +263,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       clearInterval(sweep)
       clearTimeout(grace)
       await Promise.all([executor.close(), sender.close()])
-      await jobs.close()
+      await Promise.all([jobs.close(), forgetOwner()])
     },
   }
 }

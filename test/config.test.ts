@@ -64,6 +64,7 @@ test('the defaults are these values', () => {
     workerAlgorithms: [],
     invokeTimeoutMs: 30_000,
     threadHeapMb: 0,
+    algorithmMemoryMb: 0,
   })
   assert.deepEqual(loadConfig([], {}), defaultConfig())
 })

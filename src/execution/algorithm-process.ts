@@ -3,11 +3,12 @@
 // process's answer; a time limit, an abort, a line that breaks the protocol or an exit end it too, and
 // then the process is stopped (SIGTERM, SIGKILL after a grace, on the whole group) and the call fails
 // once it is gone, so that its successor never shares the CPU with it.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import type { FastifyBaseLogger } from 'fastify'
 import type { ProcessSpec } from '../algorithms/algorithm.js'
 import { RunTimeLimitError } from '../errors.js'
 import { LineReader, MAX_LINE_BYTES, ProtocolError, readMessage, requestLine } from './process-protocol.js'
+import { exitDuringCall, launchProgram, onProgramEnd, type Program } from './program-launch.js'
 import { RunFailure } from './timed-run.js'
 
 /** Between SIGTERM and SIGKILL, and between closing stdin at a shutdown and SIGTERM. */
@@ -36,10 +37,13 @@ export interface ProcessOptions {
   spec: ProcessSpec
   log: FastifyBaseLogger
   maxLineBytes?: number
+  /** Its memory limit, in MB; 0 for none. */
+  memoryMb?: number
 }
 
 export class AlgorithmProcess {
   readonly #name: string
+  readonly #program: Program
   readonly #child: ChildProcess
   readonly #log: FastifyBaseLogger
   #pending: PendingCall | undefined
@@ -53,16 +57,11 @@ export class AlgorithmProcess {
   readonly started: Promise<void>
   readonly startedAt = Date.now()
 
-  constructor({ name, spec, log, maxLineBytes = MAX_LINE_BYTES }: ProcessOptions) {
+  constructor({ name, spec, log, maxLineBytes = MAX_LINE_BYTES, memoryMb = 0 }: ProcessOptions) {
     this.#name = name
     this.#log = log
-    // Its own process group: a signal to the group reaches what it started too, and a Ctrl-C meant for
-    // the service reaches the service alone, which stops its processes in order.
-    this.#child = spawn(spec.command[0] as string, spec.command.slice(1), {
-      cwd: spec.cwd,
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
+    this.#program = launchProgram(spec, memoryMb)
+    this.#child = this.#program.child
     const child = this.#child
     this.started = new Promise((resolve, reject) => {
       child.once('spawn', resolve)
@@ -76,18 +75,14 @@ export class AlgorithmProcess {
         this.#exited = true
         const pending = this.#pending
         this.#pending = undefined
-        pending?.reject(this.#stopReason ?? new RunFailure(`its process ${how} during the call`))
+        pending?.reject(this.#stopReason ?? new RunFailure(exitDuringCall(this.#program, how)))
         resolve(how)
       }
       child.once('error', (error) =>
         end(`could not start (${(error as NodeJS.ErrnoException).code ?? error.message})`),
       )
-      // Anything it left running in its group goes with it.
-      child.once('exit', () => this.#signalGroup('SIGKILL'))
-      // Once its stdout is read to the end: an answer written just before exiting still counts.
-      child.once('close', (code, signal) =>
-        end(code === null ? `was killed by ${signal}` : `exited with code ${code}`),
-      )
+      // At its exit, with what it wrote before read: an answer written just before exiting still counts.
+      onProgramEnd(this.#program, end)
     })
     // A process that is gone answers writes with EPIPE; its exit is what counts.
     child.stdin?.on('error', () => {})

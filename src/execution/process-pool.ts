@@ -28,6 +28,8 @@ export interface ProcessPoolOptions {
   invokeQueueTimeoutMs: number
   /** The longest stdout line, in bytes (process-protocol.ts's by default). */
   maxLineBytes?: number
+  /** The memory limit of a program whose algorithm declares none, in MB; 0 for none. */
+  memoryMb?: number
 }
 
 /** The processes of one algorithm. */
@@ -109,7 +111,14 @@ export class ProcessPool {
     const log = this.#log
     if (spec === undefined || log === undefined) return
     const name = this.#algorithm.name
-    const process = new AlgorithmProcess({ name, spec, log, maxLineBytes: this.#options.maxLineBytes })
+    const memoryMb = this.#algorithm.memoryMb ?? this.#options.memoryMb
+    const process = new AlgorithmProcess({
+      name,
+      spec,
+      log,
+      maxLineBytes: this.#options.maxLineBytes,
+      memoryMb,
+    })
     this.#processes[i] = process
     process.started.then(
       () => {
@@ -166,6 +175,11 @@ export class ProcessPools {
       if (algorithm.process !== undefined)
         this.#pools.set(algorithm.name, new ProcessPool(algorithm, options))
     }
+  }
+
+  /** Whether there is any process algorithm. */
+  get any(): boolean {
+    return this.#pools.size > 0
   }
 
   pool(name: string): ProcessPool | undefined {
