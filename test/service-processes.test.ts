@@ -93,3 +93,34 @@ describe('the programs a process starts', { skip: skipWithoutRedis }, () => {
     assert.equal('process:Broken' in body.checks, false, 'no program of Broken started')
   })
 })
+
+test("a program's stderr is logged with the request id of the call, or the job's id", async () => {
+  const lines: Record<string, unknown>[] = []
+  const stream = { write: (text: string) => lines.push(JSON.parse(text)) }
+  const app = await startApp({ algorithms: [MISBEHAVING] }, { logger: { level: 'info', stream } })
+  try {
+    const call = await fetch(`${app.url}/algorithms/Misbehaving/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"mode": "stderr"}',
+    })
+    const { request_id } = (await call.json()) as { request_id: string }
+    const post = await fetch(`${app.url}/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"algorithm": "Misbehaving", "params": {"mode": "stderr"}}',
+    })
+    const { job_id } = (await post.json()) as { job_id: string }
+    const stderr = () => lines.filter((line) => line.msg === 'and another')
+    await until(() => stderr().length === 2, 10_000, 'the stderr of both runs logged')
+    assert.deepEqual(
+      stderr().map((line) => [line.algorithm, line.request_id, line.job_id]),
+      [
+        ['Misbehaving', request_id, undefined],
+        ['Misbehaving', undefined, job_id],
+      ],
+    )
+  } finally {
+    await app.close()
+  }
+})
