@@ -297,6 +297,11 @@ export class WebhookAddressRefusedError extends InternalFault {
   }
 }
 
+/** A process algorithm's program was moved to a state its current one does not lead to: a bug here. */
+export class ProcessStateError extends InternalFault {
+  readonly code = 'PROCESS_STATE'
+}
+
 /** A setting or argument is invalid: the process stops with this message, naming the setting. */
 export class ConfigError extends InternalFault {
   readonly code = 'CONFIG_INVALID'

@@ -150,10 +150,13 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const algorithms = await loadRegistry(algorithmFiles)
   const served = servedAlgorithms(config, algorithms)
   const metrics = createMetrics()
-  const processes = new ProcessPools(algorithms, {
-    invokeQueueTimeoutMs: config.invokeQueueTimeoutMs,
-    memoryMb: config.algorithmMemoryMb,
-  })
+  // A worker runs the jobs of its algorithms only: it starts their programs alone, and is ready without
+  // the others'. The API answers calls to every algorithm.
+  const processes = new ProcessPools(
+    algorithms,
+    { invokeQueueTimeoutMs: config.invokeQueueTimeoutMs, memoryMb: config.algorithmMemoryMb },
+    role === 'worker' ? served : undefined,
+  )
   const executor = new Executor(
     {
       threads: config.workerThreads,

@@ -26,6 +26,7 @@ const instances: errors.CodedError[] = [
   new errors.ShutdownAbort('shutting down'),
   new errors.LockLostAbort('the lock of 0123456789ab lapsed'),
   new errors.WebhookAddressRefusedError('example.test', '10.0.0.1'),
+  new errors.ProcessStateError('cannot go from busy to busy'),
   new errors.ConfigError('bad setting'),
   new errors.RedisRefusedError('evicts keys'),
 ]

@@ -1,13 +1,23 @@
 // One process of a process algorithm: started in its own process group, one call at a time over JSON
-// lines (process-protocol.ts), its stderr to the log tagged with the algorithm. A call ends with the
-// process's answer; a time limit, an abort, a line that breaks the protocol or an exit end it too, and
-// then the process is stopped (SIGTERM, SIGKILL after a grace, on the whole group) and the call fails
-// once it is gone, so that its successor never shares the CPU with it.
+// lines (process-protocol.ts), its stderr to the log tagged with the algorithm and the call, within the
+// algorithm's budget (log-budget.ts). A call ends with the process's answer; a time limit, an abort, a
+// line that breaks the protocol or an exit end it too, and then the process is stopped (SIGTERM, SIGKILL
+// after a grace, on the whole group) and the call fails once it is gone, so that its successor never
+// shares the CPU with it. A message for any call but the running one is logged and dropped: what a
+// program writes out of turn costs no other call.
 import type { ChildProcess } from 'node:child_process'
 import type { FastifyBaseLogger } from 'fastify'
 import type { ProcessSpec } from '../algorithms/algorithm.js'
-import { RunTimeLimitError } from '../errors.js'
-import { LineReader, MAX_LINE_BYTES, ProtocolError, readMessage, requestLine } from './process-protocol.js'
+import { ProcessStateError, RunTimeLimitError } from '../errors.js'
+import type { LogBudget } from './log-budget.js'
+import {
+  LineReader,
+  MAX_LINE_BYTES,
+  type ProcessMessage,
+  ProtocolError,
+  readMessage,
+  requestLine,
+} from './process-protocol.js'
 import { exitDuringCall, launchProgram, onProgramEnd, type Program } from './program-launch.js'
 import { RunFailure } from './timed-run.js'
 
@@ -18,11 +28,30 @@ const MAX_LOG_LINE_BYTES = 16 * 1024
 
 export type Progress = (fraction: number, message?: string) => void
 
+/** Whom a call runs for, on the log lines of its process: the request's id or the job's. */
+export type LogContext = { request_id: string } | { job_id: string }
+
+/**
+ * Where a process is: `starting` until it runs, `idle` between calls, `busy` with one, `stopping` once
+ * we stopped it or it exited by itself (it takes no call from then on), `gone` once it is reaped.
+ */
+export type ProcessState = 'starting' | 'idle' | 'busy' | 'stopping' | 'gone'
+
+/** The moves a process makes; any other is a bug (ProcessStateError). */
+const NEXT: Record<ProcessState, readonly ProcessState[]> = {
+  starting: ['idle', 'stopping', 'gone'],
+  idle: ['busy', 'stopping', 'gone'],
+  busy: ['idle', 'stopping', 'gone'],
+  stopping: ['gone'],
+  gone: [],
+}
+
 export interface CallOptions {
   /** The hard limit, in ms; sent to the process as `timeout_ms`. */
   timeoutMs?: number
   signal?: AbortSignal
   progress?: Progress
+  logContext?: LogContext
 }
 
 interface PendingCall {
@@ -30,57 +59,80 @@ interface PendingCall {
   resolve(result: unknown): void
   reject(reason: unknown): void
   progress: Progress | undefined
+  logContext: LogContext | undefined
+  /** The process wrote a message for it. */
+  heard: boolean
 }
 
 export interface ProcessOptions {
   name: string
   spec: ProcessSpec
   log: FastifyBaseLogger
+  /** The algorithm's share of the log for stderr lines, and for warnings of messages out of turn. */
+  budgets: { stderr: LogBudget; strays: LogBudget }
   maxLineBytes?: number
   /** Its memory limit, in MB; 0 for none. */
   memoryMb?: number
 }
+
+/**
+ * The call's process exited with code 0 after answering its previous call, without a word for this one:
+ * a program that answers once and exits, whose exit came after the call was written to it. The call
+ * never ran; the pool hands it to another process.
+ */
+export class ExitedBeforeTheCall extends RunFailure {}
 
 export class AlgorithmProcess {
   readonly #name: string
   readonly #program: Program
   readonly #child: ChildProcess
   readonly #log: FastifyBaseLogger
+  readonly #strays: LogBudget
+  #state: ProcessState = 'starting'
   #pending: PendingCall | undefined
-  /** Why the process is being stopped: the pending call fails with it once the process is gone. */
+  /** Why we stop the process: the pending call fails with it once the process is gone. */
   #stopReason: unknown
   #nextId = 0
-  #exited = false
+  /** The calls it answered. */
+  #answers = 0
   /** Resolves once the process is gone (or never started), with how it ended, for messages. */
   readonly exited: Promise<string>
   /** Resolves once the process runs; rejects with why it could not start. */
   readonly started: Promise<void>
   readonly startedAt = Date.now()
 
-  constructor({ name, spec, log, maxLineBytes = MAX_LINE_BYTES, memoryMb = 0 }: ProcessOptions) {
+  constructor({ name, spec, log, budgets, maxLineBytes = MAX_LINE_BYTES, memoryMb = 0 }: ProcessOptions) {
     this.#name = name
     this.#log = log
+    this.#strays = budgets.strays
     this.#program = launchProgram(spec, memoryMb)
     this.#child = this.#program.child
     const child = this.#child
     this.started = new Promise((resolve, reject) => {
-      child.once('spawn', resolve)
+      child.once('spawn', () => {
+        if (this.#state === 'starting') this.#to('idle')
+        resolve()
+      })
       child.once('error', reject)
     })
     // An unhandled rejection would end the service: whoever starts the process reads `started`.
     this.started.catch(() => {})
     this.exited = new Promise((resolve) => {
       const end = (how: string) => {
-        if (this.#exited) return
-        this.#exited = true
+        if (this.#state === 'gone') return
+        this.#to('gone')
         const pending = this.#pending
         this.#pending = undefined
-        pending?.reject(this.#stopReason ?? new RunFailure(exitDuringCall(this.#program, how)))
+        if (pending !== undefined) pending.reject(this.#stopReason ?? this.#exitFailure(how, pending))
         resolve(how)
       }
       child.once('error', (error) =>
         end(`could not start (${(error as NodeJS.ErrnoException).code ?? error.message})`),
       )
+      // Exited between calls: no call is handed to it while what it wrote before is read.
+      child.once('exit', () => {
+        if (this.#state === 'idle' || this.#state === 'starting') this.#to('stopping')
+      })
       // At its exit, with what it wrote before read: an answer written just before exiting still counts.
       onProgramEnd(this.#program, end)
     })
@@ -88,11 +140,23 @@ export class AlgorithmProcess {
     child.stdin?.on('error', () => {})
     const stdout = new LineReader(
       maxLineBytes,
-      (line) => this.#onLine(line),
+      (line) => {
+        let message: ProcessMessage
+        try {
+          message = readMessage(line)
+        } catch (error) {
+          this.#breach(error as ProtocolError)
+          return
+        }
+        this.#onLine(message)
+      },
       () => this.#breach(new ProtocolError(`its process wrote a line longer than ${maxLineBytes} bytes`)),
     )
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk))
-    const logLine = (line: string) => this.#log.info({ algorithm: name, pid: child.pid }, line)
+    const logLine = (line: string) => {
+      if (budgets.stderr.take(Buffer.byteLength(line)))
+        this.#log.info({ algorithm: name, pid: child.pid, ...this.#pending?.logContext }, line)
+    }
     const stderr = new LineReader(MAX_LOG_LINE_BYTES, logLine, logLine)
     child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk))
   }
@@ -106,18 +170,26 @@ export class AlgorithmProcess {
     return this.#nextId
   }
 
+  get state(): ProcessState {
+    return this.#state
+  }
+
   /** Stopped by us (a time limit, an abort, a broken protocol, a shutdown), not by itself. */
   get stopped(): boolean {
     return this.#stopReason !== undefined
   }
 
-  /** Alive and not being stopped: it may take a call. */
-  get usable(): boolean {
-    return !this.#exited && this.#stopReason === undefined
+  /** Its exit code once it exited by itself; otherwise null. */
+  get exitCode(): number | null {
+    return this.#child.exitCode
   }
 
-  /** One call; the process must be usable and free. Rejects with RunFailure, RunTimeLimitError or the signal's reason. */
-  call(params: unknown, { timeoutMs, signal, progress }: CallOptions = {}): Promise<unknown> {
+  /**
+   * One call; the process must be idle (else ProcessStateError). Rejects with RunFailure (or
+   * ExitedBeforeTheCall), RunTimeLimitError or the signal's reason.
+   */
+  call(params: unknown, { timeoutMs, signal, progress, logContext }: CallOptions = {}): Promise<unknown> {
+    this.#to('busy')
     const id = String(this.#nextId++)
     return new Promise<unknown>((resolve, reject) => {
       const timer =
@@ -132,6 +204,8 @@ export class AlgorithmProcess {
       this.#pending = {
         id,
         progress,
+        logContext,
+        heard: false,
         resolve: (result) => {
           done()
           resolve(result)
@@ -147,20 +221,13 @@ export class AlgorithmProcess {
     })
   }
 
-  #onLine(line: string): void {
-    if (this.#stopReason !== undefined) return
+  #onLine(message: ProcessMessage): void {
     const pending = this.#pending
-    let message: ReturnType<typeof readMessage>
-    try {
-      message = readMessage(line)
-    } catch (error) {
-      this.#breach(error as ProtocolError)
+    if (this.#state !== 'busy' || pending === undefined || message.id !== pending.id) {
+      this.#stray(message)
       return
     }
-    if (pending === undefined || message.id !== pending.id) {
-      this.#breach(new ProtocolError('its process wrote a message for no call it was given'))
-      return
-    }
+    pending.heard = true
     if (message.kind === 'progress') {
       try {
         pending.progress?.(message.fraction, message.message)
@@ -171,19 +238,53 @@ export class AlgorithmProcess {
       return
     }
     this.#pending = undefined
+    this.#answers++
+    this.#to('idle')
     if (message.kind === 'result') pending.resolve(message.result)
     else pending.reject(new RunFailure(message.error))
   }
 
+  /**
+   * A message for no running call: a second answer, one after its call's time limit or abort, one for
+   * an id never given. The call it was for has ended already, and none other is its business.
+   */
+  #stray(message: ProcessMessage): void {
+    if (!this.#strays.take(0)) return
+    const given = /^(0|[1-9][0-9]{0,15})$/.test(message.id) && Number(message.id) < this.#nextId
+    this.#log.warn(
+      { algorithm: this.#name, pid: this.#child.pid, ...(given ? { call: message.id } : {}) },
+      given
+        ? `dropped a ${message.kind} message for the call ${message.id}, which had ended`
+        : `dropped a ${message.kind} message for no call its process was given`,
+    )
+  }
+
+  /** Why the pending call failed when the process exited by itself. */
+  #exitFailure(how: string, pending: PendingCall): RunFailure {
+    const message = exitDuringCall(this.#program, how)
+    return !pending.heard && this.#answers > 0 && this.#child.exitCode === 0
+      ? new ExitedBeforeTheCall(message)
+      : new RunFailure(message)
+  }
+
+  #to(next: ProcessState): void {
+    if (!NEXT[this.#state].includes(next))
+      throw new ProcessStateError(`a process of '${this.#name}' cannot go from ${this.#state} to ${next}`)
+    this.#state = next
+  }
+
   #breach(error: ProtocolError): void {
+    // Once it is on its way out, what it writes changes nothing.
+    if (this.#state === 'stopping' || this.#state === 'gone') return
     this.#log.warn({ algorithm: this.#name, pid: this.#child.pid }, `stopping a process: ${error.message}`)
     this.stop(new RunFailure(error.message))
   }
 
   /** SIGTERM, then SIGKILL after the grace; the pending call, if any, fails with `reason` once it is gone. */
   stop(reason: unknown): Promise<string> {
-    if (this.#stopReason === undefined && !this.#exited) {
+    if (this.#state !== 'stopping' && this.#state !== 'gone') {
       this.#stopReason = reason
+      this.#to('stopping')
       this.#signalGroup('SIGTERM')
       const kill = setTimeout(() => this.#signalGroup('SIGKILL'), KILL_GRACE_MS)
       this.exited.then(() => clearTimeout(kill))
@@ -193,7 +294,7 @@ export class AlgorithmProcess {
 
   /** At a shutdown: stdin closed (the protocol's "stop"), then stop() if it has not exited within the grace. */
   async close(): Promise<void> {
-    if (this.#exited) return
+    if (this.#state === 'gone') return
     this.#child.stdin?.end()
     const grace = setTimeout(() => this.stop(new RunFailure('the service is shutting down')), KILL_GRACE_MS)
     await this.exited

@@ -4,7 +4,7 @@
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { AlgorithmError, ServiceUnavailableError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
-import type { Progress } from './algorithm-process.js'
+import type { LogContext, Progress } from './algorithm-process.js'
 import type { Lane } from './lanes.js'
 import type { ProcessPools } from './process-pool.js'
 import { ignoreProgress } from './progress.js'
@@ -36,6 +36,8 @@ export interface RunCallOptions {
    * hook that throws does not fail the run. Without one, a run's progress costs nothing.
    */
   progress?: Progress
+  /** Whom the run is for, on the log lines of a process algorithm's program (its stderr). */
+  logContext?: LogContext
 }
 
 /** The signal of inline runs, which nothing aborts: they take microseconds. */
@@ -131,12 +133,12 @@ export class Executor {
     algorithm: Algorithm,
     params: unknown,
     budgetMs: number,
-    { signal, lane = 'invoke', timeoutMs, progress }: RunCallOptions = {},
+    { signal, lane = 'invoke', timeoutMs, progress, logContext }: RunCallOptions = {},
   ): Promise<TimedRun> {
     let run: TimedRun
     try {
       run = await (algorithm.process !== undefined && this.#processes !== undefined
-        ? this.#processes.run(algorithm, params, { lane, signal, timeoutMs, progress })
+        ? this.#processes.run(algorithm, params, { lane, signal, timeoutMs, progress, logContext })
         : this.#threads.run(algorithm, params, budgetMs, { lane, signal, timeoutMs, progress })
       ).catch((error: unknown) => {
         // Not the algorithm's failure: no process or thread was free within the bound.

@@ -1,14 +1,16 @@
 // The processes of process algorithms: `instances` of each, started at start and stopped at shutdown.
-// A call takes a free process or waits for one in its lane (lanes.ts); a process that is stopped or
+// A call takes an idle process or waits for one in its lane (lanes.ts); a process that is stopped or
 // exits is replaced at once, and one that dies at its start is tried again after a wait, growing, with
-// the algorithm's readiness check false meanwhile (GET /readyz names it).
+// the algorithm's readiness check false meanwhile (GET /readyz names it). A program may answer once and
+// exit: a call written to it as it exits goes to its replacement.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import type { Registry } from '../algorithms/registry.js'
 import { ServiceUnavailableError } from '../errors.js'
-import { AlgorithmProcess, type Progress } from './algorithm-process.js'
+import { AlgorithmProcess, ExitedBeforeTheCall, type LogContext, type Progress } from './algorithm-process.js'
 import type { Lane } from './lanes.js'
 import { Lanes } from './lanes.js'
+import { LogBudget } from './log-budget.js'
 import { checkedResult, secondsSince, type TimedRun } from './timed-run.js'
 
 /** A process that exits this soon after it started, before any call, failed to start. */
@@ -21,6 +23,7 @@ export interface ProcessRunOptions {
   signal?: AbortSignal
   timeoutMs?: number
   progress?: Progress
+  logContext?: LogContext
 }
 
 export interface ProcessPoolOptions {
@@ -44,6 +47,7 @@ export class ProcessPool {
   readonly #restarts = new Set<NodeJS.Timeout>()
   #idle: AlgorithmProcess[] = []
   #log: FastifyBaseLogger | undefined
+  #budgets: { stderr: LogBudget; strays: LogBudget } | undefined
   #closed = false
 
   constructor(algorithm: Algorithm, options: ProcessPoolOptions) {
@@ -59,6 +63,11 @@ export class ProcessPool {
   /** Starts every instance. */
   start(log: FastifyBaseLogger): void {
     this.#log = log
+    const name = this.#algorithm.name
+    this.#budgets = {
+      stderr: new LogBudget(name, 'stderr', log),
+      strays: new LogBudget(name, 'warnings of messages out of turn', log),
+    }
     for (let i = 0; i < this.#processes.length; i++) this.#startInstance(i)
   }
 
@@ -70,30 +79,48 @@ export class ProcessPool {
   /** The process ids running now, for tests and operators. */
   get pids(): number[] {
     return this.#processes.flatMap((process) =>
-      process?.usable && process.pid !== undefined ? [process.pid] : [],
+      process !== undefined && running(process) && process.pid !== undefined ? [process.pid] : [],
     )
   }
 
-  /** One call on a free process, measured and its result checked against the result schema. */
-  async run(params: unknown, { lane, signal, timeoutMs, progress }: ProcessRunOptions): Promise<TimedRun> {
-    let process = this.#idle.pop()
-    // One that has just exited may still be listed until its exit is handled.
-    while (process !== undefined && !process.usable) process = this.#idle.pop()
-    process ??= await this.#waitForProcess(lane, signal)
-    const start = performance.now()
-    try {
-      const result = await process.call(params, { timeoutMs, signal, progress })
-      const elapsedSeconds = secondsSince(start)
-      return { result: checkedResult(this.#algorithm, result), elapsedSeconds }
-    } finally {
-      if (process.usable) this.#free(process)
+  /**
+   * One call on an idle process, measured and its result checked against the result schema. A call its
+   * process exited before taking (ExitedBeforeTheCall) is handed to the next, within what is left of
+   * its time limit.
+   */
+  async run(params: unknown, options: ProcessRunOptions): Promise<TimedRun> {
+    const { lane, signal, timeoutMs, progress, logContext } = options
+    let first: number | undefined
+    for (let hands = 1; ; hands++) {
+      const process = await this.#idleProcess(lane, signal)
+      const start = performance.now()
+      first ??= start
+      const left = timeoutMs === undefined ? undefined : Math.max(0, timeoutMs - Math.round(start - first))
+      try {
+        const result = await process.call(params, { timeoutMs: left, signal, progress, logContext })
+        const elapsedSeconds = secondsSince(start)
+        return { result: checkedResult(this.#algorithm, result), elapsedSeconds }
+      } catch (error) {
+        // Each of its processes may have been on its way out once; past that, it is the program's doing.
+        if (!(error instanceof ExitedBeforeTheCall) || hands > this.#processes.length) throw error
+      } finally {
+        if (process.state === 'idle') this.#free(process)
+      }
+    }
+  }
+
+  async #idleProcess(lane: Lane, signal: AbortSignal | undefined): Promise<AlgorithmProcess> {
+    for (;;) {
+      const process = this.#idle.pop() ?? (await this.#waitForProcess(lane, signal))
+      // One that has exited, or begun to, since it was listed is never handed a call.
+      if (process.state === 'idle') return process
     }
   }
 
   #waitForProcess(lane: Lane, signal: AbortSignal | undefined): Promise<AlgorithmProcess> {
     const failure = this.failure
     // A call waits for a process that is starting, not for one that keeps failing to start.
-    if (lane === 'invoke' && failure !== undefined && !this.#processes.some((process) => process?.usable)) {
+    if (lane === 'invoke' && failure !== undefined && !this.#processes.some((p) => p && running(p))) {
       throw new ServiceUnavailableError(
         `The algorithm '${this.#algorithm.name}' is not running: its process ${failure}.`,
       )
@@ -109,20 +136,16 @@ export class ProcessPool {
     if (this.#closed) return
     const spec = this.#algorithm.process
     const log = this.#log
-    if (spec === undefined || log === undefined) return
+    const budgets = this.#budgets
+    if (spec === undefined || log === undefined || budgets === undefined) return
     const name = this.#algorithm.name
+    const { maxLineBytes } = this.#options
     const memoryMb = this.#algorithm.memoryMb ?? this.#options.memoryMb
-    const process = new AlgorithmProcess({
-      name,
-      spec,
-      log,
-      maxLineBytes: this.#options.maxLineBytes,
-      memoryMb,
-    })
+    const process = new AlgorithmProcess({ name, spec, log, budgets, maxLineBytes, memoryMb })
     this.#processes[i] = process
     process.started.then(
       () => {
-        if (!process.usable) return
+        if (process.state !== 'idle') return
         const up = setTimeout(() => {
           this.#failures[i] = undefined
           this.#attempts[i] = 0
@@ -152,8 +175,11 @@ export class ProcessPool {
         this.#restarts.add(timer)
         return
       }
-      if (!process.stopped)
-        log.warn({ algorithm: name }, `a process of the algorithm '${name}' ${how}; replacing it`)
+      if (!process.stopped) {
+        // Exiting cleanly is how a program that answers once and exits works: no cause for a warning.
+        const level = process.exitCode === 0 ? 'debug' : 'warn'
+        log[level]({ algorithm: name }, `a process of the algorithm '${name}' ${how}; replacing it`)
+      }
       this.#startInstance(i)
     })
   }
@@ -163,16 +189,22 @@ export class ProcessPool {
     this.#closed = true
     for (const timer of this.#restarts) clearTimeout(timer)
     await Promise.all(this.#processes.map((process) => process?.close()))
+    this.#budgets?.stderr.flush()
+    this.#budgets?.strays.flush()
   }
 }
 
-/** The pools of every process algorithm of a registry. */
+/** Started, or starting, and not on its way out. */
+const running = (process: AlgorithmProcess): boolean =>
+  process.state === 'starting' || process.state === 'idle' || process.state === 'busy'
+
+/** The pools of the process algorithms of a registry: all of them, or those `served` names. */
 export class ProcessPools {
   readonly #pools = new Map<string, ProcessPool>()
 
-  constructor(algorithms: Registry, options: ProcessPoolOptions) {
+  constructor(algorithms: Registry, options: ProcessPoolOptions, served?: readonly string[]) {
     for (const algorithm of algorithms.values()) {
-      if (algorithm.process !== undefined)
+      if (algorithm.process !== undefined && (served === undefined || served.includes(algorithm.name)))
         this.#pools.set(algorithm.name, new ProcessPool(algorithm, options))
     }
   }

@@ -41,6 +41,7 @@ export function createRunJob(options: RunJobOptions): RunJob {
         lane: 'job',
         timeoutMs: algorithm.timeoutMs ?? timeoutMs,
         progress,
+        logContext: { job_id: job.id },
       })
       return {
         status: 'completed',

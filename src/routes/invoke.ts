@@ -98,8 +98,9 @@ export function answerCall<T>(
 ): T | Promise<T> {
   const run = executor.runInline(algorithm, params, budgetMs, { timeoutMs })
   if (run !== undefined) return answer(run)
+  const logContext = { request_id: reply.request.id }
   return executor
-    .runElsewhere(algorithm, params, budgetMs, { signal: abortOnDisconnect(reply), timeoutMs })
+    .runElsewhere(algorithm, params, budgetMs, { signal: abortOnDisconnect(reply), timeoutMs, logContext })
     .then(answer)
 }
 

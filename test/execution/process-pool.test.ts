@@ -1,8 +1,9 @@
 // The processes of a process algorithm, with real child processes that misbehave on demand
-// (test/fixtures/misbehaving-process): calls and their answers, progress, stderr in the log, a time
-// limit and an abort (SIGTERM, then SIGKILL for one that ignores it), exits, garbage and huge lines,
-// each failing its call with a clear error and the process replaced; the lanes' 503; a process that
-// never starts; and a shutdown that leaves none behind.
+// (test/fixtures/misbehaving-process, and its Python twin misbehaving-python): calls and their answers,
+// progress, stderr in the log, a time limit and an abort (SIGTERM, then SIGKILL for one that ignores
+// it), exits, garbage and huge lines, each failing its call with a clear error and the process replaced;
+// answers out of turn dropped without harm to the next call; a program that answers once and exits;
+// stderr bounded; the lanes' 503; a process that never starts; and a shutdown that leaves none behind.
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -14,12 +15,23 @@ import pino from 'pino'
 import type { Algorithm } from '../../src/algorithms/algorithm.js'
 import { loadManifest } from '../../src/algorithms/process-manifest.js'
 import { AlgorithmError, RunTimeLimitError, ServiceUnavailableError } from '../../src/errors.js'
-import { KILL_GRACE_MS } from '../../src/execution/algorithm-process.js'
+import { AlgorithmProcess, KILL_GRACE_MS } from '../../src/execution/algorithm-process.js'
+import {
+  LogBudget,
+  STDERR_BYTES_PER_SECOND,
+  STDERR_LINES_PER_SECOND,
+} from '../../src/execution/log-budget.js'
 import { ProcessPool } from '../../src/execution/process-pool.js'
 import { RunFailure } from '../../src/execution/timed-run.js'
 import { until } from '../helpers/time.js'
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/misbehaving-process/', import.meta.url))
+const PYTHON_FIXTURE = fileURLToPath(new URL('../fixtures/misbehaving-python/', import.meta.url))
+/** The fixture in each language, for the behaviours both have. */
+const PROGRAMS = [
+  { language: 'Node.js', command: [process.execPath, join(FIXTURE, 'process.mjs')] },
+  { language: 'Python', command: ['python3', join(PYTHON_FIXTURE, 'process.py')] },
+]
 const folders: string[] = []
 const pools: ProcessPool[] = []
 after(async () => {
@@ -48,14 +60,21 @@ interface LogLine {
   level: number
   msg: string
   algorithm?: string
+  pid?: number
+  job_id?: string
+  request_id?: string
+  dropped_lines?: number
+  dropped_bytes?: number
 }
+
+const WARN = 40
 
 function startPool(
   members: Record<string, unknown> = {},
   options: { invokeQueueTimeoutMs?: number; maxLineBytes?: number } = {},
 ) {
   const lines: LogLine[] = []
-  const log = pino({ level: 'info' }, { write: (text: string) => lines.push(JSON.parse(text)) })
+  const log = pino({ level: 'debug' }, { write: (text: string) => lines.push(JSON.parse(text)) })
   const pool = new ProcessPool(algorithm(members), { invokeQueueTimeoutMs: 5000, ...options })
   pools.push(pool)
   pool.start(log as unknown as FastifyBaseLogger)
@@ -134,7 +153,6 @@ test('a result that breaks the result schema fails the call; the process stays',
 for (const [mode, expected] of [
   ['crash', /^its process exited with code 3 during the call$/],
   ['garbage', /^its process wrote a line that is not JSON$/],
-  ['wrong-id', /^its process wrote a message for no call it was given$/],
 ] as const) {
   test(`${mode}: the call fails saying so (never what it wrote), the process is replaced, the next call works`, async () => {
     const { pool } = startPool()
@@ -285,4 +303,150 @@ test('close: stdin closed, every process gone, none started again', async () => 
 
 test('AlgorithmError is what the executor makes of these failures (checked where it is thrown)', () => {
   assert.ok(new RunTimeLimitError('Misbehaving', 1) instanceof AlgorithmError)
+})
+
+const warnings = (lines: LogLine[], text: string) =>
+  lines.filter((line) => line.level === WARN && line.algorithm === 'Misbehaving' && line.msg.includes(text))
+
+for (const { language, command } of PROGRAMS) {
+  test(`${language}: a second answer to an ended call is logged and dropped; the call running meanwhile gets its own`, async () => {
+    const { pool, lines } = startPool({ command })
+    const first = (await pool.run({ mode: 'twice', after_ms: 200 }, { lane: 'invoke' })).result
+    // Running when the second answer to the first call comes.
+    const second = (await pool.run({ mode: 'slow', after_ms: 600 }, { lane: 'invoke' })).result
+    assert.deepEqual(second, first, 'the same process answered both')
+    assert.equal(warnings(lines, 'dropped a result message for the call 0, which had ended').length, 1)
+  })
+
+  test(`${language}: a message for no call it was given is logged and dropped; the next call is answered`, async () => {
+    const { pool, lines } = startPool({ command })
+    const first = (await pool.run({ mode: 'stray', after_ms: 200 }, { lane: 'invoke' })).result
+    const second = (await pool.run({ mode: 'slow', after_ms: 600 }, { lane: 'invoke' })).result
+    assert.deepEqual(second, first)
+    assert.equal(warnings(lines, 'dropped a progress message for no call its process was given').length, 1)
+  })
+
+  test(`${language}: an id it was never given, then its answer: the message dropped, the call answered`, async () => {
+    const { pool, lines } = startPool({ command })
+    const before = await pidOf(pool)
+    const run = await pool.run({ mode: 'wrong-id' }, { lane: 'invoke' })
+    assert.equal((run.result as { pid: number }).pid, before)
+    assert.equal(warnings(lines, 'dropped a result message for no call its process was given').length, 1)
+  })
+
+  test(`${language}: an answer after its call's time limit is logged and dropped; the next call is answered`, {
+    timeout: 20_000,
+  }, async () => {
+    const { pool, lines } = startPool({ command })
+    const before = await pidOf(pool)
+    // It ignores SIGTERM: its answer comes while it is being stopped, before the SIGKILL.
+    await assert.rejects(
+      pool.run({ mode: 'late', after_ms: 300 }, { lane: 'job', timeoutMs: 100 }),
+      RunTimeLimitError,
+    )
+    assert.equal(warnings(lines, 'dropped a result message for the call 1, which had ended').length, 1)
+    assert.equal(running(before), false, 'the stop stands')
+    assert.notEqual(await pidOf(pool), before)
+  })
+
+  test(`${language}: a program that answers once and exits: every call answered, each by a new process`, {
+    timeout: 60_000,
+  }, async () => {
+    const { pool, lines } = startPool({ command })
+    const pids = new Set<number>()
+    // linger_ms 0: it exits as soon as it answered; 100: the next call is surely written to it first.
+    for (const linger_ms of [0, 100]) {
+      for (let i = 0; i < 10; i++) {
+        const run = await pool.run({ mode: 'once', linger_ms }, { lane: 'invoke', timeoutMs: 10_000 })
+        pids.add((run.result as { pid: number }).pid)
+      }
+    }
+    assert.equal(pids.size, 20)
+    assert.equal(
+      lines.filter((line) => line.level >= WARN).length,
+      0,
+      'exiting cleanly between calls is no cause for a warning',
+    )
+  })
+
+  test(`${language}: stderr is logged within the algorithm's budget; what is over is counted in a summary`, {
+    timeout: 30_000,
+  }, async () => {
+    const { pool, lines } = startPool({ command })
+    const written = 20_000
+    const started = Date.now()
+    await pool.run({ mode: 'flood', bytes: written * 1000 }, { lane: 'job', logContext: { job_id: 'j1' } })
+    const logged = () => lines.filter((line) => line.msg.startsWith('xxx'))
+    const dropped = () =>
+      lines
+        .filter((line) => line.dropped_lines !== undefined)
+        .reduce((sum, line) => sum + (line.dropped_lines as number), 0)
+    // Every line written is either logged or counted, once its second's summary is out.
+    await until(() => logged().length + dropped() === written, 5000, 'every line logged or counted')
+    const seconds = Math.ceil((Date.now() - started) / 1000) + 1
+    assert.ok(logged().length <= STDERR_LINES_PER_SECOND * seconds, `${logged().length} lines logged`)
+    const bytes = logged().reduce((sum, line) => sum + line.msg.length, 0)
+    assert.ok(bytes <= STDERR_BYTES_PER_SECOND * seconds, `${bytes} bytes logged`)
+    for (const line of logged()) assert.equal(line.job_id, 'j1')
+    const summary = warnings(lines, "bytes of stderr from 'Misbehaving' in the last second")
+    assert.ok(summary.length >= 1 && summary.length <= seconds)
+    assert.match(summary[0]?.msg ?? '', /^dropped [0-9]+ lines, [0-9]+ bytes of stderr from 'Misbehaving'/)
+  })
+}
+
+test("stderr lines carry the call's request or job id; between calls, none", async () => {
+  const { pool, lines } = startPool()
+  await pool.run({ mode: 'stderr' }, { lane: 'invoke', logContext: { request_id: 'req-7' } })
+  await pool.run({ mode: 'stderr' }, { lane: 'job', logContext: { job_id: 'job-8' } })
+  await until(() => lines.filter((line) => line.msg === 'and another').length === 2, 5000, 'both logged')
+  const logged = lines.filter((line) => line.msg === 'a line for the log' || line.msg === 'and another')
+  assert.deepEqual(
+    logged.map((line) => [line.request_id, line.job_id]),
+    [
+      ['req-7', undefined],
+      ['req-7', undefined],
+      [undefined, 'job-8'],
+      [undefined, 'job-8'],
+    ],
+  )
+})
+
+test('an answer after an abort is logged and dropped; the next call is answered', {
+  timeout: 20_000,
+}, async () => {
+  const { pool, lines } = startPool()
+  const before = await pidOf(pool)
+  const controller = new AbortController()
+  const call = pool.run({ mode: 'late', after_ms: 300 }, { lane: 'job', signal: controller.signal })
+  setTimeout(() => controller.abort('cancelled'), 100)
+  await assert.rejects(call, (reason: unknown) => reason === 'cancelled')
+  assert.equal(warnings(lines, 'dropped a result message for the call 1, which had ended').length, 1)
+  assert.notEqual(await pidOf(pool), before)
+})
+
+test('a process moves through its named states, and takes a call only when idle', {
+  timeout: 20_000,
+}, async () => {
+  const lines: LogLine[] = []
+  const log = pino({ level: 'info' }, { write: (text: string) => lines.push(JSON.parse(text)) })
+  const fastify = log as unknown as FastifyBaseLogger
+  const budgets = {
+    stderr: new LogBudget('Misbehaving', 'stderr', fastify),
+    strays: new LogBudget('M', 's', fastify),
+  }
+  const spec = { command: [process.execPath, join(FIXTURE, 'process.mjs')], cwd: FIXTURE, instances: 1 }
+  const program = new AlgorithmProcess({ name: 'Misbehaving', spec, log: fastify, budgets })
+  assert.equal(program.state, 'starting')
+  await program.started
+  assert.equal(program.state, 'idle')
+  const call = program.call({ mode: 'slow', after_ms: 100 })
+  assert.equal(program.state, 'busy')
+  assert.throws(() => program.call({}), /cannot go from busy to busy/)
+  await call
+  assert.equal(program.state, 'idle')
+  const stopping = program.stop(new Error('enough'))
+  assert.equal(program.state, 'stopping')
+  assert.throws(() => program.call({}), /cannot go from stopping to busy/)
+  await stopping
+  assert.equal(program.state, 'gone')
 })
