@@ -3,7 +3,8 @@
 // job ends with a result of RESULT_MB. This checkout against another (the first argument, e.g. the main
 // checkout), alternating, ROUNDS each; the service runs in a child process (idle-streams-server.ts).
 // Each round: the RSS once the clients are attached (before the end), its peak over WATCH_S seconds
-// after the end, and how many clients were cut by then (their connection reset or closed).
+// after the end, and how many connections were gone (reset or closed) half a second after the clients
+// read again: cut, or, where not cut, read to their end by then.
 //
 // `npm run bench:idle-streams -- /work/main` (= node --import tsx bench/jobs/idle-streams.ts <checkout>);
 // CLIENTS=100 RESULT_MB=8 ROUNDS=3 WATCH_S=35.
@@ -107,7 +108,7 @@ for (let n = 0; n < ROUNDS; n++)
     results[name].push(result)
     console.log(
       `${name} (${checkouts[name]}): RSS ${result.before.toFixed(0)} MB with the clients, peak ` +
-        `${result.peak.toFixed(0)} MB after the end, ${result.cut} of ${CLIENTS} cut`,
+        `${result.peak.toFixed(0)} MB after the end, ${result.cut} of ${CLIENTS} gone 0.5 s after reading again`,
     )
   }
 rmSync(dir, { recursive: true, force: true })
