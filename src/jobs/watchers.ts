@@ -6,24 +6,29 @@
 //
 // However many clients watch a job, the hub reads it once per change (the backend's one subscription
 // says which job may have changed), one read at a time per job, and each client is sent its own
-// difference from that read.
+// difference from that read. An event is made once while any stream still holds it: the streams of a
+// job share its bytes (an end whose result is 8 MB is one Buffer for a hundred clients, not a hundred).
 import { jsonText, jsonTime } from '../json-text.js'
 import { isEnded, type JobRecord, type JobState } from './job.js'
 import { jobStatusJson, progressJson } from './job-view.js'
 
-/** One Server-Sent Event, with its text on the stream (made once, however many streams it goes to). */
+/**
+ * One Server-Sent Event as it goes on the wire: its bytes are made once and the same Buffer is written to
+ * every stream it goes to (a Buffer written to a socket is not copied, where a string is encoded per write).
+ */
 export interface JobEvent {
   id: string
   event: 'state' | 'progress' | 'end'
-  data: string
-  text: string
+  bytes: Buffer
 }
 
-const jobEvent = (id: string, event: JobEvent['event'], data: string): JobEvent => ({
+/** Makes the event `id` of kind `event` whose data is `data()`; the hub's reuses one it has made already. */
+export type MakeEvent = (id: string, event: JobEvent['event'], data: () => string) => JobEvent
+
+const jobEvent: MakeEvent = (id, event, data) => ({
   id,
   event,
-  data,
-  text: `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`,
+  bytes: Buffer.from(`id: ${id}\nevent: ${event}\ndata: ${data()}\n\n`),
 })
 
 /** What a client has seen of a job: the run, its state and the progress update (0 for none). */
@@ -49,22 +54,23 @@ export function parseEventId(text: string | undefined): Seen | null {
 const seenOf = (job: JobRecord): Seen => ({ runs: job.runs, status: job.status, seq: job.progress?.seq ?? 0 })
 
 /** The events that bring a client that has seen `seen` (null: nothing) up to `job`. */
-export function eventsSince(job: JobRecord, seen: Seen | null): JobEvent[] {
+export function eventsSince(job: JobRecord, seen: Seen | null, make: MakeEvent = jobEvent): JobEvent[] {
   const now = seenOf(job)
   if (isEnded(job.status)) {
     if (seen !== null && isEnded(seen.status) && seen.runs === now.runs) return []
-    return [jobEvent(eventId({ ...now, seq: 0 }), 'end', jobStatusJson(job))]
+    return [make(eventId({ ...now, seq: 0 }), 'end', () => jobStatusJson(job))]
   }
   const events: JobEvent[] = []
   const sameRun = seen !== null && seen.runs === now.runs && seen.status === now.status
   if (!sameRun) {
-    const state =
+    const state = () =>
       `{"job_id":${jsonText(job.id)},"status":${jsonText(job.status)},` +
       `"started_at":${jsonTime(job.startedAt)}}`
-    events.push(jobEvent(eventId({ ...now, seq: 0 }), 'state', state))
+    events.push(make(eventId({ ...now, seq: 0 }), 'state', state))
   }
-  if (job.progress !== null && (!sameRun || seen.seq !== now.seq))
-    events.push(jobEvent(eventId(now), 'progress', progressJson(job.progress)))
+  const progress = job.progress
+  if (progress !== null && (!sameRun || seen.seq !== now.seq))
+    events.push(make(eventId(now), 'progress', () => progressJson(progress)))
   return events
 }
 
@@ -93,6 +99,24 @@ export class JobWatchers {
   // Jobs being read now; true when a change came during the read: it is read again after.
   readonly #reading = new Map<string, boolean>()
   #count = 0
+  // The events made, by job and event id, for as long as a stream holds them (an event id says all
+  // its data: the same id of the same job is the same event).
+  readonly #made = new Map<string, WeakRef<JobEvent>>()
+  readonly #forgotten = new FinalizationRegistry<string>((key) => {
+    if (this.#made.get(key)?.deref() === undefined) this.#made.delete(key)
+  })
+  readonly #make =
+    (jobId: string): MakeEvent =>
+    (id, event, data) => {
+      const key = `${jobId} ${id}`
+      let made = this.#made.get(key)?.deref()
+      if (made === undefined) {
+        made = jobEvent(id, event, data)
+        this.#made.set(key, new WeakRef(made))
+        this.#forgotten.register(made, key)
+      }
+      return made
+    }
 
   constructor(options: {
     read: (id: string) => Promise<JobRecord | null>
@@ -115,6 +139,11 @@ export class JobWatchers {
   /** The ids of the jobs watched now. */
   ids(): IterableIterator<string> {
     return this.#byId.keys()
+  }
+
+  /** eventsSince, with the events shared with every other stream that holds them now. */
+  eventsSince(job: JobRecord, seen: Seen | null): JobEvent[] {
+    return eventsSince(job, seen, this.#make(job.id))
   }
 
   /** Holds `watcher` on job `id` and reads the job for it; false when `max` are held already. */
@@ -185,7 +214,7 @@ export class JobWatchers {
     const key = watcher.seen === null ? '' : eventId(watcher.seen)
     let events = made.get(key)
     if (events === undefined) {
-      events = eventsSince(job, watcher.seen)
+      events = this.eventsSince(job, watcher.seen)
       made.set(key, events)
     }
     if (events.length > 0) {

@@ -1,14 +1,14 @@
 // GET /jobs/{job_id}/events (job control, docs/jobs.md): a job's changes as Server-Sent Events, ending
 // with its end. What each event says, and how one read per change serves every client of a job, is
 // jobs/watchers.ts's; here are the HTTP side, the keep-alive, and the end of the streams at a shutdown.
-import { PassThrough } from 'node:stream'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { JobNotFoundError, ServiceUnavailableError } from '../errors.js'
 import { JobIdParams, validationFailed, wrappedError } from '../http/schemas.js'
+import { SseStream } from '../http/sse-stream.js'
 import type { JobBackend } from '../jobs/backend.js'
 import { isEnded } from '../jobs/job.js'
-import { eventsSince, type JobEvent, JobWatchers, parseEventId, type Watcher } from '../jobs/watchers.js'
+import { type JobEvent, JobWatchers, parseEventId, type Watcher } from '../jobs/watchers.js'
 
 export interface JobEventRouteOptions {
   backend: () => JobBackend
@@ -18,12 +18,17 @@ export interface JobEventRouteOptions {
 
 /**
  * A comment line this often keeps proxies from closing a quiet stream; each watched job is read again
- * then too, in case a change was not heard (its store was away).
+ * then too, in case a change was not heard (its store was away), and an ended stream whose client has
+ * taken nothing of its end since is cut.
  */
 const KEEP_ALIVE_MS = 15_000
+const KEEP_ALIVE = Buffer.from(': keep-alive\n\n')
 /** What a client's EventSource waits before it comes back after the stream is cut. */
-const RETRY_MS = 1000
-/** A client this far behind (bytes written and not taken) is cut off: it comes back with Last-Event-ID. */
+const RETRY = Buffer.from('retry: 1000\n\n')
+/**
+ * A client this far behind (bytes written and not taken) before a write is cut off instead: it comes back
+ * with Last-Event-ID. One event may be larger (an end with a large result): it is one Buffer for all.
+ */
 const MAX_BEHIND_BYTES = 1024 * 1024
 
 const LastEventIdHeaders = Type.Object({
@@ -56,9 +61,12 @@ export async function jobEventRoutes(app: FastifyInstance, options: JobEventRout
       })
     return subscribed
   }
-  const streams = new Set<PassThrough>()
+  const streams = new Set<SseStream>()
   const keepAlive = setInterval(() => {
-    for (const stream of streams) stream.write(': keep-alive\n\n')
+    for (const stream of streams) {
+      if (stream.ended) stream.look()
+      else stream.write(KEEP_ALIVE)
+    }
     for (const id of [...watchers.ids()]) watchers.changed(id)
   }, KEEP_ALIVE_MS)
   keepAlive.unref()
@@ -108,35 +116,37 @@ export async function jobEventRoutes(app: FastifyInstance, options: JobEventRout
       const seen = parseEventId((request.headers as { 'last-event-id'?: string })['last-event-id'])
       const job = await backend().read(id, Date.now())
       if (job === null) throw new JobNotFoundError(id)
-      const stream = new PassThrough()
+      const stream = new SseStream(reply.raw, MAX_BEHIND_BYTES, (behindBytes) =>
+        log.info({ job_id: id, behind_bytes: behindBytes }, 'cut an event stream whose client is behind'),
+      )
       const write = (events: JobEvent[]) => {
-        for (const event of events) stream.write(event.text)
-        if (stream.writableLength > MAX_BEHIND_BYTES) stream.end()
+        for (const event of events) if (!stream.write(event.bytes)) return
       }
       if (isEnded(job.status)) {
-        const events = eventsSince(job, seen)
+        const events = watchers.eventsSince(job, seen)
         if (events.length === 0) return reply.code(204).send()
-        stream.write(`retry: ${RETRY_MS}\n\n`)
+        stream.write(RETRY)
         write(events)
         stream.end()
       } else {
         await subscribe()
         const watcher: Watcher = { seen, send: write, end: () => stream.end() }
-        stream.write(`retry: ${RETRY_MS}\n\n`)
+        stream.write(RETRY)
         if (!watchers.add(id, watcher))
           throw new ServiceUnavailableError('Too many job event streams are open; try again later.')
-        streams.add(stream)
-        reply.raw.once('close', () => {
-          watchers.remove(id, watcher)
-          streams.delete(stream)
-          stream.end()
-        })
+        reply.raw.once('close', () => watchers.remove(id, watcher))
       }
+      // Held until its connection closes, ended or not: an end its client does not take is looked at.
+      streams.add(stream)
+      reply.raw.once('close', () => {
+        streams.delete(stream)
+        stream.end()
+      })
       return reply
         .type('text/event-stream; charset=utf-8')
         .header('cache-control', 'no-cache')
         .header('x-accel-buffering', 'no')
-        .send(stream)
+        .send(stream.body)
     },
   )
 }

@@ -25,15 +25,17 @@ const job = (extra: Partial<JobRecord> = {}): JobRecord => ({
   ...extra,
 })
 const kinds = (events: JobEvent[]) => events.map((event) => `${event.event} ${event.id}`)
+/** The data line of an event, from its bytes on the wire. */
+const dataOf = (event: JobEvent | undefined) => /\ndata: (.*)\n\n$/.exec(event?.bytes.toString() ?? '')?.[1]
 
 test('from nothing: the state, then the progress; from a seen progress, only a newer one', () => {
   const running = job({ progress: { fraction: 0.5, message: 'half', seq: 3 } })
   assert.deepEqual(kinds(eventsSince(running, null)), ['state 1.r.0', 'progress 1.r.3'])
-  assert.equal(eventsSince(running, null)[1]?.data, '{"progress":0.5,"message":"half"}')
+  assert.equal(dataOf(eventsSince(running, null)[1]), '{"progress":0.5,"message":"half"}')
   assert.deepEqual(eventsSince(running, parseEventId('1.r.3')), [])
   assert.deepEqual(kinds(eventsSince(running, parseEventId('1.r.2'))), ['progress 1.r.3'])
   // A state event says the state, never the progress.
-  assert.deepEqual(JSON.parse(eventsSince(running, parseEventId('0.p.0'))[0]?.data ?? ''), {
+  assert.deepEqual(JSON.parse(dataOf(eventsSince(running, parseEventId('0.p.0'))[0]) ?? ''), {
     job_id: '0123456789ab',
     status: 'running',
     started_at: '2026-11-18T11:06:40.100+00:00',
@@ -52,7 +54,7 @@ test('an ended job is its end, once: a client that saw the end of that run gets 
   assert.deepEqual(kinds(eventsSince(done, null)), ['end 1.c.0'])
   assert.deepEqual(kinds(eventsSince(done, parseEventId('1.r.9'))), ['end 1.c.0'])
   assert.deepEqual(eventsSince(done, parseEventId('1.c.0')), [])
-  assert.equal(JSON.parse(eventsSince(done, null)[0]?.data ?? '').result.n, 1)
+  assert.equal(JSON.parse(dataOf(eventsSince(done, null)[0]) ?? '').result.n, 1)
 })
 
 test('event ids read back; anything else is no id', () => {
@@ -127,4 +129,21 @@ test('a store that is away: failed reads are reported once per interval, with th
   watchers.changed(ids[0] as string)
   await setImmediate()
   assert.deepEqual(reports, [1, 20], 'after the interval, one report with the count since the last')
+})
+
+test("a job's event is made once for every stream that holds it: watchers that saw different things share its bytes", async () => {
+  const done = job({ status: 'completed', completedAt: 1_795_000_001_000, result: '{"n":1}', metadata: '{}' })
+  const watchers = new JobWatchers({ read: async () => done, onReadError: () => {}, max: 10 })
+  const ends: JobEvent[] = []
+  const watcher = (seen: string | null) => ({
+    seen: seen === null ? null : parseEventId(seen),
+    send: (events: JobEvent[]) => ends.push(...events),
+    end: () => {},
+  })
+  for (const seen of [null, '1.p.0', '1.r.0', '1.r.7']) watchers.add(done.id, watcher(seen))
+  await setImmediate()
+  assert.deepEqual(kinds(ends), ['end 1.c.0', 'end 1.c.0', 'end 1.c.0', 'end 1.c.0'])
+  for (const end of ends) assert.equal(end.bytes, ends[0]?.bytes, 'the one Buffer')
+  // A client that comes later, while a stream still holds the end, is given the same bytes.
+  assert.equal(watchers.eventsSince(done, null)[0]?.bytes, ends[0]?.bytes)
 })
