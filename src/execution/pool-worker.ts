@@ -2,8 +2,10 @@
 // (the resolved files come in workerData), and runs batches of algorithm calls (thread-batch.ts) off
 // the thread that serves HTTP, one call after the other, posting each outcome as its call ends.
 import { parentPort, threadId, workerData } from 'node:worker_threads'
+import { stringify } from 'lossless-json'
 import { loadRegistry, type Registry } from '../algorithms/registry.js'
 import { ignoreProgress, ProgressThrottle, type ProgressUpdate } from './progress.js'
+import { MemoryLimitFailure, MemoryWatch } from './run-memory.js'
 import {
   type BatchOutcome,
   type BatchProgress,
@@ -22,46 +24,118 @@ export interface PoolWorkerData {
   algorithmFiles: string[]
 }
 
-async function runTask(
-  registry: Registry,
-  task: WorkerTask,
-  batch: number,
-  index: number,
-): Promise<WorkerOutcome> {
-  const { algorithm, params, budgetMs, timeoutMs, followed } = task
+/** How a run ended on the thread; `replaceThread`: it passed its memory limit, and its thread ends. */
+interface TaskEnd {
+  outcome: WorkerOutcome
+  replaceThread: boolean
+}
+
+async function runTask(registry: Registry, task: WorkerTask, batch: number, index: number): Promise<TaskEnd> {
+  const { algorithm, params, budgetMs, timeoutMs, followed, maxResultBytes, memoryMb } = task
   const deadline = timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs
+  let timer: NodeJS.Timeout | undefined
   const throttle = followed
     ? new ProgressThrottle((update: ProgressUpdate) => {
         const message: BatchProgress = { algoserveProgress: batch, index, update }
         parentPort?.postMessage(message)
       })
     : undefined
+  const watch = memoryMb === undefined ? undefined : new MemoryWatch(memoryMb)
+  // The run is stopped at the deadline by the executor anyway; the signal lets it stop by itself first.
+  // Not AbortSignal.timeout: its timer cannot be cleared, and each run's signal stayed on the thread's
+  // heap long after the run (about 1 KB a run, until the thread ran out of memory).
+  const stop = new AbortController()
   try {
     const found = registry.get(algorithm)
     if (found === undefined) throw new Error(`Unknown algorithm '${algorithm}'`)
-    // The run is stopped at the deadline by the executor anyway; the signal lets it stop by itself first.
-    const signal = AbortSignal.timeout(Math.min(timeoutMs ?? 2 ** 31 - 1, 2 ** 31 - 1))
+    if (timeoutMs !== undefined) timer = setTimeout(abortAtLimit, Math.min(timeoutMs, 2 ** 31 - 1), stop)
     const progress = throttle?.report ?? ignoreProgress
-    return await timedRun(found, params, { signal, deadline, budgetMs, progress })
+    const sendable = (result: unknown) => {
+      // Past its memory limit, the run fails as such, whatever it returned.
+      const over = watch?.check()
+      if (over !== undefined) throw over
+      checkSendable(result, maxResultBytes)
+    }
+    const running = timedRun(found, params, { signal: stop.signal, deadline, budgetMs, progress }, sendable)
+    const run = await (watch === undefined ? running : Promise.race([running, watch.passed.then(fail)]))
+    return { outcome: run, replaceThread: false }
   } catch (error) {
-    return failureOf(error)
+    if (!(error instanceof MemoryLimitFailure)) return { outcome: failureOf(error), replaceThread: false }
+    stop.abort(error)
+    return { outcome: { failure: error.message, stack: undefined }, replaceThread: true }
   } finally {
+    clearTimeout(timer)
+    watch?.end()
     // Its last update leaves before the outcome, on the same port: the executor reads it first.
     throttle?.end()
   }
 }
 
+const fail = (error: Error): never => {
+  throw error
+}
+
+function abortAtLimit(stop: AbortController): void {
+  stop.abort(new DOMException('The run reached its time limit', 'TimeoutError'))
+}
+
+/**
+ * Throws when the result could not reach a client: the service writes it as JSON (lossless-json, as the
+ * routes and the job store do), so a value that cannot be written, or is longer than its bound, fails
+ * here, on the run's thread, rather than after it has been copied to the event loop's.
+ */
+function checkSendable(result: unknown, maxBytes: number): void {
+  let text: string | undefined
+  try {
+    text = stringify(result)
+  } catch (error) {
+    // The call stack's end: a cycle, or a nesting deeper than any JSON a client would read.
+    const why = error instanceof RangeError ? 'it refers to itself or is nested too deeply' : String(error)
+    throw new Error(`its result could not be sent back: ${why}`)
+  }
+  // Bytes are counted only when the characters could be too many: most results are short.
+  const bytes = text === undefined || text.length * 3 <= maxBytes ? 0 : Buffer.byteLength(text)
+  if (bytes > maxBytes)
+    throw new Error(
+      `its result could not be sent back: it is ${bytes} bytes of JSON, more than its limit of ${maxBytes} bytes`,
+    )
+}
+
+/** Posts a run's outcome; one that cannot be copied to the event loop's thread is a failure, posted instead. */
+function post(batch: number, index: number, outcome: WorkerOutcome): void {
+  try {
+    parentPort?.postMessage({ algoserveBatch: batch, index, outcome } satisfies BatchOutcome)
+  } catch (error) {
+    // JSON leaves a function or a symbol out, but a copy between threads cannot hold one.
+    const why =
+      (error as Error).name === 'DataCloneError'
+        ? 'it holds a value that cannot be copied out of its thread (a function or a symbol)'
+        : String(error)
+    const failed: WorkerOutcome = { failure: `its result could not be sent back: ${why}`, stack: undefined }
+    parentPort?.postMessage({ algoserveBatch: batch, index, outcome: failed } satisfies BatchOutcome)
+  }
+}
+
 /** Runs the batch's runs in order, each unless the executor took it back before it started. */
 async function runBatch(registry: Registry, batch: WorkerBatch): Promise<void> {
-  const { starts, states } = batchViews(batch.shared)
+  const { received, starts, ends, states } = batchViews(batch.shared)
+  received[0] = Date.now()
   for (let index = 0; index < batch.runs.length; index++) {
     // Written before the run is taken, so that the executor sees it once it sees STARTED.
     starts[index] = Date.now()
     if (Atomics.compareExchange(states, index, QUEUED, STARTED) !== QUEUED) continue
-    const outcome = await runTask(registry, batch.runs[index] as WorkerTask, batch.id, index)
+    const { outcome, replaceThread } = await runTask(
+      registry,
+      batch.runs[index] as WorkerTask,
+      batch.id,
+      index,
+    )
+    ends[index] = Date.now()
     Atomics.store(states, index, ENDED)
-    const ended: BatchOutcome = { algoserveBatch: batch.id, index, outcome }
-    parentPort?.postMessage(ended)
+    post(batch.id, index, outcome)
+    // What the run holds, and what it still does, end with its thread; its outcome is read first (Node
+    // reads a thread's messages before its exit), and the runs behind it go to a fresh thread.
+    if (replaceThread) process.exit(1)
   }
 }
 

@@ -2,9 +2,10 @@
 // which it runs one after the other. Sending runs one at a time, a thread waited for the event loop
 // to read each answer and send the next; a batch keeps it busy while the event loop serves HTTP.
 //
-// Each run of a batch has a state word and a start time in one SharedArrayBuffer. The thread takes a
-// run by moving its state from QUEUED to STARTED, so that the executor can take back a run that has
-// not started (moving it to SKIPPED) with no race, see which run holds the thread, and since when.
+// The batch's SharedArrayBuffer holds when its thread received it, and for each run a state word, a start
+// time and an end time. The thread takes a run by moving its state from QUEUED to STARTED, so that the executor can take back a run that
+// has not started (moving it to SKIPPED) with no race, see which run holds the thread, since when, and
+// since when the thread has been free to take the next one.
 import type { ProgressUpdate } from './progress.js'
 import type { TimedRun } from './timed-run.js'
 
@@ -12,6 +13,9 @@ export const QUEUED = 0
 export const STARTED = 1
 export const ENDED = 2
 export const SKIPPED = 3
+
+/** A module's longest result, in bytes of JSON, when it declares no maxResultBytes: as a process's line. */
+export const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024
 
 /** One run of a batch, as the thread receives it. */
 export interface WorkerTask {
@@ -22,12 +26,16 @@ export interface WorkerTask {
   timeoutMs?: number
   /** The caller follows the run's progress: the thread posts it (BatchProgress). */
   followed?: boolean
+  /** The longest result the run may send back, in bytes of JSON. */
+  maxResultBytes: number
+  /** The algorithm's memoryMb: what the run may add to its thread's memory, in MB; unwatched when absent. */
+  memoryMb?: number
 }
 
 export interface WorkerBatch {
   id: number
   runs: WorkerTask[]
-  /** The runs' start times (Unix ms, Float64) and then their states (Int32): see batchViews. */
+  /** When it was received, the runs' start and end times (Unix ms), then their states: see batchViews. */
   shared: SharedArrayBuffer
 }
 
@@ -55,13 +63,23 @@ export interface BatchProgress {
 }
 
 export interface BatchViews {
+  /** When the thread received the batch: 0 until then. */
+  received: Float64Array
+  /** When the thread came to each run (written before it takes it, or finds it taken back). */
   starts: Float64Array
+  /** When each run it ran ended. */
+  ends: Float64Array
   states: Int32Array
 }
 
-export const batchBuffer = (runs: number): SharedArrayBuffer => new SharedArrayBuffer(runs * 12)
+export const batchBuffer = (runs: number): SharedArrayBuffer => new SharedArrayBuffer(8 + runs * 20)
 
 export function batchViews(shared: SharedArrayBuffer): BatchViews {
-  const runs = shared.byteLength / 12
-  return { starts: new Float64Array(shared, 0, runs), states: new Int32Array(shared, runs * 8, runs) }
+  const runs = (shared.byteLength - 8) / 20
+  return {
+    received: new Float64Array(shared, 0, 1),
+    starts: new Float64Array(shared, 8, runs),
+    ends: new Float64Array(shared, 8 + runs * 8, runs),
+    states: new Int32Array(shared, 8 + runs * 16, runs),
+  }
 }

@@ -33,15 +33,21 @@ export function checkedResult(algorithm: Algorithm, result: unknown): unknown {
   return result
 }
 
-/** Runs an algorithm, measures its own time and checks its result, without any queueing before it. */
+/**
+ * Runs an algorithm, measures its own time and checks its result, without any queueing before it.
+ * `sendable` throws for a result that could not leave the run's thread; it is called before the schema
+ * check, which a result that refers to itself would send to the end of the call stack.
+ */
 export async function timedRun(
   algorithm: Algorithm,
   params: unknown,
   context: RunContext,
+  sendable?: (result: unknown) => void,
 ): Promise<TimedRun> {
   const start = performance.now()
   const result = await algorithm.module.run(params, context)
   const elapsedSeconds = secondsSince(start)
+  sendable?.(result)
   return { result: checkedResult(algorithm, result), elapsedSeconds }
 }
 

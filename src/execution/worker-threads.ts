@@ -11,6 +11,11 @@
 // the event loop is busy. A batch's runs keep their lanes' order; a run's hard limit counts from its own
 // start on the thread; the runs behind a long one are taken back and go to the next thread free.
 //
+// A run's hard limit is watched from the moment its thread could take it (it received the batch, the run
+// before it ended) until its answer is back, not only while it runs: a thread that leaves it waiting, or
+// an answer that never comes, fails it at its limit too. A run is started at most once: after a thread
+// dies or is stopped, only the runs it never took are run again, elsewhere.
+//
 // A run that has held its thread for LONG_RUN_MS is long. When every thread holds a long run, one
 // more thread starts for what waits, so that a short run never waits for a long one to end: the
 // operating system shares the CPUs between them. That thread stops once idle for SPARE_IDLE_MS.
@@ -28,6 +33,8 @@ import {
   type BatchViews,
   batchBuffer,
   batchViews,
+  DEFAULT_MAX_RESULT_BYTES,
+  ENDED,
   QUEUED,
   SKIPPED,
   STARTED,
@@ -44,6 +51,8 @@ const WORKER_FILE = new URL(
 )
 
 const LONG_RUN_MS = 1000
+/** How long an answer posted by a thread may take to be read before its run counts as past its limit. */
+const ANSWER_GRACE_MS = 1000
 const SPARE_IDLE_MS = 30_000
 /** The most runs in one batch: enough that a thread's round trip is shared by many, few enough to clone. */
 const MAX_BATCH = 32
@@ -83,6 +92,8 @@ interface Batch {
   /** Runs not yet settled nor given back. */
   open: number
   limitTimer: NodeJS.Timeout | undefined
+  /** Its thread has finished it, or died, or was stopped. */
+  done: boolean
 }
 
 export interface WorkerThreadsOptions {
@@ -286,6 +297,7 @@ export class WorkerThreads {
       stopped: undefined,
       open: runs.length,
       limitTimer: undefined,
+      done: false,
     }
     const tasks: WorkerTask[] = []
     runs.forEach((run, index) => {
@@ -296,8 +308,10 @@ export class WorkerThreads {
         params: run.params,
         budgetMs: run.budgetMs,
         timeoutMs: run.timeoutMs,
+        maxResultBytes: run.algorithm.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
       }
       if (run.progress !== undefined) task.followed = true
+      if (run.algorithm.memoryMb !== null) task.memoryMb = run.algorithm.memoryMb
       if (run.signal !== undefined) {
         run.onAbort = () => this.#abort(run)
         run.signal.addEventListener('abort', run.onAbort, { once: true })
@@ -342,18 +356,21 @@ export class WorkerThreads {
       const lost: ThreadRun[] = []
       for (const run of batch.runs) {
         if (run.batch !== batch) continue
-        const running = Atomics.load(states, run.index) === STARTED
+        const taken = Atomics.load(states, run.index) !== QUEUED
         this.#detach(run)
         // The run the thread was stopped for (its limit, its caller) fails as such.
         if (run === batch.stopped) run.reject(batch.stop.signal.reason)
-        // The thread died under it, or the pool is closing: nothing is left to run it.
-        else if ((running && !batch.stop.signal.aborted) || this.#closed)
+        // Taken by the thread, it never starts again: the thread died under it, or stopped before its
+        // answer left; or the pool is closing, and nothing is left to run it.
+        else if (taken || this.#closed)
           run.reject(new AlgorithmError(run.algorithm.name, threadDeath(error), error))
-        // Not begun, or begun just as the thread was stopped for another run: it runs again.
+        // Never taken: it runs elsewhere.
         else lost.push(run)
       }
       for (const run of lost.reverse()) this.#queue(run, true)
     }
+    batch.done = true
+    if (batch.open === 0) this.#batches.delete(batch.id)
     this.#releaseThread(batch.slot)
   }
 
@@ -363,7 +380,7 @@ export class WorkerThreads {
     run.batch = undefined
     if (run.onAbort !== undefined) run.signal?.removeEventListener('abort', run.onAbort)
     run.onAbort = undefined
-    if (--batch.open === 0) this.#batches.delete(batch.id)
+    if (--batch.open === 0 && batch.done) this.#batches.delete(batch.id)
   }
 
   /** The caller gave up a run on a thread: taken back if not begun, else its thread is stopped. */
@@ -375,34 +392,60 @@ export class WorkerThreads {
       run.reject(run.signal?.reason)
       return
     }
-    this.#stop(batch, run, run.signal?.reason)
+    // An ended run's answer is on its way.
+    if (Atomics.load(batch.views.states, run.index) === STARTED) this.#stop(batch, run, run.signal?.reason)
   }
 
+  /**
+   * Stops the batch's thread for the run, which fails with `reason`. A run the thread has not taken is
+   * taken back first: the thread that left it waiting for its whole limit is stopped all the same.
+   */
   #stop(batch: Batch, run: ThreadRun, reason: unknown): void {
-    if (batch.stop.signal.aborted || Atomics.load(batch.views.states, run.index) !== STARTED) return
-    batch.stopped = run
+    if (batch.stop.signal.aborted) return
+    if (Atomics.compareExchange(batch.views.states, run.index, QUEUED, SKIPPED) === QUEUED) {
+      this.#detach(run)
+      run.reject(reason)
+    } else batch.stopped = run
     batch.stop.abort(reason)
   }
 
   /**
-   * Stops the thread when its run is past its limit; otherwise looks again when the first limit
-   * could be reached: the running run's, or that of a run not begun were it to begin now.
+   * Stops the thread when a run is past its limit, counted from its start, or, for the next run the
+   * thread should take, from when the thread was free to take it; otherwise looks again when the first
+   * limit could be reached (for a run further behind, were it to begin now).
    */
   #watchLimits(batch: Batch): void {
     const now = Date.now()
-    const { starts, states } = batch.views
+    const { received, starts, ends, states } = batch.views
+    // When the thread was free to take the next run, while no run holds it; a batch waiting for its
+    // thread to start (to load the modules) is not on a thread yet.
+    let freeSince: number | undefined = received[0] || undefined
     let next = Number.POSITIVE_INFINITY
     for (const run of batch.runs) {
-      if (run.batch !== batch || run.timeoutMs === undefined) continue
       const state = Atomics.load(states, run.index)
-      if (state === STARTED) {
-        const end = (starts[run.index] as number) + run.timeoutMs
-        if (end <= now) {
-          this.#stop(batch, run, new RunTimeLimitError(run.algorithm.name, run.timeoutMs))
-          return
-        }
-        next = Math.min(next, end)
-      } else if (state === QUEUED) next = Math.min(next, now + run.timeoutMs)
+      let since: number | undefined
+      if (state === SKIPPED) {
+        if (freeSince !== undefined) freeSince = Math.max(freeSince, starts[run.index] as number)
+        continue
+      }
+      if (state === QUEUED) {
+        since = freeSince
+        freeSince = undefined
+      } else {
+        since = starts[run.index] as number
+        if (state === STARTED) freeSince = undefined
+        else if (freeSince !== undefined) freeSince = Math.max(freeSince, ends[run.index] as number)
+      }
+      // A run settled, or given back, is no longer this batch's to watch.
+      if (run.batch !== batch || run.timeoutMs === undefined) continue
+      let end = (since ?? now) + run.timeoutMs
+      // An ended run's answer left its thread: the event loop, busy, may not have read it yet.
+      if (state === ENDED) end = Math.max(end, (ends[run.index] as number) + ANSWER_GRACE_MS)
+      if (since !== undefined && end <= now) {
+        this.#stop(batch, run, new RunTimeLimitError(run.algorithm.name, run.timeoutMs))
+        return
+      }
+      next = Math.min(next, end)
     }
     if (Number.isFinite(next)) batch.limitTimer = setTimeout(() => this.#watchLimits(batch), next - now)
   }
