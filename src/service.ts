@@ -163,6 +163,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       invokeQueueTimeoutMs: config.invokeQueueTimeoutMs,
       algorithmFiles,
       threadHeapMb: config.threadHeapMb,
+      memoryMb: config.algorithmMemoryMb,
       processes,
     },
     metrics,

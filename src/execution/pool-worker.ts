@@ -87,10 +87,13 @@ function abortAtLimit(stop: AbortController): void {
 function checkSendable(result: unknown, maxBytes: number): void {
   let text: string | undefined
   try {
-    text = stringify(result)
+    text = jsonOf(result)
   } catch (error) {
     // The call stack's end: a cycle, or a nesting deeper than any JSON a client would read.
-    const why = error instanceof RangeError ? 'it refers to itself or is nested too deeply' : String(error)
+    const why =
+      error instanceof RangeError || /circular/i.test(String(error))
+        ? 'it refers to itself or is nested too deeply'
+        : String(error).split('\n')[0]
     throw new Error(`its result could not be sent back: ${why}`)
   }
   // Bytes are counted only when the characters could be too many: most results are short.
@@ -99,6 +102,16 @@ function checkSendable(result: unknown, maxBytes: number): void {
     throw new Error(
       `its result could not be sent back: it is ${bytes} bytes of JSON, more than its limit of ${maxBytes} bytes`,
     )
+}
+
+/** The result as JSON: the engine's writer, and lossless-json's for the few results that hold a BigInt. */
+function jsonOf(result: unknown): string | undefined {
+  try {
+    return JSON.stringify(result)
+  } catch (error) {
+    if (!(error instanceof TypeError) || !/BigInt/.test(error.message)) throw error
+    return stringify(result)
+  }
 }
 
 /** Posts a run's outcome; one that cannot be copied to the event loop's thread is a failure, posted instead. */

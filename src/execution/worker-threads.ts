@@ -105,6 +105,8 @@ export interface WorkerThreadsOptions {
   algorithmFiles?: string[]
   /** The heap limit of each worker thread, in MB; 0 leaves Node's default. */
   threadHeapMb?: number
+  /** The memory limit of a run whose module declares no `memoryMb`, in MB; 0 or absent: none. */
+  memoryMb?: number
 }
 
 export interface ThreadRunOptions {
@@ -133,6 +135,7 @@ export class WorkerThreads {
   /** Runs on a thread that have not yet been running for LONG_RUN_MS. */
   #shortRuns = 0
   readonly #threads: number
+  readonly #memoryMb: number
   /** Threads terminated and not yet gone, with the promise of their exit. */
   readonly #exiting = new Set<Promise<void>>()
   /** Settles once every kept thread has loaded the modules, or one could not. */
@@ -142,6 +145,7 @@ export class WorkerThreads {
     const threads = options.threads
     this.#lanes = new Lanes(options.invokeQueueTimeoutMs ?? Number.POSITIVE_INFINITY, 'worker thread')
     this.#threads = threads
+    this.#memoryMb = options.memoryMb ?? 0
     const workerData: PoolWorkerData = { algorithmFiles: options.algorithmFiles ?? [] }
     this.#pool = new Piscina({
       filename: WORKER_FILE.href,
@@ -311,7 +315,8 @@ export class WorkerThreads {
         maxResultBytes: run.algorithm.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
       }
       if (run.progress !== undefined) task.followed = true
-      if (run.algorithm.memoryMb !== null) task.memoryMb = run.algorithm.memoryMb
+      const memoryMb = run.algorithm.memoryMb ?? this.#memoryMb
+      if (memoryMb > 0) task.memoryMb = memoryMb
       if (run.signal !== undefined) {
         run.onAbort = () => this.#abort(run)
         run.signal.addEventListener('abort', run.onAbort, { once: true })
