@@ -155,13 +155,10 @@ async function registerStatusRoutes(
   deps: AppDependencies,
   algorithms?: string[],
 ): Promise<void> {
+  const { algorithm, ...processes } = deps.executor.checks()
   await app.register(healthRoutes, {
     algorithms,
-    checks: {
-      algorithm: () => deps.executor.alive,
-      store: () => deps.backend().ping(),
-      ...deps.executor.processChecks(),
-    },
+    checks: { algorithm, store: () => deps.backend().ping(), ...processes },
     isShuttingDown: deps.isShuttingDown,
     metrics: deps.metrics,
   })

@@ -69,8 +69,7 @@ const timed = async (walk: Algorithm, blocks: number, stride: number, followed: 
   const run = await executor.run(
     walk,
     { blocks, stride, own },
-    1000,
-    followed ? { lane: 'job', progress: hook } : {},
+    { budgetMs: 1000, ...(followed ? { lane: 'job', progress: hook } : {}) },
   )
   return run.elapsedSeconds
 }

@@ -19,17 +19,13 @@ import {
   requestLine,
 } from './process-protocol.js'
 import { exitDuringCall, launchProgram, onProgramEnd, type Program } from './program-launch.js'
+import type { LogContext, Progress, RunOptions } from './run-way.js'
 import { RunFailure } from './timed-run.js'
 
 /** Between SIGTERM and SIGKILL, and between closing stdin at a shutdown and SIGTERM. */
 export const KILL_GRACE_MS = 1000
 /** A stderr line longer than this is logged cut. */
 const MAX_LOG_LINE_BYTES = 16 * 1024
-
-export type Progress = (fraction: number, message?: string) => void
-
-/** Whom a call runs for, on the log lines of its process: the request's id or the job's. */
-export type LogContext = { request_id: string } | { job_id: string }
 
 /**
  * Where a process is: `starting` until it runs, `idle` between calls, `busy` with one, `stopping` once
@@ -46,13 +42,8 @@ const NEXT: Record<ProcessState, readonly ProcessState[]> = {
   gone: [],
 }
 
-export interface CallOptions {
-  /** The hard limit, in ms; sent to the process as `timeout_ms`. */
-  timeoutMs?: number
-  signal?: AbortSignal
-  progress?: Progress
-  logContext?: LogContext
-}
+/** A call's options (run-way.ts); its hard limit is sent to the process as `timeout_ms`. */
+export type CallOptions = Pick<RunOptions, 'timeoutMs' | 'signal' | 'progress' | 'logContext'>
 
 interface PendingCall {
   id: string

@@ -1,14 +1,14 @@
-// Runs algorithm calls: cheap ones inline, process algorithms' on their processes (process-pool.ts),
-// the rest on the worker threads (worker-threads.ts), so that one heavy call never stalls the event
-// loop. Counts every run in the algorithm metrics.
-import type { Algorithm } from '../algorithms/algorithm.js'
+// Runs algorithm calls, each the way its algorithm is run (run-way.ts): a process algorithm's on its
+// processes (process-pool.ts), a module's on the worker threads (worker-threads.ts), so that one heavy
+// call never stalls the event loop, and the calls a built-in module finds cheap on the event loop
+// (inline-way.ts). Counts every run in the algorithm metrics, whichever way ran it.
+import type { Algorithm, InlineRuns } from '../algorithms/algorithm.js'
 import { AlgorithmError, ServiceUnavailableError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
-import type { LogContext, Progress } from './algorithm-process.js'
-import type { Lane } from './lanes.js'
+import { InlineWay } from './inline-way.js'
 import type { ProcessPools } from './process-pool.js'
-import { ignoreProgress } from './progress.js'
-import { RunFailure, type TimedRun, timedRunInline } from './timed-run.js'
+import type { RunOptions, RunWay } from './run-way.js'
+import { RunFailure, type TimedRun } from './timed-run.js'
 import { type CpuProbe, threadsFor, type UsableCpus, usableCpus } from './usable-cpus.js'
 import { WorkerThreads, type WorkerThreadsOptions } from './worker-threads.js'
 
@@ -22,26 +22,7 @@ export interface ExecutorOptions extends WorkerThreadsOptions {
 }
 
 export type { Lane } from './lanes.js'
-
-export interface RunCallOptions {
-  /** Aborts the run, or its wait for a thread. */
-  signal?: AbortSignal
-  lane?: Lane
-  /** The hard limit of a run on a worker thread, in ms: then its thread is terminated. Default: none. */
-  timeoutMs?: number
-  /**
-   * Told of the run's progress on this thread, when the algorithm reports it (a module's
-   * `context.progress`, a process's progress lines): on a worker thread at most one update per
-   * PROGRESS_INTERVAL_MS (progress.ts) and always the last one, before the run's promise settles. A
-   * hook that throws does not fail the run. Without one, a run's progress costs nothing.
-   */
-  progress?: Progress
-  /** Whom the run is for, on the log lines of a process algorithm's program (its stderr). */
-  logContext?: LogContext
-}
-
-/** The signal of inline runs, which nothing aborts: they take microseconds. */
-const NEVER_ABORTED = new AbortController().signal
+export type { RunOptions } from './run-way.js'
 
 interface AlgorithmMetrics {
   successes: { inc(): void }
@@ -54,6 +35,8 @@ export class Executor {
   readonly #metrics: Metrics
   readonly #algorithmMetrics = new Map<string, AlgorithmMetrics>()
   readonly #processes: ProcessPools | undefined
+  /** Each algorithm's way, chosen at its first call. */
+  readonly #ways = new Map<Algorithm, RunWay>()
   /** The CPUs the thread count was derived from, or null when it was set (ALGOSERVE_WORKER_THREADS). */
   readonly usableCpus: UsableCpus | null
 
@@ -85,82 +68,68 @@ export class Executor {
   }
 
   /**
-   * Runs one call. Rejects with the signal's reason when aborted, AlgorithmError when the algorithm
-   * failed (threw, broke its result schema, or its worker thread died under it), RunTimeLimitError when
-   * it ran past `timeoutMs`, and ServiceUnavailableError when an /invoke call waited for a thread longer
-   * than its bound.
+   * Runs one call, the way of its algorithm. Rejects with the signal's reason when aborted,
+   * AlgorithmError when the algorithm failed (threw, broke its result schema, or its thread or process
+   * died under it), RunTimeLimitError when it ran past `timeoutMs`, and ServiceUnavailableError when an
+   * /invoke call waited for a thread or a process longer than its bound.
    */
-  async run(
-    algorithm: Algorithm,
-    params: unknown,
-    budgetMs: number,
-    options: RunCallOptions = {},
-  ): Promise<TimedRun> {
-    return (
-      this.runInline(algorithm, params, budgetMs, options) ??
-      this.runElsewhere(algorithm, params, budgetMs, options)
-    )
+  async run(algorithm: Algorithm, params: unknown, options: RunOptions): Promise<TimedRun> {
+    return this.start(algorithm, params, options)
   }
 
   /**
-   * The run on this thread, when the algorithm finds the call cheap (its inline shortcuts), counted and
-   * failing as `run`'s; otherwise undefined, and the call is for `runElsewhere`. Synchronous, so that a
-   * cheap /invoke is answered in the turn its body arrived, without the promises of `run`.
+   * `run`, but synchronous when the call ran on the event loop (throwing as `run` rejects), so that a
+   * cheap /invoke is answered in the turn its body arrived, without promises.
    */
-  runInline(
-    algorithm: Algorithm,
-    params: unknown,
-    budgetMs: number,
-    { signal, timeoutMs }: RunCallOptions = {},
-  ): TimedRun | undefined {
-    let run: TimedRun | undefined
+  start(algorithm: Algorithm, params: unknown, options: RunOptions): TimedRun | Promise<TimedRun> {
+    let run: TimedRun | Promise<TimedRun>
     try {
-      run = timedRunInline(algorithm, params, {
-        budgetMs,
-        signal: signal ?? NEVER_ABORTED,
-        deadline: timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs,
-        progress: ignoreProgress,
-      })
+      run = this.#wayOf(algorithm).run(params, options)
     } catch (error) {
-      throw this.#failure(algorithm, error, signal)
+      throw this.#failure(algorithm, error, options)
     }
-    if (run !== undefined) this.#succeeded(algorithm, run)
-    return run
+    if (!(run instanceof Promise)) return this.#succeeded(algorithm, run)
+    return run.then(
+      (run) => this.#succeeded(algorithm, run),
+      (error: unknown) => {
+        throw this.#failure(algorithm, error, options)
+      },
+    )
   }
 
-  /** The run of a call that runInline left: on the algorithm's processes or on a worker thread. */
-  async runElsewhere(
-    algorithm: Algorithm,
-    params: unknown,
-    budgetMs: number,
-    { signal, lane = 'invoke', timeoutMs, progress, logContext }: RunCallOptions = {},
-  ): Promise<TimedRun> {
-    let run: TimedRun
-    try {
-      run = await (algorithm.process !== undefined && this.#processes !== undefined
-        ? this.#processes.run(algorithm, params, { lane, signal, timeoutMs, progress, logContext })
-        : this.#threads.run(algorithm, params, budgetMs, { lane, signal, timeoutMs, progress })
-      ).catch((error: unknown) => {
-        // Not the algorithm's failure: no process or thread was free within the bound.
-        throw error instanceof ServiceUnavailableError ? new NotRun(error) : error
-      })
-    } catch (error) {
-      throw this.#failure(algorithm, error, signal)
+  /** The way of an algorithm's calls, the same for all of them. */
+  #wayOf(algorithm: Algorithm): RunWay {
+    let way = this.#ways.get(algorithm)
+    if (way === undefined) {
+      way = this.#chooseWay(algorithm)
+      this.#ways.set(algorithm, way)
     }
-    this.#succeeded(algorithm, run)
-    return run
+    return way
   }
 
-  #succeeded(algorithm: Algorithm, run: TimedRun): void {
+  #chooseWay(algorithm: Algorithm): RunWay {
+    if (algorithm.process !== undefined) {
+      const pool = this.#processes?.pool(algorithm.name)
+      if (pool === undefined) throw new Error(`no processes for the algorithm '${algorithm.name}' here`)
+      return pool
+    }
+    const threads = this.#threads.way(algorithm)
+    return hasInline(algorithm) ? new InlineWay(algorithm, threads) : threads
+  }
+
+  #succeeded(algorithm: Algorithm, run: TimedRun): TimedRun {
     const metrics = this.#metricsOf(algorithm)
     metrics.successes.inc()
     metrics.duration.observe(run.elapsedSeconds)
+    return run
   }
 
   /** What a failed call rejects with; a failure of the algorithm's own is counted. */
-  #failure(algorithm: Algorithm, error: unknown, signal: AbortSignal | undefined): unknown {
+  #failure(algorithm: Algorithm, error: unknown, options: RunOptions): unknown {
+    const { signal } = options
     if (signal?.aborted) return signal.reason
-    if (error instanceof NotRun) return error.reason
+    // Not the algorithm's failure: no thread or process was there for it within the bound.
+    if (error instanceof ServiceUnavailableError) return error
     this.#metricsOf(algorithm).errors.inc()
     if (error instanceof AlgorithmError) return error
     return new AlgorithmError(algorithm.name, error instanceof RunFailure ? error.message : null, error)
@@ -185,13 +154,14 @@ export class Executor {
     await Promise.all([this.#threads.close(), this.#processes?.close()])
   }
 
-  /** The readiness checks of the process algorithms' processes, one per algorithm. */
-  processChecks(): Record<string, () => boolean> {
-    return this.#processes?.checks() ?? {}
+  /**
+   * GET /readyz's checks of the ways: `algorithm`, the worker threads; `process:<name>`, each process
+   * algorithm's processes, false while one fails to start.
+   */
+  checks(): { algorithm: () => boolean; [check: string]: () => boolean } {
+    return { algorithm: () => this.#threads.alive, ...this.#processes?.checks() }
   }
 }
 
-/** Carries an error that came before any run, past the accounting of failed runs. */
-class NotRun {
-  constructor(readonly reason: unknown) {}
-}
+const hasInline = (algorithm: Algorithm): algorithm is Algorithm & { inline: InlineRuns } =>
+  algorithm.inline !== undefined

@@ -7,24 +7,17 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import type { Registry } from '../algorithms/registry.js'
 import { ServiceUnavailableError } from '../errors.js'
-import { AlgorithmProcess, ExitedBeforeTheCall, type LogContext, type Progress } from './algorithm-process.js'
+import { AlgorithmProcess, ExitedBeforeTheCall } from './algorithm-process.js'
 import type { Lane } from './lanes.js'
 import { Lanes } from './lanes.js'
 import { LogBudget } from './log-budget.js'
+import type { RunOptions, RunWay } from './run-way.js'
 import { checkedResult, secondsSince, type TimedRun } from './timed-run.js'
 
 /** A process that exits this soon after it started, before any call, failed to start. */
 const START_GRACE_MS = 1000
 /** Waits before starting again a process that failed to start, one after another; then the last. */
 const RESTART_WAITS_MS = [1000, 2000, 5000, 10_000, 30_000]
-
-export interface ProcessRunOptions {
-  lane: Lane
-  signal?: AbortSignal
-  timeoutMs?: number
-  progress?: Progress
-  logContext?: LogContext
-}
 
 export interface ProcessPoolOptions {
   /** The longest wait of an /invoke call for a free process, in ms; then a 503. */
@@ -35,8 +28,8 @@ export interface ProcessPoolOptions {
   memoryMb?: number
 }
 
-/** The processes of one algorithm. */
-export class ProcessPool {
+/** The processes of one algorithm: the way of its calls. */
+export class ProcessPool implements RunWay {
   readonly #algorithm: Algorithm
   readonly #options: ProcessPoolOptions
   readonly #lanes: Lanes<AlgorithmProcess>
@@ -88,8 +81,9 @@ export class ProcessPool {
    * process exited before taking (ExitedBeforeTheCall) is handed to the next, within what is left of
    * its time limit.
    */
-  async run(params: unknown, options: ProcessRunOptions): Promise<TimedRun> {
-    const { lane, signal, timeoutMs, progress, logContext } = options
+  /** A program has no budget to cut its work short by: `budgetMs` is a module's. */
+  async run(params: unknown, options: Omit<RunOptions, 'budgetMs'>): Promise<TimedRun> {
+    const { lane = 'invoke', signal, timeoutMs, progress, logContext } = options
     let first: number | undefined
     for (let hands = 1; ; hands++) {
       const process = await this.#idleProcess(lane, signal)
@@ -184,6 +178,11 @@ export class ProcessPool {
     })
   }
 
+  /** It can take a call: no instance keeps failing to start. */
+  ready(): boolean {
+    return this.failure === undefined
+  }
+
   /** Closes every process's stdin, then stops those still there after a grace. */
   async close(): Promise<void> {
     this.#closed = true
@@ -224,15 +223,7 @@ export class ProcessPools {
 
   /** A readiness check per process algorithm, `process:<name>`: false while a process fails to start. */
   checks(): Record<string, () => boolean> {
-    return Object.fromEntries(
-      [...this.#pools].map(([name, pool]) => [`process:${name}`, () => pool.failure === undefined]),
-    )
-  }
-
-  run(algorithm: Algorithm, params: unknown, options: ProcessRunOptions): Promise<TimedRun> {
-    const pool = this.#pools.get(algorithm.name)
-    if (pool === undefined) throw new Error(`no processes for the algorithm '${algorithm.name}'`)
-    return pool.run(params, options)
+    return Object.fromEntries([...this.#pools].map(([name, pool]) => [`process:${name}`, () => pool.ready()]))
   }
 
   async close(): Promise<void> {

@@ -8,7 +8,7 @@
 // the run's end sends it too: the last update always arrives, and a receiver gets at most about
 // 1000 / PROGRESS_INTERVAL_MS + 1 updates a second, whatever the algorithm calls.
 
-import type { Progress } from './algorithm-process.js'
+import type { Progress } from './run-way.js'
 
 /** The least time between two updates sent from a run's thread, in ms. */
 export const PROGRESS_INTERVAL_MS = 50

@@ -23,10 +23,10 @@ import type { Worker } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { AlgorithmError, ConfigError, RunTimeLimitError } from '../errors.js'
-import type { Progress } from './algorithm-process.js'
 import { type Lane, Lanes } from './lanes.js'
 import type { PoolWorkerData, ThreadLoad } from './pool-worker.js'
 import { tellProgress } from './progress.js'
+import type { Progress, RunOptions, RunWay } from './run-way.js'
 import {
   type BatchOutcome,
   type BatchProgress,
@@ -107,16 +107,6 @@ export interface WorkerThreadsOptions {
   threadHeapMb?: number
   /** The memory limit of a run whose module declares no `memoryMb`, in MB; 0 or absent: none. */
   memoryMb?: number
-}
-
-export interface ThreadRunOptions {
-  lane: Lane
-  /** Aborts the run, or its wait for a thread. */
-  signal?: AbortSignal
-  /** The run's hard limit in ms, from its start on its thread: then its thread is terminated. */
-  timeoutMs?: number
-  /** Told of the run's progress (see RunCallOptions in executor.ts). */
-  progress?: Progress
 }
 
 export class WorkerThreads {
@@ -227,6 +217,15 @@ export class WorkerThreads {
     return !this.#closed && this.#pool.threads.length > 0
   }
 
+  /** The way of a module's calls on these threads; the threads close with their owner, not with it. */
+  way(algorithm: Algorithm): RunWay {
+    return {
+      run: (params, options) => this.run(algorithm, params, options),
+      ready: () => this.alive,
+      close: async () => {},
+    }
+  }
+
   /**
    * Runs one call on a thread. Rejects with the signal's reason when aborted, AlgorithmError when the
    * algorithm failed (threw, broke its result schema, or its thread died under it), RunTimeLimitError
@@ -236,8 +235,7 @@ export class WorkerThreads {
   async run(
     algorithm: Algorithm,
     params: unknown,
-    budgetMs: number,
-    { lane, signal, timeoutMs, progress }: ThreadRunOptions,
+    { budgetMs, lane = 'invoke', signal, timeoutMs, progress }: RunOptions,
   ): Promise<TimedRun> {
     const outcome = await new Promise<WorkerOutcome>((resolve, reject) => {
       const run: ThreadRun = {

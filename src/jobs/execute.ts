@@ -36,7 +36,8 @@ export function createRunJob(options: RunJobOptions): RunJob {
       throw error
     }
     try {
-      const run = await executor.run(algorithm, params, factorBudgetMs, {
+      const run = await executor.run(algorithm, params, {
+        budgetMs: factorBudgetMs,
         signal: shutdown,
         lane: 'job',
         timeoutMs: algorithm.timeoutMs ?? timeoutMs,

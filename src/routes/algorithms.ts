@@ -20,8 +20,8 @@ import {
   sharedSchemas,
   wrappedError,
 } from '../http/schemas.js'
+import { answerCall, syncTimeLimit } from '../http/sync-call.js'
 import { validatorCompiler } from '../http/validation.js'
-import { answerCall, syncTimeLimit } from './invoke.js'
 
 export interface AlgorithmRouteOptions {
   algorithms: Registry

@@ -1,11 +1,10 @@
 // POST /invoke: one synchronous algorithm call (PrimeChecker), answered in the same response.
 
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyReply } from 'fastify'
-import type { Algorithm } from '../algorithms/algorithm.js'
+import type { FastifyInstance } from 'fastify'
 import { INVOKE_ALGORITHM, type Registry } from '../algorithms/registry.js'
 import type { Executor } from '../execution/executor.js'
-import { runMetadata, type TimedRun } from '../execution/timed-run.js'
+import { runMetadata } from '../execution/timed-run.js'
 import {
   described,
   ErrorResponse,
@@ -13,6 +12,7 @@ import {
   InvokeRequest,
   InvokeResponse,
 } from '../http/schemas.js'
+import { answerCall, syncTimeLimit } from '../http/sync-call.js'
 
 export interface InvokeRouteOptions {
   algorithms: Registry
@@ -72,43 +72,4 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
       )
     },
   )
-}
-
-/** The time limit of a synchronous run: the algorithm's own, never past ALGOSERVE_INVOKE_TIMEOUT_MS. */
-export const syncTimeLimit = (algorithm: Algorithm, invokeTimeoutMs: number): number =>
-  Math.min(algorithm.timeoutMs ?? invokeTimeoutMs, invokeTimeoutMs)
-
-export interface SyncCall {
-  algorithm: Algorithm
-  params: unknown
-  budgetMs: number
-  timeoutMs: number
-}
-
-/**
- * Runs a synchronous call and gives `answer` of its run. A cheap call is run and answered in this turn,
- * without promises; the rest go to a thread or process, and only they are cancelled when the client goes
- * away (a cheap run ends before a disconnect could be seen).
- */
-export function answerCall<T>(
-  executor: Executor,
-  { algorithm, params, budgetMs, timeoutMs }: SyncCall,
-  reply: FastifyReply,
-  answer: (run: TimedRun) => T,
-): T | Promise<T> {
-  const run = executor.runInline(algorithm, params, budgetMs, { timeoutMs })
-  if (run !== undefined) return answer(run)
-  const logContext = { request_id: reply.request.id }
-  return executor
-    .runElsewhere(algorithm, params, budgetMs, { signal: abortOnDisconnect(reply), timeoutMs, logContext })
-    .then(answer)
-}
-
-/** Aborts when the client goes away before its answer is written, so nobody computes for no one. */
-function abortOnDisconnect(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController()
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'))
-  })
-  return controller.signal
 }

@@ -35,10 +35,11 @@ const count = async (status: string) =>
 
 test('a run goes to the process, and the progress hook hears its progress lines', async () => {
   const seen: [number, string | undefined][] = []
-  const run = await executor.run(misbehaving, { mode: 'progress' }, 1000, {
-    lane: 'job',
-    progress: (fraction, message) => seen.push([fraction, message]),
-  })
+  const run = await executor.run(
+    misbehaving,
+    { mode: 'progress' },
+    { budgetMs: 1000, lane: 'job', progress: (fraction, message) => seen.push([fraction, message]) },
+  )
   assert.equal((run.result as { pid: number }).pid, pools.pool('Misbehaving')?.pids[0])
   assert.deepEqual(seen, [
     [0.25, undefined],
@@ -49,21 +50,24 @@ test('a run goes to the process, and the progress hook hears its progress lines'
 })
 
 test('a crash is an AlgorithmError counted as an error', async () => {
-  await assert.rejects(executor.run(misbehaving, { mode: 'crash' }, 1000), (error: unknown) => {
-    assert.ok(error instanceof AlgorithmError)
-    assert.equal(
-      error.message,
-      "The algorithm 'Misbehaving' failed while running: its process exited with code 3 during the call",
-    )
-    return true
-  })
+  await assert.rejects(
+    async () => executor.run(misbehaving, { mode: 'crash' }, { budgetMs: 1000 }),
+    (error: unknown) => {
+      assert.ok(error instanceof AlgorithmError)
+      assert.equal(
+        error.message,
+        "The algorithm 'Misbehaving' failed while running: its process exited with code 3 during the call",
+      )
+      return true
+    },
+  )
   assert.equal(await count('error'), 1)
 })
 
 test('with the process busy, an /invoke call is a 503 that counts no run', async () => {
   await until(() => pools.pool('Misbehaving')?.pids.length === 1, 10_000, 'the process replaced')
-  const busy = executor.run(misbehaving, { mode: 'hang' }, 1000, { lane: 'job', timeoutMs: 500 })
-  await assert.rejects(executor.run(misbehaving, {}, 1000), ServiceUnavailableError)
+  const busy = executor.run(misbehaving, { mode: 'hang' }, { budgetMs: 1000, lane: 'job', timeoutMs: 500 })
+  await assert.rejects(async () => executor.run(misbehaving, {}, { budgetMs: 1000 }), ServiceUnavailableError)
   await assert.rejects(busy, /exceeded its time limit of 0.5 s/)
   assert.equal(await count('error'), 2)
 })

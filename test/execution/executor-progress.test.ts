@@ -56,7 +56,8 @@ const TOTAL = (CALLS * (CALLS + 1)) / 2
 async function followed(params: Record<string, unknown>) {
   const updates: unknown[][] = []
   let settled = false
-  const run = await executor.run(counter, params, 1000, {
+  const run = await executor.run(counter, params, {
+    budgetMs: 1000,
     lane: 'job',
     progress: (...update: unknown[]) => {
       assert.equal(settled, false, 'no update after the run has settled')
@@ -94,12 +95,17 @@ test('a fraction out of range is clamped; a non-finite one is ignored, and a mes
 
 test('a hook that throws does not fail the run', async () => {
   let calls = 0
-  const run = await executor.run(counter, { calls: CALLS }, 1000, {
-    progress: () => {
-      calls++
-      throw new Error('a broken hook')
+  const run = await executor.run(
+    counter,
+    { calls: CALLS },
+    {
+      budgetMs: 1000,
+      progress: () => {
+        calls++
+        throw new Error('a broken hook')
+      },
     },
-  })
+  )
   assert.deepEqual(run.result, { total: TOTAL })
   assert.ok(calls >= 2, `the hook was called (${calls})`)
 })
@@ -107,13 +113,18 @@ test('a hook that throws does not fail the run', async () => {
 test('a followed run aborted from its hook rejects, tells the hook nothing after, and the next one reports to its end', async () => {
   const controller = new AbortController()
   const updates: unknown[][] = []
-  const run = executor.run(counter, { calls: 1_000_000_000 }, 1000, {
-    signal: controller.signal,
-    progress: (...update: unknown[]) => {
-      updates.push(update)
-      controller.abort(new Error('cancelled'))
+  const run = executor.run(
+    counter,
+    { calls: 1_000_000_000 },
+    {
+      budgetMs: 1000,
+      signal: controller.signal,
+      progress: (...update: unknown[]) => {
+        updates.push(update)
+        controller.abort(new Error('cancelled'))
+      },
     },
-  })
+  )
   await assert.rejects(run, /cancelled/)
   const count = updates.length
   assert.ok(count >= 1)
@@ -123,6 +134,6 @@ test('a followed run aborted from its hook rejects, tells the hook nothing after
 })
 
 test('without a hook the run is the same', async () => {
-  const run = await executor.run(counter, { calls: CALLS, odd: true }, 1000)
+  const run = await executor.run(counter, { calls: CALLS, odd: true }, { budgetMs: 1000 })
   assert.deepEqual(run.result, { total: TOTAL })
 })

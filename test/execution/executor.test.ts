@@ -23,9 +23,9 @@ before(() => {
 after(() => executor.close())
 
 test('runs cheap calls inline and heavy ones on the pool, with the same results', async () => {
-  const cheap = await executor.run(primeChecker, { number: 4294967291n }, 1000)
+  const cheap = await executor.run(primeChecker, { number: 4294967291n }, { budgetMs: 1000 })
   assert.equal((cheap.result as { is_prime: boolean }).is_prime, true)
-  const heavy = await executor.run(primeChecker, { number: 18446744073709551617n }, 1000)
+  const heavy = await executor.run(primeChecker, { number: 18446744073709551617n }, { budgetMs: 1000 })
   assert.deepEqual((heavy.result as { factors: bigint[] }).factors, [274177n, 67280421310721n])
   assert.ok(heavy.elapsedSeconds > 0 && heavy.elapsedSeconds < 1)
 })
@@ -33,12 +33,12 @@ test('runs cheap calls inline and heavy ones on the pool, with the same results'
 test('an abort stops a call that is running on the pool', async () => {
   const controller = new AbortController()
   const started = performance.now()
-  const run = executor.run(primeChecker, { number: RSA_129 }, 60_000, { signal: controller.signal })
+  const run = executor.run(primeChecker, { number: RSA_129 }, { budgetMs: 60_000, signal: controller.signal })
   setTimeout(() => controller.abort(new Error('client went away')), 200)
   await assert.rejects(run, /client went away/)
   assert.ok(performance.now() - started < 10_000, 'the 60 s budget was not waited for')
   // The pool replaces the stopped thread and goes on serving.
-  const next = await executor.run(primeChecker, { number: 18446744073709551557n }, 1000)
+  const next = await executor.run(primeChecker, { number: 18446744073709551557n }, { budgetMs: 1000 })
   assert.equal((next.result as { is_prime: boolean }).is_prime, true)
 })
 
@@ -46,13 +46,17 @@ test('runs waiting for a thread start in order, and an aborted one never starts'
   const finished: string[] = []
   const track = (name: string, run: Promise<unknown>) => run.then(() => finished.push(name))
   // A thread stopped by the test above is replaced: its start must not count as a long run.
-  await executor.run(primeChecker, { number: SEMIPRIME_64 }, 1000)
+  await executor.run(primeChecker, { number: SEMIPRIME_64 }, { budgetMs: 1000 })
   // The only thread is busy for 300 ms with RSA-129; the others wait their turn.
-  const first = track('first', executor.run(primeChecker, { number: RSA_129 }, 300))
+  const first = track('first', executor.run(primeChecker, { number: RSA_129 }, { budgetMs: 300 }))
   const controller = new AbortController()
-  const aborted = executor.run(primeChecker, { number: RSA_129 }, 60_000, { signal: controller.signal })
-  const second = track('second', executor.run(primeChecker, { number: SEMIPRIME_64 }, 1000))
-  const third = track('third', executor.run(primeChecker, { number: SEMIPRIME_64 }, 1000))
+  const aborted = executor.run(
+    primeChecker,
+    { number: RSA_129 },
+    { budgetMs: 60_000, signal: controller.signal },
+  )
+  const second = track('second', executor.run(primeChecker, { number: SEMIPRIME_64 }, { budgetMs: 1000 }))
+  const third = track('third', executor.run(primeChecker, { number: SEMIPRIME_64 }, { budgetMs: 1000 }))
   controller.abort(new Error('gone before it started'))
   await assert.rejects(aborted, /gone before it started/)
   await Promise.all([first, second, third])
@@ -66,7 +70,11 @@ test('a failing run is an AlgorithmError, and a closed pool is not alive', async
   const other = new Executor({ threads: 1 }, createMetrics())
   assert.equal(other.alive, true)
   await assert.rejects(
-    other.run(checkModule({ ...withoutInline, name: 'NoSuchAlgorithm' }, 'a test'), { number: 5n }, 1000),
+    other.run(
+      checkModule({ ...withoutInline, name: 'NoSuchAlgorithm' }, 'a test'),
+      { number: 5n },
+      { budgetMs: 1000 },
+    ),
     AlgorithmError,
   )
   await other.close()
@@ -86,8 +94,8 @@ test('a run that fails inline is an AlgorithmError saying why, and counted as an
     'a test',
   )
   try {
-    assert.throws(() => other.runInline(failing, { number: 5n }, 1000), AlgorithmError)
-    await assert.rejects(other.run(failing, { number: 5n }, 1000), (error: unknown) => {
+    assert.throws(() => other.start(failing, { number: 5n }, { budgetMs: 1000 }), AlgorithmError)
+    await assert.rejects(other.run(failing, { number: 5n }, { budgetMs: 1000 }), (error: unknown) => {
       assert.ok(error instanceof AlgorithmError)
       assert.match(error.message, /FailsInline.*breaks its result schema/)
       return true
@@ -104,7 +112,7 @@ test('a run that fails inline is an AlgorithmError saying why, and counted as an
 test('/invoke and job runs waiting for a thread take turns', async () => {
   const finished: string[] = []
   const run = (name: string, lane: 'invoke' | 'job', number: bigint, budgetMs = 1000) =>
-    executor.run(primeChecker, { number }, budgetMs, { lane }).then(() => finished.push(name))
+    executor.run(primeChecker, { number }, { budgetMs: budgetMs, lane }).then(() => finished.push(name))
   // The only thread is busy for 300 ms; a queue of jobs forms, then two /invoke calls arrive.
   const all = [
     run('busy', 'job', RSA_129, 300),
@@ -129,7 +137,9 @@ test('/invoke and job runs waiting for a thread take turns', async () => {
 test('a short run does not wait for a long one: a spare thread starts once every thread holds a long run', async () => {
   const finished: string[] = []
   const run = (name: string, number: bigint, budgetMs: number) =>
-    executor.run(primeChecker, { number }, budgetMs, { lane: 'job' }).then(() => finished.push(name))
+    executor
+      .run(primeChecker, { number }, { budgetMs: budgetMs, lane: 'job' })
+      .then(() => finished.push(name))
   // The only thread is held for 3 s; the short run, queued behind it, starts on the spare thread.
   await Promise.all([run('long', RSA_129, 3000), run('short', SEMIPRIME_64, 1000)])
   assert.deepEqual(finished, ['short', 'long'])
@@ -138,7 +148,9 @@ test('a short run does not wait for a long one: a spare thread starts once every
 test('one spare thread at most: with it held by a long run too, a short run waits for a thread to free', async () => {
   const finished: string[] = []
   const run = (name: string, number: bigint, budgetMs: number) =>
-    executor.run(primeChecker, { number }, budgetMs, { lane: 'job' }).then(() => finished.push(name))
+    executor
+      .run(primeChecker, { number }, { budgetMs: budgetMs, lane: 'job' })
+      .then(() => finished.push(name))
   await Promise.all([
     run('long1', RSA_129, 2500),
     run('long2', RSA_129, 3500),

@@ -5,7 +5,10 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import type { Algorithm } from '../../src/algorithms/algorithm.js'
 import { loadModuleFile } from '../../src/algorithms/loader.js'
-import { Executor, type RunCallOptions } from '../../src/execution/executor.js'
+import { Executor, type RunOptions } from '../../src/execution/executor.js'
+
+type CallOptions = Omit<RunOptions, 'budgetMs'>
+
 import { createMetrics } from '../../src/metrics/metrics.js'
 import { moduleSource, writeModules } from '../helpers/algorithms.js'
 
@@ -62,10 +65,10 @@ async function callMany(calls: number): Promise<string[]> {
   let next = 0
   const caller = async () => {
     while (next < calls) {
-      const options: RunCallOptions = { lane: next % 4 === 0 ? 'job' : 'invoke', timeoutMs: 5000 }
+      const options: CallOptions = { lane: next % 4 === 0 ? 'job' : 'invoke', timeoutMs: 5000 }
       if (next % 2 === 0) options.progress = () => {}
       const n = next++
-      await executor.runElsewhere(step, { n }, 1000, options).then(
+      await executor.run(step, { n }, { budgetMs: 1000, ...options }).then(
         (run) => assert.deepEqual(run.result, { n: n + 1 }),
         (error: unknown) => failures.push(String(error)),
       )
@@ -76,7 +79,7 @@ async function callMany(calls: number): Promise<string[]> {
 }
 
 const heapUsedMb = async (): Promise<number> =>
-  ((await executor.runElsewhere(heap, {}, 1000)).result as { used: number }).used / 2 ** 20
+  ((await executor.run(heap, {}, { budgetMs: 1000 })).result as { used: number }).used / 2 ** 20
 
 test("tens of thousands of calls leave the thread's heap as it was after the warm-up", async () => {
   assert.deepEqual(await callMany(5000), [])

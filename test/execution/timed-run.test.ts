@@ -30,7 +30,7 @@ test('elapsed time in whole microseconds, inline and on the pool', async () => {
   }
   // Rho on a 64-bit semiprime: a worker thread, some milliseconds.
   for (let i = 0; i < 5; i++) {
-    const run = await executor.run(primeChecker, { number: 4294967279n * 4294967291n }, 1000)
+    const run = await executor.run(primeChecker, { number: 4294967279n * 4294967291n }, { budgetMs: 1000 })
     assert.ok(run.elapsedSeconds > 0, String(run.elapsedSeconds))
     seen.push(run.elapsedSeconds)
   }

@@ -7,7 +7,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Algorithm } from '../../src/algorithms/algorithm.js'
 import { loadModuleFile } from '../../src/algorithms/loader.js'
 import { RunTimeLimitError } from '../../src/errors.js'
-import { Executor, type RunCallOptions } from '../../src/execution/executor.js'
+import { Executor, type RunOptions } from '../../src/execution/executor.js'
+
+type CallOptions = Omit<RunOptions, 'budgetMs'>
+
 import { createMetrics } from '../../src/metrics/metrics.js'
 import { moduleSource, writeModules } from '../helpers/algorithms.js'
 
@@ -45,8 +48,8 @@ interface Held {
   run: number
 }
 
-const hold = (ms: number, options: RunCallOptions = {}): Promise<Held> =>
-  executor.run(busy, { ms }, 60_000, { lane: 'job', ...options }).then((run) => run.result as Held)
+const hold = (ms: number, options: CallOptions = {}): Promise<Held> =>
+  executor.run(busy, { ms }, { budgetMs: 60_000, lane: 'job', ...options }).then((run) => run.result as Held)
 
 /** Takes the only thread for `ms`: the runs asked for in the same tick go to it in the same batch. */
 const occupy = (ms: number) => hold(ms)

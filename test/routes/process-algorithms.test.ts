@@ -200,6 +200,6 @@ describe('on Redis, an API process and an algoserve worker', { skip: skipWithout
     }
     assert.equal(ready.checks['process:Echo'], true)
     assert.deepEqual(ready.algorithms, ['Echo', 'PrimeChecker'])
-    assert.equal(processes.api.service.executor.processChecks()['process:Echo']?.(), true)
+    assert.equal(processes.api.service.executor.checks()['process:Echo']?.(), true)
   })
 })

@@ -74,11 +74,7 @@ test("a job's factorisation on a worker thread reports to the hook on the main t
     const run = await executor.run(
       checkModule(primeCheckerModule, 'PrimeChecker'),
       { number: P21 * Q22 },
-      BUDGET_MS,
-      {
-        lane: 'job',
-        progress: (...update) => updates.push(update),
-      },
+      { budgetMs: BUDGET_MS, lane: 'job', progress: (...update) => updates.push(update) },
     )
     assert.deepEqual((run.result as { factors: bigint[] }).factors, [P21, Q22])
     assert.ok(updates.length >= 2, `${updates.length} updates`)

@@ -1,0 +1,47 @@
+// The ways a call runs, behind one interface: on the event loop when the algorithm finds it cheap
+// (inline-way.ts), on a worker thread (worker-threads.ts), or on one of its algorithm's processes
+// (process-pool.ts). The executor picks one per algorithm, once (Executor's wayOf), and counts every
+// run the same way whichever ran it.
+import type { Lane } from './lanes.js'
+import type { TimedRun } from './timed-run.js'
+
+/** A run's progress as its caller hears it: `fraction` from 0 to 1, and an optional line of text. */
+export type Progress = (fraction: number, message?: string) => void
+
+/** Whom a call runs for, on the log lines it causes: the request's id or the job's. */
+export type LogContext = { request_id: string } | { job_id: string }
+
+/** One call's options, the same for every way of running it. */
+export interface RunOptions {
+  /** How long work that can be cut short should go on, in ms (RunContext's budgetMs). */
+  budgetMs: number
+  /** Who asks: an /invoke call or a job; they wait in different lines for a thread or a process. */
+  lane?: Lane
+  /** Aborts the run, or its wait for a thread or a process. */
+  signal?: AbortSignal
+  /** The hard limit of the run, in ms: then its thread is terminated or its process stopped. */
+  timeoutMs?: number
+  /**
+   * Told of the run's progress when the algorithm reports it (a module's `context.progress`, a
+   * program's progress lines): from a worker thread at most one update per PROGRESS_INTERVAL_MS
+   * (progress.ts) and always the last, before the run settles. A hook that throws does not fail the
+   * run. Without one, a run's progress costs nothing.
+   */
+  progress?: Progress
+  /** Whom the run is for, on the log lines of a program's stderr. */
+  logContext?: LogContext
+}
+
+/** A way of running the calls of one algorithm. */
+export interface RunWay {
+  /**
+   * Runs one call: its result, measured and checked against the result schema. Synchronous when the
+   * call ran on the event loop, so that a cheap /invoke is answered in the turn its body arrived.
+   * Throws or rejects with the signal's reason, RunTimeLimitError, ServiceUnavailableError (no thread
+   * or process within the /invoke bound), or the algorithm's own failure.
+   */
+  run(params: unknown, options: RunOptions): TimedRun | Promise<TimedRun>
+  /** It can take a call now: GET /readyz's check. */
+  ready(): boolean
+  close(): Promise<void>
+}
