@@ -7,7 +7,8 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import type { FastifyBaseLogger } from 'fastify'
 import type { ProcessSpec } from '../algorithms/algorithm.js'
 import { RunTimeLimitError } from '../errors.js'
-import { LineReader, MAX_LINE_BYTES, ProtocolError, readMessage, requestLine } from './process-protocol.js'
+import { type OutputRead, ProcessOutput } from './process-output.js'
+import { LineReader, type OutputLimits, ProtocolError, requestLine } from './process-protocol.js'
 import { RunFailure } from './timed-run.js'
 
 /** Between SIGTERM and SIGKILL, and between closing stdin at a shutdown and SIGTERM. */
@@ -35,7 +36,10 @@ export interface ProcessOptions {
   name: string
   spec: ProcessSpec
   log: FastifyBaseLogger
-  maxLineBytes?: number
+  /** The bounds of its stdout lines, by kind. */
+  limits: OutputLimits
+  /** The algorithm's result schema: long results are checked against it where they are read. */
+  resultSchema: unknown
 }
 
 export class AlgorithmProcess {
@@ -53,7 +57,7 @@ export class AlgorithmProcess {
   readonly started: Promise<void>
   readonly startedAt = Date.now()
 
-  constructor({ name, spec, log, maxLineBytes = MAX_LINE_BYTES }: ProcessOptions) {
+  constructor({ name, spec, log, limits, resultSchema }: ProcessOptions) {
     this.#name = name
     this.#log = log
     // Its own process group: a signal to the group reaches what it started too, and a Ctrl-C meant for
@@ -91,11 +95,7 @@ export class AlgorithmProcess {
     })
     // A process that is gone answers writes with EPIPE; its exit is what counts.
     child.stdin?.on('error', () => {})
-    const stdout = new LineReader(
-      maxLineBytes,
-      (line) => this.#onLine(line),
-      () => this.#breach(new ProtocolError(`its process wrote a line longer than ${maxLineBytes} bytes`)),
-    )
+    const stdout = new ProcessOutput(limits, resultSchema, (read) => this.#onLine(read))
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk))
     const logLine = (line: string) => this.#log.info({ algorithm: name, pid: child.pid }, line)
     const stderr = new LineReader(MAX_LOG_LINE_BYTES, logLine, logLine)
@@ -152,14 +152,12 @@ export class AlgorithmProcess {
     })
   }
 
-  #onLine(line: string): void {
+  /** A line of its stdout, read (process-output.ts): a message, or how the line broke the protocol. */
+  #onLine(message: OutputRead): void {
     if (this.#stopReason !== undefined) return
     const pending = this.#pending
-    let message: ReturnType<typeof readMessage>
-    try {
-      message = readMessage(line)
-    } catch (error) {
-      this.#breach(error as ProtocolError)
+    if (message instanceof ProtocolError) {
+      this.#breach(message)
       return
     }
     if (pending === undefined || message.id !== pending.id) {

@@ -9,6 +9,12 @@ import { ServiceUnavailableError } from '../errors.js'
 import { AlgorithmProcess, type Progress } from './algorithm-process.js'
 import type { Lane } from './lanes.js'
 import { Lanes } from './lanes.js'
+import {
+  DEFAULT_MAX_PROGRESS_BYTES,
+  DEFAULT_MAX_RESULT_BYTES,
+  type OutputLimits,
+  ResultJson,
+} from './process-protocol.js'
 import { checkedResult, secondsSince, type TimedRun } from './timed-run.js'
 
 /** A process that exits this soon after it started, before any call, failed to start. */
@@ -26,14 +32,11 @@ export interface ProcessRunOptions {
 export interface ProcessPoolOptions {
   /** The longest wait of an /invoke call for a free process, in ms; then a 503. */
   invokeQueueTimeoutMs: number
-  /** The longest stdout line, in bytes (process-protocol.ts's by default). */
-  maxLineBytes?: number
 }
 
 /** The processes of one algorithm. */
 export class ProcessPool {
   readonly #algorithm: Algorithm
-  readonly #options: ProcessPoolOptions
   readonly #lanes: Lanes<AlgorithmProcess>
   readonly #processes: (AlgorithmProcess | undefined)[]
   /** Why each instance is not running, while it failed to start. */
@@ -47,7 +50,6 @@ export class ProcessPool {
   constructor(algorithm: Algorithm, options: ProcessPoolOptions) {
     const instances = algorithm.process?.instances ?? 1
     this.#algorithm = algorithm
-    this.#options = options
     this.#lanes = new Lanes(options.invokeQueueTimeoutMs, `process of the algorithm '${algorithm.name}'`)
     this.#processes = new Array(instances).fill(undefined)
     this.#failures = new Array(instances).fill(undefined)
@@ -82,6 +84,18 @@ export class ProcessPool {
     try {
       const result = await process.call(params, { timeoutMs, signal, progress })
       const elapsedSeconds = secondsSince(start)
+      // A long result was checked where it was read, and comes as its JSON: its value is read only if asked.
+      if (result instanceof ResultJson) {
+        let value: unknown
+        return {
+          get result() {
+            value ??= result.value()
+            return value
+          },
+          resultJson: result.bytes,
+          elapsedSeconds,
+        }
+      }
       return { result: checkedResult(this.#algorithm, result), elapsedSeconds }
     } finally {
       if (process.usable) this.#free(process)
@@ -109,7 +123,12 @@ export class ProcessPool {
     const log = this.#log
     if (spec === undefined || log === undefined) return
     const name = this.#algorithm.name
-    const process = new AlgorithmProcess({ name, spec, log, maxLineBytes: this.#options.maxLineBytes })
+    const limits: OutputLimits = {
+      maxResultBytes: this.#algorithm.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+      maxProgressBytes: this.#algorithm.maxProgressBytes ?? DEFAULT_MAX_PROGRESS_BYTES,
+    }
+    const resultSchema = this.#algorithm.module.result
+    const process = new AlgorithmProcess({ name, spec, log, limits, resultSchema })
     this.#processes[i] = process
     process.started.then(
       () => {

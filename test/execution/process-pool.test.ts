@@ -52,7 +52,7 @@ interface LogLine {
 
 function startPool(
   members: Record<string, unknown> = {},
-  options: { invokeQueueTimeoutMs?: number; maxLineBytes?: number } = {},
+  options: { invokeQueueTimeoutMs?: number } = {},
 ) {
   const lines: LogLine[] = []
   const log = pino({ level: 'info' }, { write: (text: string) => lines.push(JSON.parse(text)) })
@@ -150,8 +150,8 @@ for (const [mode, expected] of [
   })
 }
 
-test('a line longer than the bound fails the call and the process is replaced', async () => {
-  const { pool } = startPool({}, { maxLineBytes: 64 * 1024 })
+test('a result longer than maxResultBytes fails the call in those words and the process is replaced', async () => {
+  const { pool } = startPool({ maxResultBytes: 64 * 1024 })
   const before = await pidOf(pool)
   const run = await pool.run({ mode: 'huge', bytes: 60 * 1024 }, { lane: 'invoke' })
   assert.equal((run.result as { pad: string }).pad.length, 60 * 1024)
@@ -159,7 +159,7 @@ test('a line longer than the bound fails the call and the process is replaced', 
     pool.run({ mode: 'huge', bytes: 200 * 1024 }, { lane: 'invoke' }),
     (error: unknown) => {
       assert.ok(error instanceof RunFailure)
-      assert.equal(error.message, `its process wrote a line longer than ${64 * 1024} bytes`)
+      assert.equal(error.message, `its result was larger than its limit of ${64 * 1024} bytes (maxResultBytes)`)
       return true
     },
   )
