@@ -5,6 +5,7 @@
 import { parentPort } from 'node:worker_threads'
 import { stringify } from 'lossless-json'
 import { compileSchema, type SchemaCheck } from '../algorithms/schema-check.js'
+import { parseExact } from './exact-json.js'
 import { readMessage } from './process-protocol.js'
 import { resultSchemaFailure } from './timed-run.js'
 
@@ -31,8 +32,13 @@ const checks = new Map<string, SchemaCheck>()
 
 function read({ line, schema }: LineTask): LineRead {
   let message: ReturnType<typeof readMessage>
+  let hasBigInts = false
   try {
-    message = readMessage(Buffer.from(line).toString('utf8'))
+    message = readMessage(Buffer.from(line).toString('utf8'), (text) => {
+      const parsed = parseExact(text)
+      hasBigInts = parsed.hasBigInts
+      return parsed.value
+    })
   } catch (error) {
     return { kind: 'refused', problem: (error as Error).message }
   }
@@ -46,7 +52,8 @@ function read({ line, schema }: LineTask): LineRead {
   const issues = check(message.result)
   // The same failure as a result checked on the main thread; the process keeps serving.
   if (issues.length > 0) return { id: message.id, kind: 'error', error: resultSchemaFailure(issues) }
-  const text = stringify(message.result) as string
+  // The engine's writer where it is exact; lossless-json's where a BigInt needs its digits written.
+  const text = hasBigInts ? (stringify(message.result) as string) : JSON.stringify(message.result)
   // A buffer of its own, not a slice of Node's pool: it is transferred.
   const json = Buffer.allocUnsafeSlow(Buffer.byteLength(text))
   json.write(text)

@@ -63,10 +63,13 @@ const exactNumber = (text: string): number | bigint =>
   isInteger(text) && !isSafeNumber(text) ? BigInt(text) : Number(text)
 
 /** One line of the process read into a message, or a ProtocolError. */
-export function readMessage(line: string): ProcessMessage {
+export function readMessage(
+  line: string,
+  parseLine = (text: string) => parse(text, null, exactNumber),
+): ProcessMessage {
   let value: unknown
   try {
-    value = parse(line, null, exactNumber)
+    value = parseLine(line)
   } catch {
     throw new ProtocolError('its process wrote a line that is not JSON')
   }

@@ -50,10 +50,7 @@ interface LogLine {
   algorithm?: string
 }
 
-function startPool(
-  members: Record<string, unknown> = {},
-  options: { invokeQueueTimeoutMs?: number } = {},
-) {
+function startPool(members: Record<string, unknown> = {}, options: { invokeQueueTimeoutMs?: number } = {}) {
   const lines: LogLine[] = []
   const log = pino({ level: 'info' }, { write: (text: string) => lines.push(JSON.parse(text)) })
   const pool = new ProcessPool(algorithm(members), { invokeQueueTimeoutMs: 5000, ...options })
@@ -159,7 +156,10 @@ test('a result longer than maxResultBytes fails the call in those words and the 
     pool.run({ mode: 'huge', bytes: 200 * 1024 }, { lane: 'invoke' }),
     (error: unknown) => {
       assert.ok(error instanceof RunFailure)
-      assert.equal(error.message, `its result was larger than its limit of ${64 * 1024} bytes (maxResultBytes)`)
+      assert.equal(
+        error.message,
+        `its result was larger than its limit of ${64 * 1024} bytes (maxResultBytes)`,
+      )
       return true
     },
   )
