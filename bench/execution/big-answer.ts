@@ -1,8 +1,9 @@
 // A process algorithm answering 15 MB, against the service's event loop and memory: `/healthz` polled one
-// request after another during each answer (p50, p99, max) and idle before, and the service's RSS
-// before the answers, at its peak during them, and 2 s after. The service is run from a checkout given as
-// the first argument (this one by default) through tsx, so that two revisions can be compared in one
-// session; the program is this checkout's test/fixtures/misbehaving-process in its mode `huge`.
+// request after another during each answer (p50, p99, max) and idle before, and the service's RSS after
+// one answer as big (warm), at its peak during the next ones (sampled every 20 ms), and 2 s after. The
+// service is run from a checkout given as the first argument (this one by default) through tsx, so that
+// two revisions can be compared in one session; the program is this checkout's
+// test/fixtures/misbehaving-process in its mode `huge`.
 // Usage: npm run bench:big-answer [-- /path/to/other/checkout]   (ROUNDS=3 BYTES=15000000)
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
+import { Agent, fetch, type Response } from 'undici'
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
 const BYTES = Number(process.env.BYTES ?? 15_000_000)
@@ -62,13 +64,21 @@ async function start(): Promise<{ child: ChildProcess; url: string }> {
   throw new Error(`the service did not start:\n${output}`)
 }
 
-/** GET /healthz one after another while `busy` holds; each one's time in ms. */
+/**
+ * GET /healthz one after another while `busy` holds; each one's time in ms. On connections of its own,
+ * closed after: one left idle across a stall of the service is closed under the next request.
+ */
 async function poll(url: string, busy: () => boolean): Promise<number[]> {
+  const dispatcher = new Agent()
   const times: number[] = []
-  while (busy()) {
-    const start = performance.now()
-    await (await fetch(`${url}/healthz`)).arrayBuffer()
-    times.push(performance.now() - start)
+  try {
+    while (busy()) {
+      const start = performance.now()
+      await (await fetch(`${url}/healthz`, { dispatcher })).arrayBuffer()
+      times.push(performance.now() - start)
+    }
+  } finally {
+    await dispatcher.close()
   }
   return times
 }
@@ -76,22 +86,23 @@ async function poll(url: string, busy: () => boolean): Promise<number[]> {
 const { child, url } = await start()
 const pid = child.pid as number
 try {
+  // Polling stops when the answer's head arrives (its body with it): reading the body here would stall
+  // this process's own loop and be counted as the service's.
   const call = () =>
     fetch(`${url}/algorithms/BigAnswer/invoke`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ mode: 'huge', bytes: BYTES }),
-    }).then(async (response) => {
-      const body = await response.arrayBuffer()
-      if (response.status !== 200) throw new Error(`answered ${response.status}`)
-      return body.byteLength
+      dispatcher: new Agent(),
     })
-  // Warm: a small answer and one idle second.
-  await fetch(`${url}/algorithms/BigAnswer/invoke`, {
-    method: 'POST',
-    body: '{}',
-    headers: { 'content-type': 'application/json' },
-  })
+  const answered = async (response: Response) => {
+    const body = await response.arrayBuffer()
+    if (response.status !== 200) throw new Error(`answered ${response.status}`)
+    return body.byteLength
+  }
+  // Warm: one answer as big (the output thread started, the JIT warm), then the idle figures.
+  await answered(await call())
+  await sleep(2000)
   let idleUntil = performance.now() + 2000
   const idle = (await poll(url, () => performance.now() < idleUntil)).sort((a, b) => a - b)
   const before = rssMb(pid)
@@ -108,7 +119,7 @@ try {
       answering = false
     })
     during.push(...(await poll(url, () => answering)))
-    const bytes = await answer
+    const bytes = await answered(await answer)
     answerMs.push(performance.now() - started)
     clearInterval(sampler)
     if (bytes < BYTES) throw new Error(`an answer of ${bytes} bytes`)
@@ -121,7 +132,8 @@ try {
   const ms = (value: number) => value.toFixed(1)
   console.log(`checkout ${checkout}, ${ROUNDS} answers of ${BYTES} bytes`)
   console.log(
-    `/healthz idle: ${idle.length} requests, p50 ${ms(percentile(idle, 0.5))} ms, p99 ${ms(percentile(idle, 0.99))} ms`,
+    `/healthz idle: ${idle.length} requests, p50 ${ms(percentile(idle, 0.5))} ms, ` +
+      `p99 ${ms(percentile(idle, 0.99))} ms`,
   )
   console.log(
     `/healthz during the answers: ${during.length} requests, p50 ${ms(percentile(during, 0.5))} ms, ` +
@@ -129,7 +141,8 @@ try {
   )
   console.log(`answer, median: ${ms(percentile(answerMs, 0.5))} ms`)
   console.log(
-    `RSS: before ${ms(before)} MiB, peak during ${ms(peak)} MiB (+${ms(peak - before)}), after ${ms(after)} MiB`,
+    `RSS: before ${ms(before)} MiB, peak during ${ms(peak)} MiB (+${ms(peak - before)}), ` +
+      `after ${ms(after)} MiB`,
   )
 } finally {
   child.kill('SIGTERM')

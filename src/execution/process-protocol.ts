@@ -3,7 +3,7 @@
 // ways: a BigInt is written as its digits, and an integer a double cannot hold is read as a BigInt.
 import { isInteger, isSafeNumber, parse, stringify } from 'lossless-json'
 
-/** The longest line carrying a result (or an error), in bytes, for an algorithm that sets no maxResultBytes. */
+/** The longest line carrying a result (or an error), in bytes, when the algorithm sets no maxResultBytes. */
 export const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024
 /** The longest progress line, in bytes, for an algorithm that sets no maxProgressBytes. */
 export const DEFAULT_MAX_PROGRESS_BYTES = 64 * 1024

@@ -89,7 +89,7 @@ test('a long result that breaks the result schema fails the call; the process st
   assert.deepEqual(pool.pids, [before])
 })
 
-test('a progress message past maxProgressBytes (64 KiB by default) fails the call in those words', async () => {
+test('a progress message past maxProgressBytes (64 KiB by default) fails the call so', async () => {
   const pool = startPool()
   await assert.rejects(
     pool.run({ mode: 'huge-progress', bytes: 100 * 1024 }, { lane: 'job', progress: () => {} }),
@@ -102,7 +102,7 @@ test('a progress message past maxProgressBytes (64 KiB by default) fails the cal
   )
 })
 
-test('a long progress message within its limit reaches the hook before the result that follows it', async () => {
+test('a long progress message within its limit reaches the hook before the result after it', async () => {
   const pool = startPool({ maxProgressBytes: 1024 * 1024 })
   const seen: (string | undefined)[] = []
   let resolved = false
