@@ -10,12 +10,12 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { ProcessSpec } from '../algorithms/algorithm.js'
 import { ProcessStateError, RunTimeLimitError } from '../errors.js'
 import type { LogBudget } from './log-budget.js'
+import { type OutputRead, ProcessOutput } from './process-output.js'
 import {
   LineReader,
-  MAX_LINE_BYTES,
+  type OutputLimits,
   type ProcessMessage,
   ProtocolError,
-  readMessage,
   requestLine,
 } from './process-protocol.js'
 import { exitDuringCall, launchProgram, onProgramEnd, type Program } from './program-launch.js'
@@ -61,7 +61,10 @@ export interface ProcessOptions {
   log: FastifyBaseLogger
   /** The algorithm's share of the log for stderr lines, and for warnings of messages out of turn. */
   budgets: { stderr: LogBudget; strays: LogBudget }
-  maxLineBytes?: number
+  /** The bounds of its stdout lines, by kind. */
+  limits: OutputLimits
+  /** The algorithm's result schema: long results are checked against it where they are read. */
+  resultSchema: unknown
   /** Its memory limit, in MB; 0 for none. */
   memoryMb?: number
 }
@@ -92,7 +95,7 @@ export class AlgorithmProcess {
   readonly started: Promise<void>
   readonly startedAt = Date.now()
 
-  constructor({ name, spec, log, budgets, maxLineBytes = MAX_LINE_BYTES, memoryMb = 0 }: ProcessOptions) {
+  constructor({ name, spec, log, budgets, limits, resultSchema, memoryMb = 0 }: ProcessOptions) {
     this.#name = name
     this.#log = log
     this.#strays = budgets.strays
@@ -129,19 +132,8 @@ export class AlgorithmProcess {
     })
     // A process that is gone answers writes with EPIPE; its exit is what counts.
     child.stdin?.on('error', () => {})
-    const stdout = new LineReader(
-      maxLineBytes,
-      (line) => {
-        let message: ProcessMessage
-        try {
-          message = readMessage(line)
-        } catch (error) {
-          this.#breach(error as ProtocolError)
-          return
-        }
-        this.#onLine(message)
-      },
-      () => this.#breach(new ProtocolError(`its process wrote a line longer than ${maxLineBytes} bytes`)),
+    const stdout = new ProcessOutput(limits, resultSchema, (read: OutputRead) =>
+      read instanceof ProtocolError ? this.#breach(read) : this.#onLine(read),
     )
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk))
     const logLine = (line: string) => {

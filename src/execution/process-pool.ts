@@ -11,7 +11,13 @@ import { AlgorithmProcess, ExitedBeforeTheCall } from './algorithm-process.js'
 import type { Lane } from './lanes.js'
 import { Lanes } from './lanes.js'
 import { LogBudget } from './log-budget.js'
-import type { RunOptions, RunWay } from './run-way.js'
+import { type OutputLimits, ResultJson } from './process-protocol.js'
+import {
+  DEFAULT_MAX_PROGRESS_BYTES,
+  DEFAULT_MAX_RESULT_BYTES,
+  type RunOptions,
+  type RunWay,
+} from './run-way.js'
 import { checkedResult, secondsSince, type TimedRun } from './timed-run.js'
 
 /** A process that exits this soon after it started, before any call, failed to start. */
@@ -22,8 +28,6 @@ const RESTART_WAITS_MS = [1000, 2000, 5000, 10_000, 30_000]
 export interface ProcessPoolOptions {
   /** The longest wait of an /invoke call for a free process, in ms; then a 503. */
   invokeQueueTimeoutMs: number
-  /** The longest stdout line, in bytes (process-protocol.ts's by default). */
-  maxLineBytes?: number
   /** The memory limit of a program whose algorithm declares none, in MB; 0 for none. */
   memoryMb?: number
 }
@@ -31,7 +35,8 @@ export interface ProcessPoolOptions {
 /** The processes of one algorithm: the way of its calls. */
 export class ProcessPool implements RunWay {
   readonly #algorithm: Algorithm
-  readonly #options: ProcessPoolOptions
+  /** Each program's memory limit in MB: the algorithm's, else the setting's; 0 for none. */
+  readonly #memoryMb: number
   readonly #lanes: Lanes<AlgorithmProcess>
   readonly #processes: (AlgorithmProcess | undefined)[]
   /** Why each instance is not running, while it failed to start. */
@@ -46,7 +51,7 @@ export class ProcessPool implements RunWay {
   constructor(algorithm: Algorithm, options: ProcessPoolOptions) {
     const instances = algorithm.process?.instances ?? 1
     this.#algorithm = algorithm
-    this.#options = options
+    this.#memoryMb = algorithm.memoryMb ?? options.memoryMb ?? 0
     this.#lanes = new Lanes(options.invokeQueueTimeoutMs, `process of the algorithm '${algorithm.name}'`)
     this.#processes = new Array(instances).fill(undefined)
     this.#failures = new Array(instances).fill(undefined)
@@ -79,9 +84,8 @@ export class ProcessPool implements RunWay {
   /**
    * One call on an idle process, measured and its result checked against the result schema. A call its
    * process exited before taking (ExitedBeforeTheCall) is handed to the next, within what is left of
-   * its time limit.
+   * its time limit. A program has no budget to cut its work short by: `budgetMs` is a module's.
    */
-  /** A program has no budget to cut its work short by: `budgetMs` is a module's. */
   async run(params: unknown, options: Omit<RunOptions, 'budgetMs'>): Promise<TimedRun> {
     const { lane = 'invoke', signal, timeoutMs, progress, logContext } = options
     let first: number | undefined
@@ -93,6 +97,18 @@ export class ProcessPool implements RunWay {
       try {
         const result = await process.call(params, { timeoutMs: left, signal, progress, logContext })
         const elapsedSeconds = secondsSince(start)
+        // A long result was checked where it was read, and comes as its JSON: its value is read only if asked.
+        if (result instanceof ResultJson) {
+          let value: unknown
+          return {
+            get result() {
+              value ??= result.value()
+              return value
+            },
+            resultJson: result.bytes,
+            elapsedSeconds,
+          }
+        }
         return { result: checkedResult(this.#algorithm, result), elapsedSeconds }
       } catch (error) {
         // Each of its processes may have been on its way out once; past that, it is the program's doing.
@@ -133,9 +149,13 @@ export class ProcessPool implements RunWay {
     const budgets = this.#budgets
     if (spec === undefined || log === undefined || budgets === undefined) return
     const name = this.#algorithm.name
-    const { maxLineBytes } = this.#options
-    const memoryMb = this.#algorithm.memoryMb ?? this.#options.memoryMb
-    const process = new AlgorithmProcess({ name, spec, log, budgets, maxLineBytes, memoryMb })
+    const limits: OutputLimits = {
+      maxResultBytes: this.#algorithm.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+      maxProgressBytes: this.#algorithm.maxProgressBytes ?? DEFAULT_MAX_PROGRESS_BYTES,
+    }
+    const resultSchema = this.#algorithm.module.result
+    const memoryMb = this.#memoryMb
+    const process = new AlgorithmProcess({ name, spec, log, budgets, limits, resultSchema, memoryMb })
     this.#processes[i] = process
     process.started.then(
       () => {

@@ -3,16 +3,43 @@
 // ways: a BigInt is written as its digits, and an integer a double cannot hold is read as a BigInt.
 import { isInteger, isSafeNumber, parse, stringify } from 'lossless-json'
 
-/** The longest line a process may write on stdout, in bytes: past it the call fails. */
-export const MAX_LINE_BYTES = 16 * 1024 * 1024
+/**
+ * A result read off the main thread (process-output.ts): its JSON text as UTF-8, written by lossless-json
+ * from what the line held, and already checked against the result schema there.
+ */
+export class ResultJson {
+  constructor(readonly bytes: Buffer) {}
+
+  /** The result as a value; parsed on the calling thread, so only for those that need the value itself. */
+  value(): unknown {
+    return parse(this.bytes.toString('utf8'), null, exactNumber)
+  }
+}
 
 export type ProcessMessage =
   | { id: string; kind: 'progress'; fraction: number; message: string | undefined }
-  | { id: string; kind: 'result'; result: unknown }
+  | { id: string; kind: 'result'; result: unknown | ResultJson }
   | { id: string; kind: 'error'; error: string }
 
 /** A line the process wrote that breaks the protocol; the message says how, never what it wrote. */
 export class ProtocolError extends Error {}
+
+/** The limits of a process's stdout lines, by kind, in bytes (the algorithm's, else the defaults). */
+export interface OutputLimits {
+  maxResultBytes: number
+  maxProgressBytes: number
+}
+
+/** The bound on a line of this kind; an error line is an answer, held to the result's. */
+export const limitOf = (limits: OutputLimits, kind: ProcessMessage['kind']): number =>
+  kind === 'progress' ? limits.maxProgressBytes : limits.maxResultBytes
+
+/** The failure of a line of this kind past its limit, in the algorithm's terms. */
+export function oversized(limits: OutputLimits, kind: ProcessMessage['kind']): ProtocolError {
+  const what = { result: 'its result', error: 'its error', progress: 'its progress message' }[kind]
+  const member = kind === 'progress' ? 'maxProgressBytes' : 'maxResultBytes'
+  return new ProtocolError(`${what} was larger than its limit of ${limitOf(limits, kind)} bytes (${member})`)
+}
 
 /** The request line, newline included. */
 export function requestLine(id: string, params: unknown, timeoutMs: number | null): string {
@@ -31,10 +58,13 @@ const exactNumber = (text: string): number | bigint =>
   isInteger(text) && !isSafeNumber(text) ? BigInt(text) : Number(text)
 
 /** One line of the process read into a message, or a ProtocolError. */
-export function readMessage(line: string): ProcessMessage {
+export function readMessage(
+  line: string,
+  parseLine = (text: string) => parse(text, null, exactNumber),
+): ProcessMessage {
   let value: unknown
   try {
-    value = parse(line, null, exactNumber)
+    value = parseLine(line)
   } catch {
     throw new ProtocolError('its process wrote a line that is not JSON')
   }

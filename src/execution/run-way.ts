@@ -5,6 +5,14 @@
 import type { Lane } from './lanes.js'
 import type { TimedRun } from './timed-run.js'
 
+/**
+ * The longest result a run may send back, in bytes of JSON, when its algorithm declares no
+ * maxResultBytes: a module's result as written, a program's line carrying a result or an error.
+ */
+export const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024
+/** The longest progress line of a program, in bytes, when its algorithm declares no maxProgressBytes. */
+export const DEFAULT_MAX_PROGRESS_BYTES = 64 * 1024
+
 /** A run's progress as its caller hears it: `fraction` from 0 to 1, and an optional line of text. */
 export type Progress = (fraction: number, message?: string) => void
 

@@ -14,9 +14,6 @@ export const STARTED = 1
 export const ENDED = 2
 export const SKIPPED = 3
 
-/** A module's longest result, in bytes of JSON, when it declares no maxResultBytes: as a process's line. */
-export const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024
-
 /** One run of a batch, as the thread receives it. */
 export interface WorkerTask {
   algorithm: string

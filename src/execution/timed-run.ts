@@ -1,8 +1,13 @@
-import type { Algorithm, RunContext } from '../algorithms/algorithm.js'
+import type { Algorithm, RunContext, SchemaIssue } from '../algorithms/algorithm.js'
 import { describeIssues } from '../algorithms/schema-check.js'
 
 export interface TimedRun {
   result: unknown
+  /**
+   * The result as JSON (UTF-8), when it was read so off the main thread (a process's long result): replies
+   * and the job store take these bytes as they are instead of writing `result` again.
+   */
+  resultJson?: Buffer
   /** The algorithm's own run time, in seconds (metadata.elapsed_time), in whole microseconds. */
   elapsedSeconds: number
 }
@@ -25,11 +30,14 @@ export const secondsSince = (start: number): number =>
 /** A run's failure in the algorithm's own words: its message is what a client is shown. */
 export class RunFailure extends Error {}
 
+/** What a run whose result fails its result schema is told. */
+export const resultSchemaFailure = (issues: SchemaIssue[]): string =>
+  `its result breaks its result schema: ${describeIssues(issues)}`
+
 /** The result, once it passes the algorithm's result schema. */
 export function checkedResult(algorithm: Algorithm, result: unknown): unknown {
   const issues = algorithm.checkResult(result)
-  if (issues.length > 0)
-    throw new RunFailure(`its result breaks its result schema: ${describeIssues(issues)}`)
+  if (issues.length > 0) throw new RunFailure(resultSchemaFailure(issues))
   return result
 }
 

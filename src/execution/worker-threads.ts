@@ -26,14 +26,13 @@ import { AlgorithmError, ConfigError, RunTimeLimitError } from '../errors.js'
 import { type Lane, Lanes } from './lanes.js'
 import type { PoolWorkerData, ThreadLoad } from './pool-worker.js'
 import { tellProgress } from './progress.js'
-import type { Progress, RunOptions, RunWay } from './run-way.js'
+import { DEFAULT_MAX_RESULT_BYTES, type Progress, type RunOptions, type RunWay } from './run-way.js'
 import {
   type BatchOutcome,
   type BatchProgress,
   type BatchViews,
   batchBuffer,
   batchViews,
-  DEFAULT_MAX_RESULT_BYTES,
   ENDED,
   QUEUED,
   SKIPPED,

@@ -46,7 +46,7 @@ export function createRunJob(options: RunJobOptions): RunJob {
       })
       return {
         status: 'completed',
-        result: stringify(run.result) as string,
+        result: run.resultJson?.toString('utf8') ?? (stringify(run.result) as string),
         metadata: JSON.stringify(runMetadata(algorithm, run)),
       }
     } catch (error) {

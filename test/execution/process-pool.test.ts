@@ -22,6 +22,7 @@ import {
   STDERR_LINES_PER_SECOND,
 } from '../../src/execution/log-budget.js'
 import { ProcessPool } from '../../src/execution/process-pool.js'
+import { DEFAULT_MAX_PROGRESS_BYTES, DEFAULT_MAX_RESULT_BYTES } from '../../src/execution/run-way.js'
 import { RunFailure } from '../../src/execution/timed-run.js'
 import { until } from '../helpers/time.js'
 
@@ -69,10 +70,7 @@ interface LogLine {
 
 const WARN = 40
 
-function startPool(
-  members: Record<string, unknown> = {},
-  options: { invokeQueueTimeoutMs?: number; maxLineBytes?: number } = {},
-) {
+function startPool(members: Record<string, unknown> = {}, options: { invokeQueueTimeoutMs?: number } = {}) {
   const lines: LogLine[] = []
   const log = pino({ level: 'debug' }, { write: (text: string) => lines.push(JSON.parse(text)) })
   const pool = new ProcessPool(algorithm(members), { invokeQueueTimeoutMs: 5000, ...options })
@@ -168,8 +166,8 @@ for (const [mode, expected] of [
   })
 }
 
-test('a line longer than the bound fails the call and the process is replaced', async () => {
-  const { pool } = startPool({}, { maxLineBytes: 64 * 1024 })
+test('a result longer than maxResultBytes fails the call in those words and the process is replaced', async () => {
+  const { pool } = startPool({ maxResultBytes: 64 * 1024 })
   const before = await pidOf(pool)
   const run = await pool.run({ mode: 'huge', bytes: 60 * 1024 }, { lane: 'invoke' })
   assert.equal((run.result as { pad: string }).pad.length, 60 * 1024)
@@ -177,7 +175,10 @@ test('a line longer than the bound fails the call and the process is replaced', 
     pool.run({ mode: 'huge', bytes: 200 * 1024 }, { lane: 'invoke' }),
     (error: unknown) => {
       assert.ok(error instanceof RunFailure)
-      assert.equal(error.message, `its process wrote a line longer than ${64 * 1024} bytes`)
+      assert.equal(
+        error.message,
+        `its result was larger than its limit of ${64 * 1024} bytes (maxResultBytes)`,
+      )
       return true
     },
   )
@@ -435,7 +436,15 @@ test('a process moves through its named states, and takes a call only when idle'
     strays: new LogBudget('M', 's', fastify),
   }
   const spec = { command: [process.execPath, join(FIXTURE, 'process.mjs')], cwd: FIXTURE, instances: 1 }
-  const program = new AlgorithmProcess({ name: 'Misbehaving', spec, log: fastify, budgets })
+  const limits = { maxResultBytes: DEFAULT_MAX_RESULT_BYTES, maxProgressBytes: DEFAULT_MAX_PROGRESS_BYTES }
+  const program = new AlgorithmProcess({
+    name: 'Misbehaving',
+    spec,
+    log: fastify,
+    budgets,
+    limits,
+    resultSchema: { type: 'object' },
+  })
   assert.equal(program.state, 'starting')
   await program.started
   assert.equal(program.state, 'idle')
