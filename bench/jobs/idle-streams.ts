@@ -6,7 +6,7 @@
 // after the end, and how many connections were gone (reset or closed) half a second after the clients
 // read again: cut, or, where not cut, read to their end by then.
 //
-// `npm run bench:idle-streams -- /work/main` (= node --import tsx bench/jobs/idle-streams.ts <checkout>);
+// `npm run bench:idle-streams -- OTHER_CHECKOUT` (= node --import tsx bench/jobs/idle-streams.ts <checkout>);
 // CLIENTS=100 RESULT_MB=8 ROUNDS=3 WATCH_S=35.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
