@@ -111,6 +111,9 @@ export class AlgorithmProcess {
     })
     // An unhandled rejection would end the service: whoever starts the process reads `started`.
     this.started.catch(() => {})
+    const stdout = new ProcessOutput(limits, resultSchema, (read: OutputRead) =>
+      read instanceof ProtocolError ? this.#breach(read) : this.#onLine(read),
+    )
     this.exited = new Promise((resolve) => {
       const end = (how: string) => {
         if (this.#state === 'gone') return
@@ -127,14 +130,12 @@ export class AlgorithmProcess {
       child.once('exit', () => {
         if (this.#state === 'idle' || this.#state === 'starting') this.#to('stopping')
       })
-      // At its exit, with what it wrote before read: an answer written just before exiting still counts.
-      onProgramEnd(this.#program, end)
+      // At its exit, with what it wrote before read (a long line on the output thread too): an answer
+      // written just before exiting still counts.
+      onProgramEnd(this.#program, (how) => stdout.delivered().then(() => end(how)))
     })
     // A process that is gone answers writes with EPIPE; its exit is what counts.
     child.stdin?.on('error', () => {})
-    const stdout = new ProcessOutput(limits, resultSchema, (read: OutputRead) =>
-      read instanceof ProtocolError ? this.#breach(read) : this.#onLine(read),
-    )
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk))
     const logLine = (line: string) => {
       if (budgets.stderr.take(Buffer.byteLength(line)))

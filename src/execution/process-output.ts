@@ -41,6 +41,8 @@ export class ProcessOutput {
   /** What is left of an oversized line is dropped up to its newline. */
   #dropping = false
   readonly #queue: Slot[] = []
+  /** Waiting for the lines read so far to be delivered (`delivered`). */
+  #waiting: (() => void)[] = []
 
   /**
    * `resultSchema` is the algorithm's result schema (the output thread checks long results against it);
@@ -153,5 +155,15 @@ export class ProcessOutput {
   #flush(): void {
     while (this.#queue.length > 0 && (this.#queue[0] as Slot).read !== undefined)
       this.#deliver((this.#queue.shift() as Slot).read as OutputRead)
+    if (this.#queue.length > 0) return
+    const waiting = this.#waiting
+    this.#waiting = []
+    for (const resolve of waiting) resolve()
+  }
+
+  /** Resolves once every line read so far has been delivered (a long one is read on the output thread). */
+  delivered(): Promise<void> {
+    if (this.#queue.length === 0) return Promise.resolve()
+    return new Promise((resolve) => this.#waiting.push(resolve))
   }
 }
