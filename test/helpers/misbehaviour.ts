@@ -95,7 +95,7 @@ export function sampleRss(pid = process.pid, intervalMs = 20): { stop(): number 
     } catch {
       // The process is gone.
     }
-  }, intervalMs)
+  }, intervalMs).unref()
   return {
     stop() {
       clearInterval(timer)
@@ -200,7 +200,8 @@ export class ProcessWatch {
   constructor(root: number, intervalMs: number) {
     this.#root = root
     this.#before = new Set(descendantsOf(root).map(key))
-    this.#timer = setInterval(() => this.sample(), intervalMs)
+    // Unreferenced: a test that fails before stopping it must not keep its file running.
+    this.#timer = setInterval(() => this.sample(), intervalMs).unref()
   }
 
   /** Looks once now (also done every interval). */
