@@ -20,6 +20,7 @@ import {
   sampleRss,
   watchProcesses,
 } from '../helpers/misbehaviour.js'
+import { sleep } from '../helpers/time.js'
 
 const MODULES = [
   'returns-function.mjs',
@@ -55,6 +56,10 @@ forEachBackend((backend) => {
     )
     url = await listening(service)
     pid = service.process.pid as number
+    // Warm: what /healthz measures below is the run's effect, not a first request's compiling.
+    const warm = sampleHealth(url)
+    await sleep(500)
+    await warm.stop()
   })
   after(async () => {
     // SIGKILL: a service that cannot stop a bad run would not stop on SIGTERM either.
