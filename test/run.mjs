@@ -6,9 +6,9 @@
 // 2 cores well. The files in ALONE run afterwards, one at a time, with the machine to themselves: they
 // bound the wall-clock time of work to within a second or so (the executor's long runs and spare
 // thread, the factoring budgets, the gaps between webhook attempts, a webhook to a second receiver, a
-// fast job behind a backlog, /healthz's p99 while a program answers 15 MB). Beside another file, two of them failed: F8 factored in 2.7 s for a 2 s
-// budget, a webhook retry waited 3.7 s for a bound of 3. TEST_CONCURRENCY=1 runs every file one at a
-// time.
+// fast job behind a backlog, /healthz's p99 while an algorithm loops or answers 15 MB). Beside another
+// file, two of them failed: F8 factored in 2.7 s for a 2 s budget, a webhook retry waited 3.7 s for a
+// bound of 3. TEST_CONCURRENCY=1 runs every file one at a time.
 import { spawnSync } from 'node:child_process'
 import { readdirSync, statSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
@@ -21,6 +21,8 @@ const ALONE = new Set([
   'test/execution/executor.test.ts',
   'test/execution/process-output.test.ts',
   'test/jobs/algorithm-share.test.ts',
+  'test/misbehaviour/modules.test.ts',
+  'test/misbehaviour/programs.test.ts',
   'test/webhooks/fair-share.test.ts',
   'test/webhooks/receiver-pace.test.ts',
 ])

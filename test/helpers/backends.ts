@@ -19,10 +19,12 @@ export interface BackendUnderTest {
   name: 'embedded' | 'redis'
   /** Starts the service, running jobs, on this backend. */
   start(overrides?: Partial<Config>, options?: ServiceOptions): Promise<TestApp>
+  /** The settings that put `algoserve serve` in a child process on this backend, running jobs. */
+  childEnv(): Record<string, string>
 }
 
 export function forEachBackend(suite: (backend: BackendUnderTest) => void): void {
-  describe('embedded', () => suite({ name: 'embedded', start: startApp }))
+  describe('embedded', () => suite({ name: 'embedded', start: startApp, childEnv: () => ({}) }))
   describe('redis', { skip: skipWithoutRedis }, () => {
     let redis: RedisServer | undefined
     before(async () => {
@@ -35,6 +37,11 @@ export function forEachBackend(suite: (backend: BackendUnderTest) => void): void
           { redisUrl: redis?.url ?? null, redisPrefix: freshPrefix(), runJobs: true, ...overrides },
           options,
         ),
+      childEnv: () => ({
+        ALGOSERVE_REDIS_URL: redis?.url ?? '',
+        ALGOSERVE_REDIS_PREFIX: freshPrefix(),
+        ALGOSERVE_RUN_JOBS: 'true',
+      }),
     })
     // Registered after the suite's own hooks, so its apps close while Redis is still there.
     after(() => redis?.close())
