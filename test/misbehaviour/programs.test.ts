@@ -117,10 +117,18 @@ forEachBackend((backend) => {
     const watch = watchRow(t)
     const health = sampleHealth(server.url)
     t.after(() => health.stop())
-    const call = await invoke(server.url, 'HugeLine', {}, 30_000)
+    const response = await fetch(`${server.url}/algorithms/HugeLine/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+      signal: AbortSignal.timeout(30_000),
+    })
+    // Measured until the answer starts: reading 15 MB of JSON here is this test's own event loop's work,
+    // which it shares with the service.
     const latencies = await health.stop()
-    assert.equal(call.status, 200, JSON.stringify(call.body).slice(0, 300))
-    const pad = call.body.result?.pad as string
+    const body = (await response.json()) as { result?: { pad?: string } }
+    assert.equal(response.status, 200, JSON.stringify(body).slice(0, 300))
+    const pad = body.result?.pad as string
     assert.equal(pad.length, 15 * MB)
     assert.match(pad, /^x+$/)
     assert.ok(latencies.count >= 10, `only ${latencies.count} /healthz answers`)
