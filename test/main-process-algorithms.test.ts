@@ -9,7 +9,7 @@ import { listening, serveFresh } from './helpers/child.js'
 import { until } from './helpers/time.js'
 
 const ECHO = fileURLToPath(new URL('../examples/algorithms/echo-bash', import.meta.url))
-const MISBEHAVING = fileURLToPath(new URL('fixtures/misbehaving-process', import.meta.url))
+const MISBEHAVING = fileURLToPath(new URL('fixtures/misbehaving/on-demand-js', import.meta.url))
 const NO_PROC = process.platform !== 'linux' && 'the processes are read from /proc (Linux only)'
 
 /** The algorithm processes whose parent is `pid` (tsx starts a process of its own too). */

@@ -12,7 +12,7 @@ import { listening, start } from './helpers/child.js'
 import { alive, markedProcesses, NO_PROC, processWithVariable } from './helpers/marked-processes.js'
 import { sleep, until } from './helpers/time.js'
 
-const FIXTURES = fileURLToPath(new URL('fixtures/misbehaving-programs', import.meta.url))
+const FIXTURES = fileURLToPath(new URL('fixtures/misbehaving', import.meta.url))
 const ALGORITHMS = ['setsid-grandchild', 'deaf-to-stdin'].map((name) => join(FIXTURES, name)).join(',')
 
 /** A service on `dataDir` with the two fixtures, its token, and its marked processes once all are up. */

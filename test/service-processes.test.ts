@@ -12,7 +12,7 @@ import { startApp, type TestApp } from './helpers/app.js'
 import { freshPrefix, type RedisServer, skipWithoutRedis, startRedis } from './helpers/redis.js'
 import { until } from './helpers/time.js'
 
-const MISBEHAVING = fileURLToPath(new URL('fixtures/misbehaving-process', import.meta.url))
+const MISBEHAVING = fileURLToPath(new URL('fixtures/misbehaving/on-demand-js', import.meta.url))
 
 interface Readiness {
   status: string

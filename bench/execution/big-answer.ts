@@ -3,7 +3,7 @@
 // one answer as big (warm), at its peak during the next ones (sampled every 20 ms), and 2 s after. The
 // service is run from a checkout given as the first argument (this one by default) through tsx, so that
 // two revisions can be compared in one session; the program is this checkout's
-// test/fixtures/misbehaving-process in its mode `huge`.
+// test/fixtures/misbehaving/on-demand-js in its mode `huge`.
 // Usage: npm run bench:big-answer [-- /path/to/other/checkout]   (ROUNDS=3 BYTES=15000000)
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -16,7 +16,9 @@ import { Agent, fetch, type Response } from 'undici'
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
 const BYTES = Number(process.env.BYTES ?? 15_000_000)
 const checkout = resolve(process.argv[2] ?? fileURLToPath(new URL('../..', import.meta.url)))
-const fixture = fileURLToPath(new URL('../../test/fixtures/misbehaving-process/process.mjs', import.meta.url))
+const fixture = fileURLToPath(
+  new URL('../../test/fixtures/misbehaving/on-demand-js/process.mjs', import.meta.url),
+)
 
 const work = mkdtempSync(join(tmpdir(), 'algoserve-big-answer-'))
 writeFileSync(

@@ -15,7 +15,7 @@ import { createMetrics } from '../../src/metrics/metrics.js'
 import { until } from '../helpers/time.js'
 
 const misbehaving = loadManifest(
-  fileURLToPath(new URL('../fixtures/misbehaving-process/algorithm.json', import.meta.url)),
+  fileURLToPath(new URL('../fixtures/misbehaving/on-demand-js/algorithm.json', import.meta.url)),
 )
 const registry = new Map([[misbehaving.name, misbehaving]])
 const metrics = createMetrics()

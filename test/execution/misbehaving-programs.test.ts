@@ -1,5 +1,5 @@
 // Programs of process algorithms that misbehave past what the protocol can ask of them
-// (test/fixtures/misbehaving-programs): a grandchild that left the program's session and holds its
+// (test/fixtures/misbehaving): a grandchild that left the program's session and holds its
 // stdout, and programs that pass their memory limit. Real processes, found by their marker in /proc.
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
@@ -15,7 +15,7 @@ import { RunFailure } from '../../src/execution/timed-run.js'
 import { alive, markedProcesses, NO_PROC } from '../helpers/marked-processes.js'
 import { until } from '../helpers/time.js'
 
-const FIXTURES = fileURLToPath(new URL('../fixtures/misbehaving-programs/', import.meta.url))
+const FIXTURES = fileURLToPath(new URL('../fixtures/misbehaving/', import.meta.url))
 const pools: ProcessPool[] = []
 after(() => Promise.all(pools.map((pool) => pool.close())))
 

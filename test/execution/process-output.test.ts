@@ -1,4 +1,4 @@
-// A process's stdout read off the main thread, with a real program (test/fixtures/misbehaving-process):
+// A process's stdout read off the main thread, with a real program (test/fixtures/misbehaving/on-demand-js):
 // a 15 MB answer while /healthz is polled (p99 under 50 ms over the answer, the bound the product sets),
 // the result intact with its integers exact through the reply and the job store, and the limits of a
 // result and of a progress message (maxResultBytes, maxProgressBytes) failing the call in their words.
@@ -19,7 +19,7 @@ import { listening, serveFresh } from '../helpers/child.js'
 import { parseExact } from '../helpers/json.js'
 import { until } from '../helpers/time.js'
 
-const FIXTURE = fileURLToPath(new URL('../fixtures/misbehaving-process/', import.meta.url))
+const FIXTURE = fileURLToPath(new URL('../fixtures/misbehaving/on-demand-js/', import.meta.url))
 const BIG = 18446744073709551617n
 const folders: string[] = []
 const pools: ProcessPool[] = []

@@ -1,5 +1,5 @@
 // The processes of a process algorithm, with real child processes that misbehave on demand
-// (test/fixtures/misbehaving-process, and its Python twin misbehaving-python): calls and their answers,
+// (test/fixtures/misbehaving/on-demand-js, and its Python twin misbehaving/on-demand-py): calls and their answers,
 // progress, stderr in the log, a time limit and an abort (SIGTERM, then SIGKILL for one that ignores
 // it), exits, garbage and huge lines, each failing its call with a clear error and the process replaced;
 // answers out of turn dropped without harm to the next call; a program that answers once and exits;
@@ -26,8 +26,8 @@ import { DEFAULT_MAX_PROGRESS_BYTES, DEFAULT_MAX_RESULT_BYTES } from '../../src/
 import { RunFailure } from '../../src/execution/timed-run.js'
 import { until } from '../helpers/time.js'
 
-const FIXTURE = fileURLToPath(new URL('../fixtures/misbehaving-process/', import.meta.url))
-const PYTHON_FIXTURE = fileURLToPath(new URL('../fixtures/misbehaving-python/', import.meta.url))
+const FIXTURE = fileURLToPath(new URL('../fixtures/misbehaving/on-demand-js/', import.meta.url))
+const PYTHON_FIXTURE = fileURLToPath(new URL('../fixtures/misbehaving/on-demand-py/', import.meta.url))
 /** The fixture in each language, for the behaviours both have. */
 const PROGRAMS = [
   { language: 'Node.js', command: [process.execPath, join(FIXTURE, 'process.mjs')] },

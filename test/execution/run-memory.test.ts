@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { startApp, type TestApp } from '../helpers/app.js'
 
-const FIXTURE = join(import.meta.dirname, '../fixtures/misbehaving-modules/holds-buffers.mjs')
+const FIXTURE = join(import.meta.dirname, '../fixtures/misbehaving/holds-buffers.mjs')
 /** Shorter than the 10 s the waiting run would hold its Buffers: a bound on a hang, not a timing. */
 const HANG_MS = 8000
 

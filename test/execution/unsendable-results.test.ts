@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { startApp, type TestApp } from '../helpers/app.js'
 
-const FIXTURES = join(import.meta.dirname, '../fixtures/misbehaving-modules')
+const FIXTURES = join(import.meta.dirname, '../fixtures/misbehaving')
 const MODULES = ['returns-function', 'returns-symbol', 'returns-cycle', 'returns-too-much', 'counts-runs']
 /** A bound on a hang, not a timing: each of these calls takes milliseconds. */
 const HANG_MS = 10_000

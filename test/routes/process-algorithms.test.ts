@@ -1,5 +1,5 @@
 // Process algorithms over real HTTP on every job backend: the Bash example (examples/algorithms/echo-bash)
-// and a process that misbehaves on demand (test/fixtures/misbehaving-process), loaded through the setting.
+// and a process that misbehaves on demand (test/fixtures/misbehaving/on-demand-js), loaded through the setting.
 // Listed, described, in the OpenAPI document and in /readyz; called (POST /algorithms/{name}/invoke) and
 // queued (POST /jobs) with exact integers; a crash, garbage, a hang and a cancel each end their call or job
 // with a clear error, and the process is replaced for the next one. One that never starts fails /readyz.
@@ -14,7 +14,7 @@ import { type ExactBody as Body, parseExact, postExact as post } from '../helper
 import { skipWithoutRedis } from '../helpers/redis.js'
 
 const ECHO = fileURLToPath(new URL('../../examples/algorithms/echo-bash', import.meta.url))
-const MISBEHAVING = fileURLToPath(new URL('../fixtures/misbehaving-process', import.meta.url))
+const MISBEHAVING = fileURLToPath(new URL('../fixtures/misbehaving/on-demand-js', import.meta.url))
 const BIG = '18446744073709551617123'
 
 forEachBackend((backend) => {
