@@ -198,9 +198,9 @@ export class ProcessPool implements RunWay {
     })
   }
 
-  /** It can take a call: no instance keeps failing to start. */
+  /** It can take a call: no instance keeps failing to start, or one runs all the same. */
   ready(): boolean {
-    return this.failure === undefined
+    return this.failure === undefined || this.#processes.some((process) => process && running(process))
   }
 
   /** Closes every process's stdin, then stops those still there after a grace. */
@@ -241,7 +241,7 @@ export class ProcessPools {
     for (const pool of this.#pools.values()) pool.start(log)
   }
 
-  /** A readiness check per process algorithm, `process:<name>`: false while a process fails to start. */
+  /** A readiness check per process algorithm, `process:<name>`: false while none of its processes runs. */
   checks(): Record<string, () => boolean> {
     return Object.fromEntries([...this.#pools].map(([name, pool]) => [`process:${name}`, () => pool.ready()]))
   }

@@ -278,6 +278,21 @@ test('a process that failed to start and then starts: the failure clears once it
   assert.equal(typeof (await pidOf(pool)), 'number')
 })
 
+test('readiness is false while none of the processes runs, not while one of two keeps failing to start', async () => {
+  // Of two instances, the one that claims the mark runs the fixture; the other exits at every start.
+  const folder = mkdtempSync(join(tmpdir(), 'algoserve-half-'))
+  folders.push(folder)
+  const mark = join(folder, 'claimed')
+  const script = `const fs = require('node:fs'); try { fs.writeFileSync(${JSON.stringify(mark)}, '', { flag: 'wx' }) } catch { process.exit(1) } import(${JSON.stringify(join(FIXTURE, 'process.mjs'))})`
+  const { pool } = startPool({ command: [process.execPath, '-e', script], instances: 2 })
+  await until(() => pool.failure, 5000, 'the second instance failing to start')
+  assert.equal(typeof (await pidOf(pool)), 'number', 'the first one answers')
+  assert.equal(pool.ready(), true)
+  const { pool: broken } = startPool({ command: [process.execPath, '-e', 'process.exit(5)'] })
+  await until(() => broken.failure, 5000, 'the failure seen')
+  assert.equal(broken.ready(), false)
+})
+
 test('a progress hook that throws is logged; the run goes on to its result', async () => {
   const { pool, lines } = startPool()
   const run = await pool.run(
