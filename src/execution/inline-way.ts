@@ -21,7 +21,7 @@ export class InlineWay implements RunWay {
     const { budgetMs, timeoutMs } = options
     const run = timedRunInline(this.#algorithm, params, {
       budgetMs,
-      // Not options.signal: reading it may set up what an abort needs, which an inline run never does.
+      // Nothing aborts a run of microseconds.
       signal: NEVER_ABORTED,
       deadline: timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs,
       progress: ignoreProgress,

@@ -17,6 +17,7 @@ import {
   DEFAULT_MAX_RESULT_BYTES,
   type RunOptions,
   type RunWay,
+  signalOf,
 } from './run-way.js'
 import { checkedResult, secondsSince, type TimedRun } from './timed-run.js'
 
@@ -87,7 +88,8 @@ export class ProcessPool implements RunWay {
    * its time limit. A program has no budget to cut its work short by: `budgetMs` is a module's.
    */
   async run(params: unknown, options: Omit<RunOptions, 'budgetMs'>): Promise<TimedRun> {
-    const { lane = 'invoke', signal, timeoutMs, progress, logContext } = options
+    const signal = signalOf(options)
+    const { lane = 'invoke', timeoutMs, progress, logContext } = options
     let first: number | undefined
     for (let hands = 1; ; hands++) {
       const process = await this.#idleProcess(lane, signal)

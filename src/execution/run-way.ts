@@ -27,6 +27,11 @@ export interface RunOptions {
   lane?: Lane
   /** Aborts the run, or its wait for a thread or a process. */
   signal?: AbortSignal
+  /**
+   * Makes `signal` when the run leaves the event loop for a thread or a process, and only then: a run on
+   * the event loop ends within its turn, and needs none (an /invoke's cancel at its client's disconnect).
+   */
+  signalOnHop?: () => AbortSignal
   /** The hard limit of the run, in ms: then its thread is terminated or its process stopped. */
   timeoutMs?: number
   /**
@@ -38,6 +43,15 @@ export interface RunOptions {
   progress?: Progress
   /** Whom the run is for, on the log lines of a program's stderr. */
   logContext?: LogContext
+}
+
+/**
+ * The run's signal as a way that leaves the event loop takes it: made by `signalOnHop` if need be, and set
+ * on the caller's options, where the executor looks for an abort.
+ */
+export function signalOf(options: Omit<RunOptions, 'budgetMs'>): AbortSignal | undefined {
+  options.signal ??= options.signalOnHop?.()
+  return options.signal
 }
 
 /** A way of running the calls of one algorithm. */

@@ -26,7 +26,7 @@ import { AlgorithmError, ConfigError, RunTimeLimitError } from '../errors.js'
 import { type Lane, Lanes } from './lanes.js'
 import type { PoolWorkerData, ThreadLoad } from './pool-worker.js'
 import { tellProgress } from './progress.js'
-import { DEFAULT_MAX_RESULT_BYTES, type Progress, type RunOptions, type RunWay } from './run-way.js'
+import { DEFAULT_MAX_RESULT_BYTES, type Progress, type RunOptions, type RunWay, signalOf } from './run-way.js'
 import {
   type BatchOutcome,
   type BatchProgress,
@@ -219,7 +219,10 @@ export class WorkerThreads {
   /** The way of a module's calls on these threads; the threads close with their owner, not with it. */
   way(algorithm: Algorithm): RunWay {
     return {
-      run: (params, options) => this.run(algorithm, params, options),
+      run: (params, options) => {
+        signalOf(options)
+        return this.run(algorithm, params, options)
+      },
       ready: () => this.alive,
       close: async () => {},
     }

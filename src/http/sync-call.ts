@@ -27,17 +27,13 @@ export function answerCall<T>(
   reply: FastifyReply,
   answer: (run: TimedRun) => T,
 ): T | Promise<T> {
-  let signal: AbortSignal | undefined
   const options: RunOptions = {
     budgetMs,
     timeoutMs,
     lane: 'invoke',
     logContext: { request_id: reply.request.id },
-    // Made at its first read: a run on the event loop never reads it, and needs no listener on the socket.
-    get signal() {
-      signal ??= abortOnDisconnect(reply)
-      return signal
-    },
+    // Not a getter: an object with an accessor cost about 25 µs more per small /invoke.
+    signalOnHop: () => abortOnDisconnect(reply),
   }
   const run = executor.start(algorithm, params, options)
   return run instanceof Promise ? run.then(answer) : answer(run)
