@@ -36,6 +36,19 @@ export class ValidationError extends ContractError {
   }
 }
 
+/**
+ * 400: the algorithm refused its params (an InvalidParamsError, or a program's `invalid_params` error),
+ * told in its own words: the caller's fault, not the algorithm's. `field` is null when it named none.
+ */
+export class AlgorithmInputError extends ContractError {
+  readonly code = 'VALIDATION_ERROR'
+  readonly statusCode = 400
+
+  constructor(message: string, field: string | null, value: unknown) {
+    super(message, { field, value: shortenValue(value ?? null) })
+  }
+}
+
 export class AlgorithmNotFoundError extends ContractError {
   readonly code = 'ALGORITHM_NOT_FOUND'
   readonly statusCode = 404

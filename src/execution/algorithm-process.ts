@@ -9,6 +9,7 @@ import type { ChildProcess } from 'node:child_process'
 import type { FastifyBaseLogger } from 'fastify'
 import type { ProcessSpec } from '../algorithms/algorithm.js'
 import { ProcessStateError, RunTimeLimitError } from '../errors.js'
+import { InputRejected } from './input-rejection.js'
 import type { LogBudget } from './log-budget.js'
 import { type OutputRead, ProcessOutput } from './process-output.js'
 import {
@@ -225,7 +226,8 @@ export class AlgorithmProcess {
     this.#answers++
     this.#to('idle')
     if (message.kind === 'result') pending.resolve(message.result)
-    else pending.reject(new RunFailure(message.error))
+    else if (message.invalidParams === undefined) pending.reject(new RunFailure(message.error))
+    else pending.reject(new InputRejected(message.error, message.invalidParams.field))
   }
 
   /**

@@ -3,9 +3,10 @@
 // call never stalls the event loop, and the calls a built-in module finds cheap on the event loop
 // (inline-way.ts). Counts every run in the algorithm metrics, whichever way ran it.
 import type { Algorithm, InlineRuns } from '../algorithms/algorithm.js'
-import { AlgorithmError, ServiceUnavailableError } from '../errors.js'
+import { AlgorithmError, AlgorithmInputError, ServiceUnavailableError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import { InlineWay } from './inline-way.js'
+import { fieldValue, inputRejectionOf } from './input-rejection.js'
 import type { ProcessPools } from './process-pool.js'
 import type { RunOptions, RunWay } from './run-way.js'
 import { RunFailure, type TimedRun } from './timed-run.js'
@@ -27,6 +28,7 @@ export type { RunOptions } from './run-way.js'
 interface AlgorithmMetrics {
   successes: { inc(): void }
   errors: { inc(): void }
+  invalidParams: { inc(): void }
   duration: { observe(seconds: number): void }
 }
 
@@ -69,8 +71,8 @@ export class Executor {
 
   /**
    * Runs one call, the way of its algorithm. Rejects with the signal's reason when aborted,
-   * AlgorithmError when the algorithm failed (threw, broke its result schema, or its thread or process
-   * died under it), RunTimeLimitError when it ran past `timeoutMs`, and ServiceUnavailableError when an
+   * AlgorithmInputError when the algorithm refused its params, AlgorithmError when the algorithm failed
+   * (threw, broke its result schema, or its thread or process died under it), RunTimeLimitError when it ran past `timeoutMs`, and ServiceUnavailableError when an
    * /invoke call waited for a thread or a process longer than its bound.
    */
   async run(algorithm: Algorithm, params: unknown, options: RunOptions): Promise<TimedRun> {
@@ -86,13 +88,13 @@ export class Executor {
     try {
       run = this.#wayOf(algorithm).run(params, options)
     } catch (error) {
-      throw this.#failure(algorithm, error, options)
+      throw this.#failure(algorithm, params, error, options)
     }
     if (!(run instanceof Promise)) return this.#succeeded(algorithm, run)
     return run.then(
       (run) => this.#succeeded(algorithm, run),
       (error: unknown) => {
-        throw this.#failure(algorithm, error, options)
+        throw this.#failure(algorithm, params, error, options)
       },
     )
   }
@@ -124,12 +126,19 @@ export class Executor {
     return run
   }
 
-  /** What a failed call rejects with; a failure of the algorithm's own is counted. */
-  #failure(algorithm: Algorithm, error: unknown, options: RunOptions): unknown {
+  /** What a failed call rejects with; a failure of the algorithm's own, or its refusal, is counted. */
+  #failure(algorithm: Algorithm, params: unknown, error: unknown, options: RunOptions): unknown {
     const { signal } = options
     if (signal?.aborted) return signal.reason
     // Not the algorithm's failure: no thread or process was there for it within the bound.
     if (error instanceof ServiceUnavailableError) return error
+    // The caller's fault, told as the algorithm put it, with the value of the member it named.
+    const rejected = inputRejectionOf(error)
+    if (rejected !== undefined) {
+      this.#metricsOf(algorithm).invalidParams.inc()
+      const { message, field } = rejected
+      return new AlgorithmInputError(message, field ?? null, fieldValue(params, field))
+    }
     this.#metricsOf(algorithm).errors.inc()
     if (error instanceof AlgorithmError) return error
     return new AlgorithmError(algorithm.name, error instanceof RunFailure ? error.message : null, error)
@@ -143,6 +152,7 @@ export class Executor {
       metrics = {
         successes: algorithmExecutions.labels({ algorithm: algorithm.name, status: 'success' }),
         errors: algorithmExecutions.labels({ algorithm: algorithm.name, status: 'error' }),
+        invalidParams: algorithmExecutions.labels({ algorithm: algorithm.name, status: 'invalid_params' }),
         duration: algorithmDuration.labels({ algorithm: algorithm.name }),
       }
       this.#algorithmMetrics.set(algorithm.name, metrics)

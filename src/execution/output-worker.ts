@@ -6,7 +6,7 @@ import { parentPort } from 'node:worker_threads'
 import { stringify } from 'lossless-json'
 import { compileSchema, type SchemaCheck } from '../algorithms/schema-check.js'
 import { parseExact } from './exact-json.js'
-import { readMessage } from './process-protocol.js'
+import { type ProcessMessage, readMessage } from './process-protocol.js'
 import { resultSchemaFailure } from './timed-run.js'
 
 export interface LineTask {
@@ -20,7 +20,7 @@ export interface LineTask {
 export type LineRead =
   | { id: string; kind: 'progress'; fraction: number; message: string | undefined }
   | { id: string; kind: 'result'; json: ArrayBuffer }
-  | { id: string; kind: 'error'; error: string }
+  | Extract<ProcessMessage, { kind: 'error' }>
   | { kind: 'refused'; problem: string }
 
 export interface LineReply {
@@ -31,7 +31,7 @@ export interface LineReply {
 const checks = new Map<string, SchemaCheck>()
 
 function read({ line, schema }: LineTask): LineRead {
-  let message: ReturnType<typeof readMessage>
+  let message: ProcessMessage
   let hasBigInts = false
   try {
     message = readMessage(Buffer.from(line).toString('utf8'), (text) => {

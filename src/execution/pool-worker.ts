@@ -4,6 +4,7 @@
 import { parentPort, threadId, workerData } from 'node:worker_threads'
 import { stringify } from 'lossless-json'
 import { loadRegistry, type Registry } from '../algorithms/registry.js'
+import { inputRejectionOf } from './input-rejection.js'
 import { ignoreProgress, ProgressThrottle, type ProgressUpdate } from './progress.js'
 import { MemoryLimitFailure, MemoryWatch } from './run-memory.js'
 import {
@@ -14,6 +15,7 @@ import {
   QUEUED,
   STARTED,
   type WorkerBatch,
+  type WorkerFailure,
   type WorkerOutcome,
   type WorkerTask,
 } from './thread-batch.js'
@@ -152,7 +154,10 @@ async function runBatch(registry: Registry, batch: WorkerBatch): Promise<void> {
   }
 }
 
-function failureOf(error: unknown): { failure: string; stack: string | undefined } {
+function failureOf(error: unknown): WorkerFailure {
+  const rejected = inputRejectionOf(error)
+  if (rejected !== undefined)
+    return { failure: rejected.message, stack: undefined, invalidParams: { field: rejected.field } }
   return error instanceof Error
     ? { failure: error.message, stack: error.stack }
     : { failure: String(error), stack: undefined }

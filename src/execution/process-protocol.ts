@@ -19,7 +19,12 @@ export class ResultJson {
 export type ProcessMessage =
   | { id: string; kind: 'progress'; fraction: number; message: string | undefined }
   | { id: string; kind: 'result'; result: unknown | ResultJson }
-  | { id: string; kind: 'error'; error: string }
+  | { id: string; kind: 'error'; error: string; invalidParams?: InvalidParams }
+
+/** An error line's refusal of the params (`"type": "invalid_params"`), with the member it names if any. */
+export interface InvalidParams {
+  field: string | undefined
+}
 
 /** A line the process wrote that breaks the protocol; the message says how, never what it wrote. */
 export class ProtocolError extends Error {}
@@ -74,11 +79,7 @@ export function readMessage(
   const { id } = message
   if (typeof id !== 'string') throw new ProtocolError("its process wrote a line without a string 'id'")
   if ('result' in message) return { id, kind: 'result', result: message.result }
-  if ('error' in message) {
-    if (typeof message.error !== 'string')
-      throw new ProtocolError("its process wrote an 'error' that is not a string")
-    return { id, kind: 'error', error: message.error }
-  }
+  if ('error' in message) return { id, kind: 'error', ...readError(message.error) }
   if ('progress' in message) {
     const { progress, message: text } = message
     if (typeof progress !== 'number' || !Number.isFinite(progress))
@@ -88,6 +89,25 @@ export function readMessage(
     return { id, kind: 'progress', fraction: Math.min(1, Math.max(0, progress)), message: text }
   }
   throw new ProtocolError("its process wrote a line with none of 'result', 'error' or 'progress'")
+}
+
+/**
+ * An answer's `error`: a string is the algorithm's failure; an object of type `invalid_params` refuses the
+ * params, in its `message`, naming the member in its optional `field`.
+ */
+function readError(error: unknown): { error: string; invalidParams?: InvalidParams } {
+  if (typeof error === 'string') return { error }
+  const refusal = error as Record<string, unknown> | null
+  if (typeof refusal !== 'object' || refusal === null || Array.isArray(refusal))
+    throw new ProtocolError("its process wrote an 'error' that is neither a string nor an object")
+  if (refusal.type !== 'invalid_params')
+    throw new ProtocolError("its process wrote an 'error' object whose 'type' is not 'invalid_params'")
+  const { message, field } = refusal
+  if (typeof message !== 'string')
+    throw new ProtocolError("its process wrote an 'invalid_params' error without a string 'message'")
+  if (field !== undefined && typeof field !== 'string')
+    throw new ProtocolError("its process wrote an 'invalid_params' error whose 'field' is not a string")
+  return { error: message, invalidParams: { field } }
 }
 
 /**

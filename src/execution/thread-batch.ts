@@ -38,9 +38,16 @@ export interface WorkerBatch {
 
 /**
  * The algorithm's failure comes back as a value, so that a lost outcome always means the thread
- * itself died. `failure` is the algorithm's own words; `stack` is for the log only.
+ * itself died. `failure` is the algorithm's own words; `stack` is for the log only; `invalidParams`
+ * when the algorithm refused its params (an error named InvalidParamsError), with the member it named.
  */
-export type WorkerOutcome = TimedRun | { failure: string; stack: string | undefined }
+export type WorkerOutcome = TimedRun | WorkerFailure
+
+export interface WorkerFailure {
+  failure: string
+  stack: string | undefined
+  invalidParams?: { field: string | undefined }
+}
 
 /** What a thread posts as each run of a batch ends, as it ends. */
 export interface BatchOutcome {

@@ -23,6 +23,7 @@ import type { Worker } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { AlgorithmError, ConfigError, RunTimeLimitError } from '../errors.js'
+import { InputRejected } from './input-rejection.js'
 import { type Lane, Lanes } from './lanes.js'
 import type { PoolWorkerData, ThreadLoad } from './pool-worker.js'
 import { tellProgress } from './progress.js'
@@ -257,6 +258,8 @@ export class WorkerThreads {
       this.#queue(run, false)
     })
     if ('failure' in outcome) {
+      if (outcome.invalidParams !== undefined)
+        throw new InputRejected(outcome.failure, outcome.invalidParams.field)
       // The thread's error, for the log: its message and its stack as the thread saw them.
       const cause = Object.assign(new Error(outcome.failure), { stack: outcome.stack })
       throw new AlgorithmError(algorithm.name, outcome.failure, cause)

@@ -6,7 +6,14 @@ import type { FastifyBaseLogger } from 'fastify'
 import { parse, stringify } from 'lossless-json'
 import { storedParams } from '../algorithms/params.js'
 import type { Registry } from '../algorithms/registry.js'
-import { AlgorithmError, CANCEL_REASON, ContractError, JOB_CANCELLED, RunTimeLimitError } from '../errors.js'
+import {
+  AlgorithmError,
+  AlgorithmInputError,
+  CANCEL_REASON,
+  ContractError,
+  JOB_CANCELLED,
+  RunTimeLimitError,
+} from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import { runMetadata } from '../execution/timed-run.js'
 import type { RunJob } from './backend.js'
@@ -60,6 +67,8 @@ export function createRunJob(options: RunJobOptions): RunJob {
           error: `The job exceeded the hard time limit of ${error.limitMs / 1000} s.`,
         }
       }
+      // The algorithm refused the params: the job fails in its words, with nothing of ours to log.
+      if (error instanceof AlgorithmInputError) return { status: 'failed', error: error.message }
       if (error instanceof AlgorithmError) {
         log.error({ err: error, job_id: job.id }, 'a job failed')
         return { status: 'failed', error: error.message }

@@ -115,7 +115,7 @@ export function createMetrics() {
     }),
     algorithmExecutions: new LabelledCounter({
       name: 'algorithm_executions_total',
-      help: 'Algorithm executions, by outcome (success or error).',
+      help: 'Algorithm executions, by outcome: success, error, or invalid_params (it refused its params).',
       labelNames: ['algorithm', 'status'] as const,
       registers,
     }),

@@ -180,7 +180,10 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
               }),
               description: 'The result, with metadata.',
             },
-            400: described(ErrorResponse, 'VALIDATION_ERROR: an integer with too many digits.'),
+            400: described(
+              ErrorResponse,
+              'VALIDATION_ERROR: an integer with too many digits, or params the algorithm refused (its message).',
+            ),
             413: described(
               ErrorResponse,
               'PAYLOAD_TOO_LARGE: the body is larger than ALGOSERVE_MAX_BODY_BYTES.',

@@ -22,6 +22,16 @@ test('messages: a result (integers past a double as BigInt), an error, progress 
     result: { n: 18446744073709551617n, small: 3, x: 0.5 },
   })
   assert.deepEqual(readMessage('{"id":"1","error":"no"}'), { id: '1', kind: 'error', error: 'no' })
+  assert.deepEqual(
+    readMessage('{"id":"1","error":{"type":"invalid_params","message":"n must be even","field":"n"}}'),
+    { id: '1', kind: 'error', error: 'n must be even', invalidParams: { field: 'n' } },
+  )
+  assert.deepEqual(readMessage('{"id":"1","error":{"type":"invalid_params","message":"no"}}'), {
+    id: '1',
+    kind: 'error',
+    error: 'no',
+    invalidParams: { field: undefined },
+  })
   assert.deepEqual(readMessage('{"id":"1","progress":0.5,"message":"half"}'), {
     id: '1',
     kind: 'progress',
@@ -37,7 +47,11 @@ for (const [line, problem] of [
   ['[1]', /not a JSON object/],
   ['{"result":1}', /without a string 'id'/],
   ['{"id":1,"result":1}', /without a string 'id'/],
-  ['{"id":"1","error":{"x":1}}', /'error' that is not a string/],
+  ['{"id":"1","error":5}', /'error' that is neither a string nor an object/],
+  ['{"id":"1","error":["no"]}', /'error' that is neither a string nor an object/],
+  ['{"id":"1","error":{"x":1}}', /'error' object whose 'type' is not 'invalid_params'/],
+  ['{"id":"1","error":{"type":"invalid_params"}}', /'invalid_params' error without a string 'message'/],
+  ['{"id":"1","error":{"type":"invalid_params","message":"no","field":1}}', /whose 'field' is not a string/],
   ['{"id":"1","progress":"half"}', /'progress' that is not a number/],
   ['{"id":"1","progress":0.5,"message":5}', /progress 'message' that is not a string/],
   ['{"id":"1"}', /none of 'result', 'error' or 'progress'/],
