@@ -85,6 +85,8 @@ export class AlgorithmProcess {
   readonly #strays: LogBudget
   #state: ProcessState = 'starting'
   #pending: PendingCall | undefined
+  /** Whom the last call given ran for: its process's stderr lines name it. */
+  #lastContext: LogContext | undefined
   /** Why we stop the process: the pending call fails with it once the process is gone. */
   #stopReason: unknown
   #nextId = 0
@@ -140,7 +142,7 @@ export class AlgorithmProcess {
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk))
     const logLine = (line: string) => {
       if (budgets.stderr.take(Buffer.byteLength(line)))
-        this.#log.info({ algorithm: name, pid: child.pid, ...this.#pending?.logContext }, line)
+        this.#log.info({ algorithm: name, pid: child.pid, ...this.#lastContext }, line)
     }
     const stderr = new LineReader(MAX_LOG_LINE_BYTES, logLine, logLine)
     child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk))
@@ -176,6 +178,9 @@ export class AlgorithmProcess {
   call(params: unknown, { timeoutMs, signal, progress, logContext }: CallOptions = {}): Promise<unknown> {
     this.#to('busy')
     const id = String(this.#nextId++)
+    // Until the next call: stderr and stdout are two pipes, and what a call wrote on stderr may be read
+    // after its answer.
+    this.#lastContext = logContext
     return new Promise<unknown>((resolve, reject) => {
       const timer =
         timeoutMs === undefined

@@ -410,7 +410,7 @@ for (const { language, command } of PROGRAMS) {
   })
 }
 
-test("stderr lines carry the call's request or job id; between calls, none", async () => {
+test('stderr lines carry the request or job id of the call running or last run', async () => {
   const { pool, lines } = startPool()
   await pool.run({ mode: 'stderr' }, { lane: 'invoke', logContext: { request_id: 'req-7' } })
   await pool.run({ mode: 'stderr' }, { lane: 'job', logContext: { job_id: 'job-8' } })
