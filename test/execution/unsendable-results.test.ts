@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { startApp, type TestApp } from '../helpers/app.js'
+import { invoke as invokeAlgorithm } from '../helpers/misbehaviour.js'
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/misbehaving')
 const MODULES = ['returns-function', 'returns-symbol', 'returns-cycle', 'returns-too-much', 'counts-runs']
@@ -21,18 +22,7 @@ before(async () => {
 })
 after(() => server.close())
 
-async function invoke(
-  name: string,
-  params: unknown,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${server.url}/algorithms/${name}/invoke`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(params),
-    signal: AbortSignal.timeout(HANG_MS),
-  })
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> }
-}
+const invoke = (name: string, params: unknown) => invokeAlgorithm(server.url, name, params, HANG_MS)
 
 const CASES: [name: string, why: RegExp][] = [
   ['ReturnsFunction', /cannot be copied out of its thread \(a function or a symbol\)$/],
