@@ -7,6 +7,7 @@ import * as errors from '../src/errors.js'
 // One instance of every concrete error class the service defines.
 const instances: errors.CodedError[] = [
   new errors.ValidationError('bad', 'number', '1'),
+  new errors.AlgorithmInputError('source is not a node of the graph', 'source', 'Z'),
   new errors.AlgorithmNotFoundError('Nope', ['PrimeChecker']),
   new errors.JobNotFoundError('0123456789ab'),
   new errors.JobAlreadyFinishedError('0123456789ab', 'completed'),
