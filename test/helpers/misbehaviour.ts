@@ -1,6 +1,7 @@
 // What the misbehaviour suite (test/misbehaviour/) measures while a bad algorithm runs: /healthz latency,
 // a process's resident memory, and the processes a run started, read from /proc (never found by name),
 // to tell which of them outlived it.
+import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { sleep, until } from './time.js'
@@ -10,6 +11,16 @@ export const fixture = (name: string): string =>
   fileURLToPath(new URL(`../fixtures/misbehaving/${name}`, import.meta.url))
 
 export const NOT_LINUX = process.platform !== 'linux' && 'the processes are read from /proc (Linux only)'
+
+/** The Python twins of the programs need python3 (its standard library only); without it they are skipped. */
+export const NO_PYTHON = (() => {
+  try {
+    execFileSync('python3', ['--version'], { stdio: 'ignore', timeout: 10_000 })
+    return false
+  } catch {
+    return 'python3 is not installed'
+  }
+})()
 
 /** An answer's status and its JSON body (the contract's error shape, or a result). */
 export interface Answer {

@@ -4,7 +4,6 @@
 // stderr, memory past memoryMb. Each fails its own call at most, clearly; the next call to it succeeds
 // (its slot is free, its process replaced if need be) and nothing it started is left behind.
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
 import { after, before, describe, type TestContext, test } from 'node:test'
 import type { TestApp } from '../helpers/app.js'
 import { forEachBackend } from '../helpers/backends.js'
@@ -13,6 +12,7 @@ import {
   fixture,
   invoke,
   killLeft,
+  NO_PYTHON,
   NOT_LINUX,
   type ProcessWatch,
   programProcesses,
@@ -21,30 +21,28 @@ import {
 } from '../helpers/misbehaviour.js'
 import { sleep, until } from '../helpers/time.js'
 
-const NO_PYTHON = (() => {
-  try {
-    execFileSync('python3', ['--version'], { stdio: 'ignore', timeout: 10_000 })
-    return false
-  } catch {
-    return 'python3 is not installed'
-  }
-})()
-
 const FOLDERS: Record<string, string> = {
   EscapingGrandchildJs: fixture('escaping-grandchild-js'),
   EscapingGrandchildPy: fixture('escaping-grandchild-py'),
   HugeLine: fixture('huge-line-js'),
+  HugeLinePy: fixture('huge-line-py'),
   OverLimits: fixture('over-limits-js'),
+  OverLimitsPy: fixture('over-limits-py'),
   StrayAnswers: fixture('stray-answers-js'),
+  StrayAnswersPy: fixture('stray-answers-py'),
   ExitAfterAnswerJs: fixture('exit-after-answer-js'),
   ExitAfterAnswerPy: fixture('exit-after-answer-py'),
   StderrFlood: fixture('stderr-flood-js'),
+  StderrFloodPy: fixture('stderr-flood-py'),
   MemoryHogPy: fixture('memory-hog-py'),
 }
 /** The time limit of the programs that hang (their algorithm.json). */
 const LIMIT_MS = 1000
 const MB = 1024 * 1024
 const TIME_LIMIT_WORDS = 'it exceeded its time limit of 1 s and was stopped'
+/** A row's program in JavaScript, then its Python twin, which is skipped without python3. */
+const bothLanguages = (name: string) =>
+  [name, `${name}Py`].map((each) => ({ name: each, skip: each.endsWith('Py') && NO_PYTHON }))
 
 forEachBackend((backend) => {
   let server: TestApp
@@ -111,83 +109,93 @@ forEachBackend((backend) => {
     }
   })
 
-  test('HugeLine: a legal 15 MB answer arrives intact while /healthz stays quick', {
-    skip: NOT_LINUX,
-  }, async (t) => {
-    const watch = watchRow(t)
-    const health = sampleHealth(server.url)
-    t.after(() => health.stop())
-    const response = await fetch(`${server.url}/algorithms/HugeLine/invoke`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{}',
-      signal: AbortSignal.timeout(30_000),
+  for (const { name, skip } of bothLanguages('HugeLine')) {
+    test(`${name}: a legal 15 MB answer arrives intact while /healthz stays quick`, {
+      skip: NOT_LINUX || skip,
+    }, async (t) => {
+      const watch = watchRow(t)
+      const health = sampleHealth(server.url)
+      t.after(() => health.stop())
+      const response = await fetch(`${server.url}/algorithms/${name}/invoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+        signal: AbortSignal.timeout(30_000),
+      })
+      // Measured until the answer starts: reading 15 MB of JSON here is this test's own event loop's work,
+      // which it shares with the service.
+      const latencies = await health.stop()
+      const body = (await response.json()) as { result?: { pad?: string } }
+      assert.equal(response.status, 200, JSON.stringify(body).slice(0, 300))
+      const pad = body.result?.pad as string
+      assert.equal(pad.length, 15 * MB)
+      assert.match(pad, /^x+$/)
+      assert.ok(latencies.count >= 10, `only ${latencies.count} /healthz answers`)
+      assert.ok(latencies.p99 < 50, `/healthz p99 ${latencies.p99.toFixed(1)} ms during the answer`)
+      await assertGoodCall(name)
+      await assertNothingLeft(watch, process.pid, Object.values(FOLDERS))
     })
-    // Measured until the answer starts: reading 15 MB of JSON here is this test's own event loop's work,
-    // which it shares with the service.
-    const latencies = await health.stop()
-    const body = (await response.json()) as { result?: { pad?: string } }
-    assert.equal(response.status, 200, JSON.stringify(body).slice(0, 300))
-    const pad = body.result?.pad as string
-    assert.equal(pad.length, 15 * MB)
-    assert.match(pad, /^x+$/)
-    assert.ok(latencies.count >= 10, `only ${latencies.count} /healthz answers`)
-    assert.ok(latencies.p99 < 50, `/healthz p99 ${latencies.p99.toFixed(1)} ms during the answer`)
-    await assertGoodCall('HugeLine')
-    await assertNothingLeft(watch, process.pid, Object.values(FOLDERS))
-  })
+  }
 
   describe('OverLimits: past maxResultBytes or maxProgressBytes', { skip: NOT_LINUX }, () => {
     const cases = [
       { mode: 'big-result', words: /result.*limit|limit.*result/ },
       { mode: 'big-progress', words: /progress.*limit|limit.*progress/ },
     ]
-    for (const { mode, words } of cases) {
-      test(`${mode}: the call fails in its own words`, async (t) => {
-        const watch = watchRow(t)
-        assertFailed(await invoke(server.url, 'OverLimits', { mode }, 10_000), 'OverLimits', words)
-        await assertGoodCall('OverLimits')
-        await assertNothingLeft(watch, process.pid, Object.values(FOLDERS))
-      })
+    for (const { name, skip } of bothLanguages('OverLimits')) {
+      for (const { mode, words } of cases) {
+        test(`${name} ${mode}: the call fails in its own words`, { skip }, async (t) => {
+          const watch = watchRow(t)
+          assertFailed(await invoke(server.url, name, { mode }, 10_000), name, words)
+          await assertGoodCall(name)
+          await assertNothingLeft(watch, process.pid, Object.values(FOLDERS))
+        })
+      }
     }
   })
 
   describe('StrayAnswers: an answer for no call is dropped, and the next call succeeds', {
     skip: NOT_LINUX,
   }, () => {
-    test('twice: the same call answered again while the next call runs', async (t) => {
-      const watch = watchRow(t)
-      const first = await invoke(server.url, 'StrayAnswers', { mode: 'twice' })
-      assert.equal(first.status, 200, JSON.stringify(first.body))
-      // Runs 500 ms: the second answer to the first call comes 150 ms after the first.
-      const next = await invoke(server.url, 'StrayAnswers', { mode: 'slow' })
-      assert.equal(next.status, 200, `the next call: ${JSON.stringify(next.body)}`)
-      assert.equal(next.body.result?.mode, 'slow')
-      await assertGoodCall('StrayAnswers')
-      await assertNothingLeft(watch, process.pid, Object.values(FOLDERS))
-    })
+    for (const { name, skip } of bothLanguages('StrayAnswers')) {
+      test(`${name} twice: the same call answered again while the next call runs`, { skip }, async (t) => {
+        const watch = watchRow(t)
+        const first = await invoke(server.url, name, { mode: 'twice' })
+        assert.equal(first.status, 200, JSON.stringify(first.body))
+        // Runs 500 ms: the second answer to the first call comes 150 ms after the first.
+        const next = await invoke(server.url, name, { mode: 'slow' })
+        assert.equal(next.status, 200, `the next call: ${JSON.stringify(next.body)}`)
+        assert.equal(next.body.result?.mode, 'slow')
+        await assertGoodCall(name)
+        await assertNothingLeft(watch, process.pid, Object.values(FOLDERS))
+      })
 
-    test('unknown-id: an answer for an id never given, while the next call runs', async (t) => {
-      const watch = watchRow(t)
-      const first = await invoke(server.url, 'StrayAnswers', { mode: 'unknown-id' })
-      assert.equal(first.status, 200, JSON.stringify(first.body))
-      const next = await invoke(server.url, 'StrayAnswers', { mode: 'slow' })
-      assert.equal(next.status, 200, `the next call: ${JSON.stringify(next.body)}`)
-      assert.equal(next.body.result?.mode, 'slow')
-      await assertGoodCall('StrayAnswers')
-      await assertNothingLeft(watch, process.pid, Object.values(FOLDERS))
-    })
+      test(`${name} unknown-id: an answer for an id never given, while the next call runs`, {
+        skip,
+      }, async (t) => {
+        const watch = watchRow(t)
+        const first = await invoke(server.url, name, { mode: 'unknown-id' })
+        assert.equal(first.status, 200, JSON.stringify(first.body))
+        const next = await invoke(server.url, name, { mode: 'slow' })
+        assert.equal(next.status, 200, `the next call: ${JSON.stringify(next.body)}`)
+        assert.equal(next.body.result?.mode, 'slow')
+        await assertGoodCall(name)
+        await assertNothingLeft(watch, process.pid, Object.values(FOLDERS))
+      })
 
-    test('late: the answer comes 200 ms after the time limit, while the next call runs', async (t) => {
-      const watch = watchRow(t)
-      const first = await invoke(server.url, 'StrayAnswers', { mode: 'late' }, 2000 + 5000)
-      assertFailed(first, 'StrayAnswers', /it exceeded its time limit of 2 s and was stopped/)
-      const next = await invoke(server.url, 'StrayAnswers', { mode: 'slow' })
-      assert.equal(next.status, 200, `the next call: ${JSON.stringify(next.body)}`)
-      assert.equal(next.body.result?.mode, 'slow')
-      await assertGoodCall('StrayAnswers')
-      await assertNothingLeft(watch, process.pid, Object.values(FOLDERS))
-    })
+      test(`${name} late: the answer comes 200 ms after the time limit, while the next call runs`, {
+        skip,
+      }, async (t) => {
+        const watch = watchRow(t)
+        const first = await invoke(server.url, name, { mode: 'late' }, 2000 + 5000)
+        assertFailed(first, name, /it exceeded its time limit of 2 s and was stopped/)
+        const next = await invoke(server.url, name, { mode: 'slow' })
+        assert.equal(next.status, 200, `the next call: ${JSON.stringify(next.body)}`)
+        assert.equal(next.body.result?.mode, 'slow')
+        await assertGoodCall(name)
+        await assertNothingLeft(watch, process.pid, Object.values(FOLDERS))
+      })
+    }
   })
 
   describe('a program that exits after every answer', { skip: NOT_LINUX }, () => {
@@ -207,33 +215,35 @@ forEachBackend((backend) => {
     }
   })
 
-  test('StderrFlood: 50 MB of stderr leaves the call alone and the log bounded', {
-    skip: NOT_LINUX,
-  }, async (t) => {
-    const watch = watchRow(t)
-    const before = logged
-    const call = await invoke(server.url, 'StderrFlood', { mode: 'flood' }, 30_000)
-    assert.equal(call.status, 200, JSON.stringify(call.body))
-    assert.equal(call.body.result?.ok, true)
-    // What the service still reads of the flood is logged after the answer: wait until the log is quiet.
-    let last = -1
-    await until(
-      async () => {
-        const now = logged
-        if (now === last) return true
-        last = now
-        await sleep(300)
-        return false
-      },
-      30_000,
-      'the log went quiet',
-      0,
-    )
-    const grew = logged - before
-    assert.ok(grew < 5 * MB, `the log grew by ${(grew / MB).toFixed(1)} MB for 50 MB of stderr`)
-    await assertGoodCall('StderrFlood')
-    await assertNothingLeft(watch, process.pid, Object.values(FOLDERS))
-  })
+  for (const { name, skip } of bothLanguages('StderrFlood')) {
+    test(`${name}: 50 MB of stderr leaves the call alone and the log bounded`, {
+      skip: NOT_LINUX || skip,
+    }, async (t) => {
+      const watch = watchRow(t)
+      const before = logged
+      const call = await invoke(server.url, name, { mode: 'flood' }, 30_000)
+      assert.equal(call.status, 200, JSON.stringify(call.body))
+      assert.equal(call.body.result?.ok, true)
+      // What the service still reads of the flood is logged after the answer: wait until the log is quiet.
+      let last = -1
+      await until(
+        async () => {
+          const now = logged
+          if (now === last) return true
+          last = now
+          await sleep(300)
+          return false
+        },
+        30_000,
+        'the log went quiet',
+        0,
+      )
+      const grew = logged - before
+      assert.ok(grew < 5 * MB, `the log grew by ${(grew / MB).toFixed(1)} MB for 50 MB of stderr`)
+      await assertGoodCall(name)
+      await assertNothingLeft(watch, process.pid, Object.values(FOLDERS))
+    })
+  }
 
   test('MemoryHogPy: 1 GB past memoryMb 128 fails saying so', { skip: NOT_LINUX || NO_PYTHON }, async (t) => {
     const watch = watchRow(t)
