@@ -6,81 +6,13 @@ import { DEFAULT_RECEIVER_MAX_IN_FLIGHT } from './webhooks/receiver-pace.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
-export interface Config {
-  host: string
-  port: number
-  dataDir: string
-  maxDigits: number
-  maxBodyBytes: number
-  invokeFactorBudgetMs: number
-  workerThreads: number
-  shutdownGraceMs: number
-  logLevel: (typeof LOG_LEVELS)[number]
-  jobFactorBudgetMs: number
-  jobTimeoutMs: number
-  jobConcurrency: number
-  jobTtlSeconds: number
-  maxPendingJobs: number
-  /** GET /jobs/{job_id}?wait= requests held at once; beyond it a wait answers at once. */
-  maxJobWaiters: number
-  maxEventStreams: number
-  /** The Standard Webhooks signing secret (`whsec_` + base64), or null to send unsigned callbacks. */
-  webhookSecret: string | null
-  webhookAllowPrivate: boolean
-  /** The most webhook attempts one receiver (scheme, host and port) has in flight from one process. */
-  webhookReceiverMaxInFlight: number
-  /** Jobs and webhooks in this Redis through BullMQ (distributed mode), or null for the embedded store. */
-  redisUrl: string | null
-  redisPrefix: string
-  /** Redis Cluster: its nodes (host:port) to start from; the URL gives the user, password and TLS. */
-  redisClusterNodes: string[]
-  /** Sentinel: the sentinels (host:port) and the name of the primary they watch. */
-  redisSentinels: string[]
-  redisSentinelName: string | null
-  /** A PEM file of the CA that signed Redis's certificate, for rediss:// (read at start). */
-  redisTlsCaFile: string | null
-  /** Replicas that must acknowledge a new job's writes (WAIT) before its 202; 0 waits for none. */
-  redisMinReplicas: number
-  workerPort: number
-  runJobs: boolean
-  jobLockMs: number
-  /** SHA-256 hashes (hex) of the accepted API keys; none means no authentication (the default). */
-  apiKeys: string[]
-  /** A file of such hashes, one a line; read at start. */
-  apiKeysFile: string | null
-  apiKeysForMetrics: boolean
-  apiKeysForDocs: boolean
-  /** Origins allowed by CORS (`*` for any); none turns CORS off. */
-  corsOrigins: string[]
-  /** Requests per client per window on the API routes; 0 turns rate limiting off. */
-  rateLimit: number
-  rateLimitWindowMs: number
-  trustProxy: boolean
-  maxJsonDepth: number
-  maxJsonValues: number
-  headersTimeoutMs: number
-  requestTimeoutMs: number
-  keepAliveTimeoutMs: number
-  maxBufferedBodyBytes: number
-  invokeQueueTimeoutMs: number
-  drainDelayMs: number
-  /** Algorithm modules to serve besides the built-in ones: files, folders and package names. */
-  algorithms: string[]
-  /** The algorithms whose jobs this process takes from Redis; empty for every one it loads. */
-  workerAlgorithms: string[]
-  invokeTimeoutMs: number
-  /** The heap limit of each worker thread, in MB; 0 leaves Node's default. */
-  threadHeapMb: number
-  /** The memory limit of an algorithm that declares none, in MB; 0 for none. */
-  algorithmMemoryMb: number
-}
-
-interface Setting<K extends keyof Config> {
+/** A setting: its key in Config, its variable, its default and how a raw value becomes one. */
+interface Setting<K extends string, T> {
   key: K
   env: string
-  default: Config[K]
+  default: NoInfer<T>
   description: string
-  parse: (raw: string) => Config[K]
+  parse: (raw: string) => T
   /** Its value never appears in a message (a bad one is described, not repeated). */
   secret?: boolean
 }
@@ -230,7 +162,7 @@ const origins = (raw: string): string[] =>
     return url.origin
   })
 
-function setting<K extends keyof Config>(s: Setting<K>): Setting<K> {
+function setting<const K extends string, T>(s: Setting<K, T>): Setting<K, T> {
   return s
 }
 
@@ -615,6 +547,11 @@ export const SETTINGS = [
   }),
 ]
 
+type AnySetting = (typeof SETTINGS)[number]
+
+/** The settings' values by key, typed from the table: a new row is a new member. */
+export type Config = { [S in AnySetting as S['key']]: ReturnType<S['parse']> }
+
 /** `ALGOSERVE_MAX_BODY_BYTES` → `--max-body-bytes`. */
 export function flagName(env: string): string {
   return `--${env
@@ -624,7 +561,19 @@ export function flagName(env: string): string {
 }
 
 export function defaultConfig(): Config {
-  return Object.fromEntries(SETTINGS.map((s) => [s.key, s.default])) as unknown as Config
+  return configOf((s) => s.default)
+}
+
+/** A Config with each setting's value from `value`, checked to hold every key. */
+function configOf(value: <K extends string, T>(s: Setting<K, T>) => T): Config {
+  const config: Record<string, unknown> = {}
+  for (const s of SETTINGS) config[s.key] = value<string, unknown>(s)
+  if (!isConfig(config)) throw new Error('a setting has no value')
+  return config
+}
+
+function isConfig(values: Record<string, unknown>): values is Config {
+  return SETTINGS.every((s) => s.key in values)
 }
 
 /**
@@ -650,23 +599,19 @@ export function loadConfig(args: readonly string[], env: Record<string, string |
     if (value === undefined) throw new ConfigError(`${name} (${known.env}) needs a value.`)
     flags.set(known.env, value)
   }
-  const config: Record<string, unknown> = {}
-  for (const s of SETTINGS) {
+  const config = configOf((s) => {
     const raw = flags.get(s.env) ?? env[s.env]
-    if (raw === undefined) {
-      config[s.key] = s.default
-      continue
-    }
+    if (raw === undefined) return s.default
     try {
-      config[s.key] = s.parse(raw)
+      return s.parse(raw)
     } catch (error) {
       const source = flags.has(s.env) ? `${flagName(s.env)} (${s.env})` : s.env
       const shown = s.secret ? '' : `=${JSON.stringify(raw)}`
       throw new ConfigError(`Invalid ${source}${shown}: ${(error as Error).message}.`)
     }
-  }
-  checkRedisSettings(config as unknown as Config)
-  return config as unknown as Config
+  })
+  checkRedisSettings(config)
+  return config
 }
 
 /**

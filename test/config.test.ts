@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import {
+  type Config,
   defaultConfig,
   flagName,
   loadConfig,
@@ -12,6 +13,21 @@ import {
   unknownSettings,
 } from '../src/config.js'
 import { ConfigError } from '../src/errors.js'
+
+// Compile-time: Config's members take their types from the table's parsers (typecheck fails otherwise).
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
+const typedFromTheTable: [
+  Same<Config['port'], number>,
+  Same<Config['logLevel'], 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'>,
+  Same<Config['webhookSecret'], string | null>,
+  Same<Config['corsOrigins'], string[]>,
+  Same<Config['trustProxy'], boolean>,
+] = [true, true, true, true, true]
+
+test('every setting of the table is a member of the config, and nothing else', () => {
+  assert.ok(typedFromTheTable.every(Boolean))
+  assert.deepEqual(Object.keys(defaultConfig()).sort(), SETTINGS.map((s) => s.key).sort())
+})
 
 test('the defaults are these values', () => {
   assert.deepEqual(loadConfig([], {}), {
