@@ -2,7 +2,7 @@
 // lossless-json's parse makes them, at the engine's speed and memory. lossless-json builds each string a
 // character at a time, which for a 15 MB line took seconds and a gigabyte; this is what the output thread
 // reads long lines with.
-import { isInteger, isSafeNumber } from 'lossless-json'
+import { isInteger, isSafeNumber, stringify } from 'lossless-json'
 
 /** Digits a safe integer never exceeds (2^53 has 16): shorter literals are read as numbers. */
 const SAFE_DIGITS = 15
@@ -71,4 +71,19 @@ export function parseExact(text: string): { value: unknown; hasBigInts: boolean 
     typeof member === 'string' && member.startsWith(marker) ? BigInt(member.slice(marker.length)) : member,
   )
   return { value, hasBigInts: true }
+}
+
+/**
+ * Writes JSON with the engine's writer, and lossless-json's where a BigInt needs its digits written:
+ * when `hasBigInts` says so, or when the engine's writer meets one. Undefined for a value JSON has no text
+ * for (undefined, a function).
+ */
+export function stringifyExact(value: unknown, hasBigInts = false): string | undefined {
+  if (hasBigInts) return stringify(value)
+  try {
+    return JSON.stringify(value)
+  } catch (error) {
+    if (!(error instanceof TypeError) || !/BigInt/.test(error.message)) throw error
+    return stringify(value)
+  }
 }

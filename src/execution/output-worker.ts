@@ -3,9 +3,8 @@
 // comes as transferred bytes; a result goes back as transferred JSON bytes, anything else as a small
 // message.
 import { parentPort } from 'node:worker_threads'
-import { stringify } from 'lossless-json'
 import { compileSchema, type SchemaCheck } from '../algorithms/schema-check.js'
-import { parseExact } from './exact-json.js'
+import { parseExact, stringifyExact } from './exact-json.js'
 import { type ProcessMessage, readMessage } from './process-protocol.js'
 import { resultSchemaFailure } from './timed-run.js'
 
@@ -52,8 +51,7 @@ function read({ line, schema }: LineTask): LineRead {
   const issues = check(message.result)
   // The same failure as a result checked on the main thread; the process keeps serving.
   if (issues.length > 0) return { id: message.id, kind: 'error', error: resultSchemaFailure(issues) }
-  // The engine's writer where it is exact; lossless-json's where a BigInt needs its digits written.
-  const text = hasBigInts ? (stringify(message.result) as string) : JSON.stringify(message.result)
+  const text = stringifyExact(message.result, hasBigInts) as string
   // A buffer of its own, not a slice of Node's pool: it is transferred.
   const json = Buffer.allocUnsafeSlow(Buffer.byteLength(text))
   json.write(text)

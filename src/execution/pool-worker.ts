@@ -2,8 +2,8 @@
 // (the resolved files come in workerData), and runs batches of algorithm calls (thread-batch.ts) off
 // the thread that serves HTTP, one call after the other, posting each outcome as its call ends.
 import { parentPort, threadId, workerData } from 'node:worker_threads'
-import { stringify } from 'lossless-json'
 import { loadRegistry, type Registry } from '../algorithms/registry.js'
+import { stringifyExact } from './exact-json.js'
 import { inputRejectionOf } from './input-rejection.js'
 import { ignoreProgress, ProgressThrottle, type ProgressUpdate } from './progress.js'
 import { MemoryLimitFailure, MemoryWatch } from './run-memory.js'
@@ -89,7 +89,7 @@ function abortAtLimit(stop: AbortController): void {
 function checkSendable(result: unknown, maxBytes: number): void {
   let text: string | undefined
   try {
-    text = jsonOf(result)
+    text = stringifyExact(result)
   } catch (error) {
     // The call stack's end: a cycle, or a nesting deeper than any JSON a client would read.
     const why =
@@ -104,16 +104,6 @@ function checkSendable(result: unknown, maxBytes: number): void {
     throw new Error(
       `its result could not be sent back: it is ${bytes} bytes of JSON, more than its limit of ${maxBytes} bytes`,
     )
-}
-
-/** The result as JSON: the engine's writer, and lossless-json's for the few results that hold a BigInt. */
-function jsonOf(result: unknown): string | undefined {
-  try {
-    return JSON.stringify(result)
-  } catch (error) {
-    if (!(error instanceof TypeError) || !/BigInt/.test(error.message)) throw error
-    return stringify(result)
-  }
 }
 
 /** Posts a run's outcome; one that cannot be copied to the event loop's thread is a failure, posted instead. */

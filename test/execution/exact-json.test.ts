@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { isInteger, isSafeNumber, parse } from 'lossless-json'
-import { parseExact } from '../../src/execution/exact-json.js'
+import { parseExact, stringifyExact } from '../../src/execution/exact-json.js'
 
 const lossless = (text: string) =>
   parse(text, null, (literal) =>
@@ -30,4 +30,20 @@ test('without such integers it is JSON.parse; what is not JSON throws', () => {
   assert.deepEqual(parseExact('{"a":[1,2.5,"x"]}'), { value: { a: [1, 2.5, 'x'] }, hasBigInts: false })
   assert.throws(() => parseExact('{"a": 18446744073709551617'))
   assert.throws(() => parseExact('{"a": "unterminated'))
+})
+
+test('writing: a BigInt keeps its digits, known or met; the rest is the engine writer’s text', () => {
+  const value = { n: 18446744073709551617n, list: [1, 'x', null], nested: { m: -5n } }
+  const expected = '{"n":18446744073709551617,"list":[1,"x",null],"nested":{"m":-5}}'
+  assert.equal(stringifyExact(value), expected)
+  assert.equal(stringifyExact(value, true), expected)
+  assert.equal(stringifyExact({ a: [1.5, 'é'] }), JSON.stringify({ a: [1.5, 'é'] }))
+  assert.equal(stringifyExact(undefined), undefined)
+  // Parsed and written back, a big integer is the same text.
+  const text = '{"big":123456789012345678901234567890,"small":7}'
+  const parsed = parseExact(text)
+  assert.equal(stringifyExact(parsed.value, parsed.hasBigInts), text)
+  const cycle: Record<string, unknown> = {}
+  cycle.self = cycle
+  assert.throws(() => stringifyExact(cycle), TypeError)
 })
