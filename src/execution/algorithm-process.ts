@@ -12,6 +12,7 @@ import { ProcessStateError, RunTimeLimitError } from '../errors.js'
 import { InputRejected } from './input-rejection.js'
 import type { LogBudget } from './log-budget.js'
 import { type OutputRead, ProcessOutput } from './process-output.js'
+import { signalProcess } from './process-owner.js'
 import {
   LineReader,
   type OutputLimits,
@@ -292,13 +293,7 @@ export class AlgorithmProcess {
     clearTimeout(grace)
   }
 
-  #signalGroup(signal: NodeJS.Signals): void {
-    const pid = this.#child.pid
-    if (pid === undefined) return
-    try {
-      process.kill(-pid, signal)
-    } catch {
-      // The group is gone already.
-    }
+  #signalGroup(name: NodeJS.Signals): void {
+    if (this.#child.pid !== undefined) signalProcess(-this.#child.pid, name)
   }
 }

@@ -83,8 +83,8 @@ async function killCarrying(test: (marker: string) => boolean): Promise<number> 
     const found = await marked(test)
     if (found.length === 0) break
     for (const { pid, group } of found) {
-      signal(pid, 'SIGKILL')
-      if (group > 1 && group !== process.pid) signal(-group, 'SIGKILL')
+      signalProcess(pid, 'SIGKILL')
+      if (group > 1 && group !== process.pid) signalProcess(-group, 'SIGKILL')
     }
     killed += found.length
   }
@@ -115,7 +115,8 @@ async function marked(test: (marker: string) => boolean): Promise<{ pid: number;
   return found.filter((process) => process !== undefined)
 }
 
-function signal(pid: number, name: NodeJS.Signals): void {
+/** Sends a signal to a process, or to a group as `-pgid`; one that is gone already is no error. */
+export function signalProcess(pid: number, name: NodeJS.Signals): void {
   try {
     process.kill(pid, name)
   } catch {

@@ -3,7 +3,7 @@
 // its end taken at its exit, not at the close of its pipes, which a descendant may hold open forever.
 import { type ChildProcess, spawn } from 'node:child_process'
 import type { ProcessSpec } from '../algorithms/algorithm.js'
-import { killMarked, programEnvironment } from './process-owner.js'
+import { killMarked, programEnvironment, signalProcess } from './process-owner.js'
 
 /** After an exit, how long what it wrote before is still read; then its pipes are closed. */
 export const DRAIN_MS = 250
@@ -80,13 +80,7 @@ export function onProgramEnd({ child, marker }: Program, end: (how: string) => v
   }
   child.once('exit', (code, signal) => {
     how = code === null ? `was killed by ${signal}` : `exited with code ${code}`
-    if (child.pid !== undefined) {
-      try {
-        process.kill(-child.pid, 'SIGKILL')
-      } catch {
-        // The group is gone already.
-      }
-    }
+    if (child.pid !== undefined) signalProcess(-child.pid, 'SIGKILL')
     void killMarked(marker)
     drain = setTimeout(finish, DRAIN_MS)
   })
