@@ -3,11 +3,9 @@
 // the result intact with its integers exact through the reply and the job store, and the limits of a
 // result and of a progress message (maxResultBytes, maxProgressBytes) failing the call in their words.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import type { FastifyBaseLogger } from 'fastify'
 import pino from 'pino'
 import { Agent, fetch as undiciFetch } from 'undici'
@@ -17,9 +15,9 @@ import { ResultJson } from '../../src/execution/process-protocol.js'
 import { RunFailure } from '../../src/execution/timed-run.js'
 import { listening, serveFresh } from '../helpers/child.js'
 import { parseExact } from '../helpers/json.js'
+import { onDemandFolder } from '../helpers/misbehaviour.js'
 import { until } from '../helpers/time.js'
 
-const FIXTURE = fileURLToPath(new URL('../fixtures/misbehaving/on-demand-js/', import.meta.url))
 const BIG = 18446744073709551617n
 const folders: string[] = []
 const pools: ProcessPool[] = []
@@ -28,21 +26,10 @@ after(async () => {
   for (const folder of folders) rmSync(folder, { recursive: true, force: true })
 })
 
-/** A folder with the fixture's algorithm.json, other members given. */
+/** A folder with the fixture's algorithm.json, other members given; removed at the end. */
 function manifestFolder(members: Record<string, unknown> = {}): string {
-  const folder = mkdtempSync(join(tmpdir(), 'algoserve-output-'))
+  const folder = onDemandFolder({ timeoutMs: 60_000, ...members })
   folders.push(folder)
-  const manifest = {
-    name: 'Misbehaving',
-    version: '1.0.0',
-    description: 'Misbehaves on demand.',
-    params: { type: 'object' },
-    result: { type: 'object', properties: { pid: { type: 'integer' } } },
-    timeoutMs: 60_000,
-    command: [process.execPath, join(FIXTURE, 'process.mjs')],
-    ...members,
-  }
-  writeFileSync(join(folder, 'algorithm.json'), JSON.stringify(manifest))
   return folder
 }
 

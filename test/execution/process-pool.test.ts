@@ -5,7 +5,7 @@
 // answers out of turn dropped without harm to the next call; a program that answers once and exits;
 // stderr bounded; the lanes' 503; a process that never starts; and a shutdown that leaves none behind.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
@@ -24,6 +24,7 @@ import {
 import { ProcessPool } from '../../src/execution/process-pool.js'
 import { DEFAULT_MAX_PROGRESS_BYTES, DEFAULT_MAX_RESULT_BYTES } from '../../src/execution/run-way.js'
 import { RunFailure } from '../../src/execution/timed-run.js'
+import { onDemandFolder } from '../helpers/misbehaviour.js'
 import { until } from '../helpers/time.js'
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/misbehaving/on-demand-js/', import.meta.url))
@@ -42,18 +43,8 @@ after(async () => {
 
 /** The fixture's algorithm with other members in its algorithm.json. */
 function algorithm(members: Record<string, unknown> = {}): Algorithm {
-  const folder = mkdtempSync(join(tmpdir(), 'algoserve-process-'))
+  const folder = onDemandFolder(members)
   folders.push(folder)
-  const manifest = {
-    name: 'Misbehaving',
-    version: '1.0.0',
-    description: 'Misbehaves on demand.',
-    params: { type: 'object' },
-    result: { type: 'object', properties: { pid: { type: 'integer' } } },
-    command: [process.execPath, join(FIXTURE, 'process.mjs')],
-    ...members,
-  }
-  writeFileSync(join(folder, 'algorithm.json'), JSON.stringify(manifest))
   return loadManifest(join(folder, 'algorithm.json'))
 }
 

@@ -2,13 +2,34 @@
 // a process's resident memory, and the processes a run started, read from /proc (never found by name),
 // to tell which of them outlived it.
 import { execFileSync } from 'node:child_process'
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sleep, until } from './time.js'
 
 /** The folder of the misbehaving algorithms; `fixture('busy-loop.mjs')` is one of them. */
 export const fixture = (name: string): string =>
   fileURLToPath(new URL(`../fixtures/misbehaving/${name}`, import.meta.url))
+
+/**
+ * A new temporary folder holding the algorithm.json of the program that misbehaves on demand
+ * (misbehaving/on-demand-js), other `members` given; the caller removes the folder.
+ */
+export function onDemandFolder(members: Record<string, unknown> = {}): string {
+  const folder = mkdtempSync(join(tmpdir(), 'algoserve-on-demand-'))
+  const manifest = {
+    name: 'Misbehaving',
+    version: '1.0.0',
+    description: 'Misbehaves on demand.',
+    params: { type: 'object' },
+    result: { type: 'object', properties: { pid: { type: 'integer' } } },
+    command: [process.execPath, fixture('on-demand-js/process.mjs')],
+    ...members,
+  }
+  writeFileSync(join(folder, 'algorithm.json'), JSON.stringify(manifest))
+  return folder
+}
 
 export const NOT_LINUX = process.platform !== 'linux' && 'the processes are read from /proc (Linux only)'
 
