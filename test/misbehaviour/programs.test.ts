@@ -162,30 +162,23 @@ forEachBackend((backend) => {
     skip: NOT_LINUX,
   }, () => {
     for (const { name, skip } of bothLanguages('StrayAnswers')) {
-      test(`${name} twice: the same call answered again while the next call runs`, { skip }, async (t) => {
-        const watch = watchRow(t)
-        const first = await invoke(server.url, name, { mode: 'twice' })
-        assert.equal(first.status, 200, JSON.stringify(first.body))
-        // Runs 500 ms: the second answer to the first call comes 150 ms after the first.
-        const next = await invoke(server.url, name, { mode: 'slow' })
-        assert.equal(next.status, 200, `the next call: ${JSON.stringify(next.body)}`)
-        assert.equal(next.body.result?.mode, 'slow')
-        await assertGoodCall(name)
-        await assertNothingLeft(watch, process.pid, Object.values(FOLDERS))
-      })
-
-      test(`${name} unknown-id: an answer for an id never given, while the next call runs`, {
-        skip,
-      }, async (t) => {
-        const watch = watchRow(t)
-        const first = await invoke(server.url, name, { mode: 'unknown-id' })
-        assert.equal(first.status, 200, JSON.stringify(first.body))
-        const next = await invoke(server.url, name, { mode: 'slow' })
-        assert.equal(next.status, 200, `the next call: ${JSON.stringify(next.body)}`)
-        assert.equal(next.body.result?.mode, 'slow')
-        await assertGoodCall(name)
-        await assertNothingLeft(watch, process.pid, Object.values(FOLDERS))
-      })
+      const strays = [
+        ['twice', 'the same call answered again while the next call runs'],
+        ['unknown-id', 'an answer for an id never given, while the next call runs'],
+      ]
+      for (const [mode, what] of strays) {
+        test(`${name} ${mode}: ${what}`, { skip }, async (t) => {
+          const watch = watchRow(t)
+          // 'twice' answers its call again 150 ms later, while the next call (500 ms) runs.
+          const first = await invoke(server.url, name, { mode })
+          assert.equal(first.status, 200, JSON.stringify(first.body))
+          const next = await invoke(server.url, name, { mode: 'slow' })
+          assert.equal(next.status, 200, `the next call: ${JSON.stringify(next.body)}`)
+          assert.equal(next.body.result?.mode, 'slow')
+          await assertGoodCall(name)
+          await assertNothingLeft(watch, process.pid, Object.values(FOLDERS))
+        })
+      }
 
       test(`${name} late: the answer comes 200 ms after the time limit, while the next call runs`, {
         skip,
