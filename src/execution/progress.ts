@@ -3,15 +3,15 @@
 // (Date.now(), about 40 ns), and few leave the thread.
 //
 // The rule: the first update is sent at once; after a sent update, the next goes no sooner than
-// PROGRESS_INTERVAL_MS later, and updates in between replace one another. The one still held when the
+// PROGRESS_SEND_INTERVAL_MS later, and updates in between replace one another. The one still held when the
 // interval ends is sent at the next call or by a timer (for a run that waits), whichever comes first, and
 // the run's end sends it too: the last update always arrives, and a receiver gets at most about
-// 1000 / PROGRESS_INTERVAL_MS + 1 updates a second, whatever the algorithm calls.
+// 1000 / PROGRESS_SEND_INTERVAL_MS + 1 updates a second, whatever the algorithm calls.
 
 import type { Progress } from './run-way.js'
 
 /** The least time between two updates sent from a run's thread, in ms. */
-export const PROGRESS_INTERVAL_MS = 50
+export const PROGRESS_SEND_INTERVAL_MS = 50
 
 /** The progress of runs nobody follows (inline runs, /invoke calls): it does nothing. */
 export const ignoreProgress: Progress = () => {}
@@ -42,7 +42,7 @@ export class ProgressThrottle {
     this.#held = true
     const now = Date.now()
     // A clock set back by more than the interval does not hold the updates until it catches up.
-    if (now >= this.#nextSendAt || now < this.#nextSendAt - PROGRESS_INTERVAL_MS) this.#sendHeld(now)
+    if (now >= this.#nextSendAt || now < this.#nextSendAt - PROGRESS_SEND_INTERVAL_MS) this.#sendHeld(now)
   }
 
   /** Sends the held update, if any: at the run's end, before its result leaves the thread. */
@@ -63,10 +63,10 @@ export class ProgressThrottle {
     this.#timer = undefined
     if (this.#ended || !this.#held) return
     this.#held = false
-    this.#nextSendAt = now + PROGRESS_INTERVAL_MS
+    this.#nextSendAt = now + PROGRESS_SEND_INTERVAL_MS
     this.#send([this.#fraction, this.#message])
     // For a run that waits: what its calls leave held within the interval is sent when the interval ends.
-    this.#timer = setTimeout(this.#onTimer, PROGRESS_INTERVAL_MS).unref()
+    this.#timer = setTimeout(this.#onTimer, PROGRESS_SEND_INTERVAL_MS).unref()
   }
 }
 

@@ -36,7 +36,7 @@ export interface RunOptions {
   timeoutMs?: number
   /**
    * Told of the run's progress when the algorithm reports it (a module's `context.progress`, a
-   * program's progress lines): from a worker thread at most one update per PROGRESS_INTERVAL_MS
+   * program's progress lines): from a worker thread at most one update per PROGRESS_SEND_INTERVAL_MS
    * (progress.ts) and always the last, before the run settles. A hook that throws does not fail the
    * run. Without one, a run's progress costs nothing.
    */

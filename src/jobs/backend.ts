@@ -122,13 +122,13 @@ export interface JobBackend {
   deliveries(id: string, now: number): Promise<DeliveryHistory | null>
   /**
    * Calls `listener` with the id of a job that may have ended (in any process); the caller reads the
-   * job to know. One subscription per process: waiters fan out from it (jobs/waiters.ts).
+   * job to know. One subscription per process: waiters fan out from it (jobs/end-waits.ts).
    */
   onEnded(listener: (id: string) => void): Promise<void>
   /**
    * Calls `listener` with the id of a job that may have changed in any process: started, given back,
    * ended, or its progress stored. One subscription per process: streams of job events fan out from it
-   * (jobs/watchers.ts).
+   * (jobs/event-feed.ts).
    */
   onChanged(listener: (id: string) => void): Promise<void>
   counts(): Promise<JobCounts>

@@ -1,9 +1,9 @@
 // A running job's progress as every backend stores it. Whatever rate the algorithm reports at, a job's
-// store sees at most one write every PROGRESS_INTERVAL_MS: the first report at once, then the latest
+// store sees at most one write every PROGRESS_WRITE_INTERVAL_MS: the first report at once, then the latest
 // one each interval, so that a run reporting thousands of times a second costs a few writes a second.
 import type { JobProgress } from './job.js'
 
-export const PROGRESS_INTERVAL_MS = 250
+export const PROGRESS_WRITE_INTERVAL_MS = 250
 
 /** The longest progress message kept, in characters: it is written with every update. */
 export const MAX_PROGRESS_MESSAGE = 500
@@ -18,7 +18,7 @@ export interface ProgressWriter {
 }
 
 /**
- * A job run's reporter whose updates reach `write` at most once per PROGRESS_INTERVAL_MS, numbered from
+ * A job run's reporter whose updates reach `write` at most once per PROGRESS_WRITE_INTERVAL_MS, numbered from
  * 1. A write's failure goes to `onError` and stops nothing: progress is a courtesy, the run goes on.
  */
 export function throttledProgress(
@@ -37,7 +37,7 @@ export function throttledProgress(
     if (stopped || latest === undefined) return
     // A slow store: the latest update waits for the write under way, never piles up behind it.
     if (writing !== undefined) {
-      timer = setTimeout(flush, PROGRESS_INTERVAL_MS)
+      timer = setTimeout(flush, PROGRESS_WRITE_INTERVAL_MS)
       return
     }
     const update = latest
@@ -64,7 +64,7 @@ export function throttledProgress(
         message: typeof message === 'string' ? message.slice(0, MAX_PROGRESS_MESSAGE) : null,
       }
       if (timer !== undefined) return
-      const wait = lastWrite + PROGRESS_INTERVAL_MS - performance.now()
+      const wait = lastWrite + PROGRESS_WRITE_INTERVAL_MS - performance.now()
       if (wait <= 0) flush()
       else timer = setTimeout(flush, wait)
     },

@@ -1,14 +1,14 @@
 // GET /jobs/{job_id}/events (job control, docs/jobs.md): a job's changes as Server-Sent Events, ending
 // with its end. What each event says, and how one read per change serves every client of a job, is
-// jobs/watchers.ts's; here are the HTTP side, the keep-alive, and the end of the streams at a shutdown.
+// jobs/event-feed.ts's; here are the HTTP side, the keep-alive, and the end of the streams at a shutdown.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { JobNotFoundError, ServiceUnavailableError } from '../errors.js'
 import { JobIdParams, validationFailed, wrappedError } from '../http/schemas.js'
 import { SseStream } from '../http/sse-stream.js'
 import type { JobBackend } from '../jobs/backend.js'
+import { EventFeed, type JobEvent, parseEventId, type Watcher } from '../jobs/event-feed.js'
 import { isEnded } from '../jobs/job.js'
-import { type JobEvent, JobWatchers, parseEventId, type Watcher } from '../jobs/watchers.js'
 
 export interface JobEventRouteOptions {
   backend: () => JobBackend
@@ -44,7 +44,7 @@ const LastEventIdHeaders = Type.Object({
 export async function jobEventRoutes(app: FastifyInstance, options: JobEventRouteOptions): Promise<void> {
   const { backend } = options
   const log = app.log.child({ component: 'job-events' })
-  const watchers = new JobWatchers({
+  const watchers = new EventFeed({
     read: (id) => backend().read(id, Date.now()),
     onReadError: (error, failedReads) =>
       log.warn({ err: error, failed_reads: failedReads }, 'could not read watched jobs'),

@@ -19,9 +19,9 @@ import {
   wrappedError,
 } from '../http/schemas.js'
 import type { IdempotencyClaim, JobBackend } from '../jobs/backend.js'
+import { EndWaits } from '../jobs/end-waits.js'
 import { isEnded } from '../jobs/job.js'
 import { jobStatusJson, newJobId } from '../jobs/job-view.js'
-import { JobWaiters } from '../jobs/waiters.js'
 import { isoTime } from '../json-text.js'
 import type { Metrics } from '../metrics/metrics.js'
 import { checkWebhookUrl } from '../webhooks/address-policy.js'
@@ -64,7 +64,7 @@ const WaitQuery = Type.Object({
 
 export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions): Promise<void> {
   const { algorithms, backend, metrics, maxDigits } = options
-  const waiters = new JobWaiters(options.maxJobWaiters)
+  const waiters = new EndWaits(options.maxJobWaiters)
   // The backend is opened after the routes are registered: subscribed at the first wait.
   let subscribed: Promise<void> | undefined
   const subscribe = () => {
@@ -179,7 +179,7 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
         if (hold === null) {
           reply.header('wait-skipped', 'true')
         } else {
-          // No loop per client: the backend's one subscription wakes this wait (jobs/waiters.ts); a
+          // No loop per client: the backend's one subscription wakes this wait (jobs/end-waits.ts); a
           // client that goes away releases it.
           const gone = () => hold.release()
           reply.raw.once('close', gone)

@@ -13,7 +13,7 @@ import {
 } from '../../src/errors.js'
 import type { Consumer, RunJob } from '../../src/jobs/backend.js'
 import type { JobRecord, NewJob } from '../../src/jobs/job.js'
-import { PROGRESS_INTERVAL_MS } from '../../src/jobs/progress.js'
+import { PROGRESS_WRITE_INTERVAL_MS } from '../../src/jobs/progress.js'
 import { WebhookSender } from '../../src/webhooks/sender.js'
 import { forEachJobBackend, type OpenedBackend, SUITE_ALGORITHMS, silentLog } from '../helpers/backends.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
@@ -177,7 +177,7 @@ forEachJobBackend((factory) => {
       const last = (await read()).progress
       assert.equal(last?.fraction, 0.9)
       // 2,001 reports: the first write of the burst, one each interval, and the last.
-      const most = 1 + 1 + Math.ceil(burstMs / PROGRESS_INTERVAL_MS) + 1
+      const most = 1 + 1 + Math.ceil(burstMs / PROGRESS_WRITE_INTERVAL_MS) + 1
       assert.ok(
         (last?.seq as number) >= 2 && (last?.seq as number) <= most,
         `${last?.seq} writes in ${burstMs} ms`,

@@ -3,7 +3,11 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { JobProgress } from '../../src/jobs/job.js'
-import { MAX_PROGRESS_MESSAGE, PROGRESS_INTERVAL_MS, throttledProgress } from '../../src/jobs/progress.js'
+import {
+  MAX_PROGRESS_MESSAGE,
+  PROGRESS_WRITE_INTERVAL_MS,
+  throttledProgress,
+} from '../../src/jobs/progress.js'
 
 test('the first report is written at once, the latest of an interval after it, the same one never twice', async () => {
   const written: JobProgress[] = []
@@ -16,10 +20,10 @@ test('the first report is written at once, the latest of an interval after it, t
   assert.deepEqual(written, [{ fraction: 0.1, message: 'first', seq: 1 }])
   writer.report(0.2, 'replaced')
   writer.report(0.3, 'latest')
-  await sleep(PROGRESS_INTERVAL_MS + 50)
+  await sleep(PROGRESS_WRITE_INTERVAL_MS + 50)
   assert.deepEqual(written.at(-1), { fraction: 0.3, message: 'latest', seq: 2 })
   writer.report(0.3, 'latest')
-  await sleep(PROGRESS_INTERVAL_MS + 50)
+  await sleep(PROGRESS_WRITE_INTERVAL_MS + 50)
   assert.equal(written.length, 2, 'the same fraction and message are not written again')
   await writer.stop()
 })
@@ -38,7 +42,7 @@ test('fractions are clamped, a non-finite one ignored, a message cut to its limi
   await sleep(0)
   assert.deepEqual(written, [{ fraction: 1, message: 'x'.repeat(MAX_PROGRESS_MESSAGE), seq: 1 }])
   writer.report(-1, 42 as unknown as string)
-  await sleep(PROGRESS_INTERVAL_MS + 50)
+  await sleep(PROGRESS_WRITE_INTERVAL_MS + 50)
   assert.deepEqual(written.at(-1), { fraction: 0, message: null, seq: 2 })
   await writer.stop()
 })
@@ -58,7 +62,7 @@ test('a stop drops the update waiting for its turn and waits for the write under
   writer.report(0.1, 'fails')
   await sleep(0)
   assert.equal(errors.length, 1)
-  await sleep(PROGRESS_INTERVAL_MS + 10)
+  await sleep(PROGRESS_WRITE_INTERVAL_MS + 10)
   writer.report(0.5, 'slow')
   writer.report(0.6, 'waits')
   await writer.stop()
@@ -67,7 +71,7 @@ test('a stop drops the update waiting for its turn and waits for the write under
     ['slow'],
     'the write under way ended before the stop; the one waiting never came',
   )
-  await sleep(PROGRESS_INTERVAL_MS + 50)
+  await sleep(PROGRESS_WRITE_INTERVAL_MS + 50)
   assert.deepEqual(
     written.map((update) => update.message),
     ['slow'],

@@ -1,10 +1,10 @@
-// What a stream of job events sends (jobs/watchers.ts): the events between what a client saw and the
+// What a stream of job events sends (jobs/event-feed.ts): the events between what a client saw and the
 // job now, event ids read back, and the hub's one read per change for every watcher of a job.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { setImmediate } from 'node:timers/promises'
+import { EventFeed, eventId, eventsSince, type JobEvent, parseEventId } from '../../src/jobs/event-feed.js'
 import type { JobRecord } from '../../src/jobs/job.js'
-import { eventId, eventsSince, type JobEvent, JobWatchers, parseEventId } from '../../src/jobs/watchers.js'
 
 const job = (extra: Partial<JobRecord> = {}): JobRecord => ({
   id: '0123456789ab',
@@ -68,7 +68,7 @@ test('the hub reads a job once per change for all its watchers, once more for ch
   let current = job()
   let reads = 0
   let release = () => {}
-  const watchers = new JobWatchers({
+  const watchers = new EventFeed({
     read: async () => {
       reads++
       await new Promise<void>((resolve) => {
@@ -109,7 +109,7 @@ test('the hub reads a job once per change for all its watchers, once more for ch
 
 test('a store that is away: failed reads are reported once per interval, with their count, not once per job', async () => {
   const reports: number[] = []
-  const watchers = new JobWatchers({
+  const watchers = new EventFeed({
     read: async () => {
       throw new Error('store away')
     },
@@ -133,7 +133,7 @@ test('a store that is away: failed reads are reported once per interval, with th
 
 test("a job's event is made once for every stream that holds it: watchers that saw different things share its bytes", async () => {
   const done = job({ status: 'completed', completedAt: 1_795_000_001_000, result: '{"n":1}', metadata: '{}' })
-  const watchers = new JobWatchers({ read: async () => done, onReadError: () => {}, max: 10 })
+  const watchers = new EventFeed({ read: async () => done, onReadError: () => {}, max: 10 })
   const ends: JobEvent[] = []
   const watcher = (seen: string | null) => ({
     seen: seen === null ? null : parseEventId(seen),

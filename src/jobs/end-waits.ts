@@ -7,7 +7,7 @@ export interface Hold {
   release(): void
 }
 
-export class JobWaiters {
+export class EndWaits {
   readonly #byId = new Map<string, Set<() => void>>()
   readonly #max: number
   #held = 0

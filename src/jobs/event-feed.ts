@@ -86,7 +86,7 @@ export interface Watcher {
 /** How often failed reads of watched jobs are reported, at most. */
 const READ_ERROR_REPORT_MS = 60_000
 
-export class JobWatchers {
+export class EventFeed {
   readonly #read: (id: string) => Promise<JobRecord | null>
   readonly #onReadError: (error: unknown, failedReads: number) => void
   readonly #reportEveryMs: number
