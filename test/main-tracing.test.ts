@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { type Child, listening, serveFresh } from './helpers/child.js'
-import { createJob, waitForJob } from './helpers/jobs.js'
+import { waitForJob } from './helpers/jobs.js'
 import { type OtlpReceiver, startOtlpReceiver } from './helpers/otlp-receiver.js'
 import { type Receiver, startReceiver } from './helpers/receiver.js'
 
