@@ -16,6 +16,7 @@ import { ConfigError } from './errors.js'
 import { consoleIntoLog } from './logging/library-console.js'
 import { stdoutDestination } from './logging/log-destination.js'
 import type { Role } from './service.js'
+import { tracingWanted } from './tracing/wanted.js'
 
 const USAGE = `Usage: algoserve serve|worker [--flag value ...]
        algoserve algorithms|call|jobs ... (a client: see below)
@@ -47,11 +48,19 @@ async function run(role: Role, args: string[]): Promise<void> {
   consoleIntoLog(
     pino({ level: config.logLevel, base: { pid: process.pid, component: 'library' } }, logStream),
   )
+  // Only when the OTEL_* variables ask for traces, and before the service's modules load, so that the
+  // instrumentations patch them: otherwise no OpenTelemetry module is loaded at all (docs/tracing.md).
+  const tracer = tracingWanted(process.env) ? (await import('./tracing/sdk.js')).startTracing() : null
   // Loaded here, not at the top: the client commands need none of the service's modules.
   const { createService, SHUTDOWN_MARGIN_MS } = await import('./service.js')
   const service = await createService(config, {
     role,
-    logger: { level: config.logLevel, stream: logStream },
+    logger: {
+      level: config.logLevel,
+      stream: logStream,
+      // Each line written inside a traced request or run carries its trace_id and span_id.
+      ...(tracer === null ? {} : { mixin: tracer.logFields }),
+    },
   })
   const { app } = service
   // A mistyped name (ALGOSERVE_PROT) would otherwise be ignored without a word.
@@ -80,6 +89,10 @@ async function run(role: Role, args: string[]): Promise<void> {
       drainDelayMs + config.shutdownGraceMs + SHUTDOWN_MARGIN_MS,
     ).unref()
     await service.shutdown(config.shutdownGraceMs, drainDelayMs)
+    // The spans still buffered go out before the exit.
+    await tracer
+      ?.shutdown()
+      .catch((error: unknown) => app.log.warn({ err: error }, 'could not export traces'))
     app.log.info('shutdown complete')
     process.exit(0)
   }

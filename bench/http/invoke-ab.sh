@@ -5,11 +5,12 @@
 # the bare server, median p99, and median CPU time per request (user + system of the whole process, from
 # /proc).
 #
-# Usage: bash bench/http/invoke-ab.sh 'NAME|REV|NODE_FLAGS|SERVICE_FLAGS' ...   (REV: a git revision, WORKTREE
+# Usage: bash bench/http/invoke-ab.sh 'NAME|REV|NODE_FLAGS|SERVICE_FLAGS[|ENV]' ...   (REV: a git revision, WORKTREE
 #        for this checkout with its uncommitted changes, or the folder of a built checkout)
 #        (DURATION=5s CONNECTIONS=32 ROUNDS=7; RATE= paces every run, bench/http/alternating-rounds.sh)
 #   e.g. bash bench/http/invoke-ab.sh 'before|HEAD~2||' 'now|HEAD||' 'now-warn|HEAD||--log-level warn'
-# NODE_FLAGS default to npm start's (--max-semi-space-size=1); SERVICE_FLAGS to `--log-level info`.
+# NODE_FLAGS default to npm start's (--max-semi-space-size=1); SERVICE_FLAGS to `--log-level info`; ENV is
+# NAME=VALUE words the variant's service is started with (OTEL_* for tracing, docs/tracing.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -25,11 +26,11 @@ ports=(18200)
 server_pids=()
 port=18200
 for spec in "$@"; do
-  IFS='|' read -r name rev node_flags service_flags <<<"$spec"
+  IFS='|' read -r name rev node_flags service_flags env_vars <<<"$spec"
   tree=$(revision_tree "$rev")
   port=$((port + 1))
   # shellcheck disable=SC2086 # the flags are word lists
-  node ${node_flags:---max-semi-space-size=1} "$tree/dist/main.js" serve --port "$port" \
+  env ${env_vars:-} node ${node_flags:---max-semi-space-size=1} "$tree/dist/main.js" serve --port "$port" \
     --data-dir "$work/data-$port" ${service_flags:---log-level info} >"$work/service-$port.log" 2>&1 &
   pids+=($!)
   server_pids+=($!)

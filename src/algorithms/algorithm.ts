@@ -22,6 +22,11 @@ export interface RunContext {
    * and a non-finite fraction or a message that is not a string is ignored rather than thrown.
    */
   progress(fraction: number, message?: string): void
+  /**
+   * The W3C Trace Context of the request or job the run is part of, when Algoserve traces it
+   * (docs/tracing.md): an OpenTelemetry SDK continues the trace with `propagation.extract(context, trace)`.
+   */
+  trace?: { traceparent: string; tracestate?: string }
 }
 
 /** Params as a client sends them (JSON), shown in the documents. */

@@ -45,7 +45,7 @@ const NEXT: Record<ProcessState, readonly ProcessState[]> = {
 }
 
 /** A call's options (run-way.ts); its hard limit is sent to the process as `timeout_ms`. */
-export type CallOptions = Pick<RunOptions, 'timeoutMs' | 'signal' | 'progress' | 'logContext'>
+export type CallOptions = Pick<RunOptions, 'timeoutMs' | 'signal' | 'progress' | 'logContext' | 'trace'>
 
 interface PendingCall {
   id: string
@@ -176,7 +176,10 @@ export class AlgorithmProcess {
    * One call; the process must be idle (else ProcessStateError). Rejects with RunFailure (or
    * ExitedBeforeTheCall), RunTimeLimitError or the signal's reason.
    */
-  call(params: unknown, { timeoutMs, signal, progress, logContext }: CallOptions = {}): Promise<unknown> {
+  call(
+    params: unknown,
+    { timeoutMs, signal, progress, logContext, trace }: CallOptions = {},
+  ): Promise<unknown> {
     this.#to('busy')
     const id = String(this.#nextId++)
     // Until the next call: stderr and stdout are two pipes, and what a call wrote on stderr may be read
@@ -208,7 +211,7 @@ export class AlgorithmProcess {
       }
       if (signal?.aborted) return onAbort()
       signal?.addEventListener('abort', onAbort, { once: true })
-      this.#child.stdin?.write(requestLine(id, params, timeoutMs ?? null))
+      this.#child.stdin?.write(requestLine(id, params, timeoutMs ?? null, trace))
     })
   }
 

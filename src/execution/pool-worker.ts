@@ -2,6 +2,7 @@
 // (the resolved files come in workerData), and runs batches of algorithm calls (thread-batch.ts) off
 // the thread that serves HTTP, one call after the other, posting each outcome as its call ends.
 import { parentPort, threadId, workerData } from 'node:worker_threads'
+import type { RunContext } from '../algorithms/algorithm.js'
 import { loadRegistry, type Registry } from '../algorithms/registry.js'
 import { stringifyExact } from './exact-json.js'
 import { inputRejectionOf } from './input-rejection.js'
@@ -33,7 +34,7 @@ interface TaskEnd {
 }
 
 async function runTask(registry: Registry, task: WorkerTask, batch: number, index: number): Promise<TaskEnd> {
-  const { algorithm, params, budgetMs, timeoutMs, followed, maxResultBytes, memoryMb } = task
+  const { algorithm, params, budgetMs, timeoutMs, followed, maxResultBytes, memoryMb, trace } = task
   const deadline = timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs
   let timer: NodeJS.Timeout | undefined
   const throttle = followed
@@ -58,7 +59,9 @@ async function runTask(registry: Registry, task: WorkerTask, batch: number, inde
       if (over !== undefined) throw over
       checkSendable(result, maxResultBytes)
     }
-    const running = timedRun(found, params, { signal: stop.signal, deadline, budgetMs, progress }, sendable)
+    const context: RunContext = { signal: stop.signal, deadline, budgetMs, progress }
+    if (trace !== undefined) context.trace = trace
+    const running = timedRun(found, params, context, sendable)
     const run = await (watch === undefined ? running : Promise.race([running, watch.passed.then(fail)]))
     return { outcome: run, replaceThread: false }
   } catch (error) {

@@ -89,7 +89,7 @@ export class ProcessPool implements RunWay {
    */
   async run(params: unknown, options: Omit<RunOptions, 'budgetMs'>): Promise<TimedRun> {
     const signal = signalOf(options)
-    const { lane = 'invoke', timeoutMs, progress, logContext } = options
+    const { lane = 'invoke', timeoutMs, progress, logContext, trace } = options
     let first: number | undefined
     for (let hands = 1; ; hands++) {
       const process = await this.#idleProcess(lane, signal)
@@ -97,7 +97,7 @@ export class ProcessPool implements RunWay {
       first ??= start
       const left = timeoutMs === undefined ? undefined : Math.max(0, timeoutMs - Math.round(start - first))
       try {
-        const result = await process.call(params, { timeoutMs: left, signal, progress, logContext })
+        const result = await process.call(params, { timeoutMs: left, signal, progress, logContext, trace })
         const elapsedSeconds = secondsSince(start)
         // A long result was checked where it was read, and comes as its JSON: its value is read only if asked.
         if (result instanceof ResultJson) {

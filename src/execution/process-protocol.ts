@@ -2,6 +2,7 @@
 // process's stdin, and the lines it writes back on stdout read into messages. Integers stay exact both
 // ways: a BigInt is written as its digits, and an integer a double cannot hold is read as a BigInt.
 import { isInteger, isSafeNumber, parse, stringify } from 'lossless-json'
+import type { TraceCarrier } from '../tracing/seams.js'
 
 /**
  * A result read off the main thread (process-output.ts): its JSON text as UTF-8, written by lossless-json
@@ -46,9 +47,15 @@ export function oversized(limits: OutputLimits, kind: ProcessMessage['kind']): P
   return new ProtocolError(`${what} was larger than its limit of ${limitOf(limits, kind)} bytes (${member})`)
 }
 
-/** The request line, newline included. */
-export function requestLine(id: string, params: unknown, timeoutMs: number | null): string {
-  const request = { id, params, timeout_ms: timeoutMs }
+/** The request line, newline included; `trace` only when the call is traced (docs/algorithms.md). */
+export function requestLine(
+  id: string,
+  params: unknown,
+  timeoutMs: number | null,
+  trace?: TraceCarrier,
+): string {
+  const request =
+    trace === undefined ? { id, params, timeout_ms: timeoutMs } : { id, params, timeout_ms: timeoutMs, trace }
   let text: string
   try {
     text = JSON.stringify(request)

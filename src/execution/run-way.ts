@@ -2,6 +2,7 @@
 // (inline-way.ts), on a worker thread (worker-threads.ts), or on one of its algorithm's processes
 // (process-pool.ts). The executor picks one per algorithm, once (Executor's wayOf), and counts every
 // run the same way whichever ran it.
+import type { TraceCarrier } from '../tracing/seams.js'
 import type { Lane } from './lanes.js'
 import type { TimedRun } from './timed-run.js'
 
@@ -43,6 +44,8 @@ export interface RunOptions {
   progress?: Progress
   /** Whom the run is for, on the log lines of a program's stderr. */
   logContext?: LogContext
+  /** The trace the run is part of, handed to the algorithm (RunContext's `trace`, the request line). */
+  trace?: TraceCarrier
 }
 
 /**

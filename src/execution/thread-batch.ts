@@ -6,6 +6,7 @@
 // time and an end time. The thread takes a run by moving its state from QUEUED to STARTED, so that the executor can take back a run that
 // has not started (moving it to SKIPPED) with no race, see which run holds the thread, since when, and
 // since when the thread has been free to take the next one.
+import type { TraceCarrier } from '../tracing/seams.js'
 import type { ProgressUpdate } from './progress.js'
 import type { TimedRun } from './timed-run.js'
 
@@ -27,6 +28,8 @@ export interface WorkerTask {
   maxResultBytes: number
   /** The algorithm's memoryMb: what the run may add to its thread's memory, in MB; unwatched when absent. */
   memoryMb?: number
+  /** The run's trace context (RunContext's `trace`), when traced. */
+  trace?: TraceCarrier
 }
 
 export interface WorkerBatch {

@@ -23,6 +23,7 @@ import type { Worker } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { AlgorithmError, ConfigError, RunTimeLimitError } from '../errors.js'
+import type { TraceCarrier } from '../tracing/seams.js'
 import { InputRejected } from './input-rejection.js'
 import { type Lane, Lanes } from './lanes.js'
 import type { PoolWorkerData, ThreadLoad } from './pool-worker.js'
@@ -72,6 +73,7 @@ interface ThreadRun {
   readonly signal: AbortSignal | undefined
   readonly timeoutMs: number | undefined
   readonly progress: Progress | undefined
+  readonly trace: TraceCarrier | undefined
   readonly resolve: (outcome: WorkerOutcome) => void
   readonly reject: (error: unknown) => void
   /** Its batch and its place in it, while it is on a thread. */
@@ -238,7 +240,7 @@ export class WorkerThreads {
   async run(
     algorithm: Algorithm,
     params: unknown,
-    { budgetMs, lane = 'invoke', signal, timeoutMs, progress }: RunOptions,
+    { budgetMs, lane = 'invoke', signal, timeoutMs, progress, trace }: RunOptions,
   ): Promise<TimedRun> {
     const outcome = await new Promise<WorkerOutcome>((resolve, reject) => {
       const run: ThreadRun = {
@@ -249,6 +251,7 @@ export class WorkerThreads {
         signal,
         timeoutMs,
         progress,
+        trace,
         resolve,
         reject,
         batch: undefined,
@@ -318,6 +321,7 @@ export class WorkerThreads {
         maxResultBytes: run.algorithm.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
       }
       if (run.progress !== undefined) task.followed = true
+      if (run.trace !== undefined) task.trace = run.trace
       const memoryMb = run.algorithm.memoryMb ?? this.#memoryMb
       if (memoryMb > 0) task.memoryMb = memoryMb
       if (run.signal !== undefined) {

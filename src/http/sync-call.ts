@@ -4,6 +4,7 @@ import type { FastifyReply } from 'fastify'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import type { Executor, RunOptions } from '../execution/executor.js'
 import type { TimedRun } from '../execution/timed-run.js'
+import { tracing } from '../tracing/seams.js'
 
 /** The time limit of a synchronous run: the algorithm's own, never past ALGOSERVE_INVOKE_TIMEOUT_MS. */
 export const syncTimeLimit = (algorithm: Algorithm, invokeTimeoutMs: number): number =>
@@ -32,6 +33,7 @@ export function answerCall<T>(
     timeoutMs,
     lane: 'invoke',
     logContext: { request_id: reply.request.id },
+    trace: tracing.carrier(),
     // Not a getter: an object with an accessor cost about 25 µs more per small /invoke.
     signalOnHop: () => abortOnDisconnect(reply),
   }

@@ -16,6 +16,7 @@ import {
 } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import { runMetadata } from '../execution/timed-run.js'
+import { tracing } from '../tracing/seams.js'
 import type { RunJob } from './backend.js'
 import type { JobOutcome } from './job.js'
 
@@ -30,7 +31,11 @@ export interface RunJobOptions {
 
 export function createRunJob(options: RunJobOptions): RunJob {
   const { algorithms, executor, factorBudgetMs, timeoutMs, maxDigits, log } = options
-  return async (job, shutdown, progress): Promise<JobOutcome> => {
+  // Each run in a span of the trace its job was created in (tracing/seams.ts).
+  return (job, shutdown, progress) =>
+    tracing.run(job, algorithms.get(job.algorithm)?.version ?? null, () => runJob(job, shutdown, progress))
+
+  async function runJob(...[job, shutdown, progress]: Parameters<RunJob>): Promise<JobOutcome> {
     const algorithm = algorithms.get(job.algorithm)
     if (algorithm === undefined) {
       return { status: 'failed', error: `The algorithm '${job.algorithm}' is not available.` }
@@ -50,6 +55,7 @@ export function createRunJob(options: RunJobOptions): RunJob {
         timeoutMs: algorithm.timeoutMs ?? timeoutMs,
         progress,
         logContext: { job_id: job.id },
+        trace: tracing.carrier(),
       })
       return {
         status: 'completed',

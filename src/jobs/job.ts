@@ -24,6 +24,8 @@ export interface JobRecord {
   lostRuns: number
   /** What the current run last said of its progress, while the job runs (progress.ts); else null. */
   progress: JobProgress | null
+  /** The trace context it was created in, as JSON (tracing/seams.ts); absent when not traced. */
+  trace?: string
 }
 
 /** A running job's latest progress, as the algorithm reported it. */
@@ -42,6 +44,8 @@ export interface NewJob {
   webhook: string | null
   cheap: boolean
   createdAt: number
+  /** Set by tracing when the job is sent in a traced request (tracing/seams.ts). */
+  trace?: string
 }
 
 /** How a run ended: a result, or the job's error. */

@@ -20,10 +20,11 @@ import {
 } from '../http/schemas.js'
 import type { IdempotencyClaim, JobBackend } from '../jobs/backend.js'
 import { EndWaits } from '../jobs/end-waits.js'
-import { isEnded } from '../jobs/job.js'
+import { isEnded, type NewJob } from '../jobs/job.js'
 import { jobStatusJson, newJobId } from '../jobs/job-view.js'
 import { isoTime } from '../json-text.js'
 import type { Metrics } from '../metrics/metrics.js'
+import { tracing } from '../tracing/seams.js'
 import { checkWebhookUrl } from '../webhooks/address-policy.js'
 
 export interface JobRouteOptions {
@@ -130,13 +131,15 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
             }
       const createdAt = Date.now()
       // 48 random bits: a clash is rare enough that one fresh draw settles it.
-      const job = { id: newJobId(), algorithm: algorithm.name, params, webhook, cheap, createdAt }
-      const submitted = await backend()
-        .submit(job, idempotency)
-        .catch((error) => {
-          if (!(error instanceof DuplicateJobIdError)) throw error
-          return backend().submit({ ...job, id: newJobId() }, idempotency)
-        })
+      const job: NewJob = { id: newJobId(), algorithm: algorithm.name, params, webhook, cheap, createdAt }
+      const submitted = await tracing.submit(job, () =>
+        backend()
+          .submit(job, idempotency)
+          .catch((error) => {
+            if (!(error instanceof DuplicateJobIdError)) throw error
+            return backend().submit({ ...job, id: newJobId() }, idempotency)
+          }),
+      )
       if (submitted.replayed) reply.header('idempotent-replayed', 'true')
       else metrics.jobsCreated.inc({ algorithm: algorithm.name })
       reply.code(202)

@@ -2,6 +2,7 @@
 // (policy.ts), count and log it, and keep its record for GET /jobs/{job_id}/deliveries. Each backend
 // only stores what this returns, its own way (docs/webhooks.md).
 import type { FastifyBaseLogger } from 'fastify'
+import { tracing } from '../tracing/seams.js'
 import { type AttemptStatus, attemptStatus, decide } from './policy.js'
 import type { AttemptResult, WebhookMessage } from './sender.js'
 
@@ -38,8 +39,20 @@ export type Attempted =
   /** Cut short by a shutdown: the delivery is given back untouched, the attempt not counted. */
   | { kind: 'released' }
 
-/** Makes attempt number `attempt` (1-based) of a delivery of job `jobId`. */
-export async function attemptDelivery(
+/** Makes attempt number `attempt` (1-based) of a delivery of job `jobId`, in its job's trace. */
+export function attemptDelivery(
+  rules: AttemptRules,
+  message: WebhookMessage,
+  jobId: string,
+  attempt: number,
+  signal: AbortSignal,
+): Promise<Attempted> {
+  return tracing.attempt(message.trace, { jobId, webhookId: message.id, attempt }, () =>
+    attemptOnce(rules, message, jobId, attempt, signal),
+  )
+}
+
+async function attemptOnce(
   rules: AttemptRules,
   message: WebhookMessage,
   jobId: string,

@@ -34,6 +34,8 @@ export interface WebhookMessage {
   id: string
   url: string
   payload: string
+  /** The trace context of its job, as JSON (tracing/seams.ts); absent when not traced. */
+  trace?: string
 }
 
 /** How one attempt ended: `refused` (the address rule) and `gone` (410) are never retried. */

@@ -81,3 +81,14 @@ test('lines cut across chunks, and a line past the bound handed over cut, the re
   assert.deepEqual(lines, ['ab', 'cdef', 'next', 'éé'])
   assert.deepEqual(overflows, ['01234567'])
 })
+
+test('a traced call carries its trace context on the request line; an untraced one has no trace member', () => {
+  const trace = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'a=1' }
+  assert.deepEqual(JSON.parse(requestLine('3', { n: 1 }, 1000, trace)), {
+    id: '3',
+    params: { n: 1 },
+    timeout_ms: 1000,
+    trace,
+  })
+  assert.equal('trace' in JSON.parse(requestLine('4', { n: 1 }, null)), false)
+})

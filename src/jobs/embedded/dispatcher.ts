@@ -17,6 +17,7 @@ export function webhookDelivery(job: JobRecord): NewDelivery | null {
     jobId: job.id,
     url: job.webhook,
     payload: webhookPayload(job, job.completedAt),
+    trace: job.trace,
   }
 }
 

@@ -64,6 +64,7 @@ interface JobRow {
   metadata: string | null
   runs: number
   lost_runs: number
+  trace: string | null
 }
 
 interface DeliveryRow {
@@ -72,6 +73,7 @@ interface DeliveryRow {
   url: string
   payload: string
   attempts: number
+  trace: string | null
 }
 
 /** A write waiting in the group that the next turn of the event loop commits. */
@@ -83,7 +85,7 @@ interface GroupedWrite {
 
 const JOB_COLUMNS =
   'id, algorithm, params, webhook, cheap, status, created_at, started_at, completed_at, result, error, metadata, ' +
-  'runs, lost_runs'
+  'runs, lost_runs, trace'
 
 export class SqliteJobStore implements JobStore {
   readonly #db: Connection
@@ -113,8 +115,8 @@ export class SqliteJobStore implements JobStore {
     this.#makeDelivery = options.makeDelivery
     this.#sql = {
       insert: db.prepare(
-        `INSERT INTO jobs (id, algorithm, params, webhook, cheap, status, created_at)
-         VALUES (@id, @algorithm, @params, @webhook, @cheap, 'pending', @createdAt)`,
+        `INSERT INTO jobs (id, algorithm, params, webhook, cheap, status, created_at, trace)
+         VALUES (@id, @algorithm, @params, @webhook, @cheap, 'pending', @createdAt, @trace)`,
       ),
       read: db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`),
       // `full`: a JSON array of the algorithms none of whose jobs may be taken now. Left to itself, SQLite
@@ -176,8 +178,8 @@ export class SqliteJobStore implements JobStore {
         `DELETE FROM deliveries WHERE status IN ('delivered', 'failed') AND updated_at <= @before`,
       ),
       insertDelivery: db.prepare(
-        `INSERT INTO deliveries (id, job_id, url, payload, status, next_at, updated_at)
-         VALUES (@id, @jobId, @url, @payload, 'pending', @now, @now)`,
+        `INSERT INTO deliveries (id, job_id, url, payload, status, next_at, updated_at, trace)
+         VALUES (@id, @jobId, @url, @payload, 'pending', @now, @now, @trace)`,
       ),
       claimDeliveries: db.prepare(
         `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, updated_at = @now
@@ -185,7 +187,7 @@ export class SqliteJobStore implements JobStore {
                         AND NOT EXISTS (SELECT 1 FROM json_each(@skip)
                                         WHERE substr(url, 1, length(value) + 1) = value || '/')
                       ORDER BY next_at LIMIT @limit)
-         RETURNING id, job_id, url, payload, attempts, next_at`,
+         RETURNING id, job_id, url, payload, attempts, next_at, trace`,
       ),
       cancelPending: db.prepare(
         `UPDATE jobs SET status = 'failed', completed_at = @now, error = @error
@@ -290,7 +292,8 @@ export class SqliteJobStore implements JobStore {
       }
       try {
         const { id, algorithm, params, webhook, createdAt } = job
-        this.#sql.insert.run({ id, algorithm, params, webhook, cheap: job.cheap ? 1 : 0, createdAt })
+        const trace = job.trace ?? null
+        this.#sql.insert.run({ id, algorithm, params, webhook, cheap: job.cheap ? 1 : 0, createdAt, trace })
       } catch (error) {
         if (sqliteCode(error) === SQLITE_CONSTRAINT_UNIQUE) throw new DuplicateJobIdError(job.id)
         throw error
@@ -511,6 +514,7 @@ export class SqliteJobStore implements JobStore {
           payload: row.payload,
           attempts: row.attempts,
           dueAt: row.next_at,
+          trace: row.trace ?? undefined,
         }))
     })
   }
@@ -593,7 +597,7 @@ export class SqliteJobStore implements JobStore {
   #schedule(delivery: NewDelivery | null, now: number): void {
     if (delivery === null) return
     const { id, jobId, url, payload } = delivery
-    this.#sql.insertDelivery.run({ id, jobId, url, payload, now })
+    this.#sql.insertDelivery.run({ id, jobId, url, payload, now, trace: delivery.trace ?? null })
     this.#pendingDeliveries++
   }
 
@@ -678,6 +682,7 @@ function toRecord(row: JobRow): JobRecord {
     metadata: row.metadata,
     runs: row.runs,
     lostRuns: row.lost_runs,
+    trace: row.trace ?? undefined,
     // Progress is the runner's, in memory (runner.ts).
     progress: null,
   }

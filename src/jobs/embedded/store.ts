@@ -38,6 +38,8 @@ export interface NewDelivery {
   jobId: string
   url: string
   payload: string
+  /** Its job's trace context (JobRecord's `trace`). */
+  trace?: string
 }
 
 export interface Delivery extends NewDelivery {

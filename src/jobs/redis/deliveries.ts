@@ -51,7 +51,7 @@ export function consumeDeliveries(
       const rules = { send: paced, retryWaitsMs: waits, log: options.log, onAttempt: options.onAttempt }
       return attemptDelivery(
         rules,
-        { id: webhookId, url, payload },
+        { id: webhookId, url, payload, trace: job.data.trace },
         jobId,
         job.attemptsMade + 1,
         signal as AbortSignal,

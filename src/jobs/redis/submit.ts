@@ -121,6 +121,7 @@ function jobOptions(redis: RedisConnections, job: NewJob): JobsOptions {
 
 async function add(redis: RedisConnections, job: NewJob): Promise<void> {
   const data: RedisJobData = { params: job.params, webhook: job.webhook, cheap: job.cheap }
+  if (job.trace !== undefined) data.trace = job.trace
   const { settings } = redis
   try {
     // BullMQ ignores an add with a taken id, and has no bounded queue: both are checked first, and
@@ -158,6 +159,7 @@ async function add(redis: RedisConnections, job: NewJob): Promise<void> {
       url: job.webhook,
       webhookId: newWebhookId(),
     }
+    if (job.trace !== undefined) delivery.trace = job.trace
     await redis.flows.add({
       name: 'deliver',
       queueName: WEBHOOKS,

@@ -20,6 +20,8 @@ export interface RedisJobData {
   cheap: boolean
   /** When POST /jobs/{job_id}/cancel asked for the job to stop (unix ms). */
   cancelledAt?: number
+  /** The trace context it was created in (JobRecord's `trace`), when traced. */
+  trace?: string
 }
 
 /** What a job's run returns to BullMQ: the result and metadata JSON texts. */
@@ -37,6 +39,8 @@ export interface DeliveryData {
   payload?: string
   /** Every attempt that counted, stored on the delivery job after it (GET /jobs/{job_id}/deliveries). */
   attempts?: DeliveryAttempt[]
+  /** Its job's trace context, when traced. */
+  trace?: string
 }
 
 /** Job `id` of `queue` and its BullMQ state, read together. */
@@ -141,6 +145,7 @@ export function recordOf(
     error,
     metadata: result?.[1] ?? null,
     progress: shown === 'running' ? progressOf(job) : null,
+    trace: job.data.trace,
   }
 }
 

@@ -62,13 +62,13 @@ each('the schema is versioned; a newer one is refused, naming the versions', asy
   const dir = freshDir()
   await open(driver, dir).close()
   const db = openConnection(join(dir, DATABASE_FILE), { driver })
-  assert.equal((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 3)
+  assert.equal((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 4)
   assert.equal((db.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode, 'wal')
   db.exec('PRAGMA user_version = 99')
   db.close()
   assert.throws(
     () => open(driver, dir),
-    /schema version 99, newer than this version of algoserve knows \(3\)/,
+    /schema version 99, newer than this version of algoserve knows \(4\)/,
   )
 })
 
@@ -409,3 +409,22 @@ for (const writer of usableDrivers()) {
     },
   )
 }
+
+each("a job's trace context is kept with it and with its delivery", async (driver) => {
+  const dir = freshDir()
+  const store = open(driver, dir)
+  const trace = '{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}'
+  await store.submit({
+    id: 'traced',
+    algorithm: 'A',
+    params: '{}',
+    webhook: null,
+    cheap: true,
+    createdAt: 1,
+    trace,
+  })
+  await store.submit({ id: 'plain', algorithm: 'A', params: '{}', webhook: null, cheap: true, createdAt: 2 })
+  assert.equal((await store.read('traced', 3))?.trace, trace)
+  assert.equal((await store.read('plain', 3))?.trace, undefined)
+  await store.close()
+})

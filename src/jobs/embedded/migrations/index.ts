@@ -5,8 +5,9 @@ import { type Connection, inTransaction } from '../sqlite-driver.js'
 import { V1_JOBS } from './v1-jobs.js'
 import { V2_JOB_CONTROL } from './v2-job-control.js'
 import { V3_JOB_SUMMARY } from './v3-job-summary.js'
+import { V4_TRACE_CONTEXT } from './v4-trace-context.js'
 
-export const MIGRATIONS: readonly string[] = [V1_JOBS, V2_JOB_CONTROL, V3_JOB_SUMMARY]
+export const MIGRATIONS: readonly string[] = [V1_JOBS, V2_JOB_CONTROL, V3_JOB_SUMMARY, V4_TRACE_CONTEXT]
 
 /** Brings `db` to the latest version, in one transaction; refuses a schema newer than this code's. */
 export function migrate(db: Connection): void {

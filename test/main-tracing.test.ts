@@ -1,0 +1,137 @@
+// Tracing as main.ts wires it, in `algoserve serve` child processes: off unless the OTEL_* variables ask
+// for it, and then loaded before the service so that a request's trace reaches the OTLP receiver
+// (here in protobuf, the SDK's default protocol) through the job to its webhook.
+import assert from 'node:assert/strict'
+import { readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { type Child, listening, serveFresh } from './helpers/child.js'
+import { waitForJob } from './helpers/jobs.js'
+import { type OtlpReceiver, startOtlpReceiver } from './helpers/otlp-receiver.js'
+import { type Receiver, startReceiver } from './helpers/receiver.js'
+
+const RECORD_LOADS = fileURLToPath(new URL('./tracing/record-loads.mjs', import.meta.url))
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
+const CLIENT_SPAN = '00f067aa0ba902b7'
+
+/** The modules the child's ESM loader resolved, once it has served a job. */
+function loadedModules(file: string): string[] {
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean)
+}
+
+async function serveOneJob(child: Child, webhook: string): Promise<string> {
+  const url = await listening(child)
+  const response = await fetch(`${url}/jobs`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01`,
+      tracestate: 'client=1',
+    },
+    body: JSON.stringify({ algorithm: 'PrimeChecker', params: { number: 97 }, webhook }),
+  })
+  assert.equal(response.status, 202)
+  const { job_id: id } = (await response.json()) as { job_id: string }
+  await waitForJob(url, id)
+  return id
+}
+
+describe('tracing in algoserve serve', () => {
+  let otlp: OtlpReceiver
+  let webhooks: Receiver
+  before(async () => {
+    otlp = await startOtlpReceiver()
+    webhooks = await startReceiver()
+  })
+  after(async () => {
+    await otlp.close()
+    await webhooks.close()
+  })
+
+  const loadsFile = (name: string) => {
+    const file = join(tmpdir(), `algoserve-loads-${process.pid}-${name}`)
+    rmSync(file, { force: true })
+    return file
+  }
+
+  test('off without an OTLP endpoint: no OpenTelemetry module is loaded, and a job runs as ever', async (t) => {
+    const file = loadsFile('off')
+    t.after(() => rmSync(file, { force: true }))
+    const child = serveFresh(t, [], {
+      LOADS_FILE: file,
+      NODE_OPTIONS: `--import ${RECORD_LOADS}`,
+      ALGOSERVE_WEBHOOK_ALLOW_PRIVATE: 'true',
+      OTEL_EXPORTER_OTLP_ENDPOINT: '',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
+    })
+    await serveOneJob(child, webhooks.url)
+    const loaded = loadedModules(file)
+    // The recorder works: the service's own modules are there.
+    assert.ok(loaded.some((url) => url.endsWith('/src/service.ts')))
+    assert.deepEqual(
+      loaded.filter((url) => url.includes('@opentelemetry') || url.includes('/src/tracing/sdk')),
+      [],
+    )
+    child.process.kill('SIGTERM')
+    await child.exit
+  })
+
+  test('OTEL_SDK_DISABLED=true keeps it off, whatever the endpoint', async (t) => {
+    const file = loadsFile('disabled')
+    t.after(() => rmSync(file, { force: true }))
+    const child = serveFresh(t, [], {
+      LOADS_FILE: file,
+      NODE_OPTIONS: `--import ${RECORD_LOADS}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_SDK_DISABLED: 'true',
+    })
+    await listening(child)
+    assert.deepEqual(
+      loadedModules(file).filter((url) => url.includes('@opentelemetry')),
+      [],
+    )
+    child.process.kill('SIGTERM')
+    await child.exit
+  })
+
+  test('on with an OTLP endpoint: the request, the run and the webhook are one trace (protobuf)', async (t) => {
+    const file = loadsFile('on')
+    t.after(() => rmSync(file, { force: true }))
+    const child = serveFresh(t, [], {
+      LOADS_FILE: file,
+      NODE_OPTIONS: `--import ${RECORD_LOADS}`,
+      ALGOSERVE_WEBHOOK_ALLOW_PRIVATE: 'true',
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_SERVICE_NAME: 'algoserve-under-test',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    })
+    const id = await serveOneJob(child, webhooks.url)
+    assert.ok(loadedModules(file).some((url) => url.includes('@opentelemetry/sdk-node')))
+    const ofJob = (name: string) => (span: { name: string; attributes: Record<string, unknown> }) =>
+      span.name.startsWith(name) && span.attributes['algoserve.job.id'] === id
+    const request = await otlp.waitForSpan((span) => span.kind === 2 && span.parentSpanId === CLIENT_SPAN)
+    const sent = await otlp.waitForSpan(ofJob('send'))
+    const run = await otlp.waitForSpan(ofJob('process'))
+    const attempt = await otlp.waitForSpan(ofJob('webhook attempt'))
+    for (const span of [request, sent, run, attempt]) {
+      assert.equal(span.traceId, TRACE_ID)
+      assert.equal(span.contentType, 'application/x-protobuf')
+      assert.equal(span.service, 'algoserve-under-test')
+    }
+    assert.equal(sent.parentSpanId, request.spanId)
+    assert.equal(run.parentSpanId, sent.spanId)
+    assert.equal(attempt.parentSpanId, sent.spanId)
+    // The receiver was sent the trace, with the webhook's HTTP client span as its parent.
+    const [delivered] = webhooks.received.filter((received) => received.body.includes(id))
+    const traceparent = String(delivered?.headers.traceparent)
+    assert.match(traceparent, new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-01$`))
+    const post = await otlp.waitForSpan((span) => span.spanId === traceparent.split('-')[2])
+    assert.equal(post.parentSpanId, attempt.spanId)
+    assert.equal(post.kind, 3)
+    child.process.kill('SIGTERM')
+    await child.exit
+  })
+})

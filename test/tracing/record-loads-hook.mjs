@@ -1,0 +1,14 @@
+// The loader hook of record-loads.mjs: appends each resolved URL to its file.
+import { appendFileSync } from 'node:fs'
+
+let file
+
+export function initialize(data) {
+  file = data.file
+}
+
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context)
+  appendFileSync(file, `${resolved.url}\n`)
+  return resolved
+}
