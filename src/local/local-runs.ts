@@ -166,7 +166,7 @@ function startWatch(executor: Executor, algorithm: Algorithm): { signal: AbortSi
   const controller = new AbortController()
   const timer = setInterval(() => {
     if (ready()) return
-    controller.abort(new Error('its process does not start (the log above says why)'))
+    controller.abort(new Error('its process does not start (its log on stderr says why)'))
   }, START_POLL_MS)
   return { signal: controller.signal, stop: () => clearInterval(timer) }
 }
