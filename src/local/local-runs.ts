@@ -6,7 +6,7 @@ import pino, { type Logger } from 'pino'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { loadModuleFile, moduleFiles } from '../algorithms/loader.js'
 import { readParams } from '../algorithms/params.js'
-import { loadRegistry } from '../algorithms/registry.js'
+import { loadRegistry, type Registry } from '../algorithms/registry.js'
 import { type Config, loadConfig } from '../config.js'
 import { AlgorithmError, AlgorithmInputError, ConfigError, RequestValidationError } from '../errors.js'
 import { Executor } from '../execution/executor.js'
@@ -66,6 +66,7 @@ export class LocalRuns {
     const log = stderrLog(err)
     const failures: LoadFailure[] = []
     const files: string[] = []
+    // A file at a time first, so that each that does not load is a failure of its own and the rest load.
     for (const file of filesOf(config.algorithms, entries.length > 0)) {
       try {
         await loadModuleFile(file)
@@ -75,9 +76,10 @@ export class LocalRuns {
         failures.push({ file, message: error.message })
       }
     }
-    let registry: Awaited<ReturnType<typeof loadRegistry>>
+    let registry: Registry
     try {
-      // Again, all together, as the service loads them: a name taken twice (or PrimeChecker's) fails here.
+      // Then all together, as the service loads them (imported once: the modules' code does not run again):
+      // a name taken twice, or PrimeChecker's, fails here.
       registry = await loadRegistry(files)
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error

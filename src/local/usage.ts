@@ -1,5 +1,5 @@
 // The usage of `check` and `run`, apart from them: `algoserve --help` shows it without loading them.
-export const LOCAL_USAGE = `Before serving (in this process, no server; the settings of serve from the environment):
+export const LOCAL_USAGE = `Before serving (in this process, no server; serve's settings from the environment):
   algoserve check [<path> ...]                loads the algorithms as serve would, runs every example
                                               with the algorithm's limits and checks each result
                                               against the result schema: one line per algorithm;
