@@ -3,7 +3,8 @@ import pino from 'pino'
 // The command line: `algoserve serve|worker [--flag value ...]`. Reads the config once, wires the parts
 // together, listens, and shuts down gracefully on SIGTERM/SIGINT. `serve` is the HTTP API; `worker`
 // runs jobs and webhooks from Redis (distributed mode) and serves only /healthz, /readyz and /metrics.
-// `algorithms`, `call` and `jobs ...` are a client of a running service (src/client/).
+// `algorithms`, `call` and `jobs ...` are a client of a running service (src/client/); `check` and `run`
+// try algorithms in this process before they are served (src/local/).
 //
 // Run with a 1 MB young generation (the flag above, and in `npm start`): V8's default of 16 MB per
 // semi-space held about 10 MB more at idle, which put the service over its 100 MB, and about 35 MB
@@ -13,6 +14,7 @@ import { CLIENT_USAGE, USAGE_HINT } from './client/args.js'
 import { runClient } from './client/cli.js'
 import { loadConfig, settingsHelp, unknownSettings } from './config.js'
 import { ConfigError } from './errors.js'
+import { LOCAL_USAGE } from './local/usage.js'
 import { consoleIntoLog } from './logging/library-console.js'
 import { stdoutDestination } from './logging/log-destination.js'
 import type { Role } from './service.js'
@@ -20,6 +22,7 @@ import { tracingWanted } from './tracing/wanted.js'
 
 const USAGE = `Usage: algoserve serve|worker [--flag value ...]
        algoserve algorithms|call|jobs ... (a client: see below)
+       algoserve check|run ... (before serving: see below)
 
   serve    the HTTP API (with the embedded store it runs jobs and webhooks too)
   worker   runs jobs and webhooks from Redis (needs ALGOSERVE_REDIS_URL); /healthz, /readyz and
@@ -28,6 +31,7 @@ const USAGE = `Usage: algoserve serve|worker [--flag value ...]
 Settings of serve and worker (flag, environment variable, meaning):
 ${settingsHelp()}
 
+${LOCAL_USAGE}
 ${CLIENT_USAGE}`
 
 /**
@@ -143,17 +147,24 @@ function watchNpmParent(onOrphaned: () => void): void {
 
 const isClient = (command: string | undefined) =>
   command === 'call' || command === 'jobs' || command === 'algorithms'
+const isLocal = (command: string | undefined) => command === 'check' || command === 'run'
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv
+  const output = {
+    out: (text: string) => process.stdout.write(text),
+    err: (text: string) => process.stderr.write(text),
+    errIsTTY: process.stderr.isTTY === true,
+    errColumns: process.stderr.columns,
+  }
   if (isClient(command)) {
-    const output = {
-      out: (text: string) => process.stdout.write(text),
-      err: (text: string) => process.stderr.write(text),
-      errIsTTY: process.stderr.isTTY === true,
-      errColumns: process.stderr.columns,
-    }
     process.exitCode = await runClient(argv, process.env, output)
+    return
+  }
+  if (isLocal(command)) {
+    // Loaded here: the service's loader and executor, which the other commands load on their own.
+    const { runLocalCommand } = await import('./local/cli.js')
+    process.exitCode = await runLocalCommand(argv, process.env, output)
     return
   }
   if (command === undefined || command === '--help' || command === '-h' || args.includes('--help')) {
@@ -174,7 +185,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.exit(2)
   }
   const message = error instanceof Error ? error.message : String(error)
-  const what = isClient(process.argv[2]) ? '' : 'failed to start: '
+  const what = isClient(process.argv[2]) || isLocal(process.argv[2]) ? '' : 'failed to start: '
   process.stderr.write(`algoserve: ${what}${message}\n`)
   process.exit(1)
 })

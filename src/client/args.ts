@@ -87,7 +87,7 @@ const ALLOWED: Record<string, string[]> = {
 }
 
 /** Splits arguments into positionals and `--flag value` / `--flag=value` / `--json` options. */
-function split(args: string[]): { positionals: string[]; flags: Map<string, string> } {
+export function split(args: string[]): { positionals: string[]; flags: Map<string, string> } {
   const positionals: string[] = []
   const flags = new Map<string, string>()
   for (let i = 0; i < args.length; i++) {
@@ -174,7 +174,11 @@ function work(command: string, given: string[], paramsFlag: string | null): Work
   if (pairs.length === 0 && paramsFlag === null && /^[+-]?[0-9.]+$/.test(first)) {
     return { algorithm: null, number: integerLiteral(first) }
   }
-  const algorithm = algorithmName(first)
+  return { algorithm: algorithmName(first), params: paramsOf(paramsFlag, pairs) }
+}
+
+/** Params from `--params '<json object>'` (or none) and `key=value` pairs, which set keys over it. */
+export function paramsOf(paramsFlag: string | null, pairs: readonly string[]): Record<string, unknown> {
   let params: Record<string, unknown> = {}
   if (paramsFlag !== null) {
     let parsed: unknown
@@ -193,7 +197,7 @@ function work(command: string, given: string[], paramsFlag: string | null): Work
     set.add(key)
     params[key] = value
   }
-  return { algorithm, params }
+  return params
 }
 
 function baseUrl(raw: string): string {
