@@ -30,7 +30,7 @@ export interface RunJobOptions {
 
 export function createRunJob(options: RunJobOptions): RunJob {
   const { algorithms, executor, factorBudgetMs, timeoutMs, maxDigits, log } = options
-  return async (job, shutdown, progress): Promise<JobOutcome> => {
+  return async (job, shutdown, progress, started): Promise<JobOutcome> => {
     const algorithm = algorithms.get(job.algorithm)
     if (algorithm === undefined) {
       return { status: 'failed', error: `The algorithm '${job.algorithm}' is not available.` }
@@ -49,6 +49,7 @@ export function createRunJob(options: RunJobOptions): RunJob {
         lane: 'job',
         timeoutMs: algorithm.timeoutMs ?? timeoutMs,
         progress,
+        onStart: started,
         logContext: { job_id: job.id },
       })
       return {
