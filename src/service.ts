@@ -197,7 +197,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   processes.start(algorithmLog)
   // Jobs kept where only this process reaches them are run here, whatever the settings say.
   const runsJobs = role === 'worker' || !jobs.capabilities.shared || config.runJobs
-  metrics.countJobsWith(() => jobs.counts())
+  metrics.countJobsWith(() => jobs.counts(), [...algorithms.keys()])
   const sender = new WebhookSender({
     userAgent: USER_AGENT,
     secret: config.webhookSecret,

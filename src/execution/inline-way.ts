@@ -2,7 +2,7 @@
 // event loop, in microseconds, with no hop to a thread; the others go the way behind it.
 import type { Algorithm, InlineRuns } from '../algorithms/algorithm.js'
 import { ignoreProgress } from './progress.js'
-import type { RunOptions, RunWay } from './run-way.js'
+import { type RunOptions, type RunWay, tellStart } from './run-way.js'
 import { type TimedRun, timedRunInline } from './timed-run.js'
 
 /** The signal of inline runs, which nothing aborts: they take microseconds. */
@@ -19,14 +19,23 @@ export class InlineWay implements RunWay {
 
   run(params: unknown, options: RunOptions): TimedRun | Promise<TimedRun> {
     const { budgetMs, timeoutMs } = options
-    const run = timedRunInline(this.#algorithm, params, {
-      budgetMs,
-      // Nothing aborts a run of microseconds.
-      signal: NEVER_ABORTED,
-      deadline: timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs,
-      progress: ignoreProgress,
-    })
-    return run ?? this.#next.run(params, options)
+    let run: TimedRun | undefined
+    try {
+      run = timedRunInline(this.#algorithm, params, {
+        budgetMs,
+        // Nothing aborts a run of microseconds.
+        signal: NEVER_ABORTED,
+        deadline: timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs,
+        progress: ignoreProgress,
+      })
+    } catch (error) {
+      tellStart(options)
+      throw error
+    }
+    if (run === undefined) return this.#next.run(params, options)
+    // It began and ended in this turn: told as begun all the same, before its caller hears the end.
+    tellStart(options)
+    return run
   }
 
   ready(): boolean {

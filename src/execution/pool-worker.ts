@@ -11,6 +11,7 @@ import { MemoryLimitFailure, MemoryWatch } from './run-memory.js'
 import {
   type BatchOutcome,
   type BatchProgress,
+  type BatchStarted,
   batchViews,
   ENDED,
   QUEUED,
@@ -132,12 +133,9 @@ async function runBatch(registry: Registry, batch: WorkerBatch): Promise<void> {
     // Written before the run is taken, so that the executor sees it once it sees STARTED.
     starts[index] = Date.now()
     if (Atomics.compareExchange(states, index, QUEUED, STARTED) !== QUEUED) continue
-    const { outcome, replaceThread } = await runTask(
-      registry,
-      batch.runs[index] as WorkerTask,
-      batch.id,
-      index,
-    )
+    const task = batch.runs[index] as WorkerTask
+    if (task.announced) parentPort?.postMessage({ algoserveStarted: batch.id, index } satisfies BatchStarted)
+    const { outcome, replaceThread } = await runTask(registry, task, batch.id, index)
     ends[index] = Date.now()
     Atomics.store(states, index, ENDED)
     post(batch.id, index, outcome)

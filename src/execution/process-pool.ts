@@ -18,6 +18,7 @@ import {
   type RunOptions,
   type RunWay,
   signalOf,
+  tellStart,
 } from './run-way.js'
 import { checkedResult, secondsSince, type TimedRun } from './timed-run.js'
 
@@ -94,6 +95,7 @@ export class ProcessPool implements RunWay {
     for (let hands = 1; ; hands++) {
       const process = await this.#idleProcess(lane, signal)
       const start = performance.now()
+      if (first === undefined) tellStart(options)
       first ??= start
       const left = timeoutMs === undefined ? undefined : Math.max(0, timeoutMs - Math.round(start - first))
       try {

@@ -46,6 +46,18 @@ export interface RunOptions {
   logContext?: LogContext
   /** The trace the run is part of, handed to the algorithm (RunContext's `trace`, the request line). */
   trace?: TraceCarrier
+  /**
+   * Told once, when the run begins: it has its thread or its process (not while it waits for one), or it
+   * runs on the event loop. A job is `running` from then on. A hook that throws does not fail the run.
+   */
+  onStart?: () => void
+}
+
+/** Tells `options.onStart` that the run began; its failure is the hook's own, not the run's. */
+export function tellStart(options: Pick<RunOptions, 'onStart'>): void {
+  try {
+    options.onStart?.()
+  } catch {}
 }
 
 /**

@@ -24,6 +24,8 @@ export interface WorkerTask {
   timeoutMs?: number
   /** The caller follows the run's progress: the thread posts it (BatchProgress). */
   followed?: boolean
+  /** The caller is told when the run begins: the thread posts it (BatchStarted) as it takes the run. */
+  announced?: boolean
   /** The longest result the run may send back, in bytes of JSON. */
   maxResultBytes: number
   /** The algorithm's memoryMb: what the run may add to its thread's memory, in MB; unwatched when absent. */
@@ -67,6 +69,12 @@ export interface BatchProgress {
   algoserveProgress: number
   index: number
   update: ProgressUpdate
+}
+
+/** What a thread posts as it takes an announced run, before anything else of it. */
+export interface BatchStarted {
+  algoserveStarted: number
+  index: number
 }
 
 export interface BatchViews {

@@ -28,10 +28,18 @@ import { InputRejected } from './input-rejection.js'
 import { type Lane, Lanes } from './lanes.js'
 import type { PoolWorkerData, ThreadLoad } from './pool-worker.js'
 import { tellProgress } from './progress.js'
-import { DEFAULT_MAX_RESULT_BYTES, type Progress, type RunOptions, type RunWay, signalOf } from './run-way.js'
+import {
+  DEFAULT_MAX_RESULT_BYTES,
+  type Progress,
+  type RunOptions,
+  type RunWay,
+  signalOf,
+  tellStart,
+} from './run-way.js'
 import {
   type BatchOutcome,
   type BatchProgress,
+  type BatchStarted,
   type BatchViews,
   batchBuffer,
   batchViews,
@@ -74,6 +82,7 @@ interface ThreadRun {
   readonly timeoutMs: number | undefined
   readonly progress: Progress | undefined
   readonly trace: TraceCarrier | undefined
+  readonly onStart: (() => void) | undefined
   readonly resolve: (outcome: WorkerOutcome) => void
   readonly reject: (error: unknown) => void
   /** Its batch and its place in it, while it is on a thread. */
@@ -164,10 +173,11 @@ export class WorkerThreads {
     // A thread that dies between tasks fails no call; piscina replaces it.
     this.#pool.on('error', () => {})
     // A thread also tells its load here (#watchLoading), and an algorithm may post anything.
-    this.#pool.on('message', (message: BatchOutcome | BatchProgress | ThreadLoad | null) => {
+    this.#pool.on('message', (message: BatchOutcome | BatchProgress | BatchStarted | ThreadLoad | null) => {
       if (typeof message !== 'object' || message === null) return
       if ('algoserveBatch' in message) this.#ended(message)
       else if ('algoserveProgress' in message) this.#progressed(message)
+      else if ('algoserveStarted' in message) this.#started(message)
     })
     this.#loaded = this.#watchLoading()
     // Whoever awaits warm() sees a failure; a process that never does is not stopped by it.
@@ -240,7 +250,7 @@ export class WorkerThreads {
   async run(
     algorithm: Algorithm,
     params: unknown,
-    { budgetMs, lane = 'invoke', signal, timeoutMs, progress, trace }: RunOptions,
+    { budgetMs, lane = 'invoke', signal, timeoutMs, progress, trace, onStart }: RunOptions,
   ): Promise<TimedRun> {
     const outcome = await new Promise<WorkerOutcome>((resolve, reject) => {
       const run: ThreadRun = {
@@ -252,6 +262,7 @@ export class WorkerThreads {
         timeoutMs,
         progress,
         trace,
+        onStart,
         resolve,
         reject,
         batch: undefined,
@@ -322,6 +333,7 @@ export class WorkerThreads {
       }
       if (run.progress !== undefined) task.followed = true
       if (run.trace !== undefined) task.trace = run.trace
+      if (run.onStart !== undefined) task.announced = true
       const memoryMb = run.algorithm.memoryMb ?? this.#memoryMb
       if (memoryMb > 0) task.memoryMb = memoryMb
       if (run.signal !== undefined) {
@@ -355,6 +367,14 @@ export class WorkerThreads {
     const run = batch?.runs[index]
     if (run?.progress === undefined || run.batch !== batch) return
     tellProgress(run.progress, update)
+  }
+
+  /** An announced run taken by its thread, posted before anything else of it. */
+  #started({ algoserveStarted, index }: BatchStarted): void {
+    const batch = this.#batches.get(algoserveStarted)
+    const run = batch?.runs[index]
+    if (run === undefined || run.batch !== batch) return
+    tellStart(run)
   }
 
   /** The thread has finished the batch, or has died, or was stopped. */

@@ -108,6 +108,7 @@ export function algorithmExamples(algorithms: Registry, shared: AlgorithmExample
           result: first.module.result,
           examples: first.module.examples ?? [],
           timeout_ms: first.timeoutMs,
+          workers: 1,
         },
         404: {
           detail: shared.flat('ALGORITHM_NOT_FOUND', "Algorithm 'Sorter' is not known.", {

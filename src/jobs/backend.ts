@@ -14,10 +14,16 @@ import type { ReportProgress } from './progress.js'
 import type { JobSummary } from './summary.js'
 
 /**
- * Runs one job, telling `progress` what the algorithm reports. Its failures are outcomes (a worker
- * thread that died under it too); it throws only ShutdownAbort (give the job back).
+ * Runs one job, telling `progress` what the algorithm reports and `started` when the algorithm begins
+ * (it has its thread or process: until then the job waits, and reads `pending`). Its failures are
+ * outcomes (a worker thread that died under it too); it throws only ShutdownAbort (give the job back).
  */
-export type RunJob = (job: JobRecord, signal: AbortSignal, progress: ReportProgress) => Promise<JobOutcome>
+export type RunJob = (
+  job: JobRecord,
+  signal: AbortSignal,
+  progress: ReportProgress,
+  started?: () => void,
+) => Promise<JobOutcome>
 
 export type JobEndStatus = 'completed' | 'failed'
 
@@ -68,8 +74,19 @@ export interface Consumer {
   stop(graceMs: number): Promise<void>
 }
 
-/** Jobs waiting and running now, for the gauges. */
+/**
+ * Jobs waiting and running now, for the gauges: in all and by algorithm. A job taken by a process but
+ * waiting there for a thread or a process of its algorithm is waiting (it reads `pending`) where the
+ * backend can tell it apart cheaply (docs/metrics.md).
+ */
 export interface JobCounts {
+  waiting: number
+  running: number
+  /** The algorithms the backend knows of (with jobs, or served), each with its counts, 0 included. */
+  byAlgorithm: ReadonlyMap<string, AlgorithmJobCounts>
+}
+
+export interface AlgorithmJobCounts {
   waiting: number
   running: number
 }

@@ -18,10 +18,13 @@ export function beforeCancel(job: JobRecord | null): CancelResult | null {
   return null
 }
 
-/** The answer for the job read once the cancel has waited: still running past the deadline, stopping. */
+/**
+ * The answer for the job read once the cancel has waited: not ended past the deadline (running, or
+ * taken and waiting for a thread or a process), stopping.
+ */
 export function afterCancel(job: JobRecord | null): CancelResult {
   if (job === null) return { kind: 'not_found' }
-  if (job.status === 'running') return { kind: 'stopping', job }
+  if (!isEnded(job.status)) return { kind: 'stopping', job }
   if (job.status === 'failed' && job.error === JOB_CANCELLED) return { kind: 'cancelled', job }
   return { kind: 'finished', job }
 }

@@ -32,10 +32,12 @@ export interface RunJobOptions {
 export function createRunJob(options: RunJobOptions): RunJob {
   const { algorithms, executor, factorBudgetMs, timeoutMs, maxDigits, log } = options
   // Each run in a span of the trace its job was created in (tracing/seams.ts).
-  return (job, shutdown, progress) =>
-    tracing.run(job, algorithms.get(job.algorithm)?.version ?? null, () => runJob(job, shutdown, progress))
+  return (job, shutdown, progress, started) =>
+    tracing.run(job, algorithms.get(job.algorithm)?.version ?? null, () =>
+      runJob(job, shutdown, progress, started),
+    )
 
-  async function runJob(...[job, shutdown, progress]: Parameters<RunJob>): Promise<JobOutcome> {
+  async function runJob(...[job, shutdown, progress, started]: Parameters<RunJob>): Promise<JobOutcome> {
     const algorithm = algorithms.get(job.algorithm)
     if (algorithm === undefined) {
       return { status: 'failed', error: `The algorithm '${job.algorithm}' is not available.` }
@@ -54,6 +56,7 @@ export function createRunJob(options: RunJobOptions): RunJob {
         lane: 'job',
         timeoutMs: algorithm.timeoutMs ?? timeoutMs,
         progress,
+        onStart: started,
         logContext: { job_id: job.id },
         trace: tracing.carrier(),
       })

@@ -22,7 +22,9 @@ const ALGORITHM_BUCKETS = [
 ]
 
 /** Where the job gauges read their values: the job backend, at each scrape. */
-export type JobCountSource = () => Promise<{ waiting: number; running: number }>
+export type JobCountSource = () => Promise<{
+  byAlgorithm: ReadonlyMap<string, { waiting: number; running: number }>
+}>
 
 /** Whether this process can serve now (what /readyz would answer), asked at each scrape. */
 export type ReadinessSource = () => Promise<boolean>
@@ -32,6 +34,9 @@ export function createMetrics() {
   registerProcessMetrics(registry)
   const registers = [registry]
   let source: JobCountSource | undefined
+  // Every algorithm the gauges have shown, and those loaded here: each has its series, 0 when no job of
+  // it waits or runs, NaN while the store cannot be read.
+  const shown = new Set<string>()
   let readiness: ReadinessSource | undefined
   // One read of the backend serves both gauges of a scrape (their collects run together).
   let reading: ReturnType<JobCountSource> | undefined
@@ -49,10 +54,16 @@ export function createMetrics() {
     new Gauge({
       name,
       help,
+      labelNames: ['algorithm'] as const,
       registers,
       async collect() {
         const counts = await read()?.catch(() => undefined)
-        this.set(counts === undefined ? Number.NaN : counts[key])
+        for (const algorithm of counts?.byAlgorithm.keys() ?? []) shown.add(algorithm)
+        this.reset()
+        for (const algorithm of shown) {
+          const value = counts === undefined ? Number.NaN : (counts.byAlgorithm.get(algorithm)?.[key] ?? 0)
+          this.set({ algorithm }, value)
+        }
       },
     })
   // Constant 1, the facts in labels: join on it to see which version each instance runs.
@@ -67,9 +78,10 @@ export function createMetrics() {
     registry,
     /** Makes the webhook receiver gauges read each receiver's pace at each scrape. */
     showReceivers,
-    /** Makes the job gauges read `counts` at each scrape. */
-    countJobsWith(counts: JobCountSource) {
+    /** Makes the job gauges read `counts` at each scrape, with a series for each of `algorithms` at least. */
+    countJobsWith(counts: JobCountSource, algorithms: readonly string[] = []) {
       source = counts
+      for (const algorithm of algorithms) shown.add(algorithm)
     },
     /** Makes algoserve_ready ask `ready` at each scrape. */
     readinessFrom(ready: ReadinessSource) {
@@ -77,12 +89,12 @@ export function createMetrics() {
     },
     jobsWaiting: jobGauge(
       'jobs_waiting',
-      'Jobs waiting to run (in distributed mode, of every process: the same on each); NaN while the job store cannot be read.',
+      'Jobs waiting to run, by algorithm (in distributed mode, of every process: the same on each); NaN while the job store cannot be read.',
       'waiting',
     ),
     jobsRunning: jobGauge(
       'jobs_running',
-      'Jobs running (in distributed mode, on every worker: the same on each process); NaN while the job store cannot be read.',
+      'Jobs running, by algorithm (in distributed mode, on every worker: the same on each process); NaN while the job store cannot be read.',
       'running',
     ),
     // Readiness as a series, so that an alert needs no prober of /readyz (compose has none).

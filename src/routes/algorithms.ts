@@ -44,13 +44,13 @@ const AlgorithmSummary = Type.Object({
   description: Type.String(),
 })
 
-const ListedAlgorithm = Type.Object({
-  ...AlgorithmSummary.properties,
-  workers: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
-    description:
-      "Live processes that take this algorithm's jobs (with Redis, the workers serving it); null when the job store cannot tell.",
-  }),
+const Workers = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+  description:
+    "Live processes that take this algorithm's jobs (with Redis, the workers serving it), read at each " +
+    'request; null when the job store cannot tell. At 0, its jobs wait until a worker serving it starts.',
 })
+
+const ListedAlgorithm = Type.Object({ ...AlgorithmSummary.properties, workers: Workers })
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
@@ -138,6 +138,7 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
               timeout_ms: Type.Union([Type.Integer(), Type.Null()], {
                 description: 'Its own time limit of one run, in ms; null when it has none.',
               }),
+              workers: Workers,
             },
             { description: 'The algorithm.' },
           ),
@@ -148,10 +149,13 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
     async (request, reply) => {
       const { name } = request.params as { name: string }
       find(name)
+      const workers = await options.workers().catch(() => null)
+      const count = workers === null ? null : (workers.get(name) ?? 0)
+      // The fixed members as written once, and the live count.
       return reply
         .type(JSON_TYPE)
         .serializer(String)
-        .send(details.get(name) as string)
+        .send(`${(details.get(name) as string).slice(0, -1)},"workers":${count}}`)
     },
   )
 

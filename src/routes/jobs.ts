@@ -22,6 +22,7 @@ import type { IdempotencyClaim, JobBackend } from '../jobs/backend.js'
 import { EndWaits } from '../jobs/end-waits.js'
 import { isEnded, type NewJob } from '../jobs/job.js'
 import { jobStatusJson, newJobId } from '../jobs/job-view.js'
+import { ServedAlgorithms, unservedMessage } from '../jobs/served.js'
 import { isoTime } from '../json-text.js'
 import type { Metrics } from '../metrics/metrics.js'
 import { tracing } from '../tracing/seams.js'
@@ -66,6 +67,7 @@ const WaitQuery = Type.Object({
 export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions): Promise<void> {
   const { algorithms, backend, metrics, maxDigits } = options
   const waiters = new EndWaits(options.maxJobWaiters)
+  const served = new ServedAlgorithms(() => backend().workers())
   // The backend is opened after the routes are registered: subscribed at the first wait.
   let subscribed: Promise<void> | undefined
   const subscribe = () => {
@@ -93,7 +95,8 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
         response: {
           202: described(
             JobCreateResponse,
-            'The job was created and waits to run (or, replayed, was created).',
+            'The job was created and waits to run (or, replayed, was created). When no live worker takes ' +
+              'jobs of its algorithm, `message` says so: the job waits until one does.',
           ),
           400: wrappedError('VALIDATION_ERROR: bad params or webhook; details names the field.'),
           404: wrappedError('ALGORITHM_NOT_FOUND; details.available_algorithms lists the known names.'),
@@ -146,7 +149,9 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
       return {
         job_id: submitted.id,
         status: 'pending',
-        message: 'Job accepted; GET /jobs/{job_id} tells its status.',
+        message: (await served.unserved(algorithm.name))
+          ? unservedMessage(algorithm.name)
+          : 'Job accepted; GET /jobs/{job_id} tells its status.',
         created_at: isoTime(submitted.createdAt),
       }
     },
@@ -160,6 +165,9 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
         summary: 'Read a job',
         operationId: 'getJob',
         tags: ['jobs'],
+        description:
+          'The job as JobStatusResponse. A pending job that no live worker takes (none serves its algorithm ' +
+          'now) carries one more member, `message` (a string), saying so; no other body has it.',
         params: JobIdParams,
         querystring: WaitQuery,
         response: {
@@ -210,7 +218,10 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
         }
       }
       // Written from the stored JSON directly (job-view.ts); the schema above documents it.
-      return reply.type('application/json; charset=utf-8').serializer(String).send(jobStatusJson(job))
+      let body = jobStatusJson(job)
+      if (job.status === 'pending' && (await served.unserved(job.algorithm)))
+        body = `${body.slice(0, -1)},"message":${JSON.stringify(unservedMessage(job.algorithm))}}`
+      return reply.type('application/json; charset=utf-8').serializer(String).send(body)
     },
   )
 }

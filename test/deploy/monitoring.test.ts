@@ -144,7 +144,8 @@ describe('promtool', { skip: !hasPromtool && NO_PROMTOOL }, () => {
   })
 
   // jobs_waiting and jobs_running are read from the job store: every process reports the same
-  // counts. A panel that adds them up shows the backlog once per process.
+  // counts of each algorithm. A panel that adds them up over the processes shows the backlog once per
+  // process; each algorithm is shown on its own.
   test("the dashboard's job gauges show the store's counts once, however many processes report them", async () => {
     const targets = dashboard().panels.flatMap((panel) =>
       panel.targets
@@ -155,8 +156,10 @@ describe('promtool', { skip: !hasPromtool && NO_PROMTOOL }, () => {
     const processes = ['algoserve-api", instance="api-1:8000', 'algoserve-api", instance="api-2:8000']
     processes.push('algoserve-worker", instance="worker-1:8001', 'algoserve-worker", instance="worker-2:8001')
     const series = processes.flatMap((labels) => [
-      { series: `jobs_waiting{job="${labels}"}`, values: '3x10' },
-      { series: `jobs_running{job="${labels}"}`, values: '2x10' },
+      { series: `jobs_waiting{job="${labels}", algorithm="PrimeChecker"}`, values: '3x10' },
+      { series: `jobs_running{job="${labels}", algorithm="PrimeChecker"}`, values: '2x10' },
+      { series: `jobs_waiting{job="${labels}", algorithm="Sorter"}`, values: '5x10' },
+      { series: `jobs_running{job="${labels}", algorithm="Sorter"}`, values: '1x10' },
     ])
     const dir = mkdtempSync(join(tmpdir(), 'algoserve-promql-'))
     try {
@@ -171,7 +174,10 @@ describe('promtool', { skip: !hasPromtool && NO_PROMTOOL }, () => {
               promql_expr_test: targets.map(({ expr }) => ({
                 expr,
                 eval_time: '5m',
-                exp_samples: [{ labels: '{}', value: /jobs_waiting/.test(expr) ? 3 : 2 }],
+                exp_samples: [
+                  { labels: '{algorithm="PrimeChecker"}', value: /jobs_waiting/.test(expr) ? 3 : 2 },
+                  { labels: '{algorithm="Sorter"}', value: /jobs_waiting/.test(expr) ? 5 : 1 },
+                ],
               })),
             },
           ],

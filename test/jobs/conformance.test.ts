@@ -243,7 +243,10 @@ forEachJobBackend((factory) => {
     await assert.rejects(backend.submit({ ...job, createdAt: job.createdAt + 1 }), DuplicateJobIdError)
     await backend.submit(newJob())
     await assert.rejects(backend.submit(newJob()), StoreFullError)
-    assert.deepEqual(await backend.counts(), { waiting: 2, running: 0 })
+    const counts = await backend.counts()
+    assert.deepEqual([counts.waiting, counts.running], [2, 0])
+    assert.deepEqual(counts.byAlgorithm.get('Echo'), { waiting: 2, running: 0 })
+    assert.equal(counts.byAlgorithm.get('Other')?.waiting ?? 0, 0)
   })
 
   test('a pending job cancelled fails at once as cancelled, counted as a failed end; a second cancel finds it finished', async () => {

@@ -1,4 +1,5 @@
-// The gauges of jobs waiting and running, read from the job backend at each scrape; on every backend.
+// The gauges of jobs waiting and running by algorithm, read from the job backend at each scrape; on every
+// backend. Every algorithm loaded has its series, at 0 while none of its jobs waits or runs.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import type { TestApp } from '../helpers/app.js'
@@ -7,9 +8,13 @@ import { createJob, waitForJob } from '../helpers/jobs.js'
 import { RSA_100 } from '../helpers/numbers.js'
 import { until } from '../helpers/time.js'
 
-async function gauges(url: string): Promise<{ waiting: number; running: number }> {
+async function gauges(
+  url: string,
+  algorithm = 'PrimeChecker',
+): Promise<{ waiting: number; running: number }> {
   const text = await (await fetch(`${url}/metrics`)).text()
-  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1])
+  const value = (name: string) =>
+    Number(new RegExp(`^${name}\\{algorithm="${algorithm}"\\} (\\S+)$`, 'm').exec(text)?.[1])
   assert.match(text, /^# TYPE jobs_waiting gauge$/m)
   assert.match(text, /^# TYPE jobs_running gauge$/m)
   return { waiting: value('jobs_waiting'), running: value('jobs_running') }

@@ -14,8 +14,8 @@ async function scrape(url: string): Promise<Record<string, string>> {
   const value = (name: string) =>
     (new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 'absent').replace(/^nan$/i, 'NaN')
   return {
-    waiting: value('jobs_waiting'),
-    running: value('jobs_running'),
+    waiting: value('jobs_waiting\\{algorithm="PrimeChecker"\\}'),
+    running: value('jobs_running\\{algorithm="PrimeChecker"\\}'),
     ready: value('algoserve_ready'),
   }
 }

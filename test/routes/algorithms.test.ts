@@ -79,7 +79,7 @@ describe('the algorithm routes', () => {
     })
   })
 
-  test('GET /algorithms/{name} shows its schemas, examples and time limit; an unknown name is 404', async () => {
+  test('GET /algorithms/{name} shows its schemas, examples, time limit and workers; an unknown name is 404', async () => {
     const response = await fetch(`${server.url}/algorithms/Spin`)
     assert.equal(response.status, 200)
     assert.deepEqual(await response.json(), {
@@ -90,6 +90,8 @@ describe('the algorithm routes', () => {
       result: { type: 'object' },
       examples: [],
       timeout_ms: 500,
+      // The embedded store's one process takes every job.
+      workers: 1,
     })
     const adder = (await (await fetch(`${server.url}/algorithms/Adder`)).json()) as Record<string, unknown>
     assert.deepEqual(adder.examples, [{ params: { a: 1, b: 2 } }])

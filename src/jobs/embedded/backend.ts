@@ -21,7 +21,7 @@ import type {
 } from '../backend.js'
 import { afterCancel, beforeCancel, CANCEL_WAIT_MS, settledBy } from '../cancel.js'
 import { type DeliveryHistory, deliveryHistory } from '../deliveries.js'
-import type { JobRecord, NewJob } from '../job.js'
+import { isEnded, type JobRecord, type NewJob } from '../job.js'
 import type { JobListPage, JobListQuery } from '../listing.js'
 import type { JobSummary } from '../summary.js'
 import { WebhookDispatcher, webhookDelivery } from './dispatcher.js'
@@ -90,7 +90,7 @@ export class EmbeddedBackend implements JobBackend {
         return afterCancel(await this.#store.read(id, Date.now()))
       }
       const after = await this.#store.read(id, Date.now())
-      if (after?.status !== 'running' || Date.now() >= deadline) return afterCancel(after)
+      if (after === null || isEnded(after.status) || Date.now() >= deadline) return afterCancel(after)
       await sleep(20)
     }
   }

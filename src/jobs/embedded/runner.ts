@@ -101,11 +101,23 @@ export class JobRunner extends WorkLoop<JobRecord> {
 
   async #runAndStore(job: JobRecord, shutdown: AbortSignal, progress: ProgressWriter): Promise<void> {
     const { store } = this.#o
-    const startedAt = job.startedAt ?? Date.now()
+    let startedAt = job.startedAt ?? Date.now()
     const ended = (status: JobEndStatus) => this.#o.onEnded(job, status, (Date.now() - startedAt) / 1000)
+    // A cheap job was begun by its claim; any other when its thread or process takes it.
+    const started =
+      job.startedAt !== null
+        ? undefined
+        : () => {
+            startedAt = Date.now()
+            store.begin(job.id, job.runs, startedAt).then(
+              () => this.#o.onChanged(job.id),
+              (error: unknown) =>
+                this.log.error({ err: error, job_id: job.id }, 'could not store a job start'),
+            )
+          }
     let outcome: Awaited<ReturnType<RunJob>>
     try {
-      outcome = await this.#o.run(job, shutdown, progress.report).finally(() => progress.stop())
+      outcome = await this.#o.run(job, shutdown, progress.report, started).finally(() => progress.stop())
     } catch (error) {
       try {
         if (error instanceof ShutdownAbort) {

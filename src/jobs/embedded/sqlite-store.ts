@@ -93,8 +93,9 @@ export class SqliteJobStore implements JobStore {
   readonly #maxPending: number
   readonly #makeDelivery: DeliveryFactory
   // Kept in memory: this process is the file's only writer, and counting the index on every
-  // POST /jobs would cost more than the insert.
-  #pending: number
+  // POST /jobs would cost more than the insert. By algorithm too, for the gauges.
+  #pending = 0
+  #pendingOf = new Map<string, number>()
   // The deliveries waiting (due or not), kept so: with none, a claim of deliveries costs nothing, and
   // each delivery's end would otherwise make one that finds none.
   #pendingDeliveries = 0
@@ -127,8 +128,14 @@ export class SqliteJobStore implements JobStore {
          AND algorithm NOT IN (SELECT value FROM json_each(@full)) ORDER BY seq LIMIT @limit`,
       ),
       start: db.prepare(
-        `UPDATE jobs SET status = 'running', started_at = @now, runs = runs + 1 WHERE seq = @seq
-         RETURNING ${JOB_COLUMNS}`,
+        // A cheap job runs inline within its claim's batch: it starts now. Any other starts when its
+        // thread or process takes it (begin): until then it waits, and reads `pending` (toRecord).
+        `UPDATE jobs SET status = 'running', started_at = CASE WHEN cheap = 1 THEN @now END, runs = runs + 1
+         WHERE seq = @seq RETURNING ${JOB_COLUMNS}`,
+      ),
+      begin: db.prepare(
+        `UPDATE jobs SET started_at = @now
+         WHERE id = @id AND status = 'running' AND runs = @run AND started_at IS NULL`,
       ),
       complete: db.prepare(
         `UPDATE jobs SET status = 'completed', completed_at = @completedAt, result = @result,
@@ -142,7 +149,7 @@ export class SqliteJobStore implements JobStore {
       ),
       release: db.prepare(
         `UPDATE jobs SET status = 'pending', started_at = NULL
-         WHERE id = @id AND status = 'running' AND runs = @run`,
+         WHERE id = @id AND status = 'running' AND runs = @run RETURNING algorithm`,
       ),
       lose: db.prepare(
         `UPDATE jobs SET status = 'pending', started_at = NULL, lost_runs = lost_runs + 1
@@ -154,9 +161,16 @@ export class SqliteJobStore implements JobStore {
          WHERE id = @id RETURNING ${JOB_COLUMNS}`,
       ),
       running: db.prepare(`SELECT id, runs FROM jobs WHERE status = 'running'`),
-      countPending: db.prepare(`SELECT count(*) AS n FROM jobs WHERE status = 'pending'`),
       countPendingDeliveries: db.prepare(`SELECT count(*) AS n FROM deliveries WHERE status = 'pending'`),
-      countRunning: db.prepare(`SELECT count(*) AS n FROM jobs WHERE status = 'running'`),
+      // Claimed runs are few (the runner's concurrency, and a claim's batch of cheap jobs).
+      runningOf: db.prepare(
+        `SELECT algorithm, started_at IS NULL AS waits, count(*) AS n FROM jobs INDEXED BY jobs_running
+         WHERE status = 'running' GROUP BY algorithm, waits`,
+      ),
+      pendingOf: db.prepare(
+        `SELECT algorithm, count(*) AS n FROM jobs INDEXED BY jobs_pending WHERE status = 'pending'
+         GROUP BY algorithm`,
+      ),
       // The summary: the counters (migrations/v3-job-summary.ts), less the finished jobs past their
       // retention that the sweeper has not deleted yet (a read shows them as gone): at most one sweep's
       // worth, on an index.
@@ -243,7 +257,7 @@ export class SqliteJobStore implements JobStore {
         `UPDATE deliveries SET status = 'pending', attempts = attempts - 1 WHERE status = 'sending'`,
       ),
     }
-    this.#pending = (this.#sql.countPending.get() as { n: number }).n
+    this.#countPending()
   }
 
   /** Opens (creating or migrating) the store in `dataDir`, and recovers what a dead process left. */
@@ -301,7 +315,7 @@ export class SqliteJobStore implements JobStore {
       if (idempotency !== undefined) {
         this.#sql.putKey.run({ ...idempotency, jobId: job.id, now: job.createdAt })
       }
-      this.#pending++
+      this.#addPending(job.algorithm, 1)
       return { id: job.id, createdAt: job.createdAt, replayed: false }
     })
   }
@@ -310,7 +324,7 @@ export class SqliteJobStore implements JobStore {
     return this.#now(() => {
       const row = this.#sql.cancelPending.get({ id, now, error: JOB_CANCELLED }) as JobRow | undefined
       if (row === undefined) return null
-      this.#pending--
+      this.#addPending(row.algorithm, -1)
       const record = toRecord(row)
       this.#schedule(this.#makeDelivery(record), now)
       return record
@@ -405,7 +419,7 @@ export class SqliteJobStore implements JobStore {
           claimed.push(toRecord(this.#sql.start.get({ seq, now }) as JobRow))
         }
       }
-      this.#pending -= claimed.length
+      for (const job of claimed) this.#addPending(job.algorithm, -1)
       return claimed
     })
   }
@@ -433,7 +447,8 @@ export class SqliteJobStore implements JobStore {
 
   async release(id: string, run: number): Promise<void> {
     this.#guard(() => {
-      if (this.#sql.release.run({ id, run }).changes > 0) this.#pending++
+      const row = this.#sql.release.get({ id, run }) as { algorithm: string } | undefined
+      if (row !== undefined) this.#addPending(row.algorithm, 1)
     })
   }
 
@@ -468,6 +483,12 @@ export class SqliteJobStore implements JobStore {
       }
       counts.completed -= expired.completed
       counts.failed -= expired.failed
+      // Claimed runs still waiting for a thread or a process read `pending`, and count so.
+      for (const { waits, n } of this.#claimed()) {
+        if (!waits) continue
+        counts.running -= n
+        counts.pending += n
+      }
       const minutes = summaryMinutes(now)
       const ended = minutes.map(emptyMinute)
       const first = (minutes[0] as number) / MINUTE_MS
@@ -491,10 +512,51 @@ export class SqliteJobStore implements JobStore {
   }
 
   async counts(): Promise<JobCounts> {
-    return this.#guard(() => ({
-      waiting: this.#pending,
-      running: (this.#sql.countRunning.get() as { n: number }).n,
-    }))
+    return this.#guard(() => {
+      const byAlgorithm = new Map<string, { waiting: number; running: number }>()
+      for (const [algorithm, waiting] of this.#pendingOf) byAlgorithm.set(algorithm, { waiting, running: 0 })
+      let waiting = this.#pending
+      let running = 0
+      for (const { algorithm, waits, n } of this.#claimed()) {
+        const counts = byAlgorithm.get(algorithm) ?? { waiting: 0, running: 0 }
+        byAlgorithm.set(algorithm, counts)
+        if (waits) {
+          counts.waiting += n
+          waiting += n
+        } else {
+          counts.running += n
+          running += n
+        }
+      }
+      return { waiting, running, byAlgorithm }
+    })
+  }
+
+  /** Marks run `run` of job `id` begun (its thread or process took it): from now on it reads `running`. */
+  begin(id: string, run: number, now: number): Promise<void> {
+    return this.#write(() => {
+      this.#sql.begin.run({ id, run, now })
+    })
+  }
+
+  /** The claimed runs by algorithm, begun or still waiting for a thread or a process. */
+  #claimed(): { algorithm: string; waits: 0 | 1; n: number }[] {
+    return this.#sql.runningOf.all() as { algorithm: string; waits: 0 | 1; n: number }[]
+  }
+
+  #addPending(algorithm: string, n: number): void {
+    this.#pending += n
+    const left = (this.#pendingOf.get(algorithm) ?? 0) + n
+    if (left > 0) this.#pendingOf.set(algorithm, left)
+    else this.#pendingOf.delete(algorithm)
+  }
+
+  /** The pending counts read from the jobs: at start, and after a group that SQLite rolled back. */
+  #countPending(): void {
+    this.#pendingOf = new Map()
+    this.#pending = 0
+    for (const { algorithm, n } of this.#sql.pendingOf.all() as { algorithm: string; n: number }[])
+      this.#addPending(algorithm, n)
   }
 
   // A delivery whose claim or settle a crash left unwritten is pending at restart and sent again, as is
@@ -586,7 +648,7 @@ export class SqliteJobStore implements JobStore {
   /** `row` was just put back to pending with one more lost run: it waits, or fails for good. */
   #afterLostRun(row: JobRow, now: number): JobState {
     if (row.lost_runs < MAX_LOST_RUNS) {
-      this.#pending++
+      this.#addPending(row.algorithm, 1)
       return 'pending'
     }
     const failed = this.#sql.failLost.get({ id: row.id, now, error: lostRunsError(row.lost_runs) }) as JobRow
@@ -649,7 +711,7 @@ export class SqliteJobStore implements JobStore {
   /** The counts kept in memory, read again after a group that SQLite rolled back had changed them. */
   #recount(): void {
     try {
-      this.#pending = (this.#sql.countPending.get() as { n: number }).n
+      this.#countPending()
       this.#pendingDeliveries = (this.#sql.countPendingDeliveries.get() as { n: number }).n
     } catch {
       // The database itself is failing: the next use says so.
@@ -666,6 +728,7 @@ export class SqliteJobStore implements JobStore {
   }
 }
 
+/** A claimed run not begun (its started_at not yet set) waits for a thread or a process: `pending`. */
 function toRecord(row: JobRow): JobRecord {
   return {
     id: row.id,
@@ -673,7 +736,7 @@ function toRecord(row: JobRow): JobRecord {
     params: row.params,
     webhook: row.webhook,
     cheap: row.cheap === 1,
-    status: row.status,
+    status: row.status === 'running' && row.started_at === null ? 'pending' : row.status,
     createdAt: row.created_at,
     startedAt: row.started_at,
     completedAt: row.completed_at,

@@ -72,11 +72,16 @@ export interface JobStore {
   /** The delivery of job `job`, or null when none is made (yet, or without a webhook). */
   delivery(job: JobRecord): Promise<StoredDelivery | null>
   /**
-   * Moves pending jobs, oldest first, to running and returns them: up to `limits.jobs`, stopping at
+   * Moves pending jobs, oldest first, to running (claimed: begun only if cheap) and returns them: up to `limits.jobs`, stopping at
    * the first job that is not cheap once `limits.heavy` such jobs are taken (jobs start in creation
    * order), and passing over the jobs of an algorithm once its `limits.room` is taken.
    */
   claim(limits: ClaimLimits, now: number): Promise<JobRecord[]>
+  /**
+   * Marks run `run` of a claimed job begun, when its thread or process takes it (a cheap job is begun
+   * by its claim). Until then the job reads `pending`, with no started_at.
+   */
+  begin(id: string, run: number, now: number): Promise<void>
   /** Ends a running job (completed or failed), scheduling its webhook in the same step; false if stale. */
   finish(end: JobEnd): Promise<boolean>
   /** Puts a running job back to pending, as at a shutdown; the run is not counted as lost. */

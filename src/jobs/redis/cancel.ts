@@ -7,6 +7,7 @@ import { UnrecoverableError, type Worker } from 'bullmq'
 import { JOB_CANCELLED } from '../../errors.js'
 import type { CancelResult } from '../backend.js'
 import { afterCancel, beforeCancel, CANCEL_WAIT_MS, settledBy } from '../cancel.js'
+import { isEnded } from '../job.js'
 import type { RedisConnections } from './connections.js'
 import type { JobEvents } from './events.js'
 import { jobQueueName } from './queues.js'
@@ -62,7 +63,8 @@ export class RedisCancel {
             const state = await queue.getJobState(id)
             const after = (await queue.getJob(id)) as RedisJob | undefined
             const record = recordOf(after, state, redis.settings.ttlMs, Date.now())
-            if (record?.status !== 'running' || Date.now() >= deadline) return afterCancel(record)
+            if (record === null || isEnded(record.status) || Date.now() >= deadline)
+              return afterCancel(record)
             await settledBy(woken, deadline)
           }
         } finally {

@@ -19,6 +19,7 @@ import {
   type RedisJobResult,
   recordOf,
   type StoredProgress,
+  type StoredStart,
 } from './view.js'
 
 /** The name of the BullMQ Workers that run jobs (not those that only fetch cancelled ones): counted. */
@@ -30,7 +31,7 @@ const FORCE_CLOSE_AFTER_MS = 2000
 export function consumeJobs(
   redis: RedisConnections,
   events: JobEvents,
-  run: RunJob,
+  runJob: RunJob,
   options: ConsumeJobsOptions,
 ): Consumer {
   const shutdown = shutdownOfRuns()
@@ -43,14 +44,28 @@ export function consumeJobs(
     }
     if (lost >= MAX_LOST_RUNS) throw new UnrecoverableError(lostRunsError(lost))
     const record = recordOf(job, 'active', redis.settings.ttlMs, Date.now()) as JobRecord
-    // Stored on the job (BullMQ's progress, which every process's QueueEvents hears of), with its run.
+    const run = record.runs
+    // Its start, then its progress, stored on the job (BullMQ's progress, which every process's
+    // QueueEvents hears of) with its run; every update carries the start, which it replaces.
+    let startedAt: number | undefined
     const progress = throttledProgress(
-      (update) => job.updateProgress({ ...update, run: record.runs } satisfies StoredProgress),
+      (update) => job.updateProgress({ ...update, run, startedAt } satisfies StoredProgress),
       (error) => redis.log.debug({ err: error, job_id: job.id }, 'could not store a job progress'),
     )
+    // A cheap job runs inline as it is taken, and reads running from then on (view.ts).
+    const started = job.data.cheap
+      ? undefined
+      : () => {
+          startedAt = Date.now()
+          job
+            .updateProgress({ run, startedAt } satisfies StoredStart)
+            .catch((error: unknown) =>
+              redis.log.debug({ err: error, job_id: job.id }, 'could not store a job start'),
+            )
+        }
     let outcome: JobOutcome
     try {
-      outcome = await run(record, signal, progress.report).finally(() => progress.stop())
+      outcome = await runJob(record, signal, progress.report, started).finally(() => progress.stop())
     } catch (error) {
       if (error instanceof ShutdownAbort) {
         await job.moveToWait(token)

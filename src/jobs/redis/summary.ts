@@ -14,7 +14,7 @@ import {
 } from '../summary.js'
 import type { RedisConnections } from './connections.js'
 import type { JobQueue } from './queues.js'
-import { type RedisJob, recordOf } from './view.js'
+import { type RedisJob, recordOf, startOf } from './view.js'
 
 /**
  * The job queues' Workers count ends by minute (BullMQ's metrics, in the script that ends a job), as
@@ -69,13 +69,36 @@ function perQueue(
 const sumOf = (values: unknown[], from: number, queues: number): number =>
   values.slice(from, from + queues).reduce((sum: number, value) => sum + Number(value ?? 0), 0)
 
+/**
+ * The gauges' counts, by algorithm from each algorithm's queue: pending as withPending counts it, running
+ * by its active list (a job a worker took counts as running there, even while it waits in that worker for
+ * a thread or a process of its algorithm).
+ */
 export async function counts(redis: RedisConnections): Promise<JobCounts> {
-  const queues = jobQueues(redis)
-  const [waiting, ...running] = await withPending(
-    redis,
-    perQueue(redis.client.pipeline(), queues, (pipeline, { keys }) => pipeline.llen(keys.active as string)),
-  )
-  return { waiting, running: sumOf(running, 0, queues.length) }
+  const algorithms = redis.queues.known()
+  const pipeline = redis.client.pipeline()
+  for (const { keys } of algorithms.map((algorithm) => redis.queues.of(algorithm))) {
+    pipeline
+      .llen(keys.wait as string)
+      .zcard(keys.prioritized as string)
+      .zcard(keys.delayed as string)
+      .llen(keys.active as string)
+  }
+  const answers = await pipeline.exec()
+  const failed = answers?.find(([error]) => error !== null)
+  if (answers === null || failed !== undefined) throw failed?.[0] ?? new Error('no answer')
+  const values = answers.map(([, value]) => Number(value ?? 0))
+  const byAlgorithm = new Map<string, { waiting: number; running: number }>()
+  let waiting = 0
+  let running = 0
+  algorithms.forEach((algorithm, i) => {
+    const [wait = 0, prioritized = 0, delayed = 0, active = 0] = values.slice(4 * i, 4 * i + 4)
+    const counts = { waiting: wait + prioritized + delayed, running: active }
+    byAlgorithm.set(algorithm, counts)
+    waiting += counts.waiting
+    running += counts.running
+  })
+  return { waiting, running, byAlgorithm }
 }
 
 /**
@@ -128,7 +151,7 @@ export async function summary(redis: RedisConnections, now: number): Promise<Job
  * job out of the latencies (docs/jobs.md, summary).
  */
 export function countEnd(redis: RedisConnections, job: RedisJob, status: JobEndStatus): void {
-  const seconds = ((job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now())) / 1000
+  const seconds = ((job.finishedOn ?? Date.now()) - (startOf(job) ?? job.processedOn ?? Date.now())) / 1000
   redis.settings.countEnded(job.name, status, Math.max(0, seconds))
   const record = recordOf(job, status, Number.POSITIVE_INFINITY, 0)
   if (job.finishedOn === undefined || record?.completedAt == null) return

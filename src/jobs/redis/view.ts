@@ -119,7 +119,11 @@ export function recordOf(
   const cancelled =
     cancelledAt !== undefined &&
     (status === 'pending' || ((job.processedOn ?? 0) >= cancelledAt && state !== 'completed'))
-  const shown = cancelled ? 'failed' : status
+  // Taken by a worker, a job that needs a thread or a process waits there for one of its algorithm's:
+  // it runs once its run's start is stored (startOf); a cheap one runs inline as it is taken.
+  const begun = startOf(job)
+  const waits = status === 'running' && !job.data.cheap && begun === undefined
+  const shown = cancelled ? 'failed' : waits ? 'pending' : status
   const completedAt = cancelled ? cancelledAt : isEnded(status) ? (job.finishedOn ?? null) : null
   if (completedAt !== null && completedAt + ttlMs <= now) return null
   const result = shown === 'completed' && Array.isArray(job.returnvalue) ? job.returnvalue : null
@@ -139,7 +143,7 @@ export function recordOf(
     runs: job.attemptsStarted,
     lostRuns: job.stalledCounter + job.attemptsMade,
     status: shown,
-    startedAt: cancelled || status === 'pending' ? null : (job.processedOn ?? completedAt),
+    startedAt: cancelled || shown === 'pending' ? null : (begun ?? job.processedOn ?? completedAt),
     completedAt,
     result: result?.[0] ?? null,
     error,
@@ -155,6 +159,21 @@ export function recordOf(
  */
 export interface StoredProgress extends JobProgress {
   run: number
+  /** When the run began (its thread or process took it), unix ms; stored before any update. */
+  startedAt?: number
+}
+
+/** What a run stores as it begins: its start, before any progress (no fraction: no progress shown). */
+export interface StoredStart {
+  run: number
+  startedAt: number
+}
+
+/** When the job's current run began, as it stored it; undefined until then (or for a cheap job). */
+export function startOf(job: RedisJob): number | undefined {
+  const stored = job.progress as Partial<StoredProgress> | number | null | undefined
+  if (typeof stored !== 'object' || stored === null || stored.run !== job.attemptsStarted) return undefined
+  return typeof stored.startedAt === 'number' ? stored.startedAt : undefined
 }
 
 function progressOf(job: RedisJob): JobProgress | null {
