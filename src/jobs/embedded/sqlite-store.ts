@@ -745,8 +745,9 @@ function toRecord(row: JobRow): JobRecord {
     metadata: row.metadata,
     runs: row.runs,
     lostRuns: row.lost_runs,
-    trace: row.trace ?? undefined,
     // Progress is the runner's, in memory (runner.ts).
     progress: null,
+    // Only when traced: a job's record is the same with tracing off as before it existed.
+    ...(row.trace === null ? {} : { trace: row.trace }),
   }
 }

@@ -149,7 +149,8 @@ export function recordOf(
     error,
     metadata: result?.[1] ?? null,
     progress: shown === 'running' ? progressOf(job) : null,
-    trace: job.data.trace,
+    // Only when traced: a job's record is the same with tracing off as before it existed.
+    ...(job.data.trace === undefined ? {} : { trace: job.data.trace }),
   }
 }
 
