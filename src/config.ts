@@ -73,6 +73,10 @@ export interface Config {
   threadHeapMb: number
   /** The memory limit of an algorithm that declares none, in MB; 0 for none. */
   algorithmMemoryMb: number
+  /** The API document's title, version and description; null for Algoserve's own. */
+  apiTitle: string | null
+  apiVersion: string | null
+  apiDescription: string | null
 }
 
 interface Setting<K extends keyof Config> {
@@ -160,6 +164,25 @@ const hostPorts = (raw: string): string[] =>
   })
 
 const optionalName = (raw: string): string | null => (raw.trim() === '' ? null : raw.trim())
+
+/** One line of at most `max` characters; empty for none. */
+const optionalLine =
+  (max: number) =>
+  (raw: string): string | null => {
+    const value = optionalName(raw)
+    if (value !== null && /[\r\n]/.test(value)) throw new Error('must be one line')
+    if (value !== null && value.length > max) throw new Error(`must be at most ${max} characters`)
+    return value
+  }
+
+/** Text of at most `max` characters, lines kept; empty for none. */
+const optionalText =
+  (max: number) =>
+  (raw: string): string | null => {
+    const value = optionalName(raw)
+    if (value !== null && value.length > max) throw new Error(`must be at most ${max} characters`)
+    return value
+  }
 
 /** A setting naming a file: its path and text, or null when empty; an unreadable file is an error. */
 const settingFile = (raw: string): { path: string; text: string } | null => {
@@ -612,6 +635,28 @@ export const SETTINGS = [
     parse: integer(0, 1_048_576),
     description:
       "Memory limit of an algorithm that declares no memoryMb, in MB: a process algorithm's program and each of its children get it as RLIMIT_DATA. 0: none.",
+  }),
+  setting({
+    key: 'apiTitle',
+    env: 'ALGOSERVE_API_TITLE',
+    default: null,
+    parse: optionalLine(200),
+    description: 'Title of /openapi.json, /docs and /redoc; none: Algoserve.',
+  }),
+  setting({
+    key: 'apiVersion',
+    env: 'ALGOSERVE_API_VERSION',
+    default: null,
+    parse: optionalLine(64),
+    description: "Version of /openapi.json (info.version); none: the service's version.",
+  }),
+  setting({
+    key: 'apiDescription',
+    env: 'ALGOSERVE_API_DESCRIPTION',
+    default: null,
+    parse: optionalText(65_536),
+    description:
+      "Description of /openapi.json, Markdown, shown atop /docs and /redoc; none: Algoserve's own.",
   }),
 ]
 

@@ -13,6 +13,12 @@ const BUILT_IN = [primeChecker]
 /** The algorithm POST /invoke calls, by the interface's contract. */
 export const INVOKE_ALGORITHM = primeChecker.name
 
+/** The built-in PrimeChecker when it is served (ALGOSERVE_PRIME_CHECKER), not a module of that name. */
+export function servedPrimeChecker(registry: Registry): Algorithm | undefined {
+  const algorithm = registry.get(INVOKE_ALGORITHM)
+  return algorithm?.module === primeChecker ? algorithm : undefined
+}
+
 /** The built-in modules, checked like any other. */
 export function builtInAlgorithms(options: CheckOptions = {}): Algorithm[] {
   return BUILT_IN.map((module) => checkModule(module, `built-in module ${module.name}`, options))

@@ -4,7 +4,7 @@
 // adds to it. routes/docs.ts hands these to @fastify/swagger. Every limit it states is read from the
 // code or the settings that enforce it.
 import { Type } from '@sinclair/typebox'
-import type { Registry } from '../algorithms/registry.js'
+import { type Registry, servedPrimeChecker } from '../algorithms/registry.js'
 import { PayloadTooLargeError } from '../errors.js'
 import { LATENCY_BOUNDS_MS } from '../jobs/summary.js'
 import { isoTime } from '../json-text.js'
@@ -16,17 +16,24 @@ import { REQUEST_ID as KEPT_REQUEST_ID } from './http-observer.js'
 import { isRateLimited, type RouteDeclaration } from './route-declaration.js'
 import { ErrorResponse, Metadata, PrimeResult } from './schemas.js'
 
-const DESCRIPTION = `Algorithms over HTTP. PrimeChecker tests an integer of any size for primality and factors it.
-
-* Numbers are read exactly: JSON integer literals of any length, or strings of decimal digits. Responses
+// The document's own description, when the deployment gives none: PrimeChecker's part only where it is
+// served.
+const PRIME_CHECKER_INTRO = ' PrimeChecker tests an integer of any size for primality and factors it.'
+const PRIME_CHECKER_NOTES = `* Numbers are read exactly: JSON integer literals of any length, or strings of decimal digits. Responses
   write them as exact JSON integers; a JavaScript client reads those above 2^53 with a lossless parser
   (docs/api.md, "JavaScript clients").
 * The primality method depends on |number|: trial division below 2^32, deterministic Miller-Rabin below 2^64,
   Baillie-PSW above.
-* Error bodies: flat on /invoke, wrapped under \`detail\` on /jobs; 422 bodies follow FastAPI with pydantic v2.
+`
+const NOTES = `* Error bodies: flat on /invoke, wrapped under \`detail\` on /jobs; 422 bodies follow FastAPI with pydantic v2.
 * Every response carries \`x-request-id\`.
 * Jobs that name a \`webhook\` are reported to it when they end: see the \`jobFinished\` webhook.
 * Runs on the maintained Node.js lines: 22, 24 and 26 (and still on 20, past its end of life in April 2026).`
+
+const ownDescription = (primeChecker: boolean) =>
+  primeChecker
+    ? `Algorithms over HTTP.${PRIME_CHECKER_INTRO}\n\n${PRIME_CHECKER_NOTES}${NOTES}`
+    : `Algorithms over HTTP.\n\n${NOTES}`
 
 // The values the examples share.
 const REQUEST_ID = 'b1946ac9-2ad7-4a5f-9c67-3d2f0c3e4f10'
@@ -65,13 +72,23 @@ export const TAGS = [
   },
 ]
 
-export function documentInfo() {
+/** The deployment's own title, version and description of the document (settings); null for ours. */
+export interface DocumentText {
+  title: string | null
+  version: string | null
+  description: string | null
+}
+
+/** The title /docs and /redoc show. */
+export const pageTitle = (text: DocumentText): string => text.title ?? 'Algoserve API'
+
+export function documentInfo(text: DocumentText, algorithms: Registry) {
   return {
     openapi: '3.1.0',
     info: {
-      title: 'Algoserve',
-      version: VERSION,
-      description: DESCRIPTION,
+      title: text.title ?? 'Algoserve',
+      version: text.version ?? VERSION,
+      description: text.description ?? ownDescription(servedPrimeChecker(algorithms) !== undefined),
       license: { name: 'MIT', identifier: 'MIT' },
     },
     // Relative: the document describes whichever host name and scheme it was fetched from.
@@ -218,6 +235,8 @@ export interface DocumentOptions {
   maxBodyBytes: number
   /** The algorithms served: their examples, and the job shapes discriminated by algorithm. */
   algorithms: Registry
+  /** The deployment's title, version and description. */
+  text: DocumentText
 }
 
 /**
