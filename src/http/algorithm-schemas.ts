@@ -184,3 +184,66 @@ export function discriminateJobs(schemas: Record<string, Schema>, algorithms: Re
   variants('JobListItem', byAlgorithm)
   variants('WebhookPayload', byAlgorithm)
 }
+
+/** Keywords whose value is a schema, a list of schemas, or a map of schemas. */
+const SCHEMA_KEYWORDS = {
+  one: [
+    'items',
+    'additionalProperties',
+    'additionalItems',
+    'contains',
+    'propertyNames',
+    'not',
+    'if',
+    'then',
+    'else',
+  ],
+  list: ['allOf', 'anyOf', 'oneOf', 'prefixItems'],
+  map: ['properties', 'patternProperties', 'dependentSchemas'],
+}
+
+/**
+ * The params components with each member's `default` said in its description instead. Generated
+ * clients read a `default` in a component as "always present" (openapi-typescript makes the member
+ * required), which is true of an answer, not of params: the service fills in no default, `run` sees
+ * only what was sent, and a member with a default is one a client may leave out. GET
+ * /algorithms/{name} keeps the schemas as the module wrote them.
+ */
+export function describeParamDefaults(schemas: Record<string, Schema>, algorithms: Registry): void {
+  for (const name of algorithms.keys()) {
+    const id = algorithmSchemaId(name, 'params')
+    for (const [key, schema] of Object.entries(schemas))
+      if (key === id || key.startsWith(`${id}.`)) {
+        // A copy: the schemas the routes were given stay as they are.
+        schemas[key] = structuredClone(schema)
+        describeDefaults(schemas[key])
+      }
+  }
+}
+
+function describeDefaults(schema: unknown): void {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return
+  const node = schema as Schema
+  for (const key of SCHEMA_KEYWORDS.one) describeDefaults(node[key])
+  for (const key of SCHEMA_KEYWORDS.list)
+    if (Array.isArray(node[key])) for (const item of node[key]) describeDefaults(item)
+  for (const key of SCHEMA_KEYWORDS.map) {
+    const members = node[key]
+    if (typeof members !== 'object' || members === null) continue
+    for (const member of Object.values(members)) {
+      describeDefaults(member)
+      if (key === 'properties') moveDefault(member)
+    }
+  }
+}
+
+/** A member's `default` moved into its description: "Default: 100." */
+function moveDefault(member: unknown): void {
+  if (typeof member !== 'object' || member === null || !('default' in member)) return
+  const { default: value, ...rest } = member as Schema
+  const said = `Default: ${JSON.stringify(value)}.`
+  const description =
+    typeof rest.description === 'string' ? `${rest.description.replace(/\.?$/, '.')} ${said}` : said
+  for (const key of Object.keys(member)) delete (member as Schema)[key]
+  Object.assign(member, { ...rest, description })
+}

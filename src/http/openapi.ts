@@ -11,7 +11,7 @@ import { isoTime } from '../json-text.js'
 import { VERSION } from '../version.js'
 import { RETRY_WAITS_MS } from '../webhooks/policy.js'
 import { ATTEMPT_TIMEOUT_MS } from '../webhooks/sender.js'
-import { algorithmExamples, discriminateJobs } from './algorithm-schemas.js'
+import { algorithmExamples, describeParamDefaults, discriminateJobs } from './algorithm-schemas.js'
 import { REQUEST_ID as KEPT_REQUEST_ID } from './http-observer.js'
 import { isRateLimited, type RouteDeclaration } from './route-declaration.js'
 import { ErrorResponse, Metadata, PrimeResult } from './schemas.js'
@@ -283,7 +283,9 @@ export function completeDocument<T extends object>(
     }
   }
   const components = (document as { components?: Record<string, unknown> }).components ?? {}
-  discriminateJobs((components.schemas ?? {}) as Record<string, Record<string, unknown>>, options.algorithms)
+  const schemas = (components.schemas ?? {}) as Record<string, Record<string, unknown>>
+  discriminateJobs(schemas, options.algorithms)
+  describeParamDefaults(schemas, options.algorithms)
   const webhooks = (document as { webhooks?: Record<string, Record<string, Operation>> }).webhooks ?? {}
   // The callback is signed (webhook-signature), not sent with our API keys.
   if (options.keyRequired !== null) {
