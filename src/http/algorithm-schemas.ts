@@ -3,7 +3,7 @@
 // and -) with a dot and a suffix: no two algorithms' can clash, whatever the modules call their types,
 // and none is one of the interface's own names, which have no dot.
 import type { Algorithm } from '../algorithms/algorithm.js'
-import type { Registry } from '../algorithms/registry.js'
+import { type Registry, servedPrimeChecker } from '../algorithms/registry.js'
 import { schemaComponents } from '../algorithms/schema-components.js'
 
 const SUFFIX = { params: 'Params', result: 'Result' } as const
@@ -87,6 +87,49 @@ export interface AlgorithmExampleParts {
 export const invokeOperationId = (name: string): string => `invoke_${name}`
 
 /**
+ * PrimeChecker alone (the interface's own service): the document keeps the interface's single shapes
+ * and single examples. Any other set of algorithms gets shapes and examples per algorithm.
+ */
+export const interfaceOnly = (algorithms: Registry): boolean =>
+  algorithms.size === 1 && servedPrimeChecker(algorithms) !== undefined
+
+/** The params of an algorithm's examples, or a sample when it gives none. */
+const exampleParams = (algorithm: Algorithm): unknown[] => {
+  const given = (algorithm.module.examples ?? []).map((example) => example.params)
+  return given.length > 0 ? given : [sampleComponent(algorithm, 'params')]
+}
+
+/** The longest summary of a named example. */
+const SUMMARY_CHARS = 100
+
+/** Named examples, as a media type's `examples`: the algorithm's name, then -2, -3, ... */
+function named(algorithm: Algorithm, value: (params: unknown) => unknown): Record<string, NamedExample> {
+  return Object.fromEntries(
+    exampleParams(algorithm).map((params, i) => {
+      const text = `${algorithm.name}: ${JSON.stringify(params)}`
+      const summary = text.length > SUMMARY_CHARS ? `${text.slice(0, SUMMARY_CHARS - 1)}…` : text
+      return [i === 0 ? algorithm.name : `${algorithm.name}-${i + 1}`, { summary, value: value(params) }]
+    }),
+  )
+}
+
+export interface NamedExample {
+  summary: string
+  value: unknown
+}
+
+/** Every algorithm's examples as POST /jobs bodies, by name; null for the interface's single example. */
+export function jobRequestExamples(algorithms: Registry): Record<string, NamedExample> | null {
+  if (interfaceOnly(algorithms)) return null
+  return Object.assign(
+    {},
+    ...[...algorithms.keys()]
+      .sort()
+      .map((name) => named(algorithms.get(name) as Algorithm, (params) => ({ algorithm: name, params }))),
+  )
+}
+
+/**
  * The examples of the algorithm operations, by operationId, in the shape openapi.ts takes: the list,
  * one algorithm (the first by name), and each algorithm's invoke operation.
  */
@@ -120,7 +163,9 @@ export function algorithmExamples(algorithms: Registry, shared: AlgorithmExample
   const invokes = sorted.map((algorithm) => [
     invokeOperationId(algorithm.name),
     {
-      request: algorithm.module.examples?.[0]?.params ?? sampleComponent(algorithm, 'params'),
+      ...(interfaceOnly(algorithms)
+        ? { request: exampleParams(algorithm)[0] }
+        : { requestExamples: named(algorithm, (params) => params) }),
       responses: {
         200: {
           request_id: shared.requestId,
@@ -146,12 +191,12 @@ export function algorithmExamples(algorithms: Registry, shared: AlgorithmExample
 }
 
 /**
- * With more than one algorithm, the POST /jobs body, a job (alone and in a list) and the webhook payload are a oneOf over
- * the algorithms, discriminated by `algorithm`, each with its own params and result schemas. With one
- * (PrimeChecker alone) the document keeps its single shapes.
+ * The POST /jobs body, a job (alone and in a list) and the webhook payload as a oneOf over the algorithms,
+ * discriminated by `algorithm`, each with its own params and result schemas; with PrimeChecker alone the
+ * document keeps its single shapes.
  */
 export function discriminateJobs(schemas: Record<string, Schema>, algorithms: Registry): void {
-  if (algorithms.size < 2) return
+  if (interfaceOnly(algorithms)) return
   const names = [...algorithms.keys()].sort()
   const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` })
   const variants = (base: string, build: (name: string, schema: Schema) => Schema) => {

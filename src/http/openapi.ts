@@ -11,7 +11,13 @@ import { isoTime } from '../json-text.js'
 import { VERSION } from '../version.js'
 import { RETRY_WAITS_MS } from '../webhooks/policy.js'
 import { ATTEMPT_TIMEOUT_MS } from '../webhooks/sender.js'
-import { algorithmExamples, describeParamDefaults, discriminateJobs } from './algorithm-schemas.js'
+import {
+  algorithmExamples,
+  describeParamDefaults,
+  discriminateJobs,
+  jobRequestExamples,
+  type NamedExample,
+} from './algorithm-schemas.js'
 import { REQUEST_ID as KEPT_REQUEST_ID } from './http-observer.js'
 import { isRateLimited, type RouteDeclaration } from './route-declaration.js'
 import { ErrorResponse, Metadata, PrimeResult } from './schemas.js'
@@ -217,7 +223,7 @@ const REQUEST_ID_HEADER = {
   schema: { type: 'string' },
 }
 
-type Media = Record<string, { example?: unknown }>
+type Media = Record<string, { example?: unknown; examples?: unknown }>
 type Operation = {
   operationId?: string
   parameters?: { name: string; in: string }[]
@@ -258,6 +264,9 @@ export function completeDocument<T extends object>(
       tooLarge: flat(...tooLarge(options.maxBodyBytes)),
     }),
   }
+  const jobRequests = jobRequestExamples(options.algorithms)
+  if (jobRequests !== null && examples.createJob !== undefined)
+    examples.createJob = { ...examples.createJob, request: undefined, requestExamples: jobRequests }
   const paths = (document as { paths?: Record<string, Record<string, Operation>> }).paths ?? {}
   for (const item of Object.values(paths)) {
     for (const operation of Object.values(item)) {
@@ -381,7 +390,13 @@ const tooLarge = (limitBytes: number) => {
 
 type Examples = Record<
   string,
-  { request?: unknown; parameters?: Record<string, unknown>; responses: Record<string, unknown> }
+  {
+    request?: unknown
+    /** Several request bodies, named, in place of `request`. */
+    requestExamples?: Record<string, NamedExample>
+    parameters?: Record<string, unknown>
+    responses: Record<string, unknown>
+  }
 >
 
 /**
@@ -587,6 +602,10 @@ function addExamples(operation: Operation, all: Examples): void {
     for (const media of Object.values(content ?? {})) media.example = example
   }
   if (examples.request !== undefined) setExample(operation.requestBody?.content, examples.request)
+  if (examples.requestExamples !== undefined) {
+    for (const media of Object.values(operation.requestBody?.content ?? {}))
+      media.examples = examples.requestExamples
+  }
   for (const parameter of operation.parameters ?? []) {
     const example = examples.parameters?.[parameter.name]
     if (example !== undefined) Object.assign(parameter, { example })
