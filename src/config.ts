@@ -73,6 +73,8 @@ export interface Config {
   threadHeapMb: number
   /** The memory limit of an algorithm that declares none, in MB; 0 for none. */
   algorithmMemoryMb: number
+  /** The built-in PrimeChecker and POST /invoke are served (else only ALGOSERVE_ALGORITHMS's). */
+  primeChecker: boolean
   /** The API document's title, version and description; null for Algoserve's own. */
   apiTitle: string | null
   apiVersion: string | null
@@ -602,7 +604,7 @@ export const SETTINGS = [
         .map((item) => item.trim())
         .filter((item) => item !== ''),
     description:
-      'Algorithm modules to serve besides PrimeChecker, comma-separated: module files (.js/.mjs), folders (one with an algorithm.json is a process algorithm; otherwise each .js/.mjs file and each folder with an algorithm.json directly inside) and installed package names (docs/algorithms.md).',
+      'Algorithm modules to serve (besides PrimeChecker, unless ALGOSERVE_PRIME_CHECKER=false), comma-separated: module files (.js/.mjs), folders (one with an algorithm.json is a process algorithm; otherwise each .js/.mjs file and each folder with an algorithm.json directly inside) and installed package names (docs/algorithms.md).',
   }),
   setting({
     key: 'workerAlgorithms',
@@ -635,6 +637,14 @@ export const SETTINGS = [
     parse: integer(0, 1_048_576),
     description:
       "Memory limit of an algorithm that declares no memoryMb, in MB: a process algorithm's program and each of its children get it as RLIMIT_DATA. 0: none.",
+  }),
+  setting({
+    key: 'primeChecker',
+    env: 'ALGOSERVE_PRIME_CHECKER',
+    default: true,
+    parse: boolean,
+    description:
+      'Serve the built-in PrimeChecker and POST /invoke; false serves only ALGOSERVE_ALGORITHMS (POST /invoke then answers 404 ALGORITHM_NOT_FOUND).',
   }),
   setting({
     key: 'apiTitle',

@@ -65,6 +65,7 @@ test('the defaults are these values', () => {
     invokeTimeoutMs: 30_000,
     threadHeapMb: 0,
     algorithmMemoryMb: 0,
+    primeChecker: true,
     apiTitle: null,
     apiVersion: null,
     apiDescription: null,

@@ -113,6 +113,19 @@ function named(algorithm: Algorithm, value: (params: unknown) => unknown): Recor
   )
 }
 
+/** The first algorithm by name, as the job examples show it: its first example and a sample result. */
+export function firstAlgorithmShown(algorithms: Registry) {
+  const name = [...algorithms.keys()].sort()[0]
+  const algorithm = name === undefined ? undefined : algorithms.get(name)
+  if (algorithm === undefined) return undefined
+  return {
+    algorithm: algorithm.name,
+    version: algorithm.version,
+    params: exampleParams(algorithm)[0],
+    result: sampleComponent(algorithm, 'result'),
+  }
+}
+
 export interface NamedExample {
   summary: string
   value: unknown

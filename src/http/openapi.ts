@@ -15,12 +15,13 @@ import {
   algorithmExamples,
   describeParamDefaults,
   discriminateJobs,
+  firstAlgorithmShown,
   jobRequestExamples,
   type NamedExample,
 } from './algorithm-schemas.js'
 import { REQUEST_ID as KEPT_REQUEST_ID } from './http-observer.js'
 import { isRateLimited, type RouteDeclaration } from './route-declaration.js'
-import { ErrorResponse, Metadata, PrimeResult } from './schemas.js'
+import { ErrorResponse, InvokeRequest, InvokeResponse, Metadata, PrimeResult } from './schemas.js'
 
 // The document's own description, when the deployment gives none: PrimeChecker's part only where it is
 // served.
@@ -39,7 +40,7 @@ const NOTES = `* Error bodies: flat on /invoke, wrapped under \`detail\` on /job
 const ownDescription = (primeChecker: boolean) =>
   primeChecker
     ? `Algorithms over HTTP.${PRIME_CHECKER_INTRO}\n\n${PRIME_CHECKER_NOTES}${NOTES}`
-    : `Algorithms over HTTP.\n\n${NOTES}`
+    : `Algorithms over HTTP.\n\n${NOTES.replace('flat on /invoke', 'flat on /algorithms/{name}/invoke')}`
 
 // The values the examples share.
 const REQUEST_ID = 'b1946ac9-2ad7-4a5f-9c67-3d2f0c3e4f10'
@@ -63,7 +64,34 @@ const PRIME_97 = {
   factorization_complete: true,
   algorithm: 'trial_division',
 }
-const METADATA = { algorithm: 'PrimeChecker', version: VERSION, elapsed_time: 0.000012 }
+
+/** The algorithm the job examples show, with params it takes and a result it gives. */
+export interface ShownAlgorithm {
+  algorithm: string
+  version: string
+  params: unknown
+  result: unknown
+}
+
+const PRIME_CHECKER_SHOWN: ShownAlgorithm = {
+  algorithm: 'PrimeChecker',
+  version: VERSION,
+  params: { number: 97 },
+  result: PRIME_97,
+}
+
+/** PrimeChecker where it is served, else the first algorithm by name. */
+const shownAlgorithm = (algorithms: Registry): ShownAlgorithm =>
+  servedPrimeChecker(algorithms) === undefined
+    ? (firstAlgorithmShown(algorithms) ?? PRIME_CHECKER_SHOWN)
+    : PRIME_CHECKER_SHOWN
+
+const metadataOf = (shown: ShownAlgorithm) => ({
+  algorithm: shown.algorithm,
+  version: shown.version,
+  elapsed_time: 0.000012,
+})
+const METADATA = metadataOf(PRIME_CHECKER_SHOWN)
 
 export const TAGS = [
   { name: 'algorithms', description: 'Synchronous algorithm calls.' },
@@ -100,7 +128,7 @@ export function documentInfo(text: DocumentText, algorithms: Registry) {
     // Relative: the document describes whichever host name and scheme it was fetched from.
     servers: [{ url: '/', description: 'This service' }],
     tags: TAGS,
-    webhooks: { jobFinished: structuredClone(JOB_FINISHED) },
+    webhooks: { jobFinished: jobFinished(shownAlgorithm(algorithms)) },
   }
 }
 
@@ -134,7 +162,7 @@ const header = (description: string, example: string, required = true) => ({
   example,
 })
 
-const JOB_FINISHED = {
+const jobFinished = (shown: ShownAlgorithm) => ({
   post: {
     summary: 'A job ended',
     operationId: 'jobFinished',
@@ -175,10 +203,10 @@ const JOB_FINISHED = {
           example: {
             job_id: JOB_ID,
             status: 'completed',
-            algorithm: 'PrimeChecker',
-            result: PRIME_97,
+            algorithm: shown.algorithm,
+            result: shown.result,
             error: null,
-            metadata: METADATA,
+            metadata: metadataOf(shown),
             completed_at: '2026-11-21T16:15:09.141+00:00',
           },
         },
@@ -192,7 +220,7 @@ const JOB_FINISHED = {
       },
     },
   },
-}
+})
 
 /** The scheme named by `security` when API keys are configured. */
 export const API_KEY_SCHEME = {
@@ -257,7 +285,11 @@ export function completeDocument<T extends object>(
   options: DocumentOptions,
 ): T {
   const examples: Examples = {
-    ...EXAMPLES(options.maxBodyBytes),
+    ...EXAMPLES(
+      options.maxBodyBytes,
+      shownAlgorithm(options.algorithms),
+      [...options.algorithms.keys()].sort(),
+    ),
     ...algorithmExamples(options.algorithms, {
       requestId: REQUEST_ID,
       flat,
@@ -294,6 +326,8 @@ export function completeDocument<T extends object>(
   const components = (document as { components?: Record<string, unknown> }).components ?? {}
   const schemas = (components.schemas ?? {}) as Record<string, Record<string, unknown>>
   discriminateJobs(schemas, options.algorithms)
+  if (servedPrimeChecker(options.algorithms) === undefined)
+    withoutPrimeChecker(schemas, shownAlgorithm(options.algorithms))
   describeParamDefaults(schemas, options.algorithms)
   const webhooks = (document as { webhooks?: Record<string, Record<string, Operation>> }).webhooks ?? {}
   // The callback is signed (webhook-signature), not sent with our API keys.
@@ -311,6 +345,17 @@ export function completeDocument<T extends object>(
     },
   }
 }
+
+/** Without PrimeChecker: no schema of POST /invoke's, and the metadata's examples another algorithm's. */
+function withoutPrimeChecker(schemas: Record<string, Record<string, unknown>>, shown: ShownAlgorithm): void {
+  for (const id of [InvokeRequest.$id, InvokeResponse.$id, PrimeResult.$id]) delete schemas[id as string]
+  const metadata = structuredClone(schemas[Metadata.$id as string]) as { properties: Record<string, Schema> }
+  metadata.properties.algorithm = { ...metadata.properties.algorithm, examples: [shown.algorithm] }
+  metadata.properties.version = { ...metadata.properties.version, examples: [shown.version] }
+  schemas[Metadata.$id as string] = metadata
+}
+
+type Schema = Record<string, unknown>
 
 /** An error response in the shape its route declares: wrapped under `detail` or flat. */
 function errorResponse(route: RouteDeclaration, description: string, header: [string, string], body: object) {
@@ -361,17 +406,17 @@ const JOB_ID_PROBLEM = {
   ],
 }
 
-const CANCELLED_JOB = {
+const cancelledJob = (shown: ShownAlgorithm) => ({
   job_id: JOB_ID,
   status: 'failed',
-  algorithm: 'PrimeChecker',
+  algorithm: shown.algorithm,
   created_at: '2026-11-21T16:15:09.138+00:00',
   started_at: '2026-11-21T16:15:09.139+00:00',
   completed_at: '2026-11-21T16:15:12.402+00:00',
   result: null,
   error: 'The job was cancelled.',
   metadata: null,
-}
+})
 
 /** The latency buckets of a summary's minute: these counts in these buckets, the others empty. */
 const latencyBuckets = (counts: Record<number, number>) =>
@@ -404,196 +449,199 @@ type Examples = Record<
  * what that status answers (a shared schema's example would show one code for every status). A request
  * example is what "Try it out" sends, so each one succeeds.
  */
-const EXAMPLES = (maxBodyBytes: number): Examples => ({
-  invoke: {
-    request: { number: 97 },
-    responses: {
-      200: { request_id: REQUEST_ID, status: 'success', result: PRIME_97, metadata: METADATA },
-      400: flat('VALIDATION_ERROR', 'number has 5000 digits; at most 4300 are allowed.', {
-        field: 'number',
-        value: '1234567890…(5000 digits)',
-      }),
-      413: flat(...tooLarge(maxBodyBytes)),
-      422: problem(
-        'int_from_float',
-        ['body', 'number'],
-        'Input should be a valid integer, got a number with a fractional part',
-        1.5,
-      ),
-      500: flat('INTERNAL_ERROR', 'Internal server error.'),
-      503: flat('SERVICE_UNAVAILABLE', 'Every worker thread is busy; try again later.'),
-    },
-  },
-  createJob: {
-    request: { algorithm: 'PrimeChecker', params: { number: 97 } },
-    responses: {
-      202: {
-        job_id: JOB_ID,
-        status: 'pending',
-        message: 'Job accepted; GET /jobs/{job_id} tells its status.',
-        created_at: '2026-11-21T16:15:09.138+00:00',
+const EXAMPLES = (maxBodyBytes: number, shown: ShownAlgorithm, available: string[]): Examples => {
+  const CANCELLED_JOB = cancelledJob(shown)
+  return {
+    invoke: {
+      request: { number: 97 },
+      responses: {
+        200: { request_id: REQUEST_ID, status: 'success', result: PRIME_97, metadata: METADATA },
+        400: flat('VALIDATION_ERROR', 'number has 5000 digits; at most 4300 are allowed.', {
+          field: 'number',
+          value: '1234567890…(5000 digits)',
+        }),
+        413: flat(...tooLarge(maxBodyBytes)),
+        422: problem(
+          'int_from_float',
+          ['body', 'number'],
+          'Input should be a valid integer, got a number with a fractional part',
+          1.5,
+        ),
+        500: flat('INTERNAL_ERROR', 'Internal server error.'),
+        503: flat('SERVICE_UNAVAILABLE', 'Every worker thread is busy; try again later.'),
       },
-      400: wrapped('VALIDATION_ERROR', 'Invalid webhook URL: not an absolute URL.', {
-        field: 'webhook',
-        value: 'not a url',
-      }),
-      404: wrapped('ALGORITHM_NOT_FOUND', "Algorithm 'Sorter' is not known.", {
-        available_algorithms: ['PrimeChecker'],
-      }),
-      409: wrapped(
-        'IDEMPOTENCY_KEY_REUSED',
-        'This Idempotency-Key was used for a different request; use a new key for a new request.',
-      ),
-      413: wrapped(...tooLarge(maxBodyBytes)),
-      422: problem('missing', ['body', 'params'], 'Field required', { algorithm: 'PrimeChecker' }),
-      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
     },
-  },
-  getJob: {
-    parameters: { job_id: JOB_ID },
-    responses: {
-      200: {
-        job_id: JOB_ID,
-        status: 'completed',
-        algorithm: 'PrimeChecker',
-        created_at: '2026-11-21T16:15:09.138+00:00',
-        started_at: '2026-11-21T16:15:09.139+00:00',
-        completed_at: '2026-11-21T16:15:09.141+00:00',
-        result: PRIME_97,
-        error: null,
-        metadata: METADATA,
+    createJob: {
+      request: { algorithm: shown.algorithm, params: shown.params },
+      responses: {
+        202: {
+          job_id: JOB_ID,
+          status: 'pending',
+          message: 'Job accepted; GET /jobs/{job_id} tells its status.',
+          created_at: '2026-11-21T16:15:09.138+00:00',
+        },
+        400: wrapped('VALIDATION_ERROR', 'Invalid webhook URL: not an absolute URL.', {
+          field: 'webhook',
+          value: 'not a url',
+        }),
+        404: wrapped('ALGORITHM_NOT_FOUND', "Algorithm 'Sorter' is not known.", {
+          available_algorithms: available,
+        }),
+        409: wrapped(
+          'IDEMPOTENCY_KEY_REUSED',
+          'This Idempotency-Key was used for a different request; use a new key for a new request.',
+        ),
+        413: wrapped(...tooLarge(maxBodyBytes)),
+        422: problem('missing', ['body', 'params'], 'Field required', { algorithm: shown.algorithm }),
+        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
       },
-      404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
-      422: JOB_ID_PROBLEM,
-      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
     },
-  },
-  cancelJob: {
-    parameters: { job_id: JOB_ID },
-    responses: {
-      200: CANCELLED_JOB,
-      404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
-      409: wrapped(
-        'JOB_ALREADY_FINISHED',
-        `Job '${JOB_ID}' has already ended (completed); it cannot be cancelled.`,
-        { status: 'completed' },
-      ),
-      422: JOB_ID_PROBLEM,
-      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
-    },
-  },
-  listJobs: {
-    parameters: { status: 'failed', limit: 50 },
-    responses: {
-      200: {
-        jobs: [
-          {
-            ...CANCELLED_JOB,
-            job_id: '5e2a7c01d9b4',
-            status: 'running',
-            completed_at: null,
-            error: null,
-            progress: { progress: 0.42, message: 'sieve: 812 of 1,930 relations' },
-          },
-          { ...CANCELLED_JOB, progress: null },
-        ],
-        next_cursor: 'MTc5NTI3Mjk0MzEzOC5hMWIyYzNkNGU1ZjY',
+    getJob: {
+      parameters: { job_id: JOB_ID },
+      responses: {
+        200: {
+          job_id: JOB_ID,
+          status: 'completed',
+          algorithm: shown.algorithm,
+          created_at: '2026-11-21T16:15:09.138+00:00',
+          started_at: '2026-11-21T16:15:09.139+00:00',
+          completed_at: '2026-11-21T16:15:09.141+00:00',
+          result: shown.result,
+          error: null,
+          metadata: metadataOf(shown),
+        },
+        404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
+        422: JOB_ID_PROBLEM,
+        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
       },
-      422: problem(
-        'enum',
-        ['query', 'status'],
-        "Input should be 'pending', 'running', 'completed' or 'failed'",
-        'done',
-      ),
-      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
     },
-  },
-  getJobSummary: {
-    responses: {
-      200: {
-        counts: { pending: 12, running: 2, completed: 18204, failed: 31 },
-        latency_bounds_ms: [...LATENCY_BOUNDS_MS],
-        ended_per_minute: [
-          {
-            minute: '2026-11-21T16:01:00.000+00:00',
-            completed: 1204,
-            failed: 2,
-            latency_ms: {
-              buckets: latencyBuckets({ 2: 3, 3: 410, 4: 622, 5: 160, 6: 11 }),
-              sum: 19870,
+    cancelJob: {
+      parameters: { job_id: JOB_ID },
+      responses: {
+        200: CANCELLED_JOB,
+        404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
+        409: wrapped(
+          'JOB_ALREADY_FINISHED',
+          `Job '${JOB_ID}' has already ended (completed); it cannot be cancelled.`,
+          { status: 'completed' },
+        ),
+        422: JOB_ID_PROBLEM,
+        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
+      },
+    },
+    listJobs: {
+      parameters: { status: 'failed', limit: 50 },
+      responses: {
+        200: {
+          jobs: [
+            {
+              ...CANCELLED_JOB,
+              job_id: '5e2a7c01d9b4',
+              status: 'running',
+              completed_at: null,
+              error: null,
+              progress: { progress: 0.42, message: 'sieve: 812 of 1,930 relations' },
             },
-          },
-          {
-            minute: '2026-11-21T16:15:00.000+00:00',
-            completed: 410,
-            failed: 1,
-            latency_ms: {
-              buckets: latencyBuckets({ 2: 1, 3: 150, 4: 201, 5: 55, 6: 4 }),
-              sum: 6702,
+            { ...CANCELLED_JOB, progress: null },
+          ],
+          next_cursor: 'MTc5NTI3Mjk0MzEzOC5hMWIyYzNkNGU1ZjY',
+        },
+        422: problem(
+          'enum',
+          ['query', 'status'],
+          "Input should be 'pending', 'running', 'completed' or 'failed'",
+          'done',
+        ),
+        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
+      },
+    },
+    getJobSummary: {
+      responses: {
+        200: {
+          counts: { pending: 12, running: 2, completed: 18204, failed: 31 },
+          latency_bounds_ms: [...LATENCY_BOUNDS_MS],
+          ended_per_minute: [
+            {
+              minute: '2026-11-21T16:01:00.000+00:00',
+              completed: 1204,
+              failed: 2,
+              latency_ms: {
+                buckets: latencyBuckets({ 2: 3, 3: 410, 4: 622, 5: 160, 6: 11 }),
+                sum: 19870,
+              },
             },
-          },
-        ],
+            {
+              minute: '2026-11-21T16:15:00.000+00:00',
+              completed: 410,
+              failed: 1,
+              latency_ms: {
+                buckets: latencyBuckets({ 2: 1, 3: 150, 4: 201, 5: 55, 6: 4 }),
+                sum: 6702,
+              },
+            },
+          ],
+        },
+        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
       },
-      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
     },
-  },
-  streamJobEvents: {
-    parameters: { job_id: JOB_ID },
-    responses: {
-      200:
-        'retry: 1000\n\n' +
-        `id: 1.r.0\nevent: state\ndata: {"job_id":"${JOB_ID}","status":"running","started_at":"2026-11-21T16:15:09.139+00:00"}\n\n` +
-        'id: 1.r.7\nevent: progress\ndata: {"progress":0.42,"message":"sieve: 812 of 1,930 relations"}\n\n' +
-        `id: 1.f.0\nevent: end\ndata: ${JSON.stringify(CANCELLED_JOB)}\n\n`,
-      404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
-      422: JOB_ID_PROBLEM,
-      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
-    },
-  },
-  getJobDeliveries: {
-    parameters: { job_id: JOB_ID },
-    responses: {
-      200: {
-        job_id: JOB_ID,
-        url: 'https://example.com/hooks/algoserve',
-        state: 'delivered',
-        attempts: [
-          {
-            attempt: 1,
-            at: isoTime(FIRST_ATTEMPT_AT),
-            duration_ms: TIMED_OUT_MS,
-            status_code: null,
-            error: `no answer within ${ATTEMPT_TIMEOUT_MS} ms`,
-            next_attempt_at: isoTime(RETRY_AT),
-          },
-          {
-            attempt: 2,
-            at: isoTime(RETRY_AT + 9),
-            duration_ms: 41.7,
-            status_code: 204,
-            error: null,
-            next_attempt_at: null,
-          },
-        ],
+    streamJobEvents: {
+      parameters: { job_id: JOB_ID },
+      responses: {
+        200:
+          'retry: 1000\n\n' +
+          `id: 1.r.0\nevent: state\ndata: {"job_id":"${JOB_ID}","status":"running","started_at":"2026-11-21T16:15:09.139+00:00"}\n\n` +
+          'id: 1.r.7\nevent: progress\ndata: {"progress":0.42,"message":"sieve: 812 of 1,930 relations"}\n\n' +
+          `id: 1.f.0\nevent: end\ndata: ${JSON.stringify(CANCELLED_JOB)}\n\n`,
+        404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
+        422: JOB_ID_PROBLEM,
+        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
       },
-      404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
-      422: JOB_ID_PROBLEM,
-      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
     },
-  },
-  healthz: { responses: { 200: { status: 'healthy', timestamp: 1795272943.268 } } },
-  readyz: {
-    responses: {
-      200: { status: 'ready', timestamp: 1795272943.268, checks: { algorithm: true, store: true } },
-      503: { status: 'not_ready', timestamp: 1795272943.268, checks: { algorithm: true, store: false } },
+    getJobDeliveries: {
+      parameters: { job_id: JOB_ID },
+      responses: {
+        200: {
+          job_id: JOB_ID,
+          url: 'https://example.com/hooks/algoserve',
+          state: 'delivered',
+          attempts: [
+            {
+              attempt: 1,
+              at: isoTime(FIRST_ATTEMPT_AT),
+              duration_ms: TIMED_OUT_MS,
+              status_code: null,
+              error: `no answer within ${ATTEMPT_TIMEOUT_MS} ms`,
+              next_attempt_at: isoTime(RETRY_AT),
+            },
+            {
+              attempt: 2,
+              at: isoTime(RETRY_AT + 9),
+              duration_ms: 41.7,
+              status_code: 204,
+              error: null,
+              next_attempt_at: null,
+            },
+          ],
+        },
+        404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
+        422: JOB_ID_PROBLEM,
+        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
+      },
     },
-  },
-  metrics: {
-    responses: {
-      200: '# HELP http_requests_total HTTP requests.\n# TYPE http_requests_total counter\nhttp_requests_total{method="POST",endpoint="/invoke",status="200"} 3\n',
+    healthz: { responses: { 200: { status: 'healthy', timestamp: 1795272943.268 } } },
+    readyz: {
+      responses: {
+        200: { status: 'ready', timestamp: 1795272943.268, checks: { algorithm: true, store: true } },
+        503: { status: 'not_ready', timestamp: 1795272943.268, checks: { algorithm: true, store: false } },
+      },
     },
-  },
-})
+    metrics: {
+      responses: {
+        200: '# HELP http_requests_total HTTP requests.\n# TYPE http_requests_total counter\nhttp_requests_total{method="POST",endpoint="/invoke",status="200"} 3\n',
+      },
+    },
+  }
+}
 
 function addExamples(operation: Operation, all: Examples): void {
   const examples = all[operation.operationId ?? '']
