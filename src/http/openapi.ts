@@ -66,7 +66,7 @@ const PRIME_97 = {
 }
 
 /** The algorithm the job examples show, with params it takes and a result it gives. */
-export interface ShownAlgorithm {
+interface ShownAlgorithm {
   algorithm: string
   version: string
   params: unknown
@@ -450,7 +450,7 @@ type Examples = Record<
  * example is what "Try it out" sends, so each one succeeds.
  */
 const EXAMPLES = (maxBodyBytes: number, shown: ShownAlgorithm, available: string[]): Examples => {
-  const CANCELLED_JOB = cancelledJob(shown)
+  const cancelled = cancelledJob(shown)
   return {
     invoke: {
       request: { number: 97 },
@@ -518,7 +518,7 @@ const EXAMPLES = (maxBodyBytes: number, shown: ShownAlgorithm, available: string
     cancelJob: {
       parameters: { job_id: JOB_ID },
       responses: {
-        200: CANCELLED_JOB,
+        200: cancelled,
         404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
         409: wrapped(
           'JOB_ALREADY_FINISHED',
@@ -535,14 +535,14 @@ const EXAMPLES = (maxBodyBytes: number, shown: ShownAlgorithm, available: string
         200: {
           jobs: [
             {
-              ...CANCELLED_JOB,
+              ...cancelled,
               job_id: '5e2a7c01d9b4',
               status: 'running',
               completed_at: null,
               error: null,
               progress: { progress: 0.42, message: 'sieve: 812 of 1,930 relations' },
             },
-            { ...CANCELLED_JOB, progress: null },
+            { ...cancelled, progress: null },
           ],
           next_cursor: 'MTc5NTI3Mjk0MzEzOC5hMWIyYzNkNGU1ZjY',
         },
@@ -591,7 +591,7 @@ const EXAMPLES = (maxBodyBytes: number, shown: ShownAlgorithm, available: string
           'retry: 1000\n\n' +
           `id: 1.r.0\nevent: state\ndata: {"job_id":"${JOB_ID}","status":"running","started_at":"2026-11-21T16:15:09.139+00:00"}\n\n` +
           'id: 1.r.7\nevent: progress\ndata: {"progress":0.42,"message":"sieve: 812 of 1,930 relations"}\n\n' +
-          `id: 1.f.0\nevent: end\ndata: ${JSON.stringify(CANCELLED_JOB)}\n\n`,
+          `id: 1.f.0\nevent: end\ndata: ${JSON.stringify(cancelled)}\n\n`,
         404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
         422: JOB_ID_PROBLEM,
         503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
