@@ -104,6 +104,7 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> 
     keyRequired: isKeyRequired,
     rateLimit: config.rateLimit > 0 ? config : null,
     maxBodyBytes: config.maxBodyBytes,
+    text: documentText(config),
   })
   return { app, declarations }
 }
@@ -138,10 +139,16 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   await app.register(jobControlRoutes, { backend: deps.backend, metrics: deps.metrics })
   await app.register(jobEventRoutes, { backend: deps.backend, maxStreams: config.maxEventStreams })
   await registerStatusRoutes(app, deps)
-  await app.register(docsRoutes, { declarations })
+  await app.register(docsRoutes, { declarations, text: documentText(config) })
   await app.register(dashboardRoutes)
   return app
 }
+
+const documentText = (config: Config) => ({
+  title: config.apiTitle,
+  version: config.apiVersion,
+  description: config.apiDescription,
+})
 
 /** The app of `algoserve worker`: liveness, readiness and metrics only. */
 export async function buildWorkerApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {

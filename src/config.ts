@@ -93,6 +93,25 @@ const hostPorts = (raw: string): string[] =>
 
 const optionalName = (raw: string): string | null => (raw.trim() === '' ? null : raw.trim())
 
+/** One line of at most `max` characters; empty for none. */
+const optionalLine =
+  (max: number) =>
+  (raw: string): string | null => {
+    const value = optionalName(raw)
+    if (value !== null && /[\r\n]/.test(value)) throw new Error('must be one line')
+    if (value !== null && value.length > max) throw new Error(`must be at most ${max} characters`)
+    return value
+  }
+
+/** Text of at most `max` characters, lines kept; empty for none. */
+const optionalText =
+  (max: number) =>
+  (raw: string): string | null => {
+    const value = optionalName(raw)
+    if (value !== null && value.length > max) throw new Error(`must be at most ${max} characters`)
+    return value
+  }
+
 /** A setting naming a file: its path and text, or null when empty; an unreadable file is an error. */
 const settingFile = (raw: string): { path: string; text: string } | null => {
   const path = raw.trim()
@@ -511,7 +530,7 @@ export const SETTINGS = [
         .map((item) => item.trim())
         .filter((item) => item !== ''),
     description:
-      'Algorithm modules to serve besides PrimeChecker, comma-separated: module files (.js/.mjs), folders (one with an algorithm.json is a process algorithm; otherwise each .js/.mjs file and each folder with an algorithm.json directly inside) and installed package names (docs/algorithms.md).',
+      'Algorithm modules to serve (besides PrimeChecker, unless ALGOSERVE_PRIME_CHECKER=false), comma-separated: module files (.js/.mjs), folders (one with an algorithm.json is a process algorithm; otherwise each .js/.mjs file and each folder with an algorithm.json directly inside) and installed package names (docs/algorithms.md).',
   }),
   setting({
     key: 'workerAlgorithms',
@@ -544,6 +563,36 @@ export const SETTINGS = [
     parse: integer(0, 1_048_576),
     description:
       "Memory limit of an algorithm that declares no memoryMb, in MB: a process algorithm's program and each of its children get it as RLIMIT_DATA. 0: none.",
+  }),
+  setting({
+    key: 'primeChecker',
+    env: 'ALGOSERVE_PRIME_CHECKER',
+    default: true,
+    parse: boolean,
+    description:
+      'Serve the built-in PrimeChecker and POST /invoke; false serves only ALGOSERVE_ALGORITHMS (POST /invoke then answers 404 ALGORITHM_NOT_FOUND).',
+  }),
+  setting({
+    key: 'apiTitle',
+    env: 'ALGOSERVE_API_TITLE',
+    default: null,
+    parse: optionalLine(200),
+    description: 'Title of /openapi.json, /docs and /redoc; none: Algoserve.',
+  }),
+  setting({
+    key: 'apiVersion',
+    env: 'ALGOSERVE_API_VERSION',
+    default: null,
+    parse: optionalLine(64),
+    description: "Version of /openapi.json (info.version); none: the service's version.",
+  }),
+  setting({
+    key: 'apiDescription',
+    env: 'ALGOSERVE_API_DESCRIPTION',
+    default: null,
+    parse: optionalText(65_536),
+    description:
+      "Description of /openapi.json, Markdown, shown atop /docs and /redoc; none: Algoserve's own.",
   }),
 ]
 

@@ -147,7 +147,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
   }
   // Before anything starts: a module that breaks the contract stops the start here.
   const algorithmFiles = moduleFiles(config.algorithms)
-  const algorithms = await loadRegistry(algorithmFiles)
+  const algorithms = await loadRegistry(algorithmFiles, {}, config.primeChecker)
+  if (algorithms.size === 0) {
+    throw new ConfigError(
+      'ALGOSERVE_PRIME_CHECKER=false leaves no algorithm to serve: name your modules in ALGOSERVE_ALGORITHMS.',
+    )
+  }
   const served = servedAlgorithms(config, algorithms)
   const metrics = createMetrics()
   // A worker runs the jobs of its algorithms only: it starts their programs alone, and is ready without
@@ -162,6 +167,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       threads: config.workerThreads,
       invokeQueueTimeoutMs: config.invokeQueueTimeoutMs,
       algorithmFiles,
+      builtInAlgorithms: config.primeChecker,
       threadHeapMb: config.threadHeapMb,
       memoryMb: config.algorithmMemoryMb,
       processes,

@@ -81,6 +81,10 @@ test('the defaults are these values', () => {
     invokeTimeoutMs: 30_000,
     threadHeapMb: 0,
     algorithmMemoryMb: 0,
+    primeChecker: true,
+    apiTitle: null,
+    apiVersion: null,
+    apiDescription: null,
   })
   assert.deepEqual(loadConfig([], {}), defaultConfig())
 })
@@ -396,6 +400,20 @@ test('CORS origins, rate limits and the proxy setting', () => {
     () => loadConfig([], { ALGOSERVE_RATE_LIMIT_WINDOW_MS: '10' }),
     /ALGOSERVE_RATE_LIMIT_WINDOW_MS/,
   )
+})
+
+test("the API document's title and version are one line each, its description any text; empty is none", () => {
+  const config = loadConfig(['--api-title', ' Routes of ACME '], {
+    ALGOSERVE_API_VERSION: '2026.11',
+    ALGOSERVE_API_DESCRIPTION: 'Shortest paths.\n\n* Weights are exact.',
+  })
+  assert.equal(config.apiTitle, 'Routes of ACME')
+  assert.equal(config.apiVersion, '2026.11')
+  assert.equal(config.apiDescription, 'Shortest paths.\n\n* Weights are exact.')
+  assert.equal(loadConfig([], { ALGOSERVE_API_TITLE: ' ' }).apiTitle, null)
+  assert.throws(() => loadConfig([], { ALGOSERVE_API_TITLE: 'a\nb' }), /ALGOSERVE_API_TITLE.*one line/)
+  assert.throws(() => loadConfig([], { ALGOSERVE_API_VERSION: 'v'.repeat(65) }), /at most 64 characters/)
+  assert.throws(() => loadConfig([], { ALGOSERVE_API_DESCRIPTION: 'd'.repeat(65_537) }), /at most 65536/)
 })
 
 test('variables that look like settings but are none are named with the closest setting', () => {

@@ -99,6 +99,11 @@ function problemOf(issue: SchemaIssue, loc: readonly string[], params: unknown):
       return bound('less_than_equal', 'less than or equal to', 'le')
     case 'exclusiveMaximum':
       return bound('less_than', 'less than', 'lt')
+    // pydantic's words for a value outside a set: the values allowed, in the message and in ctx.
+    case 'enum':
+      return allowed('enum', p.allowedValues as unknown[])
+    case 'const':
+      return allowed('literal_error', [p.allowedValue])
     case 'pattern':
       return {
         type: 'string_pattern_mismatch',
@@ -111,6 +116,11 @@ function problemOf(issue: SchemaIssue, loc: readonly string[], params: unknown):
       return { type: issue.keyword, loc: at, msg: `Input ${issue.message}`, input }
   }
 
+  function allowed(type: string, values: unknown[]): SchemaProblem {
+    const expected = inWords(values)
+    return { type, loc: at, msg: `Input should be ${expected}`, input, ctx: { expected } }
+  }
+
   function bound(type: string, words: string, key: string): SchemaProblem {
     return {
       type,
@@ -120,6 +130,21 @@ function problemOf(issue: SchemaIssue, loc: readonly string[], params: unknown):
       ctx: { [key]: p.limit },
     }
   }
+}
+
+/** The most allowed values a message lists. */
+const SHOWN_VALUES = 16
+
+/** Allowed values as pydantic words them: "'a', 'b' or 'c'"; past SHOWN_VALUES, how many more. */
+function inWords(values: unknown[]): string {
+  const shown = values
+    .slice(0, SHOWN_VALUES)
+    .map((value) =>
+      typeof value === 'string' ? `'${shortenValue(value)}'` : JSON.stringify(shortenValue(value)),
+    )
+  if (values.length > SHOWN_VALUES)
+    return `${shown.join(', ')} or one of ${values.length - SHOWN_VALUES} more`
+  return shown.length < 2 ? (shown[0] ?? '') : `${shown.slice(0, -1).join(', ')} or ${shown.at(-1)}`
 }
 
 function valueAt(value: unknown, path: readonly (string | number)[]): unknown {

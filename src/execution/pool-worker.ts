@@ -26,6 +26,8 @@ import { timedRun } from './timed-run.js'
 export interface PoolWorkerData {
   /** The module files of ALGOSERVE_ALGORITHMS, resolved. */
   algorithmFiles: string[]
+  /** The built-in modules are loaded too (ALGOSERVE_PRIME_CHECKER), as in the process. */
+  builtIn: boolean
 }
 
 /** How a run ended on the thread; `replaceThread`: it passed its memory limit, and its thread ends. */
@@ -166,9 +168,12 @@ export interface ThreadLoad {
 // before the first task (a top-level await would do the same, but tsx cannot load one in a thread).
 // A module that fails to load here but not in the process (one that checks isMainThread) is told in a
 // message, not by a rejection, which piscina would meet only at a run (and tsx garbles on Node 20).
-export default loadRegistry((workerData as PoolWorkerData | undefined)?.algorithmFiles ?? [], {
-  checkedByProcess: true,
-}).then(
+const data = workerData as PoolWorkerData | undefined
+export default loadRegistry(
+  data?.algorithmFiles ?? [],
+  { checkedByProcess: true },
+  data?.builtIn ?? true,
+).then(
   (registry) => {
     tell({ algoserveThreadLoaded: threadId })
     return (batch: WorkerBatch) => runBatch(registry, batch)

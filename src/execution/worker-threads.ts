@@ -114,6 +114,8 @@ export interface WorkerThreadsOptions {
   invokeQueueTimeoutMs?: number
   /** The module files of ALGOSERVE_ALGORITHMS, resolved: every worker thread loads them. */
   algorithmFiles?: string[]
+  /** Every worker thread loads the built-in modules too (ALGOSERVE_PRIME_CHECKER); default true. */
+  builtInAlgorithms?: boolean
   /** The heap limit of each worker thread, in MB; 0 leaves Node's default. */
   threadHeapMb?: number
   /** The memory limit of a run whose module declares no `memoryMb`, in MB; 0 or absent: none. */
@@ -147,7 +149,10 @@ export class WorkerThreads {
     this.#lanes = new Lanes(options.invokeQueueTimeoutMs ?? Number.POSITIVE_INFINITY, 'worker thread')
     this.#threads = threads
     this.#memoryMb = options.memoryMb ?? 0
-    const workerData: PoolWorkerData = { algorithmFiles: options.algorithmFiles ?? [] }
+    const workerData: PoolWorkerData = {
+      algorithmFiles: options.algorithmFiles ?? [],
+      builtIn: options.builtInAlgorithms ?? true,
+    }
     this.#pool = new Piscina({
       filename: WORKER_FILE.href,
       minThreads: threads,

@@ -3,7 +3,7 @@
 // and -) with a dot and a suffix: no two algorithms' can clash, whatever the modules call their types,
 // and none is one of the interface's own names, which have no dot.
 import type { Algorithm } from '../algorithms/algorithm.js'
-import type { Registry } from '../algorithms/registry.js'
+import { type Registry, servedPrimeChecker } from '../algorithms/registry.js'
 import { schemaComponents } from '../algorithms/schema-components.js'
 
 const SUFFIX = { params: 'Params', result: 'Result' } as const
@@ -87,6 +87,62 @@ export interface AlgorithmExampleParts {
 export const invokeOperationId = (name: string): string => `invoke_${name}`
 
 /**
+ * PrimeChecker alone (the interface's own service): the document keeps the interface's single shapes
+ * and single examples. Any other set of algorithms gets shapes and examples per algorithm.
+ */
+export const interfaceOnly = (algorithms: Registry): boolean =>
+  algorithms.size === 1 && servedPrimeChecker(algorithms) !== undefined
+
+/** The params of an algorithm's examples, or a sample when it gives none. */
+const exampleParams = (algorithm: Algorithm): unknown[] => {
+  const given = (algorithm.module.examples ?? []).map((example) => example.params)
+  return given.length > 0 ? given : [sampleComponent(algorithm, 'params')]
+}
+
+/** The longest summary of a named example. */
+const SUMMARY_CHARS = 100
+
+/** Named examples, as a media type's `examples`: the algorithm's name, then -2, -3, ... */
+function named(algorithm: Algorithm, value: (params: unknown) => unknown): Record<string, NamedExample> {
+  return Object.fromEntries(
+    exampleParams(algorithm).map((params, i) => {
+      const text = `${algorithm.name}: ${JSON.stringify(params)}`
+      const summary = text.length > SUMMARY_CHARS ? `${text.slice(0, SUMMARY_CHARS - 1)}…` : text
+      return [i === 0 ? algorithm.name : `${algorithm.name}-${i + 1}`, { summary, value: value(params) }]
+    }),
+  )
+}
+
+/** The first algorithm by name, as the job examples show it: its first example and a sample result. */
+export function firstAlgorithmShown(algorithms: Registry) {
+  const name = [...algorithms.keys()].sort()[0]
+  const algorithm = name === undefined ? undefined : algorithms.get(name)
+  if (algorithm === undefined) return undefined
+  return {
+    algorithm: algorithm.name,
+    version: algorithm.version,
+    params: exampleParams(algorithm)[0],
+    result: sampleComponent(algorithm, 'result'),
+  }
+}
+
+export interface NamedExample {
+  summary: string
+  value: unknown
+}
+
+/** Every algorithm's examples as POST /jobs bodies, by name; null for the interface's single example. */
+export function jobRequestExamples(algorithms: Registry): Record<string, NamedExample> | null {
+  if (interfaceOnly(algorithms)) return null
+  return Object.assign(
+    {},
+    ...[...algorithms.keys()]
+      .sort()
+      .map((name) => named(algorithms.get(name) as Algorithm, (params) => ({ algorithm: name, params }))),
+  )
+}
+
+/**
  * The examples of the algorithm operations, by operationId, in the shape openapi.ts takes: the list,
  * one algorithm (the first by name), and each algorithm's invoke operation.
  */
@@ -121,7 +177,9 @@ export function algorithmExamples(algorithms: Registry, shared: AlgorithmExample
   const invokes = sorted.map((algorithm) => [
     invokeOperationId(algorithm.name),
     {
-      request: algorithm.module.examples?.[0]?.params ?? sampleComponent(algorithm, 'params'),
+      ...(interfaceOnly(algorithms)
+        ? { request: exampleParams(algorithm)[0] }
+        : { requestExamples: named(algorithm, (params) => params) }),
       responses: {
         200: {
           request_id: shared.requestId,
@@ -147,12 +205,12 @@ export function algorithmExamples(algorithms: Registry, shared: AlgorithmExample
 }
 
 /**
- * With more than one algorithm, the POST /jobs body, a job (alone and in a list) and the webhook payload are a oneOf over
- * the algorithms, discriminated by `algorithm`, each with its own params and result schemas. With one
- * (PrimeChecker alone) the document keeps its single shapes.
+ * The POST /jobs body, a job (alone and in a list) and the webhook payload as a oneOf over the algorithms,
+ * discriminated by `algorithm`, each with its own params and result schemas; with PrimeChecker alone the
+ * document keeps its single shapes.
  */
 export function discriminateJobs(schemas: Record<string, Schema>, algorithms: Registry): void {
-  if (algorithms.size < 2) return
+  if (interfaceOnly(algorithms)) return
   const names = [...algorithms.keys()].sort()
   const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` })
   const variants = (base: string, build: (name: string, schema: Schema) => Schema) => {
@@ -184,4 +242,67 @@ export function discriminateJobs(schemas: Record<string, Schema>, algorithms: Re
   variants('JobStatusResponse', byAlgorithm)
   variants('JobListItem', byAlgorithm)
   variants('WebhookPayload', byAlgorithm)
+}
+
+/** Keywords whose value is a schema, a list of schemas, or a map of schemas. */
+const SCHEMA_KEYWORDS = {
+  one: [
+    'items',
+    'additionalProperties',
+    'additionalItems',
+    'contains',
+    'propertyNames',
+    'not',
+    'if',
+    'then',
+    'else',
+  ],
+  list: ['allOf', 'anyOf', 'oneOf', 'prefixItems'],
+  map: ['properties', 'patternProperties', 'dependentSchemas'],
+}
+
+/**
+ * The params components with each member's `default` said in its description instead. Generated
+ * clients read a `default` in a component as "always present" (openapi-typescript makes the member
+ * required), which is true of an answer, not of params: the service fills in no default, `run` sees
+ * only what was sent, and a member with a default is one a client may leave out. GET
+ * /algorithms/{name} keeps the schemas as the module wrote them.
+ */
+export function describeParamDefaults(schemas: Record<string, Schema>, algorithms: Registry): void {
+  for (const name of algorithms.keys()) {
+    const id = algorithmSchemaId(name, 'params')
+    for (const [key, schema] of Object.entries(schemas))
+      if (key === id || key.startsWith(`${id}.`)) {
+        // A copy: the schemas the routes were given stay as they are.
+        schemas[key] = structuredClone(schema)
+        describeDefaults(schemas[key])
+      }
+  }
+}
+
+function describeDefaults(schema: unknown): void {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return
+  const node = schema as Schema
+  for (const key of SCHEMA_KEYWORDS.one) describeDefaults(node[key])
+  for (const key of SCHEMA_KEYWORDS.list)
+    if (Array.isArray(node[key])) for (const item of node[key]) describeDefaults(item)
+  for (const key of SCHEMA_KEYWORDS.map) {
+    const members = node[key]
+    if (typeof members !== 'object' || members === null) continue
+    for (const member of Object.values(members)) {
+      describeDefaults(member)
+      if (key === 'properties') moveDefault(member)
+    }
+  }
+}
+
+/** A member's `default` moved into its description: "Default: 100." */
+function moveDefault(member: unknown): void {
+  if (typeof member !== 'object' || member === null || !('default' in member)) return
+  const { default: value, ...rest } = member as Schema
+  const said = `Default: ${JSON.stringify(value)}.`
+  const description =
+    typeof rest.description === 'string' ? `${rest.description.replace(/\.?$/, '.')} ${said}` : said
+  for (const key of Object.keys(member)) delete (member as Schema)[key]
+  Object.assign(member, { ...rest, description })
 }

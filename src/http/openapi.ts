@@ -4,29 +4,43 @@
 // adds to it. routes/docs.ts hands these to @fastify/swagger. Every limit it states is read from the
 // code or the settings that enforce it.
 import { Type } from '@sinclair/typebox'
-import type { Registry } from '../algorithms/registry.js'
+import { type Registry, servedPrimeChecker } from '../algorithms/registry.js'
 import { PayloadTooLargeError } from '../errors.js'
 import { LATENCY_BOUNDS_MS } from '../jobs/summary.js'
 import { isoTime } from '../json-text.js'
 import { VERSION } from '../version.js'
 import { RETRY_WAITS_MS } from '../webhooks/policy.js'
 import { ATTEMPT_TIMEOUT_MS } from '../webhooks/sender.js'
-import { algorithmExamples, discriminateJobs } from './algorithm-schemas.js'
+import {
+  algorithmExamples,
+  describeParamDefaults,
+  discriminateJobs,
+  firstAlgorithmShown,
+  jobRequestExamples,
+  type NamedExample,
+} from './algorithm-schemas.js'
 import { REQUEST_ID as KEPT_REQUEST_ID } from './http-observer.js'
 import { isRateLimited, type RouteDeclaration } from './route-declaration.js'
-import { ErrorResponse, Metadata, PrimeResult } from './schemas.js'
+import { ErrorResponse, InvokeRequest, InvokeResponse, Metadata, PrimeResult } from './schemas.js'
 
-const DESCRIPTION = `Algorithms over HTTP. PrimeChecker tests an integer of any size for primality and factors it.
-
-* Numbers are read exactly: JSON integer literals of any length, or strings of decimal digits. Responses
+// The document's own description, when the deployment gives none: PrimeChecker's part only where it is
+// served.
+const PRIME_CHECKER_INTRO = ' PrimeChecker tests an integer of any size for primality and factors it.'
+const PRIME_CHECKER_NOTES = `* Numbers are read exactly: JSON integer literals of any length, or strings of decimal digits. Responses
   write them as exact JSON integers; a JavaScript client reads those above 2^53 with a lossless parser
   (docs/api.md, "JavaScript clients").
 * The primality method depends on |number|: trial division below 2^32, deterministic Miller-Rabin below 2^64,
   Baillie-PSW above.
-* Error bodies: flat on /invoke, wrapped under \`detail\` on /jobs; 422 bodies follow FastAPI with pydantic v2.
+`
+const NOTES = `* Error bodies: flat on /invoke, wrapped under \`detail\` on /jobs; 422 bodies follow FastAPI with pydantic v2.
 * Every response carries \`x-request-id\`.
 * Jobs that name a \`webhook\` are reported to it when they end: see the \`jobFinished\` webhook.
 * Runs on the maintained Node.js lines: 22, 24 and 26 (and still on 20, past its end of life in April 2026).`
+
+const ownDescription = (primeChecker: boolean) =>
+  primeChecker
+    ? `Algorithms over HTTP.${PRIME_CHECKER_INTRO}\n\n${PRIME_CHECKER_NOTES}${NOTES}`
+    : `Algorithms over HTTP.\n\n${NOTES.replace('flat on /invoke', 'flat on /algorithms/{name}/invoke')}`
 
 // The values the examples share.
 const REQUEST_ID = 'b1946ac9-2ad7-4a5f-9c67-3d2f0c3e4f10'
@@ -50,7 +64,34 @@ const PRIME_97 = {
   factorization_complete: true,
   algorithm: 'trial_division',
 }
-const METADATA = { algorithm: 'PrimeChecker', version: VERSION, elapsed_time: 0.000012 }
+
+/** The algorithm the job examples show, with params it takes and a result it gives. */
+interface ShownAlgorithm {
+  algorithm: string
+  version: string
+  params: unknown
+  result: unknown
+}
+
+const PRIME_CHECKER_SHOWN: ShownAlgorithm = {
+  algorithm: 'PrimeChecker',
+  version: VERSION,
+  params: { number: 97 },
+  result: PRIME_97,
+}
+
+/** PrimeChecker where it is served, else the first algorithm by name. */
+const shownAlgorithm = (algorithms: Registry): ShownAlgorithm =>
+  servedPrimeChecker(algorithms) === undefined
+    ? (firstAlgorithmShown(algorithms) ?? PRIME_CHECKER_SHOWN)
+    : PRIME_CHECKER_SHOWN
+
+const metadataOf = (shown: ShownAlgorithm) => ({
+  algorithm: shown.algorithm,
+  version: shown.version,
+  elapsed_time: 0.000012,
+})
+const METADATA = metadataOf(PRIME_CHECKER_SHOWN)
 
 export const TAGS = [
   { name: 'algorithms', description: 'Synchronous algorithm calls.' },
@@ -65,19 +106,29 @@ export const TAGS = [
   },
 ]
 
-export function documentInfo() {
+/** The deployment's own title, version and description of the document (settings); null for ours. */
+export interface DocumentText {
+  title: string | null
+  version: string | null
+  description: string | null
+}
+
+/** The title /docs and /redoc show. */
+export const pageTitle = (text: DocumentText): string => text.title ?? 'Algoserve API'
+
+export function documentInfo(text: DocumentText, algorithms: Registry) {
   return {
     openapi: '3.1.0',
     info: {
-      title: 'Algoserve',
-      version: VERSION,
-      description: DESCRIPTION,
+      title: text.title ?? 'Algoserve',
+      version: text.version ?? VERSION,
+      description: text.description ?? ownDescription(servedPrimeChecker(algorithms) !== undefined),
       license: { name: 'MIT', identifier: 'MIT' },
     },
     // Relative: the document describes whichever host name and scheme it was fetched from.
     servers: [{ url: '/', description: 'This service' }],
     tags: TAGS,
-    webhooks: { jobFinished: structuredClone(JOB_FINISHED) },
+    webhooks: { jobFinished: jobFinished(shownAlgorithm(algorithms)) },
   }
 }
 
@@ -111,7 +162,7 @@ const header = (description: string, example: string, required = true) => ({
   example,
 })
 
-const JOB_FINISHED = {
+const jobFinished = (shown: ShownAlgorithm) => ({
   post: {
     summary: 'A job ended',
     operationId: 'jobFinished',
@@ -152,10 +203,10 @@ const JOB_FINISHED = {
           example: {
             job_id: JOB_ID,
             status: 'completed',
-            algorithm: 'PrimeChecker',
-            result: PRIME_97,
+            algorithm: shown.algorithm,
+            result: shown.result,
             error: null,
-            metadata: METADATA,
+            metadata: metadataOf(shown),
             completed_at: '2026-11-21T16:15:09.141+00:00',
           },
         },
@@ -169,7 +220,7 @@ const JOB_FINISHED = {
       },
     },
   },
-}
+})
 
 /** The scheme named by `security` when API keys are configured. */
 export const API_KEY_SCHEME = {
@@ -200,7 +251,7 @@ const REQUEST_ID_HEADER = {
   schema: { type: 'string' },
 }
 
-type Media = Record<string, { example?: unknown }>
+type Media = Record<string, { example?: unknown; examples?: unknown }>
 type Operation = {
   operationId?: string
   parameters?: { name: string; in: string }[]
@@ -218,6 +269,8 @@ export interface DocumentOptions {
   maxBodyBytes: number
   /** The algorithms served: their examples, and the job shapes discriminated by algorithm. */
   algorithms: Registry
+  /** The deployment's title, version and description. */
+  text: DocumentText
 }
 
 /**
@@ -232,13 +285,20 @@ export function completeDocument<T extends object>(
   options: DocumentOptions,
 ): T {
   const examples: Examples = {
-    ...EXAMPLES(options.maxBodyBytes),
+    ...EXAMPLES(
+      options.maxBodyBytes,
+      shownAlgorithm(options.algorithms),
+      [...options.algorithms.keys()].sort(),
+    ),
     ...algorithmExamples(options.algorithms, {
       requestId: REQUEST_ID,
       flat,
       tooLarge: flat(...tooLarge(options.maxBodyBytes)),
     }),
   }
+  const jobRequests = jobRequestExamples(options.algorithms)
+  if (jobRequests !== null && examples.createJob !== undefined)
+    examples.createJob = { ...examples.createJob, request: undefined, requestExamples: jobRequests }
   const paths = (document as { paths?: Record<string, Record<string, Operation>> }).paths ?? {}
   for (const item of Object.values(paths)) {
     for (const operation of Object.values(item)) {
@@ -264,7 +324,11 @@ export function completeDocument<T extends object>(
     }
   }
   const components = (document as { components?: Record<string, unknown> }).components ?? {}
-  discriminateJobs((components.schemas ?? {}) as Record<string, Record<string, unknown>>, options.algorithms)
+  const schemas = (components.schemas ?? {}) as Record<string, Record<string, unknown>>
+  discriminateJobs(schemas, options.algorithms)
+  if (servedPrimeChecker(options.algorithms) === undefined)
+    withoutPrimeChecker(schemas, shownAlgorithm(options.algorithms))
+  describeParamDefaults(schemas, options.algorithms)
   const webhooks = (document as { webhooks?: Record<string, Record<string, Operation>> }).webhooks ?? {}
   // The callback is signed (webhook-signature), not sent with our API keys.
   if (options.keyRequired !== null) {
@@ -281,6 +345,17 @@ export function completeDocument<T extends object>(
     },
   }
 }
+
+/** Without PrimeChecker: no schema of POST /invoke's, and the metadata's examples another algorithm's. */
+function withoutPrimeChecker(schemas: Record<string, Record<string, unknown>>, shown: ShownAlgorithm): void {
+  for (const id of [InvokeRequest.$id, InvokeResponse.$id, PrimeResult.$id]) delete schemas[id as string]
+  const metadata = structuredClone(schemas[Metadata.$id as string]) as { properties: Record<string, Schema> }
+  metadata.properties.algorithm = { ...metadata.properties.algorithm, examples: [shown.algorithm] }
+  metadata.properties.version = { ...metadata.properties.version, examples: [shown.version] }
+  schemas[Metadata.$id as string] = metadata
+}
+
+type Schema = Record<string, unknown>
 
 /** An error response in the shape its route declares: wrapped under `detail` or flat. */
 function errorResponse(route: RouteDeclaration, description: string, header: [string, string], body: object) {
@@ -331,17 +406,17 @@ const JOB_ID_PROBLEM = {
   ],
 }
 
-const CANCELLED_JOB = {
+const cancelledJob = (shown: ShownAlgorithm) => ({
   job_id: JOB_ID,
   status: 'failed',
-  algorithm: 'PrimeChecker',
+  algorithm: shown.algorithm,
   created_at: '2026-11-21T16:15:09.138+00:00',
   started_at: '2026-11-21T16:15:09.139+00:00',
   completed_at: '2026-11-21T16:15:12.402+00:00',
   result: null,
   error: 'The job was cancelled.',
   metadata: null,
-}
+})
 
 /** The latency buckets of a summary's minute: these counts in these buckets, the others empty. */
 const latencyBuckets = (counts: Record<number, number>) =>
@@ -360,7 +435,13 @@ const tooLarge = (limitBytes: number) => {
 
 type Examples = Record<
   string,
-  { request?: unknown; parameters?: Record<string, unknown>; responses: Record<string, unknown> }
+  {
+    request?: unknown
+    /** Several request bodies, named, in place of `request`. */
+    requestExamples?: Record<string, NamedExample>
+    parameters?: Record<string, unknown>
+    responses: Record<string, unknown>
+  }
 >
 
 /**
@@ -368,196 +449,199 @@ type Examples = Record<
  * what that status answers (a shared schema's example would show one code for every status). A request
  * example is what "Try it out" sends, so each one succeeds.
  */
-const EXAMPLES = (maxBodyBytes: number): Examples => ({
-  invoke: {
-    request: { number: 97 },
-    responses: {
-      200: { request_id: REQUEST_ID, status: 'success', result: PRIME_97, metadata: METADATA },
-      400: flat('VALIDATION_ERROR', 'number has 5000 digits; at most 4300 are allowed.', {
-        field: 'number',
-        value: '1234567890…(5000 digits)',
-      }),
-      413: flat(...tooLarge(maxBodyBytes)),
-      422: problem(
-        'int_from_float',
-        ['body', 'number'],
-        'Input should be a valid integer, got a number with a fractional part',
-        1.5,
-      ),
-      500: flat('INTERNAL_ERROR', 'Internal server error.'),
-      503: flat('SERVICE_UNAVAILABLE', 'Every worker thread is busy; try again later.'),
-    },
-  },
-  createJob: {
-    request: { algorithm: 'PrimeChecker', params: { number: 97 } },
-    responses: {
-      202: {
-        job_id: JOB_ID,
-        status: 'pending',
-        message: 'Job accepted; GET /jobs/{job_id} tells its status.',
-        created_at: '2026-11-21T16:15:09.138+00:00',
+const EXAMPLES = (maxBodyBytes: number, shown: ShownAlgorithm, available: string[]): Examples => {
+  const cancelled = cancelledJob(shown)
+  return {
+    invoke: {
+      request: { number: 97 },
+      responses: {
+        200: { request_id: REQUEST_ID, status: 'success', result: PRIME_97, metadata: METADATA },
+        400: flat('VALIDATION_ERROR', 'number has 5000 digits; at most 4300 are allowed.', {
+          field: 'number',
+          value: '1234567890…(5000 digits)',
+        }),
+        413: flat(...tooLarge(maxBodyBytes)),
+        422: problem(
+          'int_from_float',
+          ['body', 'number'],
+          'Input should be a valid integer, got a number with a fractional part',
+          1.5,
+        ),
+        500: flat('INTERNAL_ERROR', 'Internal server error.'),
+        503: flat('SERVICE_UNAVAILABLE', 'Every worker thread is busy; try again later.'),
       },
-      400: wrapped('VALIDATION_ERROR', 'Invalid webhook URL: not an absolute URL.', {
-        field: 'webhook',
-        value: 'not a url',
-      }),
-      404: wrapped('ALGORITHM_NOT_FOUND', "Algorithm 'Sorter' is not known.", {
-        available_algorithms: ['PrimeChecker'],
-      }),
-      409: wrapped(
-        'IDEMPOTENCY_KEY_REUSED',
-        'This Idempotency-Key was used for a different request; use a new key for a new request.',
-      ),
-      413: wrapped(...tooLarge(maxBodyBytes)),
-      422: problem('missing', ['body', 'params'], 'Field required', { algorithm: 'PrimeChecker' }),
-      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
     },
-  },
-  getJob: {
-    parameters: { job_id: JOB_ID },
-    responses: {
-      200: {
-        job_id: JOB_ID,
-        status: 'completed',
-        algorithm: 'PrimeChecker',
-        created_at: '2026-11-21T16:15:09.138+00:00',
-        started_at: '2026-11-21T16:15:09.139+00:00',
-        completed_at: '2026-11-21T16:15:09.141+00:00',
-        result: PRIME_97,
-        error: null,
-        metadata: METADATA,
+    createJob: {
+      request: { algorithm: shown.algorithm, params: shown.params },
+      responses: {
+        202: {
+          job_id: JOB_ID,
+          status: 'pending',
+          message: 'Job accepted; GET /jobs/{job_id} tells its status.',
+          created_at: '2026-11-21T16:15:09.138+00:00',
+        },
+        400: wrapped('VALIDATION_ERROR', 'Invalid webhook URL: not an absolute URL.', {
+          field: 'webhook',
+          value: 'not a url',
+        }),
+        404: wrapped('ALGORITHM_NOT_FOUND', "Algorithm 'Sorter' is not known.", {
+          available_algorithms: available,
+        }),
+        409: wrapped(
+          'IDEMPOTENCY_KEY_REUSED',
+          'This Idempotency-Key was used for a different request; use a new key for a new request.',
+        ),
+        413: wrapped(...tooLarge(maxBodyBytes)),
+        422: problem('missing', ['body', 'params'], 'Field required', { algorithm: shown.algorithm }),
+        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
       },
-      404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
-      422: JOB_ID_PROBLEM,
-      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
     },
-  },
-  cancelJob: {
-    parameters: { job_id: JOB_ID },
-    responses: {
-      200: CANCELLED_JOB,
-      404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
-      409: wrapped(
-        'JOB_ALREADY_FINISHED',
-        `Job '${JOB_ID}' has already ended (completed); it cannot be cancelled.`,
-        { status: 'completed' },
-      ),
-      422: JOB_ID_PROBLEM,
-      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
-    },
-  },
-  listJobs: {
-    parameters: { status: 'failed', limit: 50 },
-    responses: {
-      200: {
-        jobs: [
-          {
-            ...CANCELLED_JOB,
-            job_id: '5e2a7c01d9b4',
-            status: 'running',
-            completed_at: null,
-            error: null,
-            progress: { progress: 0.42, message: 'sieve: 812 of 1,930 relations' },
-          },
-          { ...CANCELLED_JOB, progress: null },
-        ],
-        next_cursor: 'MTc5NTI3Mjk0MzEzOC5hMWIyYzNkNGU1ZjY',
+    getJob: {
+      parameters: { job_id: JOB_ID },
+      responses: {
+        200: {
+          job_id: JOB_ID,
+          status: 'completed',
+          algorithm: shown.algorithm,
+          created_at: '2026-11-21T16:15:09.138+00:00',
+          started_at: '2026-11-21T16:15:09.139+00:00',
+          completed_at: '2026-11-21T16:15:09.141+00:00',
+          result: shown.result,
+          error: null,
+          metadata: metadataOf(shown),
+        },
+        404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
+        422: JOB_ID_PROBLEM,
+        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
       },
-      422: problem(
-        'enum',
-        ['query', 'status'],
-        "Input should be 'pending', 'running', 'completed' or 'failed'",
-        'done',
-      ),
-      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
     },
-  },
-  getJobSummary: {
-    responses: {
-      200: {
-        counts: { pending: 12, running: 2, completed: 18204, failed: 31 },
-        latency_bounds_ms: [...LATENCY_BOUNDS_MS],
-        ended_per_minute: [
-          {
-            minute: '2026-11-21T16:01:00.000+00:00',
-            completed: 1204,
-            failed: 2,
-            latency_ms: {
-              buckets: latencyBuckets({ 2: 3, 3: 410, 4: 622, 5: 160, 6: 11 }),
-              sum: 19870,
+    cancelJob: {
+      parameters: { job_id: JOB_ID },
+      responses: {
+        200: cancelled,
+        404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
+        409: wrapped(
+          'JOB_ALREADY_FINISHED',
+          `Job '${JOB_ID}' has already ended (completed); it cannot be cancelled.`,
+          { status: 'completed' },
+        ),
+        422: JOB_ID_PROBLEM,
+        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
+      },
+    },
+    listJobs: {
+      parameters: { status: 'failed', limit: 50 },
+      responses: {
+        200: {
+          jobs: [
+            {
+              ...cancelled,
+              job_id: '5e2a7c01d9b4',
+              status: 'running',
+              completed_at: null,
+              error: null,
+              progress: { progress: 0.42, message: 'sieve: 812 of 1,930 relations' },
             },
-          },
-          {
-            minute: '2026-11-21T16:15:00.000+00:00',
-            completed: 410,
-            failed: 1,
-            latency_ms: {
-              buckets: latencyBuckets({ 2: 1, 3: 150, 4: 201, 5: 55, 6: 4 }),
-              sum: 6702,
+            { ...cancelled, progress: null },
+          ],
+          next_cursor: 'MTc5NTI3Mjk0MzEzOC5hMWIyYzNkNGU1ZjY',
+        },
+        422: problem(
+          'enum',
+          ['query', 'status'],
+          "Input should be 'pending', 'running', 'completed' or 'failed'",
+          'done',
+        ),
+        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
+      },
+    },
+    getJobSummary: {
+      responses: {
+        200: {
+          counts: { pending: 12, running: 2, completed: 18204, failed: 31 },
+          latency_bounds_ms: [...LATENCY_BOUNDS_MS],
+          ended_per_minute: [
+            {
+              minute: '2026-11-21T16:01:00.000+00:00',
+              completed: 1204,
+              failed: 2,
+              latency_ms: {
+                buckets: latencyBuckets({ 2: 3, 3: 410, 4: 622, 5: 160, 6: 11 }),
+                sum: 19870,
+              },
             },
-          },
-        ],
+            {
+              minute: '2026-11-21T16:15:00.000+00:00',
+              completed: 410,
+              failed: 1,
+              latency_ms: {
+                buckets: latencyBuckets({ 2: 1, 3: 150, 4: 201, 5: 55, 6: 4 }),
+                sum: 6702,
+              },
+            },
+          ],
+        },
+        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
       },
-      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
     },
-  },
-  streamJobEvents: {
-    parameters: { job_id: JOB_ID },
-    responses: {
-      200:
-        'retry: 1000\n\n' +
-        `id: 1.r.0\nevent: state\ndata: {"job_id":"${JOB_ID}","status":"running","started_at":"2026-11-21T16:15:09.139+00:00"}\n\n` +
-        'id: 1.r.7\nevent: progress\ndata: {"progress":0.42,"message":"sieve: 812 of 1,930 relations"}\n\n' +
-        `id: 1.f.0\nevent: end\ndata: ${JSON.stringify(CANCELLED_JOB)}\n\n`,
-      404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
-      422: JOB_ID_PROBLEM,
-      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
-    },
-  },
-  getJobDeliveries: {
-    parameters: { job_id: JOB_ID },
-    responses: {
-      200: {
-        job_id: JOB_ID,
-        url: 'https://example.com/hooks/algoserve',
-        state: 'delivered',
-        attempts: [
-          {
-            attempt: 1,
-            at: isoTime(FIRST_ATTEMPT_AT),
-            duration_ms: TIMED_OUT_MS,
-            status_code: null,
-            error: `no answer within ${ATTEMPT_TIMEOUT_MS} ms`,
-            next_attempt_at: isoTime(RETRY_AT),
-          },
-          {
-            attempt: 2,
-            at: isoTime(RETRY_AT + 9),
-            duration_ms: 41.7,
-            status_code: 204,
-            error: null,
-            next_attempt_at: null,
-          },
-        ],
+    streamJobEvents: {
+      parameters: { job_id: JOB_ID },
+      responses: {
+        200:
+          'retry: 1000\n\n' +
+          `id: 1.r.0\nevent: state\ndata: {"job_id":"${JOB_ID}","status":"running","started_at":"2026-11-21T16:15:09.139+00:00"}\n\n` +
+          'id: 1.r.7\nevent: progress\ndata: {"progress":0.42,"message":"sieve: 812 of 1,930 relations"}\n\n' +
+          `id: 1.f.0\nevent: end\ndata: ${JSON.stringify(cancelled)}\n\n`,
+        404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
+        422: JOB_ID_PROBLEM,
+        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
       },
-      404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
-      422: JOB_ID_PROBLEM,
-      503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
     },
-  },
-  healthz: { responses: { 200: { status: 'healthy', timestamp: 1795272943.268 } } },
-  readyz: {
-    responses: {
-      200: { status: 'ready', timestamp: 1795272943.268, checks: { algorithm: true, store: true } },
-      503: { status: 'not_ready', timestamp: 1795272943.268, checks: { algorithm: true, store: false } },
+    getJobDeliveries: {
+      parameters: { job_id: JOB_ID },
+      responses: {
+        200: {
+          job_id: JOB_ID,
+          url: 'https://example.com/hooks/algoserve',
+          state: 'delivered',
+          attempts: [
+            {
+              attempt: 1,
+              at: isoTime(FIRST_ATTEMPT_AT),
+              duration_ms: TIMED_OUT_MS,
+              status_code: null,
+              error: `no answer within ${ATTEMPT_TIMEOUT_MS} ms`,
+              next_attempt_at: isoTime(RETRY_AT),
+            },
+            {
+              attempt: 2,
+              at: isoTime(RETRY_AT + 9),
+              duration_ms: 41.7,
+              status_code: 204,
+              error: null,
+              next_attempt_at: null,
+            },
+          ],
+        },
+        404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
+        422: JOB_ID_PROBLEM,
+        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
+      },
     },
-  },
-  metrics: {
-    responses: {
-      200: '# HELP http_requests_total HTTP requests.\n# TYPE http_requests_total counter\nhttp_requests_total{method="POST",endpoint="/invoke",status="200"} 3\n',
+    healthz: { responses: { 200: { status: 'healthy', timestamp: 1795272943.268 } } },
+    readyz: {
+      responses: {
+        200: { status: 'ready', timestamp: 1795272943.268, checks: { algorithm: true, store: true } },
+        503: { status: 'not_ready', timestamp: 1795272943.268, checks: { algorithm: true, store: false } },
+      },
     },
-  },
-})
+    metrics: {
+      responses: {
+        200: '# HELP http_requests_total HTTP requests.\n# TYPE http_requests_total counter\nhttp_requests_total{method="POST",endpoint="/invoke",status="200"} 3\n',
+      },
+    },
+  }
+}
 
 function addExamples(operation: Operation, all: Examples): void {
   const examples = all[operation.operationId ?? '']
@@ -566,6 +650,10 @@ function addExamples(operation: Operation, all: Examples): void {
     for (const media of Object.values(content ?? {})) media.example = example
   }
   if (examples.request !== undefined) setExample(operation.requestBody?.content, examples.request)
+  if (examples.requestExamples !== undefined) {
+    for (const media of Object.values(operation.requestBody?.content ?? {}))
+      media.examples = examples.requestExamples
+  }
   for (const parameter of operation.parameters ?? []) {
     const example = examples.parameters?.[parameter.name]
     if (example !== undefined) Object.assign(parameter, { example })

@@ -5,7 +5,13 @@ import { createRequire } from 'node:module'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
-import { completeDocument, type DocumentOptions, documentInfo, WebhookPayload } from '../http/openapi.js'
+import {
+  completeDocument,
+  type DocumentOptions,
+  documentInfo,
+  pageTitle,
+  WebhookPayload,
+} from '../http/openapi.js'
 import type { RouteDeclaration, RouteDeclarations } from '../http/route-declaration.js'
 
 const require = createRequire(import.meta.url)
@@ -27,7 +33,7 @@ export async function registerOpenApi(app: FastifyInstance, options: DocumentOpt
     return declaration
   }
   await app.register(swagger, {
-    openapi: documentInfo(),
+    openapi: documentInfo(options.text, options.algorithms),
     // Shared schemas keep their $id (the interface's names) as component names.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url, route }) => {
@@ -44,10 +50,14 @@ export async function registerOpenApi(app: FastifyInstance, options: DocumentOpt
 
 export interface DocsRouteOptions {
   declarations: RouteDeclarations
+  /** The document's title, version and description, as the settings give them. */
+  text: DocumentOptions['text']
 }
 
 export async function docsRoutes(app: FastifyInstance, options: DocsRouteOptions): Promise<void> {
   const config = { kind: 'docs' } as const
+  const title = escapeHtml(pageTitle(options.text))
+  const redocPage = REDOC_PAGE.replace('{title}', () => title)
   app.get('/openapi.json', { config, schema: { hide: true } }, async () => app.swagger())
 
   // Swagger UI's own routes (its page, its assets, its copies of the document) are documentation too.
@@ -63,7 +73,7 @@ export async function docsRoutes(app: FastifyInstance, options: DocsRouteOptions
         plugins: [browserExpression('window.AlgoserveSwaggerUi.plugin')],
       },
       theme: {
-        title: 'Algoserve API',
+        title,
         favicon: [
           { filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: FAVICON },
         ],
@@ -78,7 +88,7 @@ export async function docsRoutes(app: FastifyInstance, options: DocsRouteOptions
   // Read on first use: most processes never serve it, and it is a megabyte.
   let redocBundle: string | undefined
   app.get('/redoc', { config, schema: { hide: true } }, async (_request, reply) =>
-    reply.type('text/html; charset=utf-8').header('content-security-policy', REDOC_CSP).send(REDOC_PAGE),
+    reply.type('text/html; charset=utf-8').header('content-security-policy', REDOC_CSP).send(redocPage),
   )
   app.get('/redoc/redoc.standalone.js', { config, schema: { hide: true } }, async (_request, reply) => {
     redocBundle ??= readFileSync(REDOC_BUNDLE, 'utf8').replace(REDOC_CDN_LOGO, EMPTY_IMAGE)
@@ -88,6 +98,10 @@ export async function docsRoutes(app: FastifyInstance, options: DocsRouteOptions
       .send(redocBundle)
   })
 }
+
+/** Text as it may stand in an HTML element (the pages' titles). */
+const escapeHtml = (text: string) =>
+  text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;')
 
 /**
  * A value @fastify/swagger-ui writes into its page as this JavaScript expression (it writes functions by
@@ -129,7 +143,7 @@ const REDOC_PAGE = `<!DOCTYPE html>
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
-  <title>Algoserve API - ReDoc</title>
+  <title>{title} - ReDoc</title>
   <link rel="icon" type="image/svg+xml" href="/docs/static/theme/favicon.svg">
   <style>body { margin: 0; padding: 0; }</style>
 </head>

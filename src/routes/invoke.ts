@@ -2,7 +2,8 @@
 
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { INVOKE_ALGORITHM, type Registry } from '../algorithms/registry.js'
+import { INVOKE_ALGORITHM, type Registry, servedPrimeChecker } from '../algorithms/registry.js'
+import { AlgorithmNotFoundError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import { runMetadata } from '../execution/timed-run.js'
 import {
@@ -27,9 +28,10 @@ const errorResponse = (description: string) => described(ErrorResponse, descript
 
 export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOptions): Promise<void> {
   const { executor, maxDigits, factorBudgetMs } = options
-  const algorithm = options.algorithms.get(INVOKE_ALGORITHM)
-  if (algorithm?.inline === undefined) throw new Error(`${INVOKE_ALGORITHM} is not registered`)
+  const algorithm = servedPrimeChecker(options.algorithms)
+  if (algorithm === undefined) return notServed(app, options.algorithms)
   const { inline } = algorithm
+  if (inline === undefined) throw new Error(`${INVOKE_ALGORITHM} has no inline runs`)
   const timeoutMs = syncTimeLimit(algorithm, options.timeoutMs)
 
   app.post(
@@ -72,4 +74,16 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
       )
     },
   )
+}
+
+/**
+ * Without PrimeChecker (ALGOSERVE_PRIME_CHECKER=false), POST /invoke answers as a call to any algorithm
+ * not served: 404 ALGORITHM_NOT_FOUND, flat as /invoke's errors are, whatever the body. It is left out
+ * of the document.
+ */
+function notServed(app: FastifyInstance, algorithms: Registry): void {
+  const available = [...algorithms.keys()].sort()
+  app.post('/invoke', { config: { kind: 'api', errorShape: 'flat' }, schema: { hide: true } }, () => {
+    throw new AlgorithmNotFoundError(INVOKE_ALGORITHM, available)
+  })
 }

@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { stringify } from 'lossless-json'
 import { readParams } from '../algorithms/params.js'
-import type { Registry } from '../algorithms/registry.js'
+import { type Registry, servedPrimeChecker } from '../algorithms/registry.js'
 import { AlgorithmNotFoundError, DuplicateJobIdError, JobNotFoundError } from '../errors.js'
 import {
   described,
@@ -85,8 +85,9 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
         tags: ['jobs'],
         description:
           'Checks, in order: the schema (422), the algorithm name (404), its params (400 for an integer with ' +
-          "too many digits or a bad PrimeChecker number; 422 for params that fail the algorithm's params " +
-          'schema, loc ["body", "params", ...]), the webhook URL (400), ' +
+          `too many digits${servedPrimeChecker(algorithms) === undefined ? '' : ' or a bad PrimeChecker number'}; ` +
+          '422 for params that fail the algorithm\'s params schema, loc ["body", "params", ...]), the ' +
+          'webhook URL (400), ' +
           'capacity and store (503 with Retry-After). With an Idempotency-Key header (job control), a request ' +
           'repeated with the same key and the same checked request (algorithm, params, webhook) answers with ' +
           'the job the first one created and the header Idempotent-Replayed: true.',

@@ -20,11 +20,15 @@ const modules = writeModules({
 })
 
 type Schema = Record<string, unknown>
+type Examples = Record<string, { summary: string; value: unknown }>
 let server: TestApp
 let document: {
   paths: Record<
     string,
-    Record<string, { operationId: string; requestBody?: { content: Record<string, { example: unknown }> } }>
+    Record<
+      string,
+      { operationId: string; requestBody?: { content: Record<string, { examples?: Examples }> } }
+    >
   >
   components: { schemas: Record<string, Schema> }
 }
@@ -47,18 +51,56 @@ test("each algorithm's schemas are components named after it, whatever it calls 
   assert.deepEqual(((schemas['Adder.Params']?.properties ?? {}) as Schema).b, { type: 'integer', minimum: 0 })
 })
 
-test('an invoke operation per algorithm, whose request example succeeds', async () => {
+const post = (path: string, body: unknown) =>
+  fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+
+/** The named examples of an operation's request body. */
+const requestExamples = (path: string): Examples =>
+  document.paths[path]?.post?.requestBody?.content['application/json']?.examples ?? {}
+
+test("an invoke operation per algorithm, with the algorithm's examples named, each one succeeding", async () => {
   for (const name of ['Adder', 'Graph', 'Other', 'PrimeChecker', 'Tree']) {
     const operation = document.paths[`/algorithms/${name}/invoke`]?.post
     assert.equal(operation?.operationId, `invoke_${name}`)
-    const example = operation?.requestBody?.content['application/json']?.example
-    assert.notEqual(example, undefined, name)
-    const response = await fetch(`${server.url}/algorithms/${name}/invoke`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(example),
-    })
-    assert.equal(response.status, 200, name)
+    const examples = requestExamples(`/algorithms/${name}/invoke`)
+    assert.ok(Object.keys(examples).length > 0, name)
+    for (const example of Object.values(examples)) {
+      assert.equal((await post(`/algorithms/${name}/invoke`, example.value)).status, 200, name)
+    }
+  }
+  // Both of PrimeChecker's, by name; Adder's own; Other's, which has none, a sample of its schema.
+  assert.deepEqual(requestExamples('/algorithms/PrimeChecker/invoke'), {
+    PrimeChecker: { summary: 'PrimeChecker: {"number":97}', value: { number: 97 } },
+    'PrimeChecker-2': {
+      summary: 'PrimeChecker: {"number":"18446744073709551617"}',
+      value: { number: '18446744073709551617' },
+    },
+  })
+  assert.deepEqual(requestExamples('/algorithms/Adder/invoke'), {
+    Adder: { summary: 'Adder: {"a":1,"b":2}', value: { a: 1, b: 2 } },
+  })
+})
+
+test("POST /jobs shows every algorithm's examples by name, and each one is accepted", async () => {
+  const examples = requestExamples('/jobs')
+  assert.deepEqual(Object.keys(examples), [
+    'Adder',
+    'Graph',
+    'Other',
+    'PrimeChecker',
+    'PrimeChecker-2',
+    'Tree',
+  ])
+  assert.deepEqual(examples.Adder, {
+    summary: 'Adder: {"a":1,"b":2}',
+    value: { algorithm: 'Adder', params: { a: 1, b: 2 } },
+  })
+  for (const [name, example] of Object.entries(examples)) {
+    assert.equal((await post('/jobs', example.value)).status, 202, name)
   }
 })
 
@@ -118,12 +160,6 @@ test('schemas that refer to parts of themselves: components per referred schema,
 })
 
 test('those schemas still check params where the references lead, on invoke and on POST /jobs', async () => {
-  const post = (path: string, body: unknown) =>
-    fetch(`${server.url}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
   const tree = (label: unknown) => ({
     root: { label: 'a', children: [{ label: 'b' }, { label: 'c', children: [{ label }] }] },
   })

@@ -15,17 +15,25 @@ const FIXTURE = join(ROOT, 'test/fixtures/typed-client/client.ts')
 const WORK = join(ROOT, 'node_modules/.cache/algoserve-typed-client')
 const run = promisify(execFile)
 
+const tsc = join(ROOT, 'node_modules/.bin/tsc')
+const TSC_FLAGS = ['--noEmit', '--strict', '--module', 'NodeNext', '--moduleResolution', 'NodeNext']
+
+/** The folder `dir` with the document the service at `url` serves and the types generated from it. */
+async function generate(url: string, dir: string): Promise<void> {
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, 'openapi.json'), await (await fetch(`${url}/openapi.json`)).text())
+  writeFileSync(join(dir, 'package.json'), '{"type": "module"}\n')
+  await run(join(ROOT, 'node_modules/.bin/openapi-typescript'), ['openapi.json', '-o', 'schema.ts'], {
+    cwd: dir,
+  })
+}
+
 let server: TestApp
 before(async () => {
   server = await startApp()
-  rmSync(WORK, { recursive: true, force: true })
-  mkdirSync(WORK, { recursive: true })
-  writeFileSync(join(WORK, 'openapi.json'), await (await fetch(`${server.url}/openapi.json`)).text())
-  writeFileSync(join(WORK, 'package.json'), '{"type": "module"}\n')
+  await generate(server.url, WORK)
   copyFileSync(FIXTURE, join(WORK, 'client.ts'))
-  await run(join(ROOT, 'node_modules/.bin/openapi-typescript'), ['openapi.json', '-o', 'schema.ts'], {
-    cwd: WORK,
-  })
 })
 after(async () => {
   await server.close()
@@ -33,9 +41,7 @@ after(async () => {
 })
 
 test('the generated client type-checks under strict settings', async () => {
-  const tsc = join(ROOT, 'node_modules/.bin/tsc')
-  const flags = ['--noEmit', '--strict', '--module', 'NodeNext', '--moduleResolution', 'NodeNext']
-  const result = await run(tsc, [...flags, '--target', 'ES2022', '--skipLibCheck', 'client.ts'], {
+  const result = await run(tsc, [...TSC_FLAGS, '--target', 'ES2022', '--skipLibCheck', 'client.ts'], {
     cwd: WORK,
   }).catch((error: { stdout: string }) => assert.fail(`tsc found errors:\n${error.stdout}`))
   assert.equal(result.stdout, '')
@@ -70,4 +76,34 @@ test('the generated client calls every operation of the document', async () => {
     readyz: 200,
     metrics: 200,
   })
+})
+
+// SlowCount's `step_ms` has a default (100) and `to` none: a client may leave out the first, not the second.
+const DEFAULTS_CHECK = `import type { components } from './schema.js'
+type Params = components['schemas']['SlowCount.Params']
+type Job = components['schemas']['SlowCount.JobRequest']
+export const leftOut: Params = { to: 5 }
+export const given: Params = { to: 5, step_ms: 10 }
+export const job: Job = { algorithm: 'SlowCount', params: { to: 5 } }
+// @ts-expect-error: \`to\` has no default, so it is required
+export const missing: Params = { step_ms: 10 }
+`
+
+test('params that have a default are optional in the generated types, the others required', async () => {
+  // SlowCount alone, without PrimeChecker: its job body is a shape of its own there too.
+  const algorithms = await startApp({
+    primeChecker: false,
+    algorithms: [join(ROOT, 'examples/algorithms/slow-count.mjs')],
+  })
+  const dir = `${WORK}-defaults`
+  try {
+    await generate(algorithms.url, dir)
+    writeFileSync(join(dir, 'check.ts'), DEFAULTS_CHECK)
+    await run(tsc, [...TSC_FLAGS, '--target', 'ES2022', '--skipLibCheck', 'check.ts'], { cwd: dir }).catch(
+      (error: { stdout: string }) => assert.fail(`tsc found errors:\n${error.stdout}`),
+    )
+  } finally {
+    await algorithms.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
 })

@@ -101,3 +101,19 @@ test('with user algorithms whose types share a name, or that refer to parts of t
     modules.remove()
   }
 })
+
+test("without PrimeChecker, with one algorithm of the deployment's and its own title and version: 0 errors, the default's warnings", async () => {
+  const collatz = join(ROOT, 'examples/algorithms/collatz.mjs')
+  const result = await lint(
+    { primeChecker: false, algorithms: [collatz], apiTitle: 'Collatz service', apiVersion: '2.0.0' },
+    join(ROOT, 'redocly.yaml'),
+  )
+  assert.equal(result.totals.errors, 0, JSON.stringify(result.problems, null, 1))
+  assert.deepEqual(warnings(result), [
+    'operation-4xx-response #/paths/~1algorithms/get/responses',
+    'operation-4xx-response #/paths/~1healthz/get/responses',
+    'operation-4xx-response #/paths/~1job-summary/get/responses',
+    'operation-4xx-response #/paths/~1metrics/get/responses',
+    'operation-4xx-response #/paths/~1readyz/get/responses',
+  ])
+})
