@@ -1,7 +1,7 @@
 // The Knuth-Schroeppel multiplier of the quadratic sieve (Silverman 1987, section 5): the sieve factors kN
 // for a small squarefree k chosen so that the small primes divide Q(x) = (Ax + B)^2 - kN as often as they
-// can, which for some n is worth a factor of two or more in relations per polynomial. Apart from the sieve,
-// as it is chosen once per number, from n alone, before the factor base exists.
+// can, making more of the sieved values smooth. Apart from the sieve, as it is chosen once per number, from
+// n alone, before the factor base exists.
 import { kernel, limbCount, writeLimbs } from './kernel.js'
 import { SMALL_PRIMES } from './small-primes.js'
 

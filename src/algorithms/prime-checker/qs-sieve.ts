@@ -3,11 +3,10 @@
 // of s factor-base primes, so that (A x + B)^2 - kN = A g(x) and each A serves 2^(s-1) values of B switched
 // by a Gray code at the cost of one addition per prime. Every loop over the factor base runs in the kernel
 // (wasm/prime/qs.ts): the factor base, each polynomial's roots, the sieve, the search for the primes
-// dividing a candidate (and its whole trial division while g(x) fits 64 bits, to about 29 digits) and the
-// elimination. Here, V8 spent more CPU time optimising them, on its compiler threads, than a warm 20-digit
-// factorisation takes; what is left here works per polynomial or per relation, with BigInt for A, B, C
-// and y. The relations it yields, full or partial, go to quadratic-sieve.ts, which keeps the partials in
-// qs-partials.ts.
+// dividing a candidate (and its whole trial division while g(x) fits 64 bits, to about 29 digits). Here, V8
+// spent more CPU time optimising them, on its compiler threads, than a warm 20-digit factorisation takes;
+// what is left here works per polynomial or per relation, with BigInt for A, B, C and y. The relations it
+// yields, full or partial, go to quadratic-sieve.ts, which keeps the partials in qs-partials.ts.
 import { bitLength } from './bigint-math.js'
 import {
   kernel,
