@@ -5,7 +5,7 @@
 //   <!-- check: run -->               a JavaScript program that must end with exit 0; a line `expr // 42`
 //                                     asserts that expr is 42; `run continues` goes on from the run before
 //   <!-- check: method PARAMS -->     a module's `run(...) {...}` whose `// {json}` comment is its result
-//   <!-- check: http [status=N] [shape] [algorithms=A,B] METHOD PATH [BODY] -->
+//   <!-- check: http [status=N] [shape] [algorithms=A,B] [prime-checker=false] METHOD PATH [BODY] -->
 //                                     the block is the response's JSON body
 //   <!-- check: shell [algorithms=A,B] -->
 //                                     each command followed by `# ` lines is run, and prints those lines
@@ -274,6 +274,8 @@ function folderOf(page: string): string {
     folder = join(work, page.replace(/\W/g, '_'))
     mkdirSync(folder)
     symlinkSync(join(ROOT, 'node_modules'), join(folder, 'node_modules'))
+    // Commands name the repository's examples as a checkout's root would.
+    symlinkSync(join(ROOT, 'examples'), join(folder, 'examples'))
     folders.set(page, folder)
   }
   return folder
@@ -286,15 +288,20 @@ const hooks = () => {
   return receiver
 }
 /** A service with PrimeChecker and the page's own algorithms (a file of the page, or a repository path). */
-function serviceFor(page: string, algorithms: string | undefined): Promise<TestApp> {
+/** The service for a page's block: with the algorithms named, and without PrimeChecker if `prime-checker=false`. */
+function serviceFor(page: string, algorithms: string | undefined, primeChecker = 'true'): Promise<TestApp> {
   const paths = (algorithms ?? '')
     .split(',')
     .filter(Boolean)
     .map((path) => (isAbsolute(path) || path.includes('/') ? join(ROOT, path) : join(folderOf(page), path)))
-  const key = paths.join(',')
+  const key = `${paths.join(',')} ${primeChecker}`
   let service = services.get(key)
   if (service === undefined) {
-    service = startApp({ algorithms: paths, webhookAllowPrivate: true })
+    service = startApp({
+      algorithms: paths,
+      webhookAllowPrivate: true,
+      primeChecker: primeChecker !== 'false',
+    })
     services.set(key, service)
   }
   return service
@@ -326,9 +333,9 @@ function optionsOf(words: string): { options: Map<string, string>; rest: string 
   const options = new Map<string, string>()
   let rest = words.trim()
   for (
-    let match = /^(\w+)(?:=(\S*))?(?:\s+|$)/.exec(rest);
+    let match = /^([\w-]+)(?:=(\S*))?(?:\s+|$)/.exec(rest);
     match;
-    match = /^(\w+)(?:=(\S*))?(?:\s+|$)/.exec(rest)
+    match = /^([\w-]+)(?:=(\S*))?(?:\s+|$)/.exec(rest)
   ) {
     const [word, name = '', value] = match
     if (value === undefined && !['shape', 'continues'].includes(name)) break
@@ -393,7 +400,7 @@ const checks: Record<string, (block: Block, words: string) => Promise<void>> = {
     const { options, rest } = optionsOf(words)
     const [, method, path = '', body] = /^(\w+)\s+(\S+)\s*(.*)$/.exec(rest) ?? []
     assert.ok(method, `no METHOD PATH in: ${words}`)
-    const service = await serviceFor(block.page, options.get('algorithms'))
+    const service = await serviceFor(block.page, options.get('algorithms'), options.get('prime-checker'))
     const job = webhookJobs.get(block.page) ?? '{job}'
     const response = await fetch(`${service.url}${path.replace('{job}', job)}`, {
       method,
