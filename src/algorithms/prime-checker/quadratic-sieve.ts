@@ -13,8 +13,6 @@ import { PartialGraph } from './qs-partials.js'
 import { factorBase, type Params, type Relation, Sieve } from './qs-sieve.js'
 import { squareRoot } from './qs-square-root.js'
 
-export { PartialGraph }
-
 /** Relations kept beyond the matrix's columns, so that elimination leaves that many dependencies. */
 const EXTRA_RELATIONS = 24
 

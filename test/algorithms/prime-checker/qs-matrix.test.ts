@@ -237,3 +237,25 @@ describe("quadratic sieve's linear algebra", () => {
     }
   })
 })
+
+test('pruneSingletons drops rows with a column no other row has, repeatedly, and renumbers columns', () => {
+  // Columns 0 to 5. Row 3 is alone in column 5; once it goes, row 2 is alone in column 4.
+  const rows = [
+    [0, 1],
+    [1, 2],
+    [2, 4],
+    [3, 4, 5],
+    [0, 2],
+  ]
+  const { kept, rows: pruned, columns } = pruneSingletons(rows, 6)
+  assert.deepEqual(kept, [0, 1, 4])
+  // Columns 0, 1 and 2 remain, numbered 0, 1, 2; 3, 4 and 5 are gone.
+  assert.equal(columns, 3)
+  assert.deepEqual(pruned, [
+    [0, 1],
+    [1, 2],
+    [0, 2],
+  ])
+  // Nothing to prune: every column has two rows.
+  assert.deepEqual(pruneSingletons([[0], [0]], 1).kept, [0, 1])
+})
