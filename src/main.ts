@@ -8,7 +8,8 @@ import pino from 'pino'
 //
 // Run with a 1 MB young generation (the flag above, and in `npm start`): V8's default of 16 MB per
 // semi-space held about 10 MB more at idle, which put the service over its 100 MB, and about 35 MB
-// more under load, for about 11% more /invoke throughput (docs/benchmarks/invoke.md). Only the command line sets it.
+// more under load, for about 11% more /invoke throughput (docs/benchmarks/invoke.md). Only the command line
+// sets it.
 // `npm run worker` keeps V8's default: see smallYoungGeneration below.
 import { CLIENT_USAGE, USAGE_HINT } from './client/args.js'
 import { runClient } from './client/cli.js'

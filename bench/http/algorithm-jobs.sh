@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Jobs of a user's algorithm end to end against PrimeChecker's small-prime jobs, in the same run on the
-# same processes: POST /jobs to completed for the trivial module examples/algorithms/collatz.mjs
-# (n = 27, microseconds of work on a worker thread) and for PrimeChecker with 1000003 (answered
-# inline), one after the other in each round, each kind first in every other round. Closed loop, as bench/http/jobs.sh: wrk posts for DURATION
-# with CONNECTIONS connections, and bench/http/job-stats.mjs reads the jobs back (jobs per second from the
-# jobs' own created_at and completed_at). First on the embedded store (one `serve` per round), then, with
-# redis-server installed, in distributed mode: a redis-server of its own on a free port (never 6379), one
+# Jobs of a user's algorithm end to end against PrimeChecker's small-prime jobs, in the same run on the same
+# processes: POST /jobs to completed for the trivial module examples/algorithms/collatz.mjs (n = 27,
+# microseconds of work on a worker thread) and for PrimeChecker with 1000003 (answered inline), one after the
+# other in each round, each kind first in every other round. Closed loop, as bench/http/jobs.sh: wrk posts for
+# DURATION with CONNECTIONS connections, and bench/http/job-stats.mjs reads the jobs back (jobs per second
+# from the jobs' own created_at and completed_at). First on the embedded store (one `serve` per round), then,
+# with redis-server installed, in distributed mode: a redis-server of its own on a free port (never 6379), one
 # `serve` and one `worker` per round.
 # Usage: bash bench/http/algorithm-jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=4 REDIS=0 to skip Redis)
 set -euo pipefail

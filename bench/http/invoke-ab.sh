@@ -5,8 +5,8 @@
 # the bare server, median p99, and median CPU time per request (user + system of the whole process, from
 # /proc).
 #
-# Usage: bash bench/http/invoke-ab.sh 'NAME|REV|NODE_FLAGS|SERVICE_FLAGS[|ENV]' ...   (REV: a git revision, WORKTREE
-#        for this checkout with its uncommitted changes, or the folder of a built checkout)
+# Usage: bash bench/http/invoke-ab.sh 'NAME|REV|NODE_FLAGS|SERVICE_FLAGS[|ENV]' ...   (REV: a git revision,
+#        WORKTREE for this checkout with its uncommitted changes, or the folder of a built checkout)
 #        (DURATION=5s CONNECTIONS=32 ROUNDS=7; RATE= paces every run, bench/http/alternating-rounds.sh)
 #   e.g. bash bench/http/invoke-ab.sh 'before|HEAD~2||' 'now|HEAD||' 'now-warn|HEAD||--log-level warn'
 # NODE_FLAGS default to npm start's (--max-semi-space-size=1); SERVICE_FLAGS to `--log-level info`; ENV is

@@ -7,11 +7,12 @@
 # measure. Variants as bench/http/invoke-ab.sh takes them.
 #
 # Usage: bash bench/http/invoke-counts.sh 'NAME|REV|NODE_FLAGS|SERVICE_FLAGS' ...   (CONNECTIONS=32)
-#   e.g. bash bench/http/invoke-counts.sh 'before|HEAD~1||' 'now|WORKTREE||' 'now warn|WORKTREE||--log-level warn'
+#   e.g. bash bench/http/invoke-counts.sh 'before|HEAD~1||' 'now|WORKTREE||' \
+#          'now warn|WORKTREE||--log-level warn'
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-[ $# -gt 0 ] || { sed -n '2,10p' "$0" >&2; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,11p' "$0" >&2; exit 2; }
 CONNECTIONS=${CONNECTIONS:-32}
 # shellcheck source=bench/http/wrk-common.sh
 . bench/http/wrk-common.sh

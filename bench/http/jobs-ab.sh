@@ -6,13 +6,13 @@
 # (user + system of the whole process, from /proc, from the first post until its jobs have ended, before
 # they are read back), each round and the median. With REDIS=1, distributed mode: a redis-server of the
 # script's own (AOF everysec, as jobs.sh's), flushed before each round, one `algoserve serve` and one
-# `algoserve worker` of the build, wrk paced at RATE jobs/s (bench/http/pace.lua) after WARMUP of the same load;
-# then the CPU per job is the API's and the worker's, each.
+# `algoserve worker` of the build, wrk paced at RATE jobs/s (bench/http/pace.lua) after WARMUP of the same
+# load; then the CPU per job is the API's and the worker's, each.
 # On the embedded store RATE and WARMUP (both unset by default) pace the posts too and warm each build up
 # first, so that builds of different rates compare their p99 at one offered rate, once warm.
-# Usage: bash bench/http/jobs-ab.sh 'NAME|REV|NODE_FLAGS|JOB_BODY|SERVICE_ARGS' ...   (DURATION=10s CONNECTIONS=16
-#        ROUNDS=5; REDIS=1 RATE=1500 WARMUP=2s; REV: a
-#        git revision, WORKTREE for this checkout with its uncommitted changes, or the folder of a built checkout)
+# Usage: bash bench/http/jobs-ab.sh 'NAME|REV|NODE_FLAGS|JOB_BODY|SERVICE_ARGS' ...   (DURATION=10s
+#        CONNECTIONS=16 ROUNDS=5; REDIS=1 RATE=1500 WARMUP=2s; REV: a git revision, WORKTREE for this
+#        checkout with its uncommitted changes, or the folder of a built checkout)
 #   e.g. bash bench/http/jobs-ab.sh 'parent|HEAD~1|' 'change|WORKTREE|'
 # NODE_FLAGS (for both processes) default to npm start's (--max-semi-space-size=1) for `serve` and npm run
 # worker's (none) for `worker`. JOB_BODY (default the small prime's) and

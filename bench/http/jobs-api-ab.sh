@@ -5,14 +5,15 @@
 # RATE on a fixed schedule (bench/http/pace.lua, as bench/http/jobs.sh); rounds alternate between the builds,
 # each after a warm-up of the same load. Reports the API's CPU time per post (user + system, from /proc)
 # and wrk's p99, each round and the median.
-# Usage: bash bench/http/jobs-api-ab.sh 'NAME|REV|NODE_FLAGS' ...   (RATE=1500 DURATION=5s ROUNDS=5; REV: a git
-#        revision, WORKTREE for this checkout with its uncommitted changes, or the folder of a built checkout)
+# Usage: bash bench/http/jobs-api-ab.sh 'NAME|REV|NODE_FLAGS' ...   (RATE=1500 DURATION=5s ROUNDS=5;
+#        REV: a git revision, WORKTREE for this checkout with its uncommitted changes, or the folder of a
+#        built checkout)
 #   e.g. bash bench/http/jobs-api-ab.sh 'before|HEAD~1|' 'now|HEAD|' 'now, 8 MB|HEAD|--max-semi-space-size=8'
 # NODE_FLAGS default to npm start's (--max-semi-space-size=1).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-[ $# -gt 0 ] || { sed -n '2,11p' "$0" >&2; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
 command -v redis-server >/dev/null || { echo "bench/http/jobs-api-ab.sh needs redis-server" >&2; exit 1; }
 RATE=${RATE:-1500}
 DURATION=${DURATION:-5s}

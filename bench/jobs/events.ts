@@ -1,4 +1,4 @@
-// Job progress and GET /jobs/{job_id}/events against issue 26's targets, on one backend
+// Job progress and GET /jobs/{job_id}/events against the event-stream targets, on one backend
 // (BACKEND=embedded|redis; redis starts a redis-server of its own). The service runs in a child process
 // (events-server.ts) with the process algorithm of bench/jobs/progress-process.
 //

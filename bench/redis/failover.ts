@@ -1,12 +1,13 @@
 // Sentinel failovers under load: a primary, two replicas and three sentinels (quorum two); one service
 // (API and worker in one process) on them; FAILOVERS times, CLIENTS clients post jobs one after another
 // while the primary is SIGKILLed, then the killed server is started again as a replica of the new
-// primary (once every sentinel names that primary), and the service accepts a job, before the next. Once with each ALGOSERVE_REDIS_MIN_REPLICAS in SETTINGS.
-// Reports per failover: the promotion's time after the kill, /readyz 200 and the first 202 after the
-// promotion, the answers, the accepted jobs lost (not found afterwards) and any answer that should
-// never be (a status other than 202 or 503, a 503 without Retry-After, no answer within 10 s); and
-// whether every accepted job that is not lost completes. With LAG_MS, the replicas lag: they are
-// cut off for that long before each kill, so what is written meanwhile reaches none of them.
+// primary (once every sentinel names that primary), and the service accepts a job, before the next. Once with
+// each ALGOSERVE_REDIS_MIN_REPLICAS in SETTINGS. Reports per failover: the promotion's time after the kill,
+// /readyz 200 and the first 202 after the promotion, the answers, the accepted jobs lost (not found
+// afterwards) and any answer that should never be (a status other than 202 or 503, a 503 without Retry-After,
+// no answer within 10 s); and whether every accepted job that is not lost completes. With LAG_MS, the
+// replicas lag: they are cut off for that long before each kill, so what is written meanwhile reaches none of
+// them.
 //
 //   npm run bench:failover   (FAILOVERS=5 CLIENTS=8 SETTINGS=1,0 LAG_MS=0)
 import { Redis } from 'ioredis'

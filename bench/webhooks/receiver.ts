@@ -1,8 +1,9 @@
 // A webhook receiver for bench/webhooks/webhooks.ts, in a process of its own so that it does not share
 // an event loop with the poster or the service. KIND `ok` answers 204 after LATENCY_MS, `error` answers
 // 500 at once, `blackhole` reads each request and never answers. It prints {"port"} on stdout once
-// listening; over IPC, `count` answers the webhooks received (distinct webhook ids) and their attempts and `report` every
-// webhook's job end, first arrival and attempts' arrivals, and the most requests in flight at once.
+// listening; over IPC, `count` answers the webhooks received (distinct webhook ids) and their attempts and
+// `report` every webhook's job end, first arrival and attempts' arrivals, and the most requests in flight at
+// once.
 //
 //   node --import tsx bench/webhooks/receiver.ts   (KIND=ok LATENCY_MS=0; started by webhooks.ts)
 import { createServer } from 'node:http'

@@ -1,5 +1,6 @@
 // The algorithms a process serves, by name: the built-in modules (unless ALGOSERVE_PRIME_CHECKER=false), then
-// the modules of ALGOSERVE_ALGORITHMS. Built once in the process and once in every worker thread, from the same files.
+// the modules of ALGOSERVE_ALGORITHMS. Built once in the process and once in every worker thread, from the
+// same files.
 import { ConfigError } from '../errors.js'
 import type { Algorithm } from './algorithm.js'
 import { type CheckOptions, checkModule } from './contract.js'

@@ -34,7 +34,10 @@ interface Node {
   resource: JsonSchema
   /** The base URI its references resolve against. */
   base: string
-  /** Where it sits, as a JSON Pointer from its resource (anchors are kept there too: they never start with '/'). */
+  /**
+   * Where it sits, as a JSON Pointer from its resource (anchors are kept there too: they never start with
+   * '/').
+   */
   pointer: string
   /** The key it has in a $defs or definitions map, when it is an entry of one. */
   definition: string | undefined

@@ -287,7 +287,9 @@ export class AlgorithmProcess {
     return this.exited
   }
 
-  /** At a shutdown: stdin closed (the protocol's "stop"), then stop() if it has not exited within the grace. */
+  /**
+   * At a shutdown: stdin closed (the protocol's "stop"), then stop() if it has not exited within the grace.
+   */
   async close(): Promise<void> {
     if (this.#state === 'gone') return
     this.#child.stdin?.end()

@@ -72,8 +72,9 @@ export class Executor {
   /**
    * Runs one call, the way of its algorithm. Rejects with the signal's reason when aborted,
    * AlgorithmInputError when the algorithm refused its params, AlgorithmError when the algorithm failed
-   * (threw, broke its result schema, or its thread or process died under it), RunTimeLimitError when it ran past `timeoutMs`, and ServiceUnavailableError when an
-   * /invoke call waited for a thread or a process longer than its bound.
+   * (threw, broke its result schema, or its thread or process died under it), RunTimeLimitError when it ran
+   * past `timeoutMs`, and ServiceUnavailableError when an /invoke call waited for a thread or a process
+   * longer than its bound.
    */
   async run(algorithm: Algorithm, params: unknown, options: RunOptions): Promise<TimedRun> {
     return this.start(algorithm, params, options)

@@ -112,7 +112,9 @@ function checkSendable(result: unknown, maxBytes: number): void {
     )
 }
 
-/** Posts a run's outcome; one that cannot be copied to the event loop's thread is a failure, posted instead. */
+/**
+ * Posts a run's outcome; one that cannot be copied to the event loop's thread is a failure, posted instead.
+ */
 function post(batch: number, index: number, outcome: WorkerOutcome): void {
   try {
     parentPort?.postMessage({ algoserveBatch: batch, index, outcome } satisfies BatchOutcome)

@@ -101,7 +101,8 @@ export class ProcessPool implements RunWay {
       try {
         const result = await process.call(params, { timeoutMs: left, signal, progress, logContext, trace })
         const elapsedSeconds = secondsSince(start)
-        // A long result was checked where it was read, and comes as its JSON: its value is read only if asked.
+        // A long result was checked where it was read, and comes as its JSON: its value is read only if
+        // asked.
         if (result instanceof ResultJson) {
           let value: unknown
           return {

@@ -3,9 +3,9 @@
 // to read each answer and send the next; a batch keeps it busy while the event loop serves HTTP.
 //
 // The batch's SharedArrayBuffer holds when its thread received it, and for each run a state word, a start
-// time and an end time. The thread takes a run by moving its state from QUEUED to STARTED, so that the executor can take back a run that
-// has not started (moving it to SKIPPED) with no race, see which run holds the thread, since when, and
-// since when the thread has been free to take the next one.
+// time and an end time. The thread takes a run by moving its state from QUEUED to STARTED, so that the
+// executor can take back a run that has not started (moving it to SKIPPED) with no race, see which run holds
+// the thread, since when, and since when the thread has been free to take the next one.
 import type { TraceCarrier } from '../tracing/seams.js'
 import type { ProgressUpdate } from './progress.js'
 import type { TimedRun } from './timed-run.js'

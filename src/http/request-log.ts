@@ -21,7 +21,8 @@ const NO_LINES: LineSink = { write() {} }
 /**
  * One line per request, when it is answered, carrying the request id. With a `sink` (the logger's own
  * stream, see accessSink) the line is written there as pino would write it, rather than through pino, whose
- * serialisation of any object made each small /invoke cost about 4% more (median of five A/Bs, BENCHMARKS.md).
+ * serialisation of any object made each small /invoke cost about 4% more (median of five A/Bs,
+ * BENCHMARKS.md).
  */
 export class AccessLog extends LogController {
   readonly #sink: LineSink | null
@@ -74,7 +75,9 @@ export function accessSink(logger: FastifyServerOptions['logger']): LineSink | n
 // pino's default `base`, as it serialises it.
 const BASE = `"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`
 
-/** The access line, byte for byte as pino at its defaults writes it at `now` (test/http/request-log.test.ts). */
+/**
+ * The access line, byte for byte as pino at its defaults writes it at `now` (test/http/request-log.test.ts).
+ */
 export function accessLine(
   id: string,
   method: string,
@@ -87,9 +90,9 @@ export function accessLine(
 }
 
 /**
- * Fastify's childLoggerFactory. Fastify gives every request a child logger carrying its id, and pino's child()
- * serialises the bindings each time, though most requests log nothing but their access line. Making the
- * child on the request's first line gave 4% and 7% more small /invoke requests a second in two same-run
+ * Fastify's childLoggerFactory. Fastify gives every request a child logger carrying its id, and pino's
+ * child() serialises the bindings each time, though most requests log nothing but their access line. Making
+ * the child on the request's first line gave 4% and 7% more small /invoke requests a second in two same-run
  * A/Bs (docs/benchmarks/invoke.md).
  */
 export const lazyRequestLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (

@@ -240,7 +240,9 @@ export const WrappedErrorResponse = Type.Object(
   { $id: 'WrappedErrorResponse', description: 'The error body of /jobs and /jobs/{job_id}.' },
 )
 
-/** One 422 problem; its `$id` is the contract's name, the TypeScript name differs from the 400 error class. */
+/**
+ * One 422 problem; its `$id` is the contract's name, the TypeScript name differs from the 400 error class.
+ */
 export const ValidationProblem = Type.Object(
   {
     loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),

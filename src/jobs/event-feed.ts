@@ -120,7 +120,9 @@ export class EventFeed {
 
   constructor(options: {
     read: (id: string) => Promise<JobRecord | null>
-    /** Told of a failed read with the count failed since it was last told, at most once per `reportEveryMs`. */
+    /**
+     * Told of a failed read with the count failed since it was last told, at most once per `reportEveryMs`.
+     */
     onReadError: (error: unknown, failedReads: number) => void
     reportEveryMs?: number
     max: number

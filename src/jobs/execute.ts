@@ -1,7 +1,7 @@
 // Running one job, the same in every backend: read its params, run it through the executor (cheap
 // ones inline, the rest on the worker pool in the job lane) with the job budget and the hard time
-// limit (the algorithm's timeoutMs, else ALGOSERVE_JOB_TIMEOUT_MS), and say how it ended. `signal` stops the run: a shutdown (the job is given back) or
-// a cancel (the job fails saying so).
+// limit (the algorithm's timeoutMs, else ALGOSERVE_JOB_TIMEOUT_MS), and say how it ended. `signal` stops the
+// run: a shutdown (the job is given back) or a cancel (the job fails saying so).
 import type { FastifyBaseLogger } from 'fastify'
 import { parse, stringify } from 'lossless-json'
 import { storedParams } from '../algorithms/params.js'

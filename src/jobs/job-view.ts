@@ -32,6 +32,8 @@ export function jobStatusJson(job: JobRecord): string {
 export const progressJson = (progress: JobProgress | null): string =>
   progress === null ? 'null' : `{"progress":${progress.fraction},"message":${jsonText(progress.message)}}`
 
-/** An item of GET /jobs: the job's body with its run's latest progress (null unless it runs and told some). */
+/**
+ * An item of GET /jobs: the job's body with its run's latest progress (null unless it runs and told some).
+ */
 export const jobListItemJson = (job: JobRecord): string =>
   `${jobStatusJson(job).slice(0, -1)},"progress":${progressJson(job.progress)}}`

@@ -45,7 +45,9 @@ export class BatchedLines implements LogDestination {
   readonly #batchBytes: number
   #batch: Buffer
   #used = 0
-  /** Bytes handed to the sink, and bytes it says it wrote: a batch's buffer is free once both pass its end. */
+  /**
+   * Bytes handed to the sink, and bytes it says it wrote: a batch's buffer is free once both pass its end.
+   */
   #handed = 0
   #written = 0
   /** The buffers the sink holds, in its order; a few, so that a sink that stopped writing holds no more. */

@@ -1,7 +1,7 @@
 // The nine metrics of the interface, the service's own (jobs waiting, running and cancelled, readiness,
-// the build, the webhook receivers' pace) and the runtime's process metrics (process-metrics.ts), all listed in docs/metrics.md, in a
-// registry of their own so that each app (and each test) counts separately. The four counted on every
-// request are label-bound series (metric-series.ts); the rest are prom-client's own.
+// the build, the webhook receivers' pace) and the runtime's process metrics (process-metrics.ts), all listed
+// in docs/metrics.md, in a registry of their own so that each app (and each test) counts separately. The four
+// counted on every request are label-bound series (metric-series.ts); the rest are prom-client's own.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { VERSION } from '../version.js'
 import { LabelledCounter, LabelledHistogram } from './metric-series.js'

@@ -216,7 +216,8 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
             reply.send(stringify({ request_id: request.id, status: 'success', result: run.result, metadata }))
             return
           }
-          // A long result's JSON as it was written off the main thread, bytes and all: nothing to write again.
+          // A long result's JSON as it was written off the main thread, bytes and all: nothing to write
+          // again.
           const head = `{"request_id":${JSON.stringify(request.id)},"status":"success","result":`
           const tail = `,"metadata":${JSON.stringify(metadata)}}`
           reply.send(Buffer.concat([Buffer.from(head), run.resultJson, Buffer.from(tail)]))

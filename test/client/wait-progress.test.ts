@@ -1,8 +1,9 @@
 // `algoserve jobs wait` following GET /jobs/{job_id}/events, as a child process against a real service on
 // each job backend, with a process algorithm that reports progress at each step
-// (test/fixtures/stepping-process), each job held until the CLI's event stream is open: lines that rise when stderr is not a terminal, a bar redrawn with \r
-// (asked for, and chosen by itself on a real terminal under util-linux's `script`), nothing but the JSON
-// with --json, the timeout's exit 4, and a stream cut by the network opened again with its Last-Event-ID.
+// (test/fixtures/stepping-process), each job held until the CLI's event stream is open: lines that rise when
+// stderr is not a terminal, a bar redrawn with \r (asked for, and chosen by itself on a real terminal under
+// util-linux's `script`), nothing but the JSON with --json, the timeout's exit 4, and a stream cut by the
+// network opened again with its Last-Event-ID.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'

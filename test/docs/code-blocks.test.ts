@@ -288,7 +288,10 @@ const hooks = () => {
   return receiver
 }
 /** A service with PrimeChecker and the page's own algorithms (a file of the page, or a repository path). */
-/** The service for a page's block: with the algorithms named, and without PrimeChecker if `prime-checker=false`. */
+/**
+ * The service for a page's block: with the algorithms named, and without PrimeChecker if
+ * `prime-checker=false`.
+ */
 function serviceFor(page: string, algorithms: string | undefined, primeChecker = 'true'): Promise<TestApp> {
   const paths = (algorithms ?? '')
     .split(',')

@@ -5,7 +5,9 @@ import { describe, it } from 'node:test'
 import { ServiceUnavailableError } from '../../src/errors.js'
 import { Lanes } from '../../src/execution/lanes.js'
 
-/** Queues runs as `lane:algorithm:n` and hands over as many values as wait; returns who got them, in order. */
+/**
+ * Queues runs as `lane:algorithm:n` and hands over as many values as wait; returns who got them, in order.
+ */
 async function served(lanes: Lanes<number>, runs: [lane: 'invoke' | 'job', algorithm: string][]) {
   const order: string[] = []
   const counts = new Map<string, number>()

@@ -1,9 +1,9 @@
 // The processes of a process algorithm, with real child processes that misbehave on demand
-// (test/fixtures/misbehaving/on-demand-js, and its Python twin misbehaving/on-demand-py): calls and their answers,
-// progress, stderr in the log, a time limit and an abort (SIGTERM, then SIGKILL for one that ignores
+// (test/fixtures/misbehaving/on-demand-js, and its Python twin misbehaving/on-demand-py): calls and their
+// answers, progress, stderr in the log, a time limit and an abort (SIGTERM, then SIGKILL for one that ignores
 // it), exits, garbage and huge lines, each failing its call with a clear error and the process replaced;
-// answers out of turn dropped without harm to the next call; a program that answers once and exits;
-// stderr bounded; the lanes' 503; a process that never starts; and a shutdown that leaves none behind.
+// answers out of turn dropped without harm to the next call; a program that answers once and exits; stderr
+// bounded; the lanes' 503; a process that never starts; and a shutdown that leaves none behind.
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

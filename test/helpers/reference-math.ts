@@ -36,7 +36,9 @@ export function refModPow(base: bigint, exp: bigint, mod: bigint): bigint {
   return result
 }
 
-/** Exact trial division below 2^32; above, trial division below 1000 then Miller-Rabin with 20 random bases. */
+/**
+ * Exact trial division below 2^32; above, trial division below 1000 then Miller-Rabin with 20 random bases.
+ */
 export function refIsProbablePrime(n: bigint, next: () => number): boolean {
   if (n < 2n) return false
   if (n < 2n ** 32n) {

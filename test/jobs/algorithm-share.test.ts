@@ -11,7 +11,7 @@ import { until } from '../helpers/time.js'
 
 const SLOW_JOBS = 200
 const FAST_JOBS = 5
-/** The bound on a fast job's wait while the backlog waits. */
+/** The bound asked of a fast job's wait while the backlog waits. */
 const FAST_JOB_MS = 1000
 
 // Sleeps, stopping at once when its signal aborts (cancel, shutdown).

@@ -1,7 +1,7 @@
 // /docs and /redoc in a real browser, reached by a host name over plain HTTP, with user algorithms
-// loaded beside PrimeChecker (two whose schemas refer to parts of themselves): they render every operation, with no console error and no request leaving
-// the service; every "Try it out" default succeeds, the user algorithm's too; integers above 2^53 stay
-// exact in Swagger UI. Screenshots go to a temporary folder, named
+// loaded beside PrimeChecker (two whose schemas refer to parts of themselves): they render every operation,
+// with no console error and no request leaving the service; every "Try it out" default succeeds, the user
+// algorithm's too; integers above 2^53 stay exact in Swagger UI. Screenshots go to a temporary folder, named
 // in the test output.
 import assert from 'node:assert/strict'
 import { mkdtempSync } from 'node:fs'

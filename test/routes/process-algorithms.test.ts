@@ -1,8 +1,8 @@
 // Process algorithms over real HTTP on every job backend: the Bash example (examples/algorithms/echo-bash)
-// and a process that misbehaves on demand (test/fixtures/misbehaving/on-demand-js), loaded through the setting.
-// Listed, described, in the OpenAPI document and in /readyz; called (POST /algorithms/{name}/invoke) and
-// queued (POST /jobs) with exact integers; a crash, garbage, a hang and a cancel each end their call or job
-// with a clear error, and the process is replaced for the next one. One that never starts fails /readyz.
+// and a process that misbehaves on demand (test/fixtures/misbehaving/on-demand-js), loaded through the
+// setting. Listed, described, in the OpenAPI document and in /readyz; called (POST /algorithms/{name}/invoke)
+// and queued (POST /jobs) with exact integers; a crash, garbage, a hang and a cancel each end their call or
+// job with a clear error, and the process is replaced for the next one. One that never starts fails /readyz.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'

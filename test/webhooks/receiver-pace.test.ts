@@ -1,7 +1,7 @@
 // Each receiver at its own pace (docs/webhooks.md#how-delivery-scales), on every job backend, with real
 // receivers: one that answers at once and one after 50 ms get all their webhooks, the latter more at
-// once than it started with, while a black hole, one that answers 500 and one that closes every connection hold their
-// first attempts; the bad ones get fewer slots, and their retries keep the real schedule.
+// once than it started with, while a black hole, one that answers 500 and one that closes every connection
+// hold their first attempts; the bad ones get fewer slots, and their retries keep the real schedule.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { INITIAL_RECEIVER_SLOTS, KEEP_IDLE_MS, ReceiverPace } from '../../src/webhooks/receiver-pace.js'

@@ -1,4 +1,6 @@
-/** Told how far a step of the factorisation has come: a fraction from 0 to 1 and a message naming the step. */
+/**
+ * Told how far a step of the factorisation has come: a fraction from 0 to 1 and a message naming the step.
+ */
 export type ProgressReporter = (fraction: number, message: string) => void
 
 /**

@@ -74,7 +74,8 @@ export class JobRunner extends WorkLoop<JobRecord> {
 
   /**
    * Aborts the run of job `id` as cancelled (through the signal its handling was given, which a shutdown
-   * aborts too); gives a promise that resolves once its end is stored, or null when no run of it is held here.
+   * aborts too); gives a promise that resolves once its end is stored, or null when no run of it is held
+   * here.
    */
   cancel(id: string): Promise<void> | null {
     return this.abortItem(id, CANCEL_REASON)

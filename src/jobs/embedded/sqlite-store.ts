@@ -690,7 +690,8 @@ export class SqliteJobStore implements JobStore {
           try {
             outcomes.push({ ok: true, value: work() })
           } catch (error) {
-            // SQLite rolled the whole transaction back (a full disk, an I/O error): nothing of the group holds.
+            // SQLite rolled the whole transaction back (a full disk, an I/O error): nothing of the group
+            // holds.
             if (!this.#db.inTransaction) throw error
             outcomes.push({ ok: false, value: error })
           }

@@ -72,9 +72,9 @@ export interface JobStore {
   /** The delivery of job `job`, or null when none is made (yet, or without a webhook). */
   delivery(job: JobRecord): Promise<StoredDelivery | null>
   /**
-   * Moves pending jobs, oldest first, to running (claimed: begun only if cheap) and returns them: up to `limits.jobs`, stopping at
-   * the first job that is not cheap once `limits.heavy` such jobs are taken (jobs start in creation
-   * order), and passing over the jobs of an algorithm once its `limits.room` is taken.
+   * Moves pending jobs, oldest first, to running (claimed: begun only if cheap) and returns them: up to
+   * `limits.jobs`, stopping at the first job that is not cheap once `limits.heavy` such jobs are taken (jobs
+   * start in creation order), and passing over the jobs of an algorithm once its `limits.room` is taken.
    */
   claim(limits: ClaimLimits, now: number): Promise<JobRecord[]>
   /**

@@ -1,7 +1,7 @@
 // Redis as operators secure it: an ACL user with a password, and TLS with a private CA (to a server, to
-// a sentinel and the primary it names, and to a Cluster). A job runs end to end through each, the password never shows in
-// the log or /metrics, and a certificate that cannot be checked stops the connection (said in the log)
-// rather than being skipped.
+// a sentinel and the primary it names, and to a Cluster). A job runs end to end through each, the password
+// never shows in the log or /metrics, and a certificate that cannot be checked stops the connection (said in
+// the log) rather than being skipped.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'

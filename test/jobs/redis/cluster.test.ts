@@ -18,7 +18,9 @@ import { sleep, until } from '../../helpers/time.js'
 
 const portOf = (node: string) => Number(node.split(':')[1])
 
-/** A slot being moved from the node that holds it (MIGRATING) to another (IMPORTING), as a resharding does. */
+/**
+ * A slot being moved from the node that holds it (MIGRATING) to another (IMPORTING), as a resharding does.
+ */
 interface Migration {
   /** The ports of the node that holds the slot and of the node it moves to. */
   source: number

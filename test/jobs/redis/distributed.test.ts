@@ -36,7 +36,9 @@ interface Processes {
   close(): Promise<void>
 }
 
-/** `redis`: the flags that name the Redis (a server's URL, or a Cluster's nodes); `prefix`: the key prefix. */
+/**
+ * `redis`: the flags that name the Redis (a server's URL, or a Cluster's nodes); `prefix`: the key prefix.
+ */
 function processes(redis: string[], prefix = freshPrefix()): Processes {
   const children: Child[] = []
   const common = [
@@ -91,7 +93,9 @@ const waitJob = (url: string, id: string, done: (job: JobBody) => boolean, timeo
 
 const finished = (job: JobBody) => job.status === 'completed' || job.status === 'failed'
 
-/** A Redis deployment of one kind, as the tests start their own: on ports reserved beforehand or free ones. */
+/**
+ * A Redis deployment of one kind, as the tests start their own: on ports reserved beforehand or free ones.
+ */
 interface Topology {
   /** How soon a post is refused while the server that holds the deployment's keys is down. */
   refusedWithinMs: number
