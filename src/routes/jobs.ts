@@ -20,7 +20,13 @@ import {
 } from '../http/schemas.js'
 import type { IdempotencyClaim, JobBackend } from '../jobs/backend.js'
 import { isEnded } from '../jobs/job.js'
-import { jobStatusJson, newJobId } from '../jobs/job-view.js'
+import {
+  JOB_INCLUDES,
+  type JobInclude,
+  jobStatusJson,
+  jobStatusWithJson,
+  newJobId,
+} from '../jobs/job-view.js'
 import { JobWaiters } from '../jobs/waiters.js'
 import { isoTime } from '../json-text.js'
 import type { Metrics } from '../metrics/metrics.js'
@@ -48,7 +54,19 @@ const IdempotencyHeaders = Type.Object({
   ),
 })
 
-const WaitQuery = Type.Object({
+// A comma-separated list of JOB_INCLUDES, so that more members can be asked for together.
+const includeWord = `(?:${JOB_INCLUDES.join('|')})`
+
+const JobQuery = Type.Object({
+  include: Type.Optional(
+    Type.String({
+      pattern: `^${includeWord}(?:,${includeWord})*$`,
+      description:
+        "Members to add to the job's body, comma-separated: `params`, the params as the job stored them after " +
+        "their check (integers exact). Without it the body is the interface's. Job control.",
+      examples: ['params'],
+    }),
+  ),
   wait: Type.Optional(
     Type.Unsafe<number>({
       type: 'number',
@@ -158,9 +176,12 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
         operationId: 'getJob',
         tags: ['jobs'],
         params: JobIdParams,
-        querystring: WaitQuery,
+        querystring: JobQuery,
         response: {
-          200: described(JobStatusResponse, 'The job, in whatever state it is.'),
+          200: described(
+            JobStatusResponse,
+            'The job, in whatever state it is; with include=params, also its `params` (an object).',
+          ),
           404: wrappedError('JOB_NOT_FOUND: the job does not exist or has expired.'),
           422: validationFailed,
           503: wrappedError('SERVICE_UNAVAILABLE: the job store is unavailable.'),
@@ -172,7 +193,7 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
       const read = () => backend().read(id, Date.now())
       let job = await read()
       if (job === null) throw new JobNotFoundError(id)
-      const { wait } = request.query as { wait?: string }
+      const { wait, include } = request.query as { wait?: string; include?: string }
       const waitMs = wait === undefined ? 0 : Number(wait) * 1000
       if (waitMs > 0 && !isEnded(job.status)) {
         const hold = waiters.hold(id)
@@ -207,7 +228,11 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
         }
       }
       // Written from the stored JSON directly (job-view.ts); the schema above documents it.
-      return reply.type('application/json; charset=utf-8').serializer(String).send(jobStatusJson(job))
+      const body =
+        include === undefined
+          ? jobStatusJson(job)
+          : jobStatusWithJson(job, new Set(include.split(',') as JobInclude[]))
+      return reply.type('application/json; charset=utf-8').serializer(String).send(body)
     },
   )
 }
