@@ -1,5 +1,5 @@
 // What tells a job's runs apart once it has ended: the process that ran it and the run's number, in its
-// metadata (completed jobs) and in the one line logged at each job end where it ran (every end).
+// metadata (completed jobs) and in the one line logged where it ran at each end that a run stored.
 import { hostname } from 'node:os'
 import type { FastifyBaseLogger } from 'fastify'
 import type { JobEndStatus } from './backend.js'
