@@ -16,6 +16,7 @@ import { ProcessPools } from './execution/process-pool.js'
 import type { Consumer, JobBackend, JobEndStatus } from './jobs/backend.js'
 import { openEmbeddedBackend } from './jobs/embedded/backend.js'
 import { createRunJob } from './jobs/execute.js'
+import { jobEndLog } from './jobs/job-end.js'
 import { JobSweeper } from './jobs/sweeper.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
 import { VERSION } from './version.js'
@@ -249,6 +250,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
           concurrency: jobConcurrency,
           algorithms: served,
           concurrencyOf: declaredConcurrency(algorithms),
+          logEnd: jobEndLog(
+            app.log.child({ component: 'jobs' }),
+            (name) => algorithms.get(name)?.version ?? null,
+          ),
         }),
         jobs.consumeDeliveries((message, signal) => sender.send(message, signal), {
           maxInFlight: MAX_DELIVERIES_IN_FLIGHT,

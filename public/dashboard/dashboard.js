@@ -514,6 +514,9 @@
       row.classList.remove('selected')
   }
 
+  /** The params of the job last read with them: { id, params }. */
+  let shownParams = { id: null, params: null }
+
   function renderJob(job) {
     $('detail-id').textContent = job.job_id
     const started = ms(job.started_at)
@@ -533,15 +536,11 @@
     $('detail-fields').replaceChildren(
       ...fields.flatMap(([label, value]) => [element('dt', { text: label }), element('dd', {}, [value])]),
     )
-    // The job body has no params member (the contract's GET /jobs/{job_id}); PrimeChecker's result
-    // names the number, so its params show once the job has completed.
-    const number = numberOf(job)
-    let params
-    if (number !== undefined) params = stringify({ number }, null, 2)
-    else if (isPrimeChecker(job))
-      params = 'Not in the job body; the number shows here once the job has completed.'
-    else params = 'Not in the job body.'
-    $('detail-params').textContent = params
+    // Its params come with the reads of the job (?include=params); the end event and a cancel's answer
+    // carry none, so the last ones read for this job stay.
+    if (job.params !== undefined) shownParams = { id: job.job_id, params: job.params }
+    $('detail-params').textContent =
+      shownParams.id === job.job_id ? stringify(shownParams.params, null, 2) : '—'
     const hasResult = job.result !== null && job.result !== undefined
     $('detail-result-view').replaceChildren(
       hasResult ? (isPrimeChecker(job) ? primeView(job.result) : valueView(job.result)) : text(null),
@@ -770,7 +769,7 @@
     const id = state.openJob
     if (id === null) return
     const [job, deliveries] = await Promise.all([
-      api('GET', jobPath(id)).catch((error) => {
+      api('GET', `${jobPath(id)}?include=params`).catch((error) => {
         throw new Error(`Job ${id}: ${error.message}`)
       }),
       api('GET', `${jobPath(id)}/deliveries`).catch((error) => error),

@@ -109,7 +109,8 @@ function send(target: Target, command: Exclude<ClientCommand, { name: 'wait' }>)
       return request(target, 'POST', '/jobs', { body: json(job), headers })
     }
     case 'get':
-      return request(target, 'GET', path(command.id))
+      // With its params: what was asked is half of what a failed job says.
+      return request(target, 'GET', `${path(command.id)}?include=params`)
     case 'cancel':
       return request(target, 'POST', `${path(command.id)}/cancel`)
     case 'list': {

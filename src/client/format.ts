@@ -86,10 +86,19 @@ export function formatJob(job: unknown): string {
     ['started', text(job.started_at)],
     ['ended', text(job.completed_at)],
   ]
+  // Present when asked for (GET /jobs/{job_id}?include=params), as `jobs get` does.
+  if (isObject(job.params)) {
+    const params = Object.entries(job.params)
+    if (params.length === 0) rows.push(['params', '{}'])
+    for (const [key, value] of params) rows.push([`params.${key}`, inline(value)])
+  }
   if (job.result !== null && job.result !== undefined) rows.push(...describeResult(job.algorithm, job.result))
   if (job.error !== null && job.error !== undefined) rows.push(['error', text(job.error)])
-  if (isObject(job.metadata) && job.metadata.elapsed_time !== undefined) {
-    rows.push(['elapsed', seconds(job.metadata.elapsed_time)])
+  if (isObject(job.metadata)) {
+    const { elapsed_time, worker, attempt } = job.metadata
+    if (elapsed_time !== undefined) rows.push(['elapsed', seconds(elapsed_time)])
+    if (worker !== undefined) rows.push(['worker', text(worker)])
+    if (attempt !== undefined) rows.push(['attempt', text(attempt)])
   }
   return lines(rows)
 }

@@ -9,6 +9,7 @@ import type { AttemptStatus } from '../webhooks/policy.js'
 import type { ReceiverPace } from '../webhooks/receiver-pace.js'
 import type { DeliveryHistory } from './deliveries.js'
 import type { JobOutcome, JobRecord, NewJob } from './job.js'
+import type { LogJobEnd } from './job-end.js'
 import type { JobListPage, JobListQuery } from './listing.js'
 import type { ReportProgress } from './progress.js'
 import type { JobSummary } from './summary.js'
@@ -54,6 +55,8 @@ export interface ConsumeJobsOptions {
   algorithms: readonly string[]
   /** The algorithms that declare their own `concurrency`: at most that many of their jobs run at once. */
   concurrencyOf?: ReadonlyMap<string, number>
+  /** Called once for each job end that a run taken here stored (job-end.ts): its log line. */
+  logEnd?: LogJobEnd
 }
 
 export interface ConsumeDeliveriesOptions {

@@ -19,6 +19,7 @@ import { runMetadata } from '../execution/timed-run.js'
 import { tracing } from '../tracing/seams.js'
 import type { RunJob } from './backend.js'
 import type { JobOutcome } from './job.js'
+import { WORKER } from './job-end.js'
 
 export interface RunJobOptions {
   executor: Executor
@@ -63,7 +64,7 @@ export function createRunJob(options: RunJobOptions): RunJob {
       return {
         status: 'completed',
         result: run.resultJson?.toString('utf8') ?? (stringify(run.result) as string),
-        metadata: JSON.stringify(runMetadata(algorithm, run)),
+        metadata: JSON.stringify({ ...runMetadata(algorithm, run), worker: WORKER, attempt: job.runs }),
       }
     } catch (error) {
       // A cancel (POST /jobs/{job_id}/cancel) ends the job; a shutdown gives it back.

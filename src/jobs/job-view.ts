@@ -28,6 +28,20 @@ export function jobStatusJson(job: JobRecord): string {
   )
 }
 
+/** The members GET /jobs/{job_id}?include= may add to the job's body, after the interface's own. */
+export const JOB_INCLUDES = ['params'] as const
+
+export type JobInclude = (typeof JOB_INCLUDES)[number]
+
+/**
+ * The body of GET /jobs/{job_id} with the members asked for: `params`, the job's params as it stored them
+ * after their check (JSON text, so big integers come back exact). With none, jobStatusJson's body.
+ */
+export function jobStatusWithJson(job: JobRecord, include: ReadonlySet<JobInclude>): string {
+  const body = jobStatusJson(job)
+  return include.has('params') ? `${body.slice(0, -1)},"params":${job.params}}` : body
+}
+
 /** A running job's progress as JSON, as GET /jobs items and the `progress` event show it; null for none. */
 export const progressJson = (progress: JobProgress | null): string =>
   progress === null ? 'null' : `{"progress":${progress.fraction},"message":${jsonText(progress.message)}}`

@@ -21,7 +21,13 @@ import {
 import type { IdempotencyClaim, JobBackend } from '../jobs/backend.js'
 import { EndWaits } from '../jobs/end-waits.js'
 import { isEnded, type NewJob } from '../jobs/job.js'
-import { jobStatusJson, newJobId } from '../jobs/job-view.js'
+import {
+  JOB_INCLUDES,
+  type JobInclude,
+  jobStatusJson,
+  jobStatusWithJson,
+  newJobId,
+} from '../jobs/job-view.js'
 import { ServedAlgorithms, unservedMessage } from '../jobs/served.js'
 import { isoTime } from '../json-text.js'
 import type { Metrics } from '../metrics/metrics.js'
@@ -50,7 +56,19 @@ const IdempotencyHeaders = Type.Object({
   ),
 })
 
-const WaitQuery = Type.Object({
+// A comma-separated list of JOB_INCLUDES, so that more members can be asked for together.
+const includeWord = `(?:${JOB_INCLUDES.join('|')})`
+
+const JobQuery = Type.Object({
+  include: Type.Optional(
+    Type.String({
+      pattern: `^${includeWord}(?:,${includeWord})*$`,
+      description:
+        "Members to add to the job's body, comma-separated: `params`, the params as the job stored them after " +
+        "their check (integers exact). Without it the body is the interface's. Job control.",
+      examples: ['params'],
+    }),
+  ),
   wait: Type.Optional(
     Type.Unsafe<number>({
       type: 'number',
@@ -170,9 +188,12 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
           'The job as JobStatusResponse. A pending job that no live worker takes (none serves its algorithm ' +
           'now) carries one more member, `message` (a string), saying so; no other body has it.',
         params: JobIdParams,
-        querystring: WaitQuery,
+        querystring: JobQuery,
         response: {
-          200: described(JobStatusResponse, 'The job, in whatever state it is.'),
+          200: described(
+            JobStatusResponse,
+            'The job, in whatever state it is; with include=params, also its `params` (an object).',
+          ),
           404: wrappedError('JOB_NOT_FOUND: the job does not exist or has expired.'),
           422: validationFailed,
           503: wrappedError('SERVICE_UNAVAILABLE: the job store is unavailable.'),
@@ -184,7 +205,7 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
       const read = () => backend().read(id, Date.now())
       let job = await read()
       if (job === null) throw new JobNotFoundError(id)
-      const { wait } = request.query as { wait?: string }
+      const { wait, include } = request.query as { wait?: string; include?: string }
       const waitMs = wait === undefined ? 0 : Number(wait) * 1000
       if (waitMs > 0 && !isEnded(job.status)) {
         const hold = waiters.hold(id)
@@ -219,7 +240,10 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
         }
       }
       // Written from the stored JSON directly (job-view.ts); the schema above documents it.
-      let body = jobStatusJson(job)
+      let body =
+        include === undefined
+          ? jobStatusJson(job)
+          : jobStatusWithJson(job, new Set(include.split(',') as JobInclude[]))
       if (job.status === 'pending' && (await served.unserved(job.algorithm)))
         body = `${body.slice(0, -1)},"message":${JSON.stringify(unservedMessage(job.algorithm))}}`
       return reply.type('application/json; charset=utf-8').serializer(String).send(body)

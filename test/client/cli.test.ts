@@ -86,6 +86,7 @@ forEachBackend((backend) => {
       await waitForJob(server.url, id)
       const job = await cli(['jobs', 'get', id, '--url', server.url])
       assert.equal(job.code, 0, job.stderr)
+      assert.match(job.stdout, new RegExp(`^params\\.number +${BIG_600}$`, 'm'))
       assert.match(job.stdout, new RegExp(`^number +${BIG_600} is not prime$`, 'm'))
       assert.match(job.stdout, new RegExp(`^factors +3 × ${PRIME_599}$`, 'm'))
     })
@@ -104,8 +105,15 @@ forEachBackend((backend) => {
 
       const json = await cli(['jobs', 'get', id, '--json', '--url', server.url])
       assert.equal(json.code, 0, json.stderr)
-      const direct = await (await fetch(`${server.url}/jobs/${id}`)).text()
+      const direct = await (await fetch(`${server.url}/jobs/${id}?include=params`)).text()
       assert.equal(json.stdout, `${direct}\n`)
+      assert.match(json.stdout, /"params":\{"number":97\}\}\n$/)
+
+      const readable = await cli(['jobs', 'get', id, '--url', server.url])
+      assert.equal(readable.code, 0, readable.stderr)
+      assert.match(readable.stdout, /^params\.number +97$/m)
+      assert.match(readable.stdout, /^attempt +1$/m)
+      assert.match(readable.stdout, /^worker +\S+:[0-9]+$/m)
     })
 
     test('jobs wait: exit 4 when the timeout passes first, with the state it saw', async () => {

@@ -127,3 +127,22 @@ test('a progress line: the state, the percentage and the message', () => {
   assert.equal(progressLine('running', { progress: 0.5, message: null }), 'running 50%')
   assert.equal(progressLine('running', null), 'running')
 })
+
+test('a job with its params: a row per member, then the worker and the attempt of its metadata', () => {
+  const job = formatJob({
+    job_id: 'j',
+    status: 'failed',
+    algorithm: 'ShortestPath',
+    params: { source: 'Z', edges: [[1, 2]], weight: parse('123456789012345678901234567890') },
+    error: "source 'Z' is not a node of the graph",
+    metadata: null,
+  })
+  assert.match(job, /^params\.source +Z$/m)
+  assert.match(job, /^params\.edges +\[\[1,2\]\]$/m)
+  assert.match(job, /^params\.weight +123456789012345678901234567890$/m)
+  assert.doesNotMatch(job, /^(worker|attempt)/m)
+  assert.match(formatJob({ job_id: 'j', params: {} }), /^params +\{\}$/m)
+  const done = formatJob({ job_id: 'j', metadata: { elapsed_time: 0.5, worker: 'box:42', attempt: 2 } })
+  assert.match(done, /^worker +box:42$/m)
+  assert.match(done, /^attempt +2$/m)
+})

@@ -145,7 +145,8 @@ describe('the dashboard with algorithms of your own', { skip: !hasBrowser() && N
     assert.deepEqual(await view.locator('dt').allTextContents(), ['steps', 'peak'])
     assert.deepEqual(await view.locator('dd').allTextContents(), [String(steps), String(peak)])
     assert.ok(((await page.locator('#detail-result').textContent()) ?? '').includes(`"peak": ${peak}`))
-    assert.equal(await page.locator('#detail-params').textContent(), 'Not in the job body.')
+    // The params as the job stored them, every digit.
+    assert.equal(await page.locator('#detail-params').textContent(), `{\n  "n": ${BIG}\n}`)
     await shot(page, 'algorithms-detail-collatz.png', t)
     assert.deepEqual(watch.problems, [])
     await page.close()

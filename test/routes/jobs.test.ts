@@ -1,6 +1,7 @@
 // The job endpoints over real HTTP: every status code and body of POST /jobs and GET /jobs/{job_id},
 // and a job's whole life as a client sees it; on every job backend.
 import assert from 'node:assert/strict'
+import { hostname } from 'node:os'
 import { after, before, describe, test } from 'node:test'
 import { postRaw, type TestApp } from '../helpers/app.js'
 import { forEachBackend } from '../helpers/backends.js'
@@ -196,6 +197,9 @@ forEachBackend((backend) => {
       assert.equal(job.metadata?.algorithm, 'PrimeChecker')
       assert.equal(job.metadata?.version, '1.0.0')
       assert.equal(typeof job.metadata?.elapsed_time, 'number')
+      // Open metadata: the process that ran the job, as its log lines name it, and the run's number.
+      assert.equal(job.metadata?.worker, `${hostname()}:${process.pid}`)
+      assert.equal(job.metadata?.attempt, 1)
       const [c, s, e] = [job.created_at, job.started_at, job.completed_at].map((t) => Date.parse(t as string))
       assert.ok((c as number) <= (s as number) && (s as number) <= (e as number), JSON.stringify(job))
     })
@@ -209,6 +213,35 @@ forEachBackend((backend) => {
       assert.match(text, /"factors":\[274177,67280421310721\]/)
       const job = parseExact(text) as { result: { factors: unknown[] } }
       assert.equal(job.result.factors.length, 2)
+    })
+
+    test('include=params adds the params as stored, exact, after the body that stays as it was', async () => {
+      // 2^130: forty digits, far past a double.
+      const big = '1361129467683753853853498429727072845824'
+      const response = await post(`{"algorithm": "PrimeChecker", "params": {"number": "${big}"}}`)
+      const id = (response.json as { job_id: string }).job_id
+      const pending = await (await fetch(`${server.url}/jobs/${id}?include=params`)).text()
+      assert.match(
+        pending,
+        new RegExp(`^\\{"job_id":"${id}",.*"metadata":null,"params":\\{"number":${big}\\}\\}$`),
+      )
+      await waitForJob(server.url, id)
+      const plain = await (await fetch(`${server.url}/jobs/${id}`)).text()
+      const withParams = await (await fetch(`${server.url}/jobs/${id}?include=params`)).text()
+      assert.equal(withParams, `${plain.slice(0, -1)},"params":{"number":${big}}}`)
+      assert.doesNotMatch(plain, /"params"/)
+      const both = await (await fetch(`${server.url}/jobs/${id}?include=params,params&wait=1`)).text()
+      assert.equal(both, withParams)
+    })
+
+    test('an include it does not know is a 422 naming the query member', async () => {
+      const response = await fetch(`${server.url}/jobs/0123456789ab?include=params,result`)
+      assert.equal(response.status, 422)
+      const { detail } = (await response.json()) as { detail: { type: string; loc: unknown[] }[] }
+      assert.deepEqual(
+        detail.map(({ type, loc }) => ({ type, loc })),
+        [{ type: 'string_pattern_mismatch', loc: ['query', 'include'] }],
+      )
     })
 
     test('a running job has started_at and nothing else; the state is visible while it runs', async () => {

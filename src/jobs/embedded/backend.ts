@@ -143,7 +143,11 @@ export class EmbeddedBackend implements JobBackend {
       log: this.#o.log,
       concurrency: options.concurrency,
       concurrencyOf: options.concurrencyOf,
-      onEnded: (job, status, seconds) => this.#jobEnded(job, status, seconds),
+      onEnded: (job, status, seconds) => {
+        this.#jobEnded(job, status, seconds)
+        const durationMs = Math.round(seconds * 1000)
+        options.logEnd?.({ id: job.id, algorithm: job.algorithm, status, attempt: job.runs, durationMs })
+      },
       onChanged: (id) => this.#ended.emit('changed', id),
     })
     this.#runner = runner

@@ -6,7 +6,7 @@ import { setMaxListeners } from 'node:events'
 import { UnrecoverableError, WaitingError, type Worker } from 'bullmq'
 import type { FastifyBaseLogger } from 'fastify'
 import { CANCEL_REASON, JOB_CANCELLED, LockLostAbort, ShutdownAbort } from '../../errors.js'
-import type { ConsumeJobsOptions, Consumer, RunJob } from '../backend.js'
+import type { ConsumeJobsOptions, Consumer, JobEndStatus, RunJob } from '../backend.js'
 import { type JobOutcome, type JobRecord, lostRunsError, MAX_LOST_RUNS } from '../job.js'
 import { throttledProgress } from '../progress.js'
 import { type RedisConnections, settledWithin } from './connections.js'
@@ -78,6 +78,16 @@ export function consumeJobs(
     if (outcome.status === 'failed') throw new UnrecoverableError(outcome.error)
     return [outcome.result, outcome.metadata] as RedisJobResult
   }
+  const ended = (job: RedisJob, status: JobEndStatus) => {
+    countEnd(redis, job, status)
+    options.logEnd?.({
+      id: job.id as string,
+      algorithm: job.name,
+      status,
+      attempt: job.attemptsStarted,
+      durationMs: Math.max(0, (job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now())),
+    })
+  }
   // Each algorithm's Worker takes up to its declared `concurrency` of its jobs, or the process's: a
   // backlog of one waits in its own queue while the others' jobs are taken.
   const workers = options.algorithms.map((algorithm) => {
@@ -89,10 +99,10 @@ export function consumeJobs(
       redis.log,
       shutdown.signal,
     )
-    worker.on('completed', (job) => countEnd(redis, job, 'completed'))
+    worker.on('completed', (job) => ended(job, 'completed'))
     worker.on('failed', (job) => {
       // Also emitted for a run that is retried; only a final failure has finishedOn.
-      if (job?.finishedOn) countEnd(redis, job, 'failed')
+      if (job?.finishedOn) ended(job, 'failed')
     })
     return worker
   })
