@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify'
 import { moduleFiles } from './algorithms/loader.js'
 import { loadRegistry, type Registry } from './algorithms/registry.js'
+import { checkDeclaredBounds } from './algorithms/request-bounds.js'
 import { buildApp, buildWorkerApp } from './app.js'
 import type { Config } from './config.js'
 import { ConfigError } from './errors.js'
@@ -148,6 +149,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   // Before anything starts: a module that breaks the contract stops the start here.
   const algorithmFiles = moduleFiles(config.algorithms)
   const algorithms = await loadRegistry(algorithmFiles)
+  checkDeclaredBounds(algorithms.values(), config)
   const served = servedAlgorithms(config, algorithms)
   const metrics = createMetrics()
   // A worker runs the jobs of its algorithms only: it starts their programs alone, and is ready without

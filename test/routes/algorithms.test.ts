@@ -90,6 +90,7 @@ describe('the algorithm routes', () => {
       result: { type: 'object' },
       examples: [],
       timeout_ms: 500,
+      limits: { max_body_bytes: 1_048_576, max_json_values: 10_000, max_json_depth: 32, max_digits: 4300 },
     })
     const adder = (await (await fetch(`${server.url}/algorithms/Adder`)).json()) as Record<string, unknown>
     assert.deepEqual(adder.examples, [{ params: { a: 1, b: 2 } }])
