@@ -111,6 +111,7 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> 
     keyRequired: isKeyRequired,
     rateLimit: config.rateLimit > 0 ? config : null,
     maxBodyBytes: config.maxBodyBytes,
+    bounds: config,
   })
   return { app, declarations }
 }

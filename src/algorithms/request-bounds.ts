@@ -76,6 +76,17 @@ export function checkDeclaredBounds(algorithms: Iterable<Algorithm>, settings: B
   }
 }
 
+/** The bounds in effect for an algorithm as GET /algorithms/{name} shows them. */
+export function shownBounds(algorithm: Algorithm, settings: BoundSettings) {
+  const bounds = boundsOf(algorithm, settings)
+  return {
+    max_body_bytes: bounds.maxBodyBytes,
+    max_json_values: bounds.maxJsonValues,
+    max_json_depth: bounds.maxJsonDepth,
+    max_digits: bounds.maxDigits,
+  }
+}
+
 /** Each bound's largest value over the algorithms (and the defaults): what a body is read under first. */
 export function largestBounds(algorithms: Iterable<Algorithm>, settings: BoundSettings): RequestBounds {
   const largest = defaultBounds(settings)

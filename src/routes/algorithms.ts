@@ -8,7 +8,13 @@ import { stringify } from 'lossless-json'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { readParams } from '../algorithms/params.js'
 import type { Registry } from '../algorithms/registry.js'
-import { type BoundOwner, type BoundSettings, boundsOf, howToRaise } from '../algorithms/request-bounds.js'
+import {
+  type BoundOwner,
+  type BoundSettings,
+  boundsOf,
+  howToRaise,
+  shownBounds,
+} from '../algorithms/request-bounds.js'
 import { AlgorithmNotFoundError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import { runMetadata, type TimedRun } from '../execution/timed-run.js'
@@ -132,7 +138,7 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
         result: algorithm.module.result,
         examples: algorithm.module.examples ?? [],
         timeout_ms: algorithm.timeoutMs,
-        limits: limitsOf(algorithm, options.bounds),
+        limits: shownBounds(algorithm, options.bounds),
       }) as string,
     ]),
   )
@@ -265,17 +271,6 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
       find((request.params as { name: string }).name)
     },
   )
-}
-
-/** The request bounds in effect for an algorithm, as GET /algorithms/{name} shows them. */
-function limitsOf(algorithm: Algorithm, settings: BoundSettings) {
-  const bounds = boundsOf(algorithm, settings)
-  return {
-    max_body_bytes: bounds.maxBodyBytes,
-    max_json_values: bounds.maxJsonValues,
-    max_json_depth: bounds.maxJsonDepth,
-    max_digits: bounds.maxDigits,
-  }
 }
 
 /**
