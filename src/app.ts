@@ -2,10 +2,12 @@
 // listen on port 0.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Registry } from './algorithms/registry.js'
+import { defaultBounds, largestBounds } from './algorithms/request-bounds.js'
 import type { Config } from './config.js'
 import type { Executor } from './execution/executor.js'
 import { algorithmSchemas } from './http/algorithm-schemas.js'
 import { acceptedKeyHashes, keyRequired, requireApiKeys } from './http/api-keys.js'
+import { bodyBounds } from './http/body-bounds.js'
 import { limitBufferedBodies } from './http/body-budget.js'
 import { clientErrorHandler, expectationFailed } from './http/client-errors.js'
 import { registerCors } from './http/cors.js'
@@ -88,8 +90,13 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> 
 
   app.setValidatorCompiler(validatorCompiler(sharedSchemas))
   for (const schema of sharedSchemas) app.addSchema(schema)
-  limitBufferedBodies(app, config.maxBufferedBodyBytes, config.maxBodyBytes)
-  registerBodyParsers(app, { maxDepth: config.maxJsonDepth, maxValues: config.maxJsonValues })
+  // A body is held from its declared length on, up to the largest an algorithm's route allows.
+  limitBufferedBodies(
+    app,
+    config.maxBufferedBodyBytes,
+    largestBounds(deps.algorithms.values(), config).maxBodyBytes,
+  )
+  registerBodyParsers(app, bodyBounds(defaultBounds(config), { settings: config }))
   refuse = registerErrorHandlers(app, config.maxBodyBytes)
   observeRequests(app, deps.metrics, deps.isShuttingDown)
   // Opt-in, in this order: CORS answers preflights, then the key is checked, then the client is counted.
@@ -105,6 +112,7 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> 
     rateLimit: config.rateLimit > 0 ? config : null,
     maxBodyBytes: config.maxBodyBytes,
     text: documentText(config),
+    bounds: config,
   })
   return { app, declarations }
 }
@@ -116,7 +124,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   await app.register(algorithmRoutes, {
     algorithms,
     executor: deps.executor,
-    maxDigits: config.maxDigits,
+    bounds: config,
     factorBudgetMs: config.invokeFactorBudgetMs,
     timeoutMs: config.invokeTimeoutMs,
     workers: () => deps.backend().workers(),
@@ -124,7 +132,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   await app.register(invokeRoutes, {
     algorithms,
     executor: deps.executor,
-    maxDigits: config.maxDigits,
+    bounds: config,
     factorBudgetMs: config.invokeFactorBudgetMs,
     timeoutMs: config.invokeTimeoutMs,
   })
@@ -132,7 +140,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     algorithms,
     backend: deps.backend,
     metrics: deps.metrics,
-    maxDigits: config.maxDigits,
+    bounds: config,
     webhookAllowPrivate: config.webhookAllowPrivate,
     maxJobWaiters: config.maxJobWaiters,
   })

@@ -478,6 +478,38 @@ export const SETTINGS = [
     description: 'Most JSON values in a request body; more is 422 json_invalid, refused as soon as counted.',
   }),
   setting({
+    key: 'maxBodyBytesCeiling',
+    env: 'ALGOSERVE_MAX_BODY_BYTES_CEILING',
+    default: 16 * 1_048_576,
+    parse: integer(64, 1_073_741_824),
+    description:
+      "Most an algorithm's maxBodyBytes may declare; a larger declaration stops the start. Never below ALGOSERVE_MAX_BODY_BYTES.",
+  }),
+  setting({
+    key: 'maxJsonValuesCeiling',
+    env: 'ALGOSERVE_MAX_JSON_VALUES_CEILING',
+    default: 1_000_000,
+    parse: integer(1, 10_000_000),
+    description:
+      "Most an algorithm's maxJsonValues may declare; a larger declaration stops the start. Never below ALGOSERVE_MAX_JSON_VALUES.",
+  }),
+  setting({
+    key: 'maxJsonDepthCeiling',
+    env: 'ALGOSERVE_MAX_JSON_DEPTH_CEILING',
+    default: 256,
+    parse: integer(1, 1000),
+    description:
+      "Most an algorithm's maxJsonDepth may declare; a larger declaration stops the start. Never below ALGOSERVE_MAX_JSON_DEPTH.",
+  }),
+  setting({
+    key: 'maxDigitsCeiling',
+    env: 'ALGOSERVE_MAX_DIGITS_CEILING',
+    default: 100_000,
+    parse: integer(1, 1_000_000),
+    description:
+      "Most an algorithm's maxDigits may declare; a larger declaration stops the start. Never below ALGOSERVE_MAX_DIGITS.",
+  }),
+  setting({
     key: 'headersTimeoutMs',
     env: 'ALGOSERVE_HEADERS_TIMEOUT_MS',
     default: 10_000,

@@ -91,8 +91,16 @@ export class PayloadTooLargeError extends ContractError {
   readonly code = 'PAYLOAD_TOO_LARGE'
   readonly statusCode = 413
 
-  constructor(limitBytes: number) {
-    super(`The request body is larger than the limit of ${limitBytes} bytes.`, { limit_bytes: limitBytes })
+  /** `howToRaise`, when given, says how the bound (an algorithm's maxBodyBytes) can be raised. */
+  constructor(limitBytes: number, howToRaise?: string) {
+    super(
+      howToRaise === undefined
+        ? `The request body is larger than the limit of ${limitBytes} bytes.`
+        : `The request body is larger than the limit of ${limitBytes} bytes (maxBodyBytes): ${howToRaise}.`,
+      howToRaise === undefined
+        ? { limit_bytes: limitBytes }
+        : { limit_bytes: limitBytes, bound: 'maxBodyBytes', how_to_raise: howToRaise },
+    )
   }
 }
 

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify'
 import { moduleFiles } from './algorithms/loader.js'
 import { loadRegistry, type Registry } from './algorithms/registry.js'
+import { checkDeclaredBounds } from './algorithms/request-bounds.js'
 import { buildApp, buildWorkerApp } from './app.js'
 import type { Config } from './config.js'
 import { ConfigError } from './errors.js'
@@ -154,6 +155,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       'ALGOSERVE_PRIME_CHECKER=false leaves no algorithm to serve: name your modules in ALGOSERVE_ALGORITHMS.',
     )
   }
+  checkDeclaredBounds(algorithms.values(), config)
   const served = servedAlgorithms(config, algorithms)
   const metrics = createMetrics()
   // A worker runs the jobs of its algorithms only: it starts their programs alone, and is ready without

@@ -59,6 +59,16 @@ export interface AlgorithmModule<Params = unknown, Result = unknown> {
   maxResultBytes?: number
   /** The longest progress message a run may send, in bytes of JSON. Default: docs/algorithms.md. */
   maxProgressBytes?: number
+  /**
+   * Bounds on a request for it (docs/algorithms.md, request bounds), each at most its operator's ceiling:
+   * the largest body in bytes, the most JSON values, the deepest nesting, the most digits of an integer.
+   * Default: ALGOSERVE_MAX_BODY_BYTES, ALGOSERVE_MAX_JSON_VALUES, ALGOSERVE_MAX_JSON_DEPTH,
+   * ALGOSERVE_MAX_DIGITS.
+   */
+  maxBodyBytes?: number
+  maxJsonValues?: number
+  maxJsonDepth?: number
+  maxDigits?: number
   run(params: Params, context: RunContext): Result | Promise<Result>
 }
 
@@ -72,6 +82,8 @@ export function defineAlgorithm<Params = unknown, Result = unknown>(
 export interface ParamLimits {
   /** The most decimal digits an integer parameter may have. */
   maxDigits: number
+  /** How to raise maxDigits, for the 400 past it (request-bounds.ts). */
+  howToRaise?: string
 }
 
 /**
@@ -109,6 +121,14 @@ export interface SchemaIssue {
   params: Record<string, unknown>
 }
 
+/** Bounds on one request for an algorithm: its body's bytes, JSON values and depth, an integer's digits. */
+export interface RequestBounds {
+  maxBodyBytes: number
+  maxJsonValues: number
+  maxJsonDepth: number
+  maxDigits: number
+}
+
 /** How a process algorithm (a folder with an algorithm.json) is run: docs/algorithms.md. */
 export interface ProcessSpec {
   /** The argv started, in `cwd`. */
@@ -136,6 +156,8 @@ export interface Algorithm {
   readonly maxResultBytes: number | null
   /** Its declared bound on a progress message's JSON, in bytes, when it declares one. */
   readonly maxProgressBytes: number | null
+  /** The request bounds it declares (request-bounds.ts gives those in effect). */
+  readonly requestBounds: Partial<RequestBounds>
   readonly inline: InlineRuns | undefined
   /** Set for a process algorithm: its runs go to its processes, never to a worker thread. */
   readonly process?: ProcessSpec

@@ -10,6 +10,8 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/
 // Semantic Versioning 2.0.0: major.minor.patch, an optional pre-release and build.
 const SEMVER =
   /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/
+/** The request bounds an algorithm may declare, each a whole number of at least 1. */
+export const REQUEST_BOUNDS = ['maxBodyBytes', 'maxJsonValues', 'maxJsonDepth', 'maxDigits'] as const
 const MEMBERS = [
   'name',
   'version',
@@ -22,6 +24,7 @@ const MEMBERS = [
   'memoryMb',
   'maxResultBytes',
   'maxProgressBytes',
+  ...REQUEST_BOUNDS,
   'run',
 ]
 export interface CheckOptions {
@@ -71,6 +74,8 @@ export function checkModule(value: unknown, source: string, options: CheckOption
     "'maxProgressBytes' must be a whole number of bytes, at least 1",
     fail,
   )
+  for (const member of REQUEST_BOUNDS)
+    wholeAtLeast(module[member], 1, `'${member}' must be a whole number, at least 1`, fail)
   const compile = (member: 'params' | 'result') => {
     try {
       return compileSchema(module[member])
@@ -127,6 +132,12 @@ function algorithmOf(
     memoryMb: module.memoryMb ?? null,
     maxResultBytes: module.maxResultBytes ?? null,
     maxProgressBytes: module.maxProgressBytes ?? null,
+    requestBounds: Object.fromEntries(
+      REQUEST_BOUNDS.filter((member) => module[member] !== undefined).map((member) => [
+        member,
+        module[member],
+      ]),
+    ),
     inline: module[INLINE],
     checkParams,
     checkResult,

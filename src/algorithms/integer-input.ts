@@ -76,9 +76,9 @@ export function toBigInt(text: IntegerText): bigint {
 
 /**
  * An algorithm parameter that must be an integer of at most `maxDigits` digits: the value, or a 400
- * ValidationError naming `field`.
+ * ValidationError naming `field` (and, when given, how to raise the bound).
  */
-export function integerParam(value: unknown, field: string, maxDigits: number): bigint {
+export function integerParam(value: unknown, field: string, maxDigits: number, howToRaise?: string): bigint {
   const text = readIntegerInput(value)
   if (typeof text === 'string') {
     throw new ValidationError(`${field}: ${PROBLEM_MESSAGES[text]}.`, field, value)
@@ -86,7 +86,9 @@ export function integerParam(value: unknown, field: string, maxDigits: number): 
   const digits = digitCount(text)
   if (digits > maxDigits) {
     throw new ValidationError(
-      `${field} has ${digits} digits; at most ${maxDigits} are allowed.`,
+      howToRaise === undefined
+        ? `${field} has ${digits} digits; at most ${maxDigits} are allowed.`
+        : `${field} has ${digits} digits; at most ${maxDigits} are allowed (maxDigits): ${howToRaise}.`,
       field,
       `${text.negative ? '-' : ''}${text.digits}${text.zeros > 0 ? `e${text.zeros}` : ''}`,
     )

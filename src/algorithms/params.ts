@@ -4,7 +4,7 @@
 // params schema judges them, and its problems are the 422 body, FastAPI's shape, at `loc`.
 import { isLosslessNumber } from 'lossless-json'
 import { RequestValidationError, type SchemaProblem, shortenValue } from '../errors.js'
-import type { Algorithm, SchemaIssue } from './algorithm.js'
+import type { Algorithm, ParamLimits, SchemaIssue } from './algorithm.js'
 import { integerParam, readIntegerInput } from './integer-input.js'
 
 /**
@@ -14,7 +14,7 @@ import { integerParam, readIntegerInput } from './integer-input.js'
 export function readParams(
   algorithm: Algorithm,
   raw: Record<string, unknown>,
-  maxDigits: number,
+  limits: ParamLimits,
   loc: readonly string[],
 ): unknown {
   const prefix = loc
@@ -23,8 +23,8 @@ export function readParams(
     .join('')
   const params =
     algorithm.inline === undefined
-      ? plainValue(raw, maxDigits, prefix.slice(0, -1))
-      : algorithm.inline.parseParams(raw, { maxDigits }, prefix)
+      ? plainValue(raw, limits, prefix.slice(0, -1))
+      : algorithm.inline.parseParams(raw, limits, prefix)
   const issues = algorithm.checkParams(params)
   if (issues.length > 0)
     throw new RequestValidationError(issues.map((issue) => problemOf(issue, loc, params)))
@@ -34,29 +34,29 @@ export function readParams(
 /** Params stored with a job (lossless JSON text, parsed) made into what `run` takes again, unchecked. */
 export function storedParams(algorithm: Algorithm, raw: Record<string, unknown>, maxDigits: number): unknown {
   return algorithm.inline === undefined
-    ? plainValue(raw, Number.POSITIVE_INFINITY, 'params')
+    ? plainValue(raw, { maxDigits: Number.POSITIVE_INFINITY }, 'params')
     : algorithm.inline.parseParams(raw, { maxDigits }, 'params.')
 }
 
 /** A losslessly parsed value with its numbers made into numbers and BigInts; `field` names it in a 400. */
-function plainValue(value: unknown, maxDigits: number, field: string): unknown {
+function plainValue(value: unknown, limits: ParamLimits, field: string): unknown {
   if (isLosslessNumber(value)) {
     const text = readIntegerInput(value)
     // Not an integer (a fraction, or past a double's exponent): a number as JSON.parse reads it.
     if (typeof text === 'string') return Number(value.value)
-    const integer = integerParam(value, field, maxDigits)
+    const integer = integerParam(value, field, limits.maxDigits, limits.howToRaise)
     return integer >= Number.MIN_SAFE_INTEGER && integer <= Number.MAX_SAFE_INTEGER
       ? Number(integer)
       : integer
   }
   if (typeof value !== 'object' || value === null) return value
   const inner = (key: string | number) => (field === '' ? String(key) : `${field}.${key}`)
-  if (Array.isArray(value)) return value.map((item, i) => plainValue(item, maxDigits, inner(i)))
+  if (Array.isArray(value)) return value.map((item, i) => plainValue(item, limits, inner(i)))
   const plain: Record<string, unknown> = {}
   for (const [key, member] of Object.entries(value)) {
     // Defined, not assigned: a member named __proto__ stays a member.
     Object.defineProperty(plain, key, {
-      value: plainValue(member, maxDigits, inner(key)),
+      value: plainValue(member, limits, inner(key)),
       enumerable: true,
       writable: true,
       configurable: true,

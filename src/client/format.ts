@@ -167,6 +167,13 @@ export function formatAlgorithm(body: unknown): string {
     ['description', text(body.description)],
     ['time limit', limit === null || limit === undefined ? "the service's default" : `${text(limit)} ms`],
   ]
+  const bounds = body.limits
+  if (isObject(bounds))
+    rows.push([
+      'request bounds',
+      `${text(bounds.max_body_bytes)} bytes, ${text(bounds.max_json_values)} JSON values, depth ` +
+        `${text(bounds.max_json_depth)}, ${text(bounds.max_digits)} digits an integer`,
+    ])
   const out = [lines(rows), '', 'Params (JSON Schema):', stringify(body.params, null, 2) as string]
   out.push('', 'Result (JSON Schema):', stringify(body.result, null, 2) as string)
   const examples = Array.isArray(body.examples) ? body.examples.filter(isObject) : []

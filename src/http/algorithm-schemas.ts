@@ -4,6 +4,7 @@
 // and none is one of the interface's own names, which have no dot.
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { type Registry, servedPrimeChecker } from '../algorithms/registry.js'
+import { type BoundSettings, shownBounds } from '../algorithms/request-bounds.js'
 import { schemaComponents } from '../algorithms/schema-components.js'
 
 const SUFFIX = { params: 'Params', result: 'Result' } as const
@@ -82,6 +83,8 @@ export interface AlgorithmExampleParts {
   requestId: string
   flat: (error: string, message: string, details?: Record<string, unknown> | null) => unknown
   tooLarge: unknown
+  /** The settings of the request bounds, for each algorithm's limits. */
+  bounds: BoundSettings
 }
 
 export const invokeOperationId = (name: string): string => `invoke_${name}`
@@ -164,6 +167,7 @@ export function algorithmExamples(algorithms: Registry, shared: AlgorithmExample
           result: first.module.result,
           examples: first.module.examples ?? [],
           timeout_ms: first.timeoutMs,
+          limits: shownBounds(first, shared.bounds),
           workers: 1,
         },
         404: {

@@ -11,6 +11,12 @@ export interface JsonLimits {
   maxValues: number
 }
 
+/** What a parse met, filled in as it goes: the values and the deepest nesting level. */
+export interface JsonStats {
+  values: number
+  depth: number
+}
+
 /** Why the text was refused, and the character offset where that was found. */
 export class JsonRefusal extends Error {
   constructor(
@@ -44,10 +50,11 @@ interface Frame {
   key: string | null
 }
 
-/** Parses `text` whole, at once. */
-export function parseBoundedJson(text: string, limits: JsonLimits): unknown {
+/** Parses `text` whole, at once; `stats`, when given, gets what it met. */
+export function parseBoundedJson(text: string, limits: JsonLimits, stats?: JsonStats): unknown {
   const parser = new BoundedJsonParser(text, limits)
   parser.step(Number.POSITIVE_INFINITY)
+  if (stats !== undefined) parser.measure(stats)
   return parser.result
 }
 
@@ -59,9 +66,11 @@ export async function parseBoundedJsonInSlices(
   text: string,
   limits: JsonLimits,
   sliceChars: number,
+  stats?: JsonStats,
 ): Promise<unknown> {
   const parser = new BoundedJsonParser(text, limits)
   while (!parser.step(sliceChars)) await new Promise((resolve) => setImmediate(resolve))
+  if (stats !== undefined) parser.measure(stats)
   return parser.result
 }
 
@@ -71,6 +80,7 @@ class BoundedJsonParser {
   readonly #limits: JsonLimits
   #i: number
   #values = 0
+  #deepest = 0
   readonly #stack: Frame[] = []
   #root: unknown
   #done = false
@@ -83,6 +93,11 @@ class BoundedJsonParser {
 
   get result(): unknown {
     return this.#root
+  }
+
+  measure(stats: JsonStats): void {
+    stats.values = this.#values
+    stats.depth = this.#deepest
   }
 
   /** Parses on until about `maxChars` more characters are read; answers whether the parse is over. */
@@ -105,6 +120,7 @@ class BoundedJsonParser {
       let opened: Frame | null = null
       if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
         if (stack.length >= limits.maxDepth) throw new JsonRefusal(TOO_DEEP, i)
+        if (stack.length >= this.#deepest) this.#deepest = stack.length + 1
         i = skipSpace(text, i + 1)
         if (code === OPEN_ARRAY) {
           value = []

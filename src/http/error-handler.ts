@@ -3,6 +3,7 @@
 // FastAPI's shapes for 422, 404 and 405. Internal causes are logged with the request id and never sent.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { stringify } from 'lossless-json'
+import { howToRaise } from '../algorithms/request-bounds.js'
 import {
   ContractError,
   InternalError,
@@ -35,7 +36,7 @@ export function registerErrorHandlers(app: FastifyInstance, maxBodyBytes: number
     if (error instanceof RequestValidationError) {
       return sendJson(reply, 422, { detail: error.problems })
     }
-    const known = toServiceError(error, maxBodyBytes)
+    const known = toServiceError(error, request, maxBodyBytes)
     if (reply.raw.destroyed) request.log.info('the client went away before its answer')
     else if (known.statusCode === 500) request.log.error({ err: error }, 'request failed')
     // A store's own failure (a Redis command timed out, SQLite is locked) is told with its cause; a
@@ -70,7 +71,11 @@ function sendJson(reply: FastifyReply, statusCode: number, body: unknown): Fasti
 }
 
 /** Any error as one of the service's: framework client errors keep their meaning, the rest are internal. */
-function toServiceError(error: FastifyError | Error, maxBodyBytes: number): ContractError {
+function toServiceError(
+  error: FastifyError | Error,
+  request: FastifyRequest,
+  maxBodyBytes: number,
+): ContractError {
   if (error instanceof ContractError) return error
   // The job store's troubles, on whichever route met them.
   if (error instanceof StoreFullError)
@@ -79,7 +84,14 @@ function toServiceError(error: FastifyError | Error, maxBodyBytes: number): Cont
     return new ServiceUnavailableError('The job store is unavailable; try again later.')
   }
   const { code, statusCode } = error as FastifyError
-  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new PayloadTooLargeError(maxBodyBytes)
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    // A route for an algorithm has its bound (body-bounds.ts), named with how to raise it.
+    const { bodyLimit, config } = request.routeOptions
+    const owner = config?.boundOwner
+    return owner === undefined
+      ? new PayloadTooLargeError(maxBodyBytes)
+      : new PayloadTooLargeError(bodyLimit, howToRaise('maxBodyBytes', owner))
+  }
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
     // Fastify's own client errors (bad Content-Length, malformed media type, bad URL): their messages
     // describe the request, not our internals.

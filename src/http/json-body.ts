@@ -6,8 +6,17 @@
 import { StringDecoder } from 'node:string_decoder'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { type BoundName, type BoundOwner, howToRaise } from '../algorithms/request-bounds.js'
 import { RequestValidationError } from '../errors.js'
-import { type JsonLimits, JsonRefusal, parseBoundedJson, parseBoundedJsonInSlices } from './bounded-json.js'
+import {
+  type JsonLimits,
+  JsonRefusal,
+  type JsonStats,
+  parseBoundedJson,
+  parseBoundedJsonInSlices,
+  TOO_DEEP,
+  TOO_MANY_VALUES,
+} from './bounded-json.js'
 import { NotJsonBody } from './validation.js'
 
 const JSON_MEDIA_TYPE = /^application\/(?:[a-z0-9.!#$&^_-]+\+)?json$/i
@@ -18,7 +27,33 @@ export const MALFORMED_CONTENT_TYPE = 'application/x-malformed-content-type'
 const SENT_CONTENT_TYPE = Symbol('sent content type')
 type WithSentType = { [SENT_CONTENT_TYPE]?: string }
 
-export function registerBodyParsers(app: FastifyInstance, limits: JsonLimits): void {
+/** The bounds a body is parsed under, and whom a refusal names (request-bounds.ts). */
+export interface BodyBounds {
+  limits: JsonLimits
+  owner: BoundOwner
+  /**
+   * The parse's counts are kept on the request (bodyMeasure), for a check against a tighter bound once
+   * the body says whose bounds apply (POST /jobs).
+   */
+  measured?: boolean
+}
+
+/** What a body held, kept when its bounds are `measured`. */
+export interface BodyMeasure extends JsonStats {
+  bytes: number
+  /** The text, to be parsed again under the tighter bounds when it breaks them, for the refusal's offset. */
+  text: string
+}
+
+const MEASURE = Symbol('body measure')
+type Measured = { [MEASURE]?: BodyMeasure }
+
+/** The counts of a request's JSON body, when its route's bounds are `measured` and it had one. */
+export const bodyMeasure = (request: FastifyRequest): BodyMeasure | undefined =>
+  (request as Measured)[MEASURE]
+
+/** The Content-Type reading (once, at the root) and the parsers, under the service-wide bounds. */
+export function registerBodyParsers(app: FastifyInstance, bounds: BodyBounds): void {
   // As FastAPI reads it: an empty Content-Type is none (JSON), a malformed one is not JSON. Fastify
   // would refuse the malformed one with a 415 before the body is read.
   // Clients send the same Content-Type request after request: the last one found well formed is not
@@ -37,13 +72,21 @@ export function registerBodyParsers(app: FastifyInstance, limits: JsonLimits): v
     }
     done()
   })
+  addBodyParsers(app, bounds)
+}
+
+/**
+ * The body parsers of a context: at the root, and in the context of each route with bounds of its own
+ * (an algorithm's), so that the bounds are the parser's own and nothing is looked up per request.
+ */
+export function addBodyParsers(app: FastifyInstance, bounds: BodyBounds): void {
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
-    readJson(body as Buffer, limits, done)
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    readJson(body as Buffer, bounds, done, request)
   })
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request: FastifyRequest, body, done) => {
     if (isJsonRequest(request)) {
-      readJson(body as Buffer, limits, done)
+      readJson(body as Buffer, bounds, done, request)
       return
     }
     const malformed = (request.raw as WithSentType)[SENT_CONTENT_TYPE]
@@ -62,16 +105,24 @@ type Done = (error: Error | null, body?: unknown) => void
 /** Bodies up to this size are decoded and parsed at once; a slice of a larger one costs as much. */
 const SLICE_BYTES = 64 * 1024
 
-function readJson(body: Buffer, limits: JsonLimits, done: Done): void {
+function readJson(body: Buffer, bounds: BodyBounds, done: Done, request: FastifyRequest): void {
+  const measure: BodyMeasure | undefined = bounds.measured
+    ? { bytes: body.length, values: 0, depth: 0, text: '' }
+    : undefined
+  if (measure !== undefined) (request as Measured)[MEASURE] = measure
   if (body.length <= SLICE_BYTES) {
-    parseBody(body.toString('utf8'), limits, done)
+    parseBody(body.toString('utf8'), bounds, done, measure)
     return
   }
   decodeInSlices(body)
-    .then((text) => (isBlank(text) ? undefined : parseBoundedJsonInSlices(text, limits, SLICE_BYTES)))
+    .then((text) => {
+      if (isBlank(text)) return undefined
+      if (measure !== undefined) measure.text = text
+      return parseBoundedJsonInSlices(text, bounds.limits, SLICE_BYTES, measure)
+    })
     .then(
       (value) => done(null, value),
-      (error: unknown) => done(jsonInvalid(error)),
+      (error: unknown) => done(jsonInvalid(error, bounds)),
     )
 }
 
@@ -96,27 +147,44 @@ function isJsonRequest(request: FastifyRequest): boolean {
   return JSON_MEDIA_TYPE.test(contentType.split(';', 1)[0]?.trim() ?? '')
 }
 
-function parseBody(text: string, limits: JsonLimits, done: Done): void {
+function parseBody(text: string, bounds: BodyBounds, done: Done, measure: BodyMeasure | undefined): void {
   if (isBlank(text)) {
     done(null, undefined)
     return
   }
+  if (measure !== undefined) measure.text = text
   try {
-    done(null, parseBoundedJson(text, limits))
+    done(null, parseBoundedJson(text, bounds.limits, measure))
   } catch (error) {
-    done(jsonInvalid(error))
+    done(jsonInvalid(error, bounds))
   }
 }
 
-function jsonInvalid(error: unknown): Error {
+/** The bound each refusal of the parser breaks. */
+const BOUND_BROKEN: Record<string, { name: BoundName; limit: keyof JsonLimits }> = {
+  [TOO_MANY_VALUES]: { name: 'maxJsonValues', limit: 'maxValues' },
+  [TOO_DEEP]: { name: 'maxJsonDepth', limit: 'maxDepth' },
+}
+
+/** A parser's refusal as the 422 `json_invalid`; one past a bound names it, its value and how to raise it. */
+export function jsonInvalid(error: unknown, bounds: BodyBounds): Error {
   if (!(error instanceof JsonRefusal)) return error as Error
+  const bound = BOUND_BROKEN[error.message]
   return new RequestValidationError([
     {
       type: 'json_invalid',
       loc: ['body', error.position],
       msg: 'JSON decode error',
       input: {},
-      ctx: { error: error.message },
+      ctx:
+        bound === undefined
+          ? { error: error.message }
+          : {
+              error: error.message,
+              bound: bound.name,
+              limit: bounds.limits[bound.limit],
+              how_to_raise: howToRaise(bound.name, bounds.owner),
+            },
     },
   ])
 }

@@ -5,6 +5,7 @@
 // code or the settings that enforce it.
 import { Type } from '@sinclair/typebox'
 import { type Registry, servedPrimeChecker } from '../algorithms/registry.js'
+import type { BoundSettings } from '../algorithms/request-bounds.js'
 import { PayloadTooLargeError } from '../errors.js'
 import { LATENCY_BOUNDS_MS } from '../jobs/summary.js'
 import { isoTime } from '../json-text.js'
@@ -267,6 +268,8 @@ export interface DocumentOptions {
   rateLimit: { rateLimit: number; rateLimitWindowMs: number } | null
   /** The body limit, shown in the 413 examples. */
   maxBodyBytes: number
+  /** The settings of the request bounds, shown in GET /algorithms/{name}'s example. */
+  bounds: BoundSettings
   /** The algorithms served: their examples, and the job shapes discriminated by algorithm. */
   algorithms: Registry
   /** The deployment's title, version and description. */
@@ -294,6 +297,7 @@ export function completeDocument<T extends object>(
       requestId: REQUEST_ID,
       flat,
       tooLarge: flat(...tooLarge(options.maxBodyBytes)),
+      bounds: options.bounds,
     }),
   }
   const jobRequests = jobRequestExamples(options.algorithms)

@@ -7,6 +7,7 @@ import type { Algorithm } from '../algorithms/algorithm.js'
 import { loadModuleFile, moduleFiles } from '../algorithms/loader.js'
 import { readParams } from '../algorithms/params.js'
 import { loadRegistry, type Registry } from '../algorithms/registry.js'
+import { boundsOf, checkDeclaredBounds } from '../algorithms/request-bounds.js'
 import { type Config, loadConfig } from '../config.js'
 import { AlgorithmError, AlgorithmInputError, ConfigError, RequestValidationError } from '../errors.js'
 import { Executor } from '../execution/executor.js'
@@ -79,8 +80,9 @@ export class LocalRuns {
     let registry: Registry
     try {
       // Then all together, as the service loads them (imported once: the modules' code does not run again):
-      // a name taken twice, or PrimeChecker's, fails here.
+      // a name taken twice, or PrimeChecker's, or bounds above the operator's ceilings fail here.
       registry = await loadRegistry(files)
+      checkDeclaredBounds(registry.values(), config)
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error
       failures.push({ file: null, message: error.message })
@@ -125,7 +127,9 @@ export class LocalRuns {
   async run(algorithm: Algorithm, raw: Record<string, unknown>, progress?: Progress): Promise<TimedRun> {
     const executor = this.#executor
     if (executor === null) throw new Error('nothing was loaded')
-    const params = readParams(algorithm, raw, this.config.maxDigits, ['params'])
+    const params = readParams(algorithm, raw, { maxDigits: boundsOf(algorithm, this.config).maxDigits }, [
+      'params',
+    ])
     const watch = startWatch(executor, algorithm)
     try {
       return await executor.run(algorithm, params, {

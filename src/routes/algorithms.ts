@@ -8,10 +8,18 @@ import { stringify } from 'lossless-json'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { readParams } from '../algorithms/params.js'
 import type { Registry } from '../algorithms/registry.js'
+import {
+  type BoundOwner,
+  type BoundSettings,
+  boundsOf,
+  howToRaise,
+  shownBounds,
+} from '../algorithms/request-bounds.js'
 import { AlgorithmNotFoundError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import { runMetadata, type TimedRun } from '../execution/timed-run.js'
 import { algorithmSchemaId } from '../http/algorithm-schemas.js'
+import { bodyBounds, withBodyBounds } from '../http/body-bounds.js'
 import {
   described,
   ErrorResponse,
@@ -26,7 +34,8 @@ import { validatorCompiler } from '../http/validation.js'
 export interface AlgorithmRouteOptions {
   algorithms: Registry
   executor: Executor
-  maxDigits: number
+  /** The settings of the request bounds: each algorithm's own are in effect on its routes. */
+  bounds: BoundSettings
   factorBudgetMs: number
   /** ALGOSERVE_INVOKE_TIMEOUT_MS. */
   timeoutMs: number
@@ -52,10 +61,30 @@ const Workers = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
 
 const ListedAlgorithm = Type.Object({ ...AlgorithmSummary.properties, workers: Workers })
 
+const RequestLimits = Type.Object(
+  {
+    max_body_bytes: Type.Integer({
+      description: 'The largest body, in bytes; larger is 413 PAYLOAD_TOO_LARGE.',
+    }),
+    max_json_values: Type.Integer({
+      description: 'The most JSON values in a body; more is 422 json_invalid.',
+    }),
+    max_json_depth: Type.Integer({
+      description: 'The most nesting levels of arrays and objects in a body; deeper is 422 json_invalid.',
+    }),
+    max_digits: Type.Integer({ description: 'The most digits of an integer; more is 400 VALIDATION_ERROR.' }),
+  },
+  {
+    description:
+      "The bounds in effect on a request for it: its contract's maxBodyBytes, maxJsonValues, maxJsonDepth and " +
+      'maxDigits, else the ALGOSERVE_MAX_* settings (docs/algorithms.md, request bounds).',
+  },
+)
+
 const JSON_TYPE = 'application/json; charset=utf-8'
 
 export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRouteOptions): Promise<void> {
-  const { algorithms, executor, maxDigits, factorBudgetMs } = options
+  const { algorithms, executor, factorBudgetMs } = options
   const names = [...algorithms.keys()].sort()
   const sorted = names.map((name) => algorithms.get(name) as Algorithm)
   const find = (name: string): Algorithm => {
@@ -109,6 +138,7 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
         result: algorithm.module.result,
         examples: algorithm.module.examples ?? [],
         timeout_ms: algorithm.timeoutMs,
+        limits: shownBounds(algorithm, options.bounds),
       }) as string,
     ]),
   )
@@ -138,6 +168,7 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
               timeout_ms: Type.Union([Type.Integer(), Type.Null()], {
                 description: 'Its own time limit of one run, in ms; null when it has none.',
               }),
+              limits: RequestLimits,
               workers: Workers,
             },
             { description: 'The algorithm.' },
@@ -161,69 +192,78 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
 
   for (const algorithm of sorted) {
     const timeoutMs = syncTimeLimit(algorithm, options.timeoutMs)
-    app.post(
-      `/algorithms/${algorithm.name}/invoke`,
-      {
-        config: { kind: 'api', errorShape: 'flat' },
-        validatorCompiler: anyObjectBody as never,
-        schema: {
-          summary: `Call ${algorithm.name}`,
-          operationId: `invoke_${algorithm.name}`,
-          tags: ['algorithms'],
-          description:
-            `${algorithm.description}\n\nThe body is its params. A run is stopped after ${timeoutMs / 1000} s ` +
-            '(its own timeoutMs, at most ALGOSERVE_INVOKE_TIMEOUT_MS) with 500 ALGORITHM_ERROR.',
-          body: Type.Ref(algorithmSchemaId(algorithm.name, 'params')),
-          response: {
-            200: {
-              ...Type.Object({
-                request_id: Type.String(),
-                status: Type.Literal('success'),
-                result: Type.Ref(algorithmSchemaId(algorithm.name, 'result')),
-                metadata: Type.Ref(Metadata),
-              }),
-              description: 'The result, with metadata.',
+    const bounds = boundsOf(algorithm, options.bounds)
+    const owner: BoundOwner = { algorithm: algorithm.name, settings: options.bounds }
+    const paramLimits = { maxDigits: bounds.maxDigits, howToRaise: howToRaise('maxDigits', owner) }
+    await withBodyBounds(app, bodyBounds(bounds, owner), (context) => {
+      context.post(
+        `/algorithms/${algorithm.name}/invoke`,
+        {
+          bodyLimit: bounds.maxBodyBytes,
+          config: { kind: 'api', errorShape: 'flat', boundOwner: owner },
+          validatorCompiler: anyObjectBody as never,
+          schema: {
+            summary: `Call ${algorithm.name}`,
+            operationId: `invoke_${algorithm.name}`,
+            tags: ['algorithms'],
+            description:
+              `${algorithm.description}\n\nThe body is its params. A run is stopped after ${timeoutMs / 1000} s ` +
+              '(its own timeoutMs, at most ALGOSERVE_INVOKE_TIMEOUT_MS) with 500 ALGORITHM_ERROR.',
+            body: Type.Ref(algorithmSchemaId(algorithm.name, 'params')),
+            response: {
+              200: {
+                ...Type.Object({
+                  request_id: Type.String(),
+                  status: Type.Literal('success'),
+                  result: Type.Ref(algorithmSchemaId(algorithm.name, 'result')),
+                  metadata: Type.Ref(Metadata),
+                }),
+                description: 'The result, with metadata.',
+              },
+              400: described(
+                ErrorResponse,
+                'VALIDATION_ERROR: an integer with too many digits, or params the algorithm refused (its message).',
+              ),
+              413: described(
+                ErrorResponse,
+                `PAYLOAD_TOO_LARGE: the body is larger than ${bounds.maxBodyBytes} bytes (its maxBodyBytes, else ` +
+                  'ALGOSERVE_MAX_BODY_BYTES).',
+              ),
+              422: described(HTTPValidationError, 'The body failed the params schema.'),
+              500: described(
+                ErrorResponse,
+                'ALGORITHM_ERROR: the run threw (its message is shown), broke its result schema, or passed its ' +
+                  'time limit; or INTERNAL_ERROR.',
+              ),
+              503: described(
+                ErrorResponse,
+                'SERVICE_UNAVAILABLE: no worker thread was free within ALGOSERVE_INVOKE_QUEUE_TIMEOUT_MS; see ' +
+                  'Retry-After.',
+              ),
             },
-            400: described(
-              ErrorResponse,
-              'VALIDATION_ERROR: an integer with too many digits, or params the algorithm refused (its message).',
-            ),
-            413: described(
-              ErrorResponse,
-              'PAYLOAD_TOO_LARGE: the body is larger than ALGOSERVE_MAX_BODY_BYTES.',
-            ),
-            422: described(HTTPValidationError, 'The body failed the params schema.'),
-            500: described(
-              ErrorResponse,
-              'ALGORITHM_ERROR: the run threw (its message is shown), broke its result schema, or passed its ' +
-                'time limit; or INTERNAL_ERROR.',
-            ),
-            503: described(
-              ErrorResponse,
-              'SERVICE_UNAVAILABLE: no worker thread was free within ALGOSERVE_INVOKE_QUEUE_TIMEOUT_MS; see ' +
-                'Retry-After.',
-            ),
           },
         },
-      },
-      (request, reply) => {
-        const params = readParams(algorithm, request.body as Record<string, unknown>, maxDigits, ['body'])
-        const call = { algorithm, params, budgetMs: factorBudgetMs, timeoutMs }
-        return answerCall(executor, call, reply, (run: TimedRun): void => {
-          const metadata = runMetadata(algorithm, run)
-          reply.type(JSON_TYPE).serializer(String)
-          if (run.resultJson === undefined) {
-            reply.send(stringify({ request_id: request.id, status: 'success', result: run.result, metadata }))
-            return
-          }
-          // A long result's JSON as it was written off the main thread, bytes and all: nothing to write
-          // again.
-          const head = `{"request_id":${JSON.stringify(request.id)},"status":"success","result":`
-          const tail = `,"metadata":${JSON.stringify(metadata)}}`
-          reply.send(Buffer.concat([Buffer.from(head), run.resultJson, Buffer.from(tail)]))
-        })
-      },
-    )
+        (request, reply) => {
+          const params = readParams(algorithm, request.body as Record<string, unknown>, paramLimits, ['body'])
+          const call = { algorithm, params, budgetMs: factorBudgetMs, timeoutMs }
+          return answerCall(executor, call, reply, (run: TimedRun): void => {
+            const metadata = runMetadata(algorithm, run)
+            reply.type(JSON_TYPE).serializer(String)
+            if (run.resultJson === undefined) {
+              reply.send(
+                stringify({ request_id: request.id, status: 'success', result: run.result, metadata }),
+              )
+              return
+            }
+            // A long result's JSON as it was written off the main thread, bytes and all: nothing to write
+            // again.
+            const head = `{"request_id":${JSON.stringify(request.id)},"status":"success","result":`
+            const tail = `,"metadata":${JSON.stringify(metadata)}}`
+            reply.send(Buffer.concat([Buffer.from(head), run.resultJson, Buffer.from(tail)]))
+          })
+        },
+      )
+    })
   }
 
   app.post(

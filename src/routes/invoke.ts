@@ -3,9 +3,12 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { INVOKE_ALGORITHM, type Registry, servedPrimeChecker } from '../algorithms/registry.js'
+import { type BoundOwner, type BoundSettings, boundsOf, howToRaise } from '../algorithms/request-bounds.js'
 import { AlgorithmNotFoundError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import { runMetadata } from '../execution/timed-run.js'
+import { bodyBounds } from '../http/body-bounds.js'
+import { addBodyParsers } from '../http/json-body.js'
 import {
   described,
   ErrorResponse,
@@ -18,7 +21,8 @@ import { answerCall, syncTimeLimit } from '../http/sync-call.js'
 export interface InvokeRouteOptions {
   algorithms: Registry
   executor: Executor
-  maxDigits: number
+  /** The settings of the request bounds: PrimeChecker's own are in effect. */
+  bounds: BoundSettings
   factorBudgetMs: number
   /** ALGOSERVE_INVOKE_TIMEOUT_MS: the most any synchronous run may take. */
   timeoutMs: number
@@ -27,17 +31,23 @@ export interface InvokeRouteOptions {
 const errorResponse = (description: string) => described(ErrorResponse, description)
 
 export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOptions): Promise<void> {
-  const { executor, maxDigits, factorBudgetMs } = options
+  const { executor, factorBudgetMs } = options
   const algorithm = servedPrimeChecker(options.algorithms)
   if (algorithm === undefined) return notServed(app, options.algorithms)
   const { inline } = algorithm
   if (inline === undefined) throw new Error(`${INVOKE_ALGORITHM} has no inline runs`)
   const timeoutMs = syncTimeLimit(algorithm, options.timeoutMs)
+  // This plugin is a context of its own: its bodies are parsed under PrimeChecker's bounds.
+  const bounds = boundsOf(algorithm, options.bounds)
+  const owner: BoundOwner = { algorithm: algorithm.name, settings: options.bounds }
+  const paramLimits = { maxDigits: bounds.maxDigits, howToRaise: howToRaise('maxDigits', owner) }
+  addBodyParsers(app, bodyBounds(bounds, owner))
 
   app.post(
     '/invoke',
     {
-      config: { kind: 'api', errorShape: 'flat' },
+      bodyLimit: bounds.maxBodyBytes,
+      config: { kind: 'api', errorShape: 'flat', boundOwner: owner },
       schema: {
         summary: 'Synchronous algorithm call (PrimeChecker)',
         operationId: 'invoke',
@@ -49,7 +59,9 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
         response: {
           200: described(InvokeResponse, 'The result, with metadata.'),
           400: errorResponse('VALIDATION_ERROR: too many digits; details names the field and its value.'),
-          413: errorResponse('PAYLOAD_TOO_LARGE: the body is larger than ALGOSERVE_MAX_BODY_BYTES.'),
+          413: errorResponse(
+            `PAYLOAD_TOO_LARGE: the body is larger than ${bounds.maxBodyBytes} bytes (PrimeChecker's maxBodyBytes, else ALGOSERVE_MAX_BODY_BYTES).`,
+          ),
           422: described(HTTPValidationError, 'The body failed the schema.'),
           500: errorResponse('ALGORITHM_ERROR or INTERNAL_ERROR.'),
           503: errorResponse(
@@ -60,7 +72,7 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
       },
     },
     (request, reply) => {
-      const params = inline.parseParams(request.body as Record<string, unknown>, { maxDigits }, '')
+      const params = inline.parseParams(request.body as Record<string, unknown>, paramLimits, '')
       return answerCall(
         executor,
         { algorithm, params, budgetMs: factorBudgetMs, timeoutMs },

@@ -5,9 +5,19 @@ import { createHash } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { stringify } from 'lossless-json'
+import type { ParamLimits, RequestBounds } from '../algorithms/algorithm.js'
 import { readParams } from '../algorithms/params.js'
 import { type Registry, servedPrimeChecker } from '../algorithms/registry.js'
+import {
+  type BoundOwner,
+  type BoundSettings,
+  boundsOf,
+  howToRaise,
+  largestBounds,
+} from '../algorithms/request-bounds.js'
 import { AlgorithmNotFoundError, DuplicateJobIdError, JobNotFoundError } from '../errors.js'
+import { bodyBounds, checkJobBody } from '../http/body-bounds.js'
+import { addBodyParsers } from '../http/json-body.js'
 import {
   described,
   JobCreateResponse,
@@ -38,7 +48,8 @@ export interface JobRouteOptions {
   algorithms: Registry
   backend: () => JobBackend
   metrics: Metrics
-  maxDigits: number
+  /** The settings of the request bounds: the named algorithm's own are in effect. */
+  bounds: BoundSettings
   webhookAllowPrivate: boolean
   /** Waits on GET /jobs/{job_id}?wait= held at once. */
   maxJobWaiters: number
@@ -82,8 +93,35 @@ const JobQuery = Type.Object({
   ),
 })
 
+/** An algorithm's request bounds as POST /jobs holds a body to them. */
+interface AlgorithmBounds {
+  bounds: RequestBounds
+  owner: BoundOwner
+  paramLimits: ParamLimits
+  /** Below the bounds the body is read under in some way: the body is checked again. */
+  tighter: boolean
+}
+
 export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions): Promise<void> {
-  const { algorithms, backend, metrics, maxDigits } = options
+  const { algorithms, backend, metrics } = options
+  // The body names its algorithm: it is read under the largest bounds of any (this plugin is a context
+  // of its own), then held to the named algorithm's.
+  const largest = largestBounds(algorithms.values(), options.bounds)
+  const own = new Map<string, AlgorithmBounds>()
+  for (const algorithm of algorithms.values()) {
+    const bounds = boundsOf(algorithm, options.bounds)
+    const owner: BoundOwner = { algorithm: algorithm.name, settings: options.bounds }
+    const tighter =
+      bounds.maxBodyBytes < largest.maxBodyBytes ||
+      bounds.maxJsonValues < largest.maxJsonValues ||
+      bounds.maxJsonDepth < largest.maxJsonDepth
+    const paramLimits = { maxDigits: bounds.maxDigits, howToRaise: howToRaise('maxDigits', owner) }
+    own.set(algorithm.name, { bounds, owner, paramLimits, tighter })
+  }
+  const readOwner: BoundOwner = { settings: options.bounds }
+  // The parse's counts are kept only when some algorithm's bounds are below the largest.
+  const measured = [...own.values()].some((entry) => entry.tighter)
+  addBodyParsers(app, bodyBounds(largest, readOwner, measured))
   const waiters = new EndWaits(options.maxJobWaiters)
   const served = new ServedAlgorithms(() => backend().workers())
   // The backend is opened after the routes are registered: subscribed at the first wait.
@@ -96,7 +134,8 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
   app.post(
     '/jobs',
     {
-      config: { kind: 'api', errorShape: 'wrapped' },
+      bodyLimit: largest.maxBodyBytes,
+      config: { kind: 'api', errorShape: 'wrapped', boundOwner: readOwner },
       schema: {
         summary: 'Create an asynchronous job',
         operationId: 'createJob',
@@ -120,7 +159,9 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
           400: wrappedError('VALIDATION_ERROR: bad params or webhook; details names the field.'),
           404: wrappedError('ALGORITHM_NOT_FOUND; details.available_algorithms lists the known names.'),
           409: wrappedError('IDEMPOTENCY_KEY_REUSED: this Idempotency-Key came with another request.'),
-          413: wrappedError('PAYLOAD_TOO_LARGE.'),
+          413: wrappedError(
+            "PAYLOAD_TOO_LARGE: the body is larger than the named algorithm's maxBodyBytes (else ALGOSERVE_MAX_BODY_BYTES).",
+          ),
           422: validationFailed,
           503: wrappedError(
             'SERVICE_UNAVAILABLE: no capacity or the job store is unavailable; see Retry-After.',
@@ -133,7 +174,9 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
       const algorithm = algorithms.get(body.algorithm)
       if (algorithm === undefined)
         throw new AlgorithmNotFoundError(body.algorithm, [...algorithms.keys()].sort())
-      const parsed = readParams(algorithm, body.params, maxDigits, ['body', 'params'])
+      const bounds = own.get(algorithm.name) as AlgorithmBounds
+      if (bounds.tighter) await checkJobBody(request, bounds.bounds, bounds.owner)
+      const parsed = readParams(algorithm, body.params, bounds.paramLimits, ['body', 'params'])
       const params = stringify(parsed) as string
       const cheap = algorithm.inline?.isCheap(parsed) ?? false
       const webhook =

@@ -79,6 +79,16 @@ const broken: [string, string, RegExp][] = [
     /'concurrency' must be a whole number of jobs running at once, at least 1/,
   ],
   [
+    'a maxJsonValues of none',
+    withMember('run', '() => 1, maxJsonValues: 0'),
+    /'maxJsonValues' must be a whole number, at least 1/,
+  ],
+  [
+    'a maxBodyBytes that is not a whole number',
+    withMember('run', "() => 1, maxBodyBytes: '1MB'"),
+    /'maxBodyBytes' must be a whole number, at least 1/,
+  ],
+  [
     'a concurrency that is not a number',
     withMember('run', "() => 1, concurrency: '2'"),
     /'concurrency' must be a whole number/,

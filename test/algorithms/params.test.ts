@@ -32,7 +32,7 @@ const shapes = checkModule((await import(modules.file('shapes.mjs'))).default, '
 /** The problems readParams reports for these params. */
 function problems(params: Record<string, unknown>, loc = ['body']) {
   try {
-    readParams(shapes, params, 4300, loc)
+    readParams(shapes, params, { maxDigits: 4300 }, loc)
   } catch (error) {
     assert.ok(error instanceof RequestValidationError)
     return error.problems

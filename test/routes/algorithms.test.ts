@@ -79,7 +79,7 @@ describe('the algorithm routes', () => {
     })
   })
 
-  test('GET /algorithms/{name} shows its schemas, examples, time limit and workers; an unknown name is 404', async () => {
+  test('GET /algorithms/{name} shows its schemas, examples, time limit, bounds and workers; an unknown name is 404', async () => {
     const response = await fetch(`${server.url}/algorithms/Spin`)
     assert.equal(response.status, 200)
     assert.deepEqual(await response.json(), {
@@ -90,6 +90,7 @@ describe('the algorithm routes', () => {
       result: { type: 'object' },
       examples: [],
       timeout_ms: 500,
+      limits: { max_body_bytes: 1_048_576, max_json_values: 10_000, max_json_depth: 32, max_digits: 4300 },
       // The embedded store's one process takes every job.
       workers: 1,
     })

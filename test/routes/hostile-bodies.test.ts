@@ -81,7 +81,14 @@ describe('item 1: deep and wide values get a bounded 4xx', () => {
           loc: ['body', 11 + 31],
           msg: 'JSON decode error',
           input: {},
-          ctx: { error: 'nesting is too deep' },
+          ctx: {
+            error: 'nesting is too deep',
+            bound: 'maxJsonDepth',
+            limit: 32,
+            how_to_raise:
+              "raise it with 'maxJsonDepth' in PrimeChecker's contract (up to 256, the ceiling " +
+              'ALGOSERVE_MAX_JSON_DEPTH_CEILING sets), or with ALGOSERVE_MAX_JSON_DEPTH for algorithms that declare none',
+          },
         },
       ],
     })

@@ -63,7 +63,7 @@ export const primeChecker = {
 
   [INLINE]: {
     parseParams(raw: Record<string, unknown>, limits: ParamLimits, fieldPrefix: string): PrimeParams {
-      return { number: integerParam(raw.number, `${fieldPrefix}number`, limits.maxDigits) }
+      return { number: integerParam(raw.number, `${fieldPrefix}number`, limits.maxDigits, limits.howToRaise) }
     },
 
     // Below 2^32 both the test and the factorisation are trial division by primes under 2^16.

@@ -1,0 +1,62 @@
+// Request bounds per algorithm on the HTTP side (docs/algorithms.md, request bounds). A route for one
+// algorithm (its invoke route, POST /invoke) is registered in a context whose body parsers hold its
+// bounds, with its body limit; nothing is looked up per request. POST /jobs learns the
+// algorithm from the body: it reads the body under the largest bounds any loaded algorithm has, with
+// the parse's counts kept, and checks them against the named algorithm's bounds (checkJobBody).
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { RequestBounds } from '../algorithms/algorithm.js'
+import { type BoundOwner, howToRaise } from '../algorithms/request-bounds.js'
+import { PayloadTooLargeError } from '../errors.js'
+import { parseBoundedJson, parseBoundedJsonInSlices } from './bounded-json.js'
+import { addBodyParsers, type BodyBounds, bodyMeasure, jsonInvalid } from './json-body.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Whose request bounds the route's body is held to: named, with how to raise them, in a 413. */
+    boundOwner?: BoundOwner
+  }
+}
+
+/** The parsers' view of request bounds. */
+export function bodyBounds(bounds: RequestBounds, owner: BoundOwner, measured = false): BodyBounds {
+  return { limits: { maxValues: bounds.maxJsonValues, maxDepth: bounds.maxJsonDepth }, owner, measured }
+}
+
+/** Registers `routes` in a context of their own whose bodies are parsed under `bounds`. */
+export async function withBodyBounds(
+  app: FastifyInstance,
+  bounds: BodyBounds,
+  routes: (context: FastifyInstance) => void,
+): Promise<void> {
+  await app.register(async (context) => {
+    addBodyParsers(context, bounds)
+    routes(context)
+  })
+}
+
+/** Texts at most this long are parsed again at once, longer ones a slice at a time (as json-body.ts). */
+const SLICE_CHARS = 64 * 1024
+
+/**
+ * The body of a request read under larger bounds, held to the bounds of the algorithm it names: a 413
+ * past its maxBodyBytes, a 422 json_invalid past its maxJsonValues or maxJsonDepth at the offset where
+ * the body passes it (found by parsing it again under those bounds, which stops there).
+ */
+export async function checkJobBody(
+  request: FastifyRequest,
+  bounds: RequestBounds,
+  owner: BoundOwner,
+): Promise<void> {
+  const measure = bodyMeasure(request)
+  if (measure === undefined) return
+  if (measure.bytes > bounds.maxBodyBytes)
+    throw new PayloadTooLargeError(bounds.maxBodyBytes, howToRaise('maxBodyBytes', owner))
+  if (measure.values <= bounds.maxJsonValues && measure.depth <= bounds.maxJsonDepth) return
+  const own = bodyBounds(bounds, owner)
+  try {
+    if (measure.text.length <= SLICE_CHARS) parseBoundedJson(measure.text, own.limits)
+    else await parseBoundedJsonInSlices(measure.text, own.limits, SLICE_CHARS)
+  } catch (error) {
+    throw jsonInvalid(error, own)
+  }
+}
