@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { Agent, fetch, type Response } from 'undici'
+import { nearestRankPercentile } from '../lib/stats.js'
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
 const BYTES = Number(process.env.BYTES ?? 15_000_000)
@@ -36,10 +37,6 @@ writeFileSync(
 
 const rssMb = (pid: number) =>
   Number(/VmRSS:\s+([0-9]+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * p) - 1)] ?? Number.NaN
-}
 
 async function start(): Promise<{ child: ChildProcess; url: string }> {
   const main = join(checkout, 'src/main.ts')
@@ -134,14 +131,14 @@ try {
   const ms = (value: number) => value.toFixed(1)
   console.log(`checkout ${checkout}, ${ROUNDS} answers of ${BYTES} bytes`)
   console.log(
-    `/healthz idle: ${idle.length} requests, p50 ${ms(percentile(idle, 0.5))} ms, ` +
-      `p99 ${ms(percentile(idle, 0.99))} ms`,
+    `/healthz idle: ${idle.length} requests, p50 ${ms(nearestRankPercentile(idle, 0.5))} ms, ` +
+      `p99 ${ms(nearestRankPercentile(idle, 0.99))} ms`,
   )
   console.log(
-    `/healthz during the answers: ${during.length} requests, p50 ${ms(percentile(during, 0.5))} ms, ` +
-      `p99 ${ms(percentile(during, 0.99))} ms, max ${ms(during.at(-1) ?? Number.NaN)} ms`,
+    `/healthz during the answers: ${during.length} requests, p50 ${ms(nearestRankPercentile(during, 0.5))} ms, ` +
+      `p99 ${ms(nearestRankPercentile(during, 0.99))} ms, max ${ms(during.at(-1) ?? Number.NaN)} ms`,
   )
-  console.log(`answer, median: ${ms(percentile(answerMs, 0.5))} ms`)
+  console.log(`answer, median: ${ms(nearestRankPercentile(answerMs, 0.5))} ms`)
   console.log(
     `RSS: before ${ms(before)} MiB, peak during ${ms(peak)} MiB (+${ms(peak - before)}), ` +
       `after ${ms(after)} MiB`,

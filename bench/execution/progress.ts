@@ -12,6 +12,7 @@ import type { Algorithm } from '../../src/algorithms/algorithm.js'
 import { loadModuleFile } from '../../src/algorithms/loader.js'
 import { Executor } from '../../src/execution/executor.js'
 import { createMetrics } from '../../src/metrics/metrics.js'
+import { median } from '../lib/stats.js'
 
 const ROUNDS = Number(process.env.ROUNDS ?? 11)
 const RUN_MS = Number(process.env.RUN_MS ?? 1000)
@@ -114,13 +115,6 @@ for (let round = 0; round < ROUNDS; round++) {
 await executor.close()
 rmSync(work, { recursive: true, force: true })
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
-}
 const baseSeconds = median(times[0] as number[])
 console.log(
   `${blocks} blocks of ${BLOCK} steps a run, ${ROUNDS} rounds, Node ${process.versions.node}${ONE_FUNCTION ? ', ONE_FUNCTION=1' : ''}`,

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { percentile } from '../lib/stats.mjs'
 
 const CALLS = Number(process.env.CALLS ?? 20)
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 1)
@@ -68,13 +69,9 @@ async function probeHealth(done) {
   return times
 }
 
-const quantile = (values, q) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
-}
 const ms = (value) => value.toFixed(1)
 const summary = (times) =>
-  `${times.length} requests, p50 ${ms(quantile(times, 0.5))} ms, p99 ${ms(quantile(times, 0.99))} ms, max ${ms(Math.max(...times))} ms`
+  `${times.length} requests, p50 ${ms(percentile(times, 0.5))} ms, p99 ${ms(percentile(times, 0.99))} ms, max ${ms(Math.max(...times))} ms`
 
 // The spin calls, CONCURRENCY at a time, while /healthz is asked.
 let calling = true
@@ -114,7 +111,7 @@ console.log(
 console.log()
 console.log(`answers: ${[...statuses].map(([key, n]) => `${n} x ${key}`).join(', ')}`)
 console.log(
-  `answer time: p50 ${ms(quantile(answers, 0.5))} ms, p99 ${ms(quantile(answers, 0.99))} ms, max ${ms(Math.max(...answers))} ms`,
+  `answer time: p50 ${ms(percentile(answers, 0.5))} ms, p99 ${ms(percentile(answers, 0.99))} ms, max ${ms(Math.max(...answers))} ms`,
 )
 console.log(`/healthz during the calls (every ${HEALTH_EVERY_MS} ms): ${summary(during)}`)
 console.log(`/healthz with no call, as long: ${summary(idle)}`)

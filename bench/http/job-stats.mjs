@@ -7,6 +7,7 @@
 // Usage: node bench/http/job-stats.mjs <base url> <ids file or dir> [--post N --number X --concurrency C]
 import { appendFileSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { percentile, upperMedian } from '../lib/stats.mjs'
 
 const [base, idsPath, ...rest] = process.argv.slice(2)
 const option = (name, fallback) => {
@@ -61,7 +62,6 @@ for (;;) {
 const created = jobs.map((job) => Date.parse(job.created_at))
 const completed = jobs.map((job) => Date.parse(job.completed_at))
 const latencies = jobs.map((_, i) => completed[i] - created[i]).sort((a, b) => a - b)
-const quantile = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]
 const spanS =
   (completed.reduce((m, t) => Math.max(m, t), 0) - created.reduce((m, t) => Math.min(m, t), Infinity)) / 1000
 const failed = jobs.filter((job) => job.status !== 'completed').length
@@ -79,7 +79,7 @@ if (slice > 0) {
   for (const [at, { times, wait }] of [...slices].sort((a, b) => a[0] - b[0])) {
     times.sort((a, b) => a - b)
     console.error(
-      `created ${(at * slice) / 1000} s on: ${times.length} jobs, p50 ${times[times.length >> 1]} ms, ` +
+      `created ${(at * slice) / 1000} s on: ${times.length} jobs, p50 ${upperMedian(times)} ms, ` +
         `max ${times.at(-1)} ms, longest wait to start ${wait} ms`,
     )
   }
@@ -90,8 +90,8 @@ console.log(
     failed,
     span_s: Number(spanS.toFixed(2)),
     jobs_per_s: Math.round(jobs.length / spanS),
-    p50_ms: quantile(0.5),
-    p99_ms: quantile(0.99),
+    p50_ms: percentile(latencies, 0.5),
+    p99_ms: percentile(latencies, 0.99),
     max_ms: latencies.at(-1),
   }),
 )

@@ -14,6 +14,7 @@ import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { upperMedian } from '../lib/stats.js'
 
 const other = process.argv[2]
 if (other === undefined || other === '') throw new Error('usage: idle-streams.ts <other checkout>')
@@ -91,8 +92,6 @@ async function round(checkout: string) {
   return { before, peak, cut }
 }
 
-const median = (values: number[]) =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
 const checkouts = { this: resolve('.'), other: resolve(other) }
 const results: Record<keyof typeof checkouts, { before: number; peak: number; cut: number }[]> = {
   this: [],
@@ -115,10 +114,10 @@ rmSync(dir, { recursive: true, force: true })
 for (const name of ['other', 'this'] as const) {
   const rows = results[name]
   console.log(
-    `${name}: median RSS ${median(rows.map((row) => row.before)).toFixed(0)} MB before the end, ` +
-      `peak ${median(rows.map((row) => row.peak)).toFixed(0)} MB, ` +
-      `growth ${median(rows.map((row) => row.peak - row.before)).toFixed(0)} MB`,
+    `${name}: median RSS ${upperMedian(rows.map((row) => row.before)).toFixed(0)} MB before the end, ` +
+      `peak ${upperMedian(rows.map((row) => row.peak)).toFixed(0)} MB, ` +
+      `growth ${upperMedian(rows.map((row) => row.peak - row.before)).toFixed(0)} MB`,
   )
 }
-const growth = (name: 'this' | 'other') => median(results[name].map((row) => row.peak - row.before))
+const growth = (name: 'this' | 'other') => upperMedian(results[name].map((row) => row.peak - row.before))
 console.log(`growth, this over other: ${(growth('this') / growth('other')).toFixed(3)}`)

@@ -20,7 +20,7 @@ import { inTransaction, openConnection } from '../../src/jobs/embedded/sqlite-dr
 import { DATABASE_FILE, SqliteJobStore } from '../../src/jobs/embedded/sqlite-store.js'
 import { createService } from '../../src/service.js'
 import { freshPrefix, startRedis } from '../../test/helpers/redis.js'
-import { median } from '../prime/stats.js'
+import { median, percentile } from '../lib/stats.js'
 
 const BACKEND = process.env.BACKEND ?? 'embedded'
 const JOBS = Number(process.env.JOBS ?? (BACKEND === 'redis' ? 100_000 : 1_000_000))
@@ -184,8 +184,7 @@ for (let i = 0; i < REQUESTS; i++) {
 }
 const baseline = median(samples['GET /jobs/{id} (baseline)'] as number[])
 for (const [kind, values] of Object.entries(samples)) {
-  const sorted = [...values].sort((a, b) => a - b)
-  const p95 = sorted[Math.floor(sorted.length * 0.95)] as number
+  const p95 = percentile(values, 0.95)
   const m = median(values)
   console.log(
     `${kind.padEnd(44)} median ${m.toFixed(2)} ms  p95 ${p95.toFixed(2)} ms  ×${(m / baseline).toFixed(1)}`,

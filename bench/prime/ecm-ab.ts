@@ -9,9 +9,9 @@ import { Budget } from '../../src/algorithms/prime-checker/budget.js'
 import { ecmCurve } from '../../src/algorithms/prime-checker/ecm.js'
 import type * as KernelModule from '../../src/algorithms/prime-checker/kernel.js'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
+import { median } from '../lib/stats.js'
 import { checkoutArgument, cpuMs, importFrom } from './other-checkout.js'
 import { generator } from './prime-cases.js'
-import { median } from './stats.js'
 
 const other = await importFrom<typeof KernelModule>(
   checkoutArgument('tsx bench/prime/ecm-ab.ts <other checkout> [B1] [limbs...]'),

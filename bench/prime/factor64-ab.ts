@@ -4,9 +4,9 @@
 // DIGITS=20 takes balanced semiprimes of that many digits instead.
 import { primeChecker } from '../../src/algorithms/prime-checker/index.js'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
+import { median } from '../lib/stats.js'
 import { checkoutArgument, cpuMs, primeCheckerOf } from './other-checkout.js'
 import { balancedSemiprime, generator } from './prime-cases.js'
-import { median } from './stats.js'
 
 const other = await primeCheckerOf(checkoutArgument('tsx bench/prime/factor64-ab.ts <other checkout>'))
 

@@ -12,9 +12,9 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
 import { parseExact } from '../../test/helpers/json.js'
+import { median } from '../lib/stats.js'
 import { gp } from './pari.js'
 import { balancedSemiprime, generator } from './prime-cases.js'
-import { median } from './stats.js'
 
 const SEED = Number(process.env.BENCH_SEED ?? 20261123)
 const COUNT = Number(process.env.COUNT ?? 20)

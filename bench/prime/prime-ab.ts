@@ -3,10 +3,10 @@
 // a busy machine slows all three alike; all three are CPU times (other-checkout.ts).
 // `npx tsx bench/prime/prime-ab.ts /tmp/old [digits,...]`; ROUNDS (default 7).
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
+import { median } from '../lib/stats.js'
 import { checkoutArgument, cpuMs, importFrom } from './other-checkout.js'
 import { gp } from './pari.js'
 import { generator, randomPrimeDigits } from './prime-cases.js'
-import { median } from './stats.js'
 
 const other = checkoutArgument('tsx bench/prime/prime-ab.ts <other checkout> [digits,...]')
 const digitsList = (process.argv[3] ?? '100,300,1000,3000').split(',').map(Number)

@@ -9,6 +9,7 @@
 import { spawnSync } from 'node:child_process'
 import { primeChecker } from '../../src/algorithms/prime-checker/index.js'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
+import { median } from '../lib/stats.js'
 import { gp } from './pari.js'
 import {
   balancedSemiprime,
@@ -19,7 +20,6 @@ import {
   randomPrimeDigits,
   rowGenerator as seededRowGenerator,
 } from './prime-cases.js'
-import { median } from './stats.js'
 
 const SEED = Number(process.env.BENCH_SEED ?? 20261121)
 const ROUNDS = Number(process.env.ROUNDS ?? 5)

@@ -5,9 +5,9 @@
 import { Budget } from '../../src/algorithms/prime-checker/budget.js'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
 import { quadraticSieve } from '../../src/algorithms/prime-checker/quadratic-sieve.js'
+import { median } from '../lib/stats.js'
 import { checkoutArgument, cpuMs, importFrom } from './other-checkout.js'
 import { balancedSemiprime, generator } from './prime-cases.js'
-import { median } from './stats.js'
 
 type Sieve = typeof quadraticSieve
 const other = checkoutArgument('tsx bench/prime/qs-ab.ts <other checkout> [digits,...]')

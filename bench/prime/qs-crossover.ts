@@ -8,8 +8,8 @@ import { ecm } from '../../src/algorithms/prime-checker/ecm.js'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
 import { quadraticSieve } from '../../src/algorithms/prime-checker/quadratic-sieve.js'
 import { rhoBig } from '../../src/algorithms/prime-checker/rho.js'
+import { median } from '../lib/stats.js'
 import { balancedSemiprime, generator } from './prime-cases.js'
-import { median } from './stats.js'
 
 const SEED = Number(process.env.BENCH_SEED ?? 20261121)
 const COUNT = Number(process.env.COUNT ?? 5)

@@ -16,8 +16,8 @@ import {
   MERGE_WEIGHT,
   structuredDependencies,
 } from '../../src/algorithms/prime-checker/qs-matrix.js'
+import { median } from '../lib/stats.js'
 import { checkoutArgument, cpuMs, importFrom } from './other-checkout.js'
-import { median } from './stats.js'
 
 type Matrix = { columns: number; rows: number[][] }
 type Dense = (odd: number[][], columns: number, budget: Budget) => Uint32Array[] | undefined

@@ -16,6 +16,7 @@ import { loadRegistry } from '../../src/algorithms/registry.js'
 import { Executor } from '../../src/execution/executor.js'
 import { ProcessPools } from '../../src/execution/process-pool.js'
 import { createMetrics } from '../../src/metrics/metrics.js'
+import { median, percentile } from '../lib/stats.js'
 
 const CALLS = Number(process.env.CALLS ?? 3000)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
@@ -72,13 +73,6 @@ const call = (algorithm: Algorithm) => executor.run(algorithm, PARAMS, { budgetM
 // Warm: threads loaded, processes up, code paths compiled.
 for (const algorithm of algorithms) for (let i = 0; i < 500; i++) await call(algorithm)
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
-}
 const seen = new Map(
   names.map((name) => [name, { p50: [] as number[], p90: [] as number[], rate: [] as number[] }]),
 )
@@ -90,13 +84,12 @@ for (let round = 0; round < ROUNDS; round++) {
       await call(algorithm)
       times.push(performance.now() - start)
     }
-    times.sort((a, b) => a - b)
     const start = performance.now()
     await Promise.all(Array.from({ length: CALLS }, () => call(algorithm)))
     const rate = CALLS / ((performance.now() - start) / 1000)
     const figures = seen.get(algorithm.name)
-    figures?.p50.push(times[Math.floor(CALLS / 2)] as number)
-    figures?.p90.push(times[Math.floor(CALLS * 0.9)] as number)
+    figures?.p50.push(percentile(times, 0.5))
+    figures?.p90.push(percentile(times, 0.9))
     figures?.rate.push(rate)
   }
 }

@@ -9,6 +9,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import pino from 'pino'
 import { loadManifest } from '../../src/algorithms/process-manifest.js'
 import { ProcessPool } from '../../src/execution/process-pool.js'
+import { upperMedian } from '../lib/stats.js'
 
 const CALLS = Number(process.env.CALLS ?? 200)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
@@ -69,7 +70,6 @@ for (const [file, [runtime, source]] of Object.entries(PROGRAMS)) {
 const call = (pool: ProcessPool) => pool.run({ text: 'hello' }, { lane: 'job', timeoutMs: 30_000 })
 for (const pool of pools.values()) for (let i = 0; i < 20; i++) await call(pool)
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
 const p50s = new Map([...pools.keys()].map((name) => [name, [] as number[]]))
 for (let round = 0; round < ROUNDS; round++) {
   for (const [name, pool] of pools) {
@@ -79,7 +79,7 @@ for (let round = 0; round < ROUNDS; round++) {
       await call(pool)
       times.push(performance.now() - start)
     }
-    p50s.get(name)?.push(median(times))
+    p50s.get(name)?.push(upperMedian(times))
   }
 }
 await Promise.all([...pools.values()].map((pool) => pool.close()))
@@ -91,8 +91,8 @@ console.log()
 console.log('| program | stays | answers once and exits | ratio | each round (exits) |')
 console.log('|---|---|---|---|---|')
 for (const file of Object.keys(PROGRAMS)) {
-  const stays = median(p50s.get(`${file} stays`) ?? [])
-  const exits = median(p50s.get(`${file} once`) ?? [])
+  const stays = upperMedian(p50s.get(`${file} stays`) ?? [])
+  const exits = upperMedian(p50s.get(`${file} once`) ?? [])
   const rounds = (p50s.get(`${file} once`) ?? []).map((ms) => ms.toFixed(1)).join(', ')
   console.log(
     `| ${file} | ${stays.toFixed(3)} | ${exits.toFixed(1)} | ${(exits / stays).toFixed(0)}x | ${rounds} |`,

@@ -20,6 +20,7 @@ import {
   startRedisCluster,
 } from '../../test/helpers/redis.js'
 import { sleep, until } from '../../test/helpers/time.js'
+import { upperMedian } from '../lib/stats.js'
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5)
 const JOBS = Number(process.env.JOBS ?? 2000)
@@ -59,9 +60,6 @@ async function start(topology: Topology): Promise<void> {
     )
   }
 }
-
-const median = (values: number[]) =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
 
 async function round(topology: Topology): Promise<void> {
   const pool = new Pool(`http://127.0.0.1:${topology.port}`, { connections: CLIENTS })
@@ -137,11 +135,11 @@ try {
   for (let r = 0; r < ROUNDS; r++) {
     for (const topology of topologies) await round(topology)
   }
-  const [base, clustered] = topologies.map((topology) => median(topology.rates)) as [number, number]
+  const [base, clustered] = topologies.map((topology) => upperMedian(topology.rates)) as [number, number]
   console.table(
     topologies.map((topology) => ({
       topology: topology.name,
-      'median jobs/s': Math.round(median(topology.rates)),
+      'median jobs/s': Math.round(upperMedian(topology.rates)),
       rounds: topology.rates.map(Math.round).join(' '),
     })),
   )

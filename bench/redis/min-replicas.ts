@@ -21,6 +21,7 @@ import {
   startRedis,
 } from '../../test/helpers/redis.js'
 import { sleep, until } from '../../test/helpers/time.js'
+import { percentile, upperMedian } from '../lib/stats.js'
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5)
 const POSTS = Number(process.env.POSTS ?? 3000)
@@ -65,14 +66,6 @@ async function startApi(config: Config, dataDir: string): Promise<void> {
   )
 }
 
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number
-const median = (values: number[]) =>
-  percentile(
-    [...values].sort((a, b) => a - b),
-    0.5,
-  )
-
 async function round(config: Config, offset: number): Promise<void> {
   const pool = new Pool(`http://127.0.0.1:${config.port}`, { connections: CLIENTS })
   const times: number[] = []
@@ -96,7 +89,6 @@ async function round(config: Config, offset: number): Promise<void> {
   }
   await Promise.all(Array.from({ length: CLIENTS }, client))
   await pool.close()
-  times.sort((a, b) => a - b)
   const p50 = percentile(times, 0.5)
   const p99 = percentile(times, 0.99)
   config.p50s.push(p50)
@@ -137,13 +129,13 @@ try {
       await sleep(500)
     }
   }
-  const base = median(configs[0]?.p99s ?? [])
+  const base = upperMedian(configs[0]?.p99s ?? [])
   console.table(
     configs.map((config) => ({
       config: config.name,
-      'p50 ms (median of rounds)': +median(config.p50s).toFixed(2),
-      'p99 ms (median of rounds)': +median(config.p99s).toFixed(2),
-      'p99 - standalone p99 ms': +(median(config.p99s) - base).toFixed(2),
+      'p50 ms (median of rounds)': +upperMedian(config.p50s).toFixed(2),
+      'p99 ms (median of rounds)': +upperMedian(config.p99s).toFixed(2),
+      'p99 - standalone p99 ms': +(upperMedian(config.p99s) - base).toFixed(2),
       'p99 of each round': config.p99s.map((p) => +p.toFixed(1)).join(' '),
     })),
   )

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { webhookDelivery } from '../../src/jobs/embedded/dispatcher.js'
 import { type DriverName, usableDrivers } from '../../src/jobs/embedded/sqlite-driver.js'
 import { SqliteJobStore } from '../../src/jobs/embedded/sqlite-store.js'
-import { median } from '../prime/stats.js'
+import { median } from '../lib/stats.js'
 
 const JOBS = Number(process.env.JOBS ?? 2000)
 const ROUNDS = Number(process.env.ROUNDS ?? 7)

@@ -29,6 +29,7 @@ import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { freePort, startRedis } from '../../test/helpers/redis.js'
+import { percentile, upperMedian } from '../lib/stats.js'
 import type { PosterReport } from './poster.js'
 import type { ReceiverReport } from './receiver.js'
 
@@ -118,15 +119,10 @@ function cpuMs(child: ChildProcess): number {
   return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
-const percentile = (sorted: number[], p: number) =>
-  sorted.length === 0
-    ? Number.NaN
-    : (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number)
-const median = (xs: number[]) =>
-  percentile(
-    [...xs].sort((a, b) => a - b),
-    0.5,
-  )
+// NaN rather than the shared functions' error for no values: a run where some webhooks never came still
+// prints its other figures.
+const percentileOrNaN = (xs: number[], p: number) => (xs.length === 0 ? Number.NaN : percentile(xs, p))
+const medianOrNaN = (xs: number[]) => (xs.length === 0 ? Number.NaN : upperMedian(xs))
 const exit = (child: ChildProcess) =>
   child.exitCode === null && child.signalCode === null ? new Promise((r) => child.once('exit', r)) : null
 
@@ -141,7 +137,7 @@ function printTimeline(webhooks: number[][], start: number): void {
   }
   for (const [second, delays = []] of seconds.entries()) {
     delays.sort((a, b) => a - b)
-    const [p50, p99] = [0.5, 0.99].map((p) => percentile(delays, p))
+    const [p50, p99] = [0.5, 0.99].map((p) => percentileOrNaN(delays, p))
     console.log(
       `  second ${second}: ${delays.length} webhooks, delay p50 ${p50} p99 ${p99} max ${delays.at(-1)} ms`,
     )
@@ -202,9 +198,9 @@ async function run(tree: string, backend: string) {
     const delays = report.webhooks.map(([end, at]) => (at as number) - (end as number)).sort((a, b) => a - b)
     const ends = report.webhooks.map(([end]) => end as number).sort((a, b) => a - b)
     const warm = (ends[0] ?? 0) + WARMUP_S * 1000
-    const warmDelays = report.webhooks
-      .flatMap(([end, at]) => ((end as number) >= warm ? [(at as number) - (end as number)] : []))
-      .sort((a, b) => a - b)
+    const warmDelays = report.webhooks.flatMap(([end, at]) =>
+      (end as number) >= warm ? [(at as number) - (end as number)] : [],
+    )
     if (TIMELINE) printTimeline(report.webhooks, ends[0] ?? 0)
     const ats = report.webhooks.map(([, at]) => at as number).sort((a, b) => a - b)
     const span = (xs: number[]) => ((xs.at(-1) ?? 0) - (xs[0] ?? 0)) / 1000
@@ -218,10 +214,10 @@ async function run(tree: string, backend: string) {
       'jobs/s ended': Math.round(ends.length / span(ends)),
       webhooks: report.webhooks.length,
       'webhooks/s': Math.round(report.webhooks.length / span(ats)),
-      'delay p50 ms': percentile(delays, 0.5),
-      'delay p99 ms': percentile(delays, 0.99),
+      'delay p50 ms': percentileOrNaN(delays, 0.5),
+      'delay p99 ms': percentileOrNaN(delays, 0.99),
       'delay max ms': delays.at(-1) ?? Number.NaN,
-      [`delay p99 ms after ${WARMUP_S} s`]: percentile(warmDelays, 0.99),
+      [`delay p99 ms after ${WARMUP_S} s`]: percentileOrNaN(warmDelays, 0.99),
       'most in flight': report.most,
       'CPU ms/job': cpuPerJob.map((ms) => ms.toFixed(3)).join(' + '),
       'poster most behind ms': posted.mostBehindMs,
@@ -238,7 +234,7 @@ async function run(tree: string, backend: string) {
           at[i] === undefined ? [] : [((at[i] as number) - (at[i - 1] as number)) / 1000],
         ),
       )
-      result['500: gaps s (median)'] = gaps.map((g) => median(g).toFixed(2)).join(' / ')
+      result['500: gaps s (median)'] = gaps.map((g) => medianOrNaN(g).toFixed(2)).join(' / ')
       result['500: gaps s (range)'] = gaps
         .map((g) => `${Math.min(...g).toFixed(2)}-${Math.max(...g).toFixed(2)}`)
         .join(' / ')
