@@ -243,8 +243,12 @@ export function formatError(answer: Answer): string {
   const detail = isObject(body) ? body.detail : undefined
   const error = isObject(detail) ? detail : isObject(body) && 'error' in body ? body : null
   let message: string
-  if (error !== null) message = `${text(error.error)}: ${text(error.message)}`
-  else if (Array.isArray(detail)) {
+  if (error !== null) {
+    message = `${text(error.error)}: ${text(error.message)}`
+    // A 400 names the params member at fault (the service's own rules, or the algorithm's refusal).
+    const field = isObject(error.details) ? error.details.field : undefined
+    if (typeof field === 'string') message += ` (field ${field})`
+  } else if (Array.isArray(detail)) {
     message = detail
       .filter(isObject)
       .map((problem) => {

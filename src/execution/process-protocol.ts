@@ -100,7 +100,7 @@ export function readMessage(
 
 /**
  * An answer's `error`: a string is the algorithm's failure; an object of type `invalid_params` refuses the
- * params, in its `message`, naming the member in its optional `field`.
+ * params, in its `message`, naming the member in its optional `field` (null is none: Python's None).
  */
 function readError(error: unknown): { error: string; invalidParams?: InvalidParams } {
   if (typeof error === 'string') return { error }
@@ -112,9 +112,9 @@ function readError(error: unknown): { error: string; invalidParams?: InvalidPara
   const { message, field } = refusal
   if (typeof message !== 'string')
     throw new ProtocolError("its process wrote an 'invalid_params' error without a string 'message'")
-  if (field !== undefined && typeof field !== 'string')
+  if (field !== undefined && field !== null && typeof field !== 'string')
     throw new ProtocolError("its process wrote an 'invalid_params' error whose 'field' is not a string")
-  return { error: message, invalidParams: { field } }
+  return { error: message, invalidParams: { field: field ?? undefined } }
 }
 
 /**

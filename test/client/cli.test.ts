@@ -217,10 +217,10 @@ forEachBackend((backend) => {
       assert.equal((JSON.parse(json.stdout) as { detail: { error: string } }).detail.error, 'JOB_NOT_FOUND')
     })
 
-    test('a number over the service limit: exit 1 with its VALIDATION_ERROR', async () => {
+    test('a number over the service limit: exit 1 with its VALIDATION_ERROR and the field at fault', async () => {
       const run = await cli(['call', '9'.repeat(server.config.maxDigits + 1), '--url', server.url])
       assert.equal(run.code, 1)
-      assert.match(run.stderr, /^algoserve: 400 VALIDATION_ERROR: /)
+      assert.match(run.stderr, /^algoserve: 400 VALIDATION_ERROR: .* \(field number\)\n/)
     })
   })
 

@@ -26,12 +26,14 @@ test('messages: a result (integers past a double as BigInt), an error, progress 
     readMessage('{"id":"1","error":{"type":"invalid_params","message":"n must be even","field":"n"}}'),
     { id: '1', kind: 'error', error: 'n must be even', invalidParams: { field: 'n' } },
   )
-  assert.deepEqual(readMessage('{"id":"1","error":{"type":"invalid_params","message":"no"}}'), {
-    id: '1',
-    kind: 'error',
-    error: 'no',
-    invalidParams: { field: undefined },
-  })
+  for (const none of ['', ',"field":null']) {
+    assert.deepEqual(readMessage(`{"id":"1","error":{"type":"invalid_params","message":"no"${none}}}`), {
+      id: '1',
+      kind: 'error',
+      error: 'no',
+      invalidParams: { field: undefined },
+    })
+  }
   assert.deepEqual(readMessage('{"id":"1","progress":0.5,"message":"half"}'), {
     id: '1',
     kind: 'progress',
