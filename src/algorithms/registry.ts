@@ -20,6 +20,10 @@ export function servedPrimeChecker(registry: Registry): Algorithm | undefined {
   return algorithm?.module === primeChecker ? algorithm : undefined
 }
 
+/** Whether an algorithm is one of the built-in modules: its contract is not the deployment's to edit. */
+export const isBuiltIn = (algorithm: Algorithm): boolean =>
+  BUILT_IN.some((module) => module === algorithm.module)
+
 /** The built-in modules, checked like any other. */
 export function builtInAlgorithms(options: CheckOptions = {}): Algorithm[] {
   return BUILT_IN.map((module) => checkModule(module, `built-in module ${module.name}`, options))

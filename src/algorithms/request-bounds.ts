@@ -101,12 +101,15 @@ export function largestBounds(algorithms: Iterable<Algorithm>, settings: BoundSe
 export interface BoundOwner {
   /** The algorithm's name; undefined for the service-wide defaults. */
   algorithm?: string
+  /** A built-in algorithm's bounds are the settings': its contract is not the deployment's. */
+  builtIn?: boolean
   settings: BoundSettings
 }
 
 /** How to raise a bound, in words for an error message. */
 export function howToRaise(member: BoundName, owner: BoundOwner): string {
   const { setting, ceiling } = BOUND_SETTINGS[member]
+  if (owner.builtIn) return `raise it with ${setting}`
   const most = ceilingBounds(owner.settings)[member]
   const contract =
     owner.algorithm === undefined ? "the algorithm's contract" : `${owner.algorithm}'s contract`

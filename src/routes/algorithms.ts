@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifySchemaCompiler } from 'fastify'
 import { stringify } from 'lossless-json'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { readParams } from '../algorithms/params.js'
-import type { Registry } from '../algorithms/registry.js'
+import { isBuiltIn, type Registry } from '../algorithms/registry.js'
 import {
   type BoundOwner,
   type BoundSettings,
@@ -193,7 +193,11 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
   for (const algorithm of sorted) {
     const timeoutMs = syncTimeLimit(algorithm, options.timeoutMs)
     const bounds = boundsOf(algorithm, options.bounds)
-    const owner: BoundOwner = { algorithm: algorithm.name, settings: options.bounds }
+    const owner: BoundOwner = {
+      algorithm: algorithm.name,
+      builtIn: isBuiltIn(algorithm),
+      settings: options.bounds,
+    }
     const paramLimits = { maxDigits: bounds.maxDigits, howToRaise: howToRaise('maxDigits', owner) }
     await withBodyBounds(app, bodyBounds(bounds, owner), (context) => {
       context.post(

@@ -2,7 +2,7 @@
 
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { INVOKE_ALGORITHM, type Registry, servedPrimeChecker } from '../algorithms/registry.js'
+import { INVOKE_ALGORITHM, isBuiltIn, type Registry, servedPrimeChecker } from '../algorithms/registry.js'
 import { type BoundOwner, type BoundSettings, boundsOf, howToRaise } from '../algorithms/request-bounds.js'
 import { AlgorithmNotFoundError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
@@ -39,7 +39,11 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
   const timeoutMs = syncTimeLimit(algorithm, options.timeoutMs)
   // This plugin is a context of its own: its bodies are parsed under PrimeChecker's bounds.
   const bounds = boundsOf(algorithm, options.bounds)
-  const owner: BoundOwner = { algorithm: algorithm.name, settings: options.bounds }
+  const owner: BoundOwner = {
+    algorithm: algorithm.name,
+    builtIn: isBuiltIn(algorithm),
+    settings: options.bounds,
+  }
   const paramLimits = { maxDigits: bounds.maxDigits, howToRaise: howToRaise('maxDigits', owner) }
   addBodyParsers(app, bodyBounds(bounds, owner))
 

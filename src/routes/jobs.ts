@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import { stringify } from 'lossless-json'
 import type { ParamLimits, RequestBounds } from '../algorithms/algorithm.js'
 import { readParams } from '../algorithms/params.js'
-import { type Registry, servedPrimeChecker } from '../algorithms/registry.js'
+import { isBuiltIn, type Registry, servedPrimeChecker } from '../algorithms/registry.js'
 import {
   type BoundOwner,
   type BoundSettings,
@@ -110,7 +110,11 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
   const own = new Map<string, AlgorithmBounds>()
   for (const algorithm of algorithms.values()) {
     const bounds = boundsOf(algorithm, options.bounds)
-    const owner: BoundOwner = { algorithm: algorithm.name, settings: options.bounds }
+    const owner: BoundOwner = {
+      algorithm: algorithm.name,
+      builtIn: isBuiltIn(algorithm),
+      settings: options.bounds,
+    }
     const tighter =
       bounds.maxBodyBytes < largest.maxBodyBytes ||
       bounds.maxJsonValues < largest.maxJsonValues ||
