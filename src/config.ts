@@ -478,6 +478,14 @@ export const SETTINGS = [
     description: 'Most JSON values in a request body; more is 422 json_invalid, refused as soon as counted.',
   }),
   setting({
+    key: 'maxStringLength',
+    env: 'ALGOSERVE_MAX_STRING_LENGTH',
+    default: 1_048_576,
+    parse: integer(1, 1_073_741_824),
+    description:
+      'Most characters of one string, key or value, between its quotes in a request body; longer is 422 json_invalid.',
+  }),
+  setting({
     key: 'maxBodyBytesCeiling',
     env: 'ALGOSERVE_MAX_BODY_BYTES_CEILING',
     default: 16 * 1_048_576,
@@ -500,6 +508,14 @@ export const SETTINGS = [
     parse: integer(1, 1000),
     description:
       "Most an algorithm's maxJsonDepth may declare; a larger declaration stops the start. Never below ALGOSERVE_MAX_JSON_DEPTH.",
+  }),
+  setting({
+    key: 'maxStringLengthCeiling',
+    env: 'ALGOSERVE_MAX_STRING_LENGTH_CEILING',
+    default: 16 * 1_048_576,
+    parse: integer(1, 1_073_741_824),
+    description:
+      "Most an algorithm's maxStringLength may declare; a larger declaration stops the start. Never below ALGOSERVE_MAX_STRING_LENGTH.",
   }),
   setting({
     key: 'maxDigitsCeiling',

@@ -61,13 +61,14 @@ export interface AlgorithmModule<Params = unknown, Result = unknown> {
   maxProgressBytes?: number
   /**
    * Bounds on a request for it (docs/algorithms.md, request bounds), each at most its operator's ceiling:
-   * the largest body in bytes, the most JSON values, the deepest nesting, the most digits of an integer.
-   * Default: ALGOSERVE_MAX_BODY_BYTES, ALGOSERVE_MAX_JSON_VALUES, ALGOSERVE_MAX_JSON_DEPTH,
-   * ALGOSERVE_MAX_DIGITS.
+   * the largest body in bytes, the most JSON values, the deepest nesting, the longest string (characters
+   * between its quotes in the body), the most digits of an integer. Default: ALGOSERVE_MAX_BODY_BYTES,
+   * ALGOSERVE_MAX_JSON_VALUES, ALGOSERVE_MAX_JSON_DEPTH, ALGOSERVE_MAX_STRING_LENGTH, ALGOSERVE_MAX_DIGITS.
    */
   maxBodyBytes?: number
   maxJsonValues?: number
   maxJsonDepth?: number
+  maxStringLength?: number
   maxDigits?: number
   run(params: Params, context: RunContext): Result | Promise<Result>
 }
@@ -121,11 +122,15 @@ export interface SchemaIssue {
   params: Record<string, unknown>
 }
 
-/** Bounds on one request for an algorithm: its body's bytes, JSON values and depth, an integer's digits. */
+/**
+ * Bounds on one request for an algorithm: its body's bytes, JSON values, depth and longest string, an
+ * integer's digits.
+ */
 export interface RequestBounds {
   maxBodyBytes: number
   maxJsonValues: number
   maxJsonDepth: number
+  maxStringLength: number
   maxDigits: number
 }
 

@@ -11,7 +11,13 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/
 const SEMVER =
   /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/
 /** The request bounds an algorithm may declare, each a whole number of at least 1. */
-export const REQUEST_BOUNDS = ['maxBodyBytes', 'maxJsonValues', 'maxJsonDepth', 'maxDigits'] as const
+export const REQUEST_BOUNDS = [
+  'maxBodyBytes',
+  'maxJsonValues',
+  'maxJsonDepth',
+  'maxStringLength',
+  'maxDigits',
+] as const
 const MEMBERS = [
   'name',
   'version',

@@ -15,10 +15,12 @@ export type BoundSettings = Pick<
   | 'maxBodyBytes'
   | 'maxJsonValues'
   | 'maxJsonDepth'
+  | 'maxStringLength'
   | 'maxDigits'
   | 'maxBodyBytesCeiling'
   | 'maxJsonValuesCeiling'
   | 'maxJsonDepthCeiling'
+  | 'maxStringLengthCeiling'
   | 'maxDigitsCeiling'
 >
 
@@ -27,6 +29,10 @@ export const BOUND_SETTINGS: Record<BoundName, { setting: string; ceiling: strin
   maxBodyBytes: { setting: 'ALGOSERVE_MAX_BODY_BYTES', ceiling: 'ALGOSERVE_MAX_BODY_BYTES_CEILING' },
   maxJsonValues: { setting: 'ALGOSERVE_MAX_JSON_VALUES', ceiling: 'ALGOSERVE_MAX_JSON_VALUES_CEILING' },
   maxJsonDepth: { setting: 'ALGOSERVE_MAX_JSON_DEPTH', ceiling: 'ALGOSERVE_MAX_JSON_DEPTH_CEILING' },
+  maxStringLength: {
+    setting: 'ALGOSERVE_MAX_STRING_LENGTH',
+    ceiling: 'ALGOSERVE_MAX_STRING_LENGTH_CEILING',
+  },
   maxDigits: { setting: 'ALGOSERVE_MAX_DIGITS', ceiling: 'ALGOSERVE_MAX_DIGITS_CEILING' },
 }
 
@@ -36,6 +42,7 @@ export function defaultBounds(settings: BoundSettings): RequestBounds {
     maxBodyBytes: settings.maxBodyBytes,
     maxJsonValues: settings.maxJsonValues,
     maxJsonDepth: settings.maxJsonDepth,
+    maxStringLength: settings.maxStringLength,
     maxDigits: settings.maxDigits,
   }
 }
@@ -46,6 +53,7 @@ export function ceilingBounds(settings: BoundSettings): RequestBounds {
     maxBodyBytes: Math.max(settings.maxBodyBytesCeiling, settings.maxBodyBytes),
     maxJsonValues: Math.max(settings.maxJsonValuesCeiling, settings.maxJsonValues),
     maxJsonDepth: Math.max(settings.maxJsonDepthCeiling, settings.maxJsonDepth),
+    maxStringLength: Math.max(settings.maxStringLengthCeiling, settings.maxStringLength),
     maxDigits: Math.max(settings.maxDigitsCeiling, settings.maxDigits),
   }
 }
@@ -83,6 +91,7 @@ export function shownBounds(algorithm: Algorithm, settings: BoundSettings) {
     max_body_bytes: bounds.maxBodyBytes,
     max_json_values: bounds.maxJsonValues,
     max_json_depth: bounds.maxJsonDepth,
+    max_string_length: bounds.maxStringLength,
     max_digits: bounds.maxDigits,
   }
 }

@@ -172,7 +172,8 @@ export function formatAlgorithm(body: unknown): string {
     rows.push([
       'request bounds',
       `${text(bounds.max_body_bytes)} bytes, ${text(bounds.max_json_values)} JSON values, depth ` +
-        `${text(bounds.max_json_depth)}, ${text(bounds.max_digits)} digits an integer`,
+        `${text(bounds.max_json_depth)}, ${text(bounds.max_string_length)} characters a string, ` +
+        `${text(bounds.max_digits)} digits an integer`,
     ])
   const out = [lines(rows), '', 'Params (JSON Schema):', stringify(body.params, null, 2) as string]
   out.push('', 'Result (JSON Schema):', stringify(body.result, null, 2) as string)

@@ -19,7 +19,12 @@ declare module 'fastify' {
 
 /** The parsers' view of request bounds. */
 export function bodyBounds(bounds: RequestBounds, owner: BoundOwner, measured = false): BodyBounds {
-  return { limits: { maxValues: bounds.maxJsonValues, maxDepth: bounds.maxJsonDepth }, owner, measured }
+  const limits = {
+    maxValues: bounds.maxJsonValues,
+    maxDepth: bounds.maxJsonDepth,
+    maxStringLength: bounds.maxStringLength,
+  }
+  return { limits, owner, measured }
 }
 
 /** Registers `routes` in a context of their own whose bodies are parsed under `bounds`. */
@@ -39,8 +44,8 @@ const SLICE_CHARS = 64 * 1024
 
 /**
  * The body of a request read under larger bounds, held to the bounds of the algorithm it names: a 413
- * past its maxBodyBytes, a 422 json_invalid past its maxJsonValues or maxJsonDepth at the offset where
- * the body passes it (found by parsing it again under those bounds, which stops there).
+ * past its maxBodyBytes, a 422 json_invalid past its maxJsonValues, maxJsonDepth or maxStringLength at the
+ * offset where the body passes it (found by parsing it again under those bounds, which stops there).
  */
 export async function checkJobBody(
   request: FastifyRequest,
@@ -51,7 +56,12 @@ export async function checkJobBody(
   if (measure === undefined) return
   if (measure.bytes > bounds.maxBodyBytes)
     throw new PayloadTooLargeError(bounds.maxBodyBytes, howToRaise('maxBodyBytes', owner))
-  if (measure.values <= bounds.maxJsonValues && measure.depth <= bounds.maxJsonDepth) return
+  if (
+    measure.values <= bounds.maxJsonValues &&
+    measure.depth <= bounds.maxJsonDepth &&
+    measure.longestString <= bounds.maxStringLength
+  )
+    return
   const own = bodyBounds(bounds, owner)
   try {
     if (measure.text.length <= SLICE_CHARS) parseBoundedJson(measure.text, own.limits)

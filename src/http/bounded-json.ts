@@ -1,6 +1,7 @@
 // A JSON parser whose work is bounded before it is spent: no recursion (nesting costs an array entry,
-// not a stack frame), at most `maxDepth` levels and `maxValues` values, each counted as it is met, so a
-// hostile body is refused after a scan of its first bytes that break a limit. Numbers stay text
+// not a stack frame), at most `maxDepth` levels and `maxValues` values, each counted as it is met, and
+// strings (keys too) of at most `maxStringLength` characters between their quotes, escapes counted as
+// written, so a hostile body is refused after a scan of its first bytes that break a limit. Numbers stay text
 // (LosslessNumber), so big integers keep their digits; strings are cut out of the text and only those
 // with escapes go through the engine's JSON.parse. Errors carry Python's json messages and a character
 // offset, which FastAPI reports as `json_invalid` (docs/api.md, errors).
@@ -9,12 +10,15 @@ import { LosslessNumber } from 'lossless-json'
 export interface JsonLimits {
   maxDepth: number
   maxValues: number
+  /** The most characters (UTF-16 code units) between a string's quotes, as the body writes them. */
+  maxStringLength: number
 }
 
-/** What a parse met, filled in as it goes: the values and the deepest nesting level. */
+/** What a parse met, filled in as it goes: the values, the deepest nesting level, the longest string. */
 export interface JsonStats {
   values: number
   depth: number
+  longestString: number
 }
 
 /** Why the text was refused, and the character offset where that was found. */
@@ -29,6 +33,7 @@ export class JsonRefusal extends Error {
 
 export const TOO_DEEP = 'nesting is too deep'
 export const TOO_MANY_VALUES = 'too many values'
+export const TOO_LONG_STRING = 'a string is too long'
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
@@ -81,6 +86,7 @@ class BoundedJsonParser {
   #i: number
   #values = 0
   #deepest = 0
+  #longestString = 0
   readonly #stack: Frame[] = []
   #root: unknown
   #done = false
@@ -98,6 +104,7 @@ class BoundedJsonParser {
   measure(stats: JsonStats): void {
     stats.values = this.#values
     stats.depth = this.#deepest
+    stats.longestString = this.#longestString
   }
 
   /** Parses on until about `maxChars` more characters are read; answers whether the parse is over. */
@@ -131,11 +138,11 @@ class BoundedJsonParser {
           if (text.charCodeAt(i) === CLOSE_OBJECT) i++
           else {
             opened = { container: value as Record<string, unknown>, key: null }
-            i = readKey(text, i, opened)
+            i = this.#readKey(i, opened)
           }
         }
       } else if (code === QUOTE) {
-        const end = stringEnd(text, i)
+        const end = this.#stringEnd(i)
         value = stringValue(text, i, end)
         i = end
       } else if (code === MINUS || (code >= ZERO && code <= NINE)) {
@@ -175,7 +182,7 @@ class BoundedJsonParser {
         const isArray = Array.isArray(frame.container)
         if (code === COMMA) {
           i = skipSpace(text, i + 1)
-          if (!isArray) i = readKey(text, i, frame)
+          if (!isArray) i = this.#readKey(i, frame)
           break
         }
         if (code === (isArray ? CLOSE_ARRAY : CLOSE_OBJECT)) {
@@ -187,18 +194,27 @@ class BoundedJsonParser {
       }
     }
   }
-}
 
-/** Reads `"key" :` at `i` into the frame; returns the offset of the value after it. */
-function readKey(text: string, i: number, frame: Frame): number {
-  if (text.charCodeAt(i) !== QUOTE) {
-    throw new JsonRefusal('Expecting property name enclosed in double quotes', i)
+  /** Reads `"key" :` at `i` into the frame; returns the offset of the value after it. */
+  #readKey(i: number, frame: Frame): number {
+    const text = this.#text
+    if (text.charCodeAt(i) !== QUOTE) {
+      throw new JsonRefusal('Expecting property name enclosed in double quotes', i)
+    }
+    const end = this.#stringEnd(i)
+    frame.key = stringValue(text, i, end)
+    const colon = skipSpace(text, end)
+    if (text.charCodeAt(colon) !== COLON) throw new JsonRefusal("Expecting ':' delimiter", colon)
+    return skipSpace(text, colon + 1)
   }
-  const end = stringEnd(text, i)
-  frame.key = stringValue(text, i, end)
-  const colon = skipSpace(text, end)
-  if (text.charCodeAt(colon) !== COLON) throw new JsonRefusal("Expecting ':' delimiter", colon)
-  return skipSpace(text, colon + 1)
+
+  /** The end of the string that opens at `start`, refused at `start` when its text is too long. */
+  #stringEnd(start: number): number {
+    const end = stringEnd(this.#text, start, start + 1 + this.#limits.maxStringLength)
+    const length = end - start - 2
+    if (length > this.#longestString) this.#longestString = length
+    return end
+  }
 }
 
 function place(frame: Frame, value: unknown): void {
@@ -237,13 +253,20 @@ function skipSpace(text: string, i: number): number {
 const STRING_SPECIAL = /["\\\x00-\x1f]/g
 const NOT_DIGIT = /[^0-9]/g
 
-/** The offset just past the closing quote of the string that opens at `start`. */
-function stringEnd(text: string, start: number): number {
+/**
+ * The offset just past the closing quote of the string that opens at `start`; one whose closing quote
+ * would come after `lastQuote` is refused as too long, at its opening quote.
+ */
+function stringEnd(text: string, start: number, lastQuote: number): number {
   STRING_SPECIAL.lastIndex = start + 1
-  if (STRING_SPECIAL.exec(text) === null) throw new JsonRefusal('Unterminated string starting at', start)
+  if (STRING_SPECIAL.exec(text) === null) {
+    if (text.length > lastQuote) throw new JsonRefusal(TOO_LONG_STRING, start)
+    throw new JsonRefusal('Unterminated string starting at', start)
+  }
   let i = STRING_SPECIAL.lastIndex - 1
   // Past the first escape, a loop: one search per escape costs more than a look at each character.
   for (;;) {
+    if (i > lastQuote) throw new JsonRefusal(TOO_LONG_STRING, start)
     const code = text.charCodeAt(i)
     if (code === QUOTE) return i + 1
     if (code === BACKSLASH) i += 2

@@ -15,6 +15,7 @@ import {
   parseBoundedJson,
   parseBoundedJsonInSlices,
   TOO_DEEP,
+  TOO_LONG_STRING,
   TOO_MANY_VALUES,
 } from './bounded-json.js'
 import { NotJsonBody } from './validation.js'
@@ -107,7 +108,7 @@ const SLICE_BYTES = 64 * 1024
 
 function readJson(body: Buffer, bounds: BodyBounds, done: Done, request: FastifyRequest): void {
   const measure: BodyMeasure | undefined = bounds.measured
-    ? { bytes: body.length, values: 0, depth: 0, text: '' }
+    ? { bytes: body.length, values: 0, depth: 0, longestString: 0, text: '' }
     : undefined
   if (measure !== undefined) (request as Measured)[MEASURE] = measure
   if (body.length <= SLICE_BYTES) {
@@ -164,6 +165,7 @@ function parseBody(text: string, bounds: BodyBounds, done: Done, measure: BodyMe
 const BOUND_BROKEN: Record<string, { name: BoundName; limit: keyof JsonLimits }> = {
   [TOO_MANY_VALUES]: { name: 'maxJsonValues', limit: 'maxValues' },
   [TOO_DEEP]: { name: 'maxJsonDepth', limit: 'maxDepth' },
+  [TOO_LONG_STRING]: { name: 'maxStringLength', limit: 'maxStringLength' },
 }
 
 /** A parser's refusal as the 422 `json_invalid`; one past a bound names it, its value and how to raise it. */

@@ -72,12 +72,16 @@ const RequestLimits = Type.Object(
     max_json_depth: Type.Integer({
       description: 'The most nesting levels of arrays and objects in a body; deeper is 422 json_invalid.',
     }),
+    max_string_length: Type.Integer({
+      description:
+        'The most characters of one string, key or value, between its quotes in the body; longer is 422 json_invalid.',
+    }),
     max_digits: Type.Integer({ description: 'The most digits of an integer; more is 400 VALIDATION_ERROR.' }),
   },
   {
     description:
-      "The bounds in effect on a request for it: its contract's maxBodyBytes, maxJsonValues, maxJsonDepth and " +
-      'maxDigits, else the ALGOSERVE_MAX_* settings (docs/algorithms.md, request bounds).',
+      "The bounds in effect on a request for it: its contract's maxBodyBytes, maxJsonValues, maxJsonDepth, " +
+      'maxStringLength and maxDigits, else the ALGOSERVE_MAX_* settings (docs/algorithms.md, request bounds).',
   },
 )
 

@@ -118,7 +118,8 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
     const tighter =
       bounds.maxBodyBytes < largest.maxBodyBytes ||
       bounds.maxJsonValues < largest.maxJsonValues ||
-      bounds.maxJsonDepth < largest.maxJsonDepth
+      bounds.maxJsonDepth < largest.maxJsonDepth ||
+      bounds.maxStringLength < largest.maxStringLength
     const paramLimits = { maxDigits: bounds.maxDigits, howToRaise: howToRaise('maxDigits', owner) }
     own.set(algorithm.name, { bounds, owner, paramLimits, tighter })
   }

@@ -32,12 +32,14 @@ test('an algorithm that declares nothing gets the settings; what it declares rep
     maxBodyBytes: 1_048_576,
     maxJsonValues: 10_000,
     maxJsonDepth: 32,
+    maxStringLength: 1_048_576,
     maxDigits: 4300,
   })
   assert.deepEqual(boundsOf(algorithm('Edges', { maxJsonValues: 25_000, maxJsonDepth: 4 }), settings), {
     maxBodyBytes: 1_048_576,
     maxJsonValues: 25_000,
     maxJsonDepth: 4,
+    maxStringLength: 1_048_576,
     maxDigits: 4300,
   })
 })
@@ -46,6 +48,7 @@ test('a ceiling is never below its default setting', () => {
   const ceilings = ceilingBounds({ ...settings, maxJsonValues: 5_000_000, maxJsonValuesCeiling: 1_000_000 })
   assert.equal(ceilings.maxJsonValues, 5_000_000)
   assert.equal(ceilings.maxBodyBytes, 16 * 1_048_576)
+  assert.equal(ceilings.maxStringLength, 16 * 1_048_576)
 })
 
 test('a declaration up to its ceiling loads; one above it stops the start naming the bound and both values', () => {
@@ -68,6 +71,10 @@ test('a declaration up to its ceiling loads; one above it stops the start naming
       }),
     /'maxBodyBytes' is 4096, above the ceiling of 2048 that ALGOSERVE_MAX_BODY_BYTES_CEILING sets/,
   )
+  assert.throws(
+    () => checkDeclaredBounds([algorithm('Notes', { maxStringLength: 16_777_217 })], settings),
+    /'maxStringLength' is 16777217, above the ceiling of 16777216 that ALGOSERVE_MAX_STRING_LENGTH_CEILING sets/,
+  )
 })
 
 test('the largest bounds are each bound largest over the algorithms and the defaults', () => {
@@ -79,6 +86,7 @@ test('the largest bounds are each bound largest over the algorithms and the defa
     maxBodyBytes: 4_000_000,
     maxJsonValues: 25_000,
     maxJsonDepth: 32,
+    maxStringLength: 1_048_576,
     maxDigits: 4300,
   })
 })

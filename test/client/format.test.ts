@@ -103,10 +103,19 @@ test('algorithms: a table; one algorithm: its schemas and its examples as comman
     result: { type: 'object' },
     examples: [{ params: { n: 27 } }, { params: { s: "it's" } }],
     timeout_ms: 5000,
-    limits: { max_body_bytes: 2048, max_json_values: 25000, max_json_depth: 8, max_digits: 4300 },
+    limits: {
+      max_body_bytes: 2048,
+      max_json_values: 25000,
+      max_json_depth: 8,
+      max_string_length: 4096,
+      max_digits: 4300,
+    },
   })
   assert.match(text, /^time limit +5000 ms$/m)
-  assert.match(text, /^request bounds +2048 bytes, 25000 JSON values, depth 8, 4300 digits an integer$/m)
+  assert.match(
+    text,
+    /^request bounds +2048 bytes, 25000 JSON values, depth 8, 4096 characters a string, 4300 digits an integer$/m,
+  )
   assert.match(text, /^Params \(JSON Schema\):\n\{\n {2}"type": "object"\n\}$/m)
   assert.match(text, /^ {2}algoserve call Collatz --params '\{"n":27\}'$/m)
   assert.ok(text.includes(`algoserve call Collatz --params '{"s":"it'\\''s"}'`), text)

@@ -32,9 +32,14 @@ const countsEdges = (name: string, bounds: string) =>
 
 const MODULES = {
   // 3,000 edges of 4 values each: 12,000 values, past the default of 10,000.
-  'edges.mjs': countsEdges('Edges', 'maxJsonValues: 25000, maxBodyBytes: 2097152,'),
+  'edges.mjs': countsEdges('Edges', 'maxJsonValues: 25000, maxBodyBytes: 2097152, maxStringLength: 2000000,'),
   'plain.mjs': countsEdges('PlainEdges', ''),
-  'tight.mjs': countsEdges('Tight', 'maxJsonValues: 50, maxJsonDepth: 4, maxBodyBytes: 600, maxDigits: 10,'),
+  // Room for a large body, but strings as long as the default allows.
+  'roomy.mjs': countsEdges('Roomy', 'maxBodyBytes: 2097152,'),
+  'tight.mjs': countsEdges(
+    'Tight',
+    'maxJsonValues: 50, maxJsonDepth: 4, maxBodyBytes: 600, maxStringLength: 40, maxDigits: 10,',
+  ),
 }
 
 /** The same counter as a program, its bounds in its algorithm.json. */
@@ -76,6 +81,32 @@ interface Problem {
   ctx: { error: string; bound?: string; limit?: number; how_to_raise?: string }
 }
 const problemOf = (json: unknown): Problem => (json as { detail: Problem[] }).detail[0] as Problem
+
+const noted = (length: number) => `{"edges": [], "note": "${'x'.repeat(length)}"}`
+
+/** A 422 for a string past `limit` characters, at `at`, naming `owner`'s contract. */
+function assertStringRefused(
+  response: { status: number; json: unknown },
+  limit: number,
+  owner: string,
+  at: number,
+) {
+  assert.equal(response.status, 422, JSON.stringify(response.json).slice(0, 300))
+  const problem = problemOf(response.json)
+  assert.equal(problem.type, 'json_invalid')
+  assert.deepEqual(problem.loc, ['body', at])
+  assert.deepEqual(
+    { ...problem.ctx, how_to_raise: undefined },
+    { error: 'a string is too long', bound: 'maxStringLength', limit, how_to_raise: undefined },
+  )
+  assert.match(
+    problem.ctx.how_to_raise ?? '',
+    new RegExp(
+      `^raise it with 'maxStringLength' in ${owner}'s contract \\(up to 16777216, the ceiling ` +
+        'ALGOSERVE_MAX_STRING_LENGTH_CEILING sets\\), or with ALGOSERVE_MAX_STRING_LENGTH for algorithms',
+    ),
+  )
+}
 
 /** The offset where a body passes `limit` values, counted as the parser counts them. */
 function assertValuesRefused(response: { status: number; json: unknown }, limit: number, owner: string) {
@@ -169,6 +200,22 @@ describe('the invoke route of an algorithm', () => {
     assert.match(error.message, /raise it with 'maxBodyBytes' in PlainEdges's contract/)
   })
 
+  test('a string past its maxStringLength is refused at its opening quote; one within it taken', async () => {
+    const url = `${server.url}/algorithms/Tight/invoke`
+    assert.equal((await postRaw(url, noted(40))).status, 200)
+    assertStringRefused(await postRaw(url, noted(41)), 40, 'Tight', noted(41).indexOf('"x'))
+    // A key is a string too.
+    const key = `{"edges": [], "${'k'.repeat(41)}": 1}`
+    assertStringRefused(await postRaw(url, key), 40, 'Tight', key.indexOf('"k'))
+  })
+
+  test('its own maxStringLength lets through a string the default refuses', async () => {
+    const body = noted(1_500_000)
+    assert.equal((await postRaw(`${server.url}/algorithms/Edges/invoke`, body)).status, 200)
+    const refused = await postRaw(`${server.url}/algorithms/Roomy/invoke`, body)
+    assertStringRefused(refused, 1_048_576, 'Roomy', body.indexOf('"x'))
+  })
+
   test('a program declares its bounds in its algorithm.json', async () => {
     const ok = await postRaw(`${server.url}/algorithms/EdgesProgram/invoke`, edges(3000))
     assert.equal(ok.status, 200, ok.text)
@@ -188,18 +235,21 @@ describe('the invoke route of an algorithm', () => {
       max_body_bytes: 600,
       max_json_values: 50,
       max_json_depth: 4,
+      max_string_length: 40,
       max_digits: 10,
     })
     assert.deepEqual(await limitsOf('EdgesProgram'), {
       max_body_bytes: 1_048_576,
       max_json_values: 25_000,
       max_json_depth: 8,
+      max_string_length: 1_048_576,
       max_digits: 4300,
     })
     assert.deepEqual(await limitsOf('PrimeChecker'), {
       max_body_bytes: 1_048_576,
       max_json_values: 10_000,
       max_json_depth: 32,
+      max_string_length: 1_048_576,
       max_digits: 4300,
     })
   })
@@ -282,6 +332,17 @@ forEachBackend((backend) => {
       assert.match(detail.message, /raise it with 'maxBodyBytes' in PlainEdges's contract/)
     })
 
+    test("a string past the named algorithm's maxStringLength is refused where it opens", async () => {
+      const tight = jobOf('Tight', noted(41))
+      assertStringRefused(await postRaw(`${server.url}/jobs`, tight), 40, 'Tight', tight.indexOf('"x'))
+      assert.equal((await postRaw(`${server.url}/jobs`, jobOf('Tight', noted(40)))).status, 202)
+      // Read under Edges' 2,000,000 characters, held to Roomy's default.
+      const params = noted(1_500_000)
+      assert.equal((await postRaw(`${server.url}/jobs`, jobOf('Edges', params))).status, 202)
+      const roomy = jobOf('Roomy', params)
+      assertStringRefused(await postRaw(`${server.url}/jobs`, roomy), 1_048_576, 'Roomy', roomy.indexOf('"x'))
+    })
+
     test('a body past every bound is refused before it is parsed', async () => {
       const response = await postRaw(
         `${server.url}/jobs`,
@@ -306,5 +367,14 @@ test('a declaration above its ceiling stops the start, naming the algorithm and 
           'ceiling of 20000 that ALGOSERVE_MAX_JSON_VALUES_CEILING sets; raise ALGOSERVE_MAX_JSON_VALUES_CEILING or ' +
           'declare at most 20000\\.$',
       ).test(error.message),
+  )
+  await assert.rejects(
+    startApp({ algorithms: [folder.dir], maxStringLengthCeiling: 1_500_000 }),
+    (error: Error) =>
+      error instanceof ConfigError &&
+      error.message ===
+        `Algorithm ${folder.dir}/edges.mjs: 'maxStringLength' is 2000000, above the ceiling of 1500000 that ` +
+          'ALGOSERVE_MAX_STRING_LENGTH_CEILING sets; raise ALGOSERVE_MAX_STRING_LENGTH_CEILING or declare at ' +
+          'most 1500000.',
   )
 })

@@ -1,5 +1,5 @@
 // The bounded JSON parser: JSON's grammar, numbers kept as text, Python's messages and offsets, and
-// the depth and value limits met before the work is spent.
+// the depth, value and string length limits met before the work is spent.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
@@ -9,10 +9,11 @@ import {
   parseBoundedJson,
   parseBoundedJsonInSlices,
   TOO_DEEP,
+  TOO_LONG_STRING,
   TOO_MANY_VALUES,
 } from '../../src/http/bounded-json.js'
 
-const LIMITS = { maxDepth: 32, maxValues: 10_000 }
+const LIMITS = { maxDepth: 32, maxValues: 10_000, maxStringLength: 1_048_576 }
 const parse = (text: string, limits = LIMITS) => parseBoundedJson(text, limits)
 
 function refusal(text: string, limits = LIMITS): { message: string; position: number } {
@@ -77,7 +78,7 @@ test('nesting past the depth limit is refused where it passes it, with no recurs
   assert.deepEqual(refusal(`${'['.repeat(33)}${']'.repeat(33)}`), { message: TOO_DEEP, position: 32 })
   // Far deeper than any stack: refused at the same place.
   assert.deepEqual(refusal('{"a":'.repeat(1_000_000)), { message: TOO_DEEP, position: 5 * 32 })
-  assert.deepEqual(refusal('['.repeat(1_000_000), { maxDepth: 100_000, maxValues: 10_000_000 }), {
+  assert.deepEqual(refusal('['.repeat(1_000_000), { ...LIMITS, maxDepth: 100_000, maxValues: 10_000_000 }), {
     message: TOO_DEEP,
     position: 100_000,
   })
@@ -89,6 +90,24 @@ test('more values than the limit are refused as soon as counted', () => {
   const { message, position } = refusal(items(400_000))
   assert.equal(message, TOO_MANY_VALUES)
   assert.equal(position, 1 + 3 * 9_999, 'refused at the value after the limit, not at the end')
+})
+
+test('a string longer than the limit, key or value, is refused at its opening quote', () => {
+  const limits = { ...LIMITS, maxStringLength: 6 }
+  // The text between the quotes as written: an escape counts as its characters, not as what it decodes to.
+  assert.deepEqual(parse('{"abcdef": ["123456", "\\u00e9"]}', limits), { abcdef: ['123456', '\u00e9'] })
+  assert.deepEqual(refusal('["123456", "1234567"]', limits), { message: TOO_LONG_STRING, position: 11 })
+  assert.deepEqual(refusal('{"a": 1, "abcdefg": 2}', limits), { message: TOO_LONG_STRING, position: 9 })
+  assert.deepEqual(refusal('["\\n\\n\\nx"]', limits), { message: TOO_LONG_STRING, position: 1 })
+  // Unterminated, and longer than the limit: too long, whatever follows.
+  assert.deepEqual(refusal(`["${'x'.repeat(1000)}`, limits), { message: TOO_LONG_STRING, position: 1 })
+  assert.deepEqual(refusal('["xy', limits), { message: 'Unterminated string starting at', position: 1 })
+})
+
+test('the stats hold the longest string, key or value', () => {
+  const stats = { values: 0, depth: 0, longestString: 0 }
+  parseBoundedJson('{"abcdefg": ["ab", "a\\nb"], "c": ""}', LIMITS, stats)
+  assert.deepEqual(stats, { values: 5, depth: 2, longestString: 7 })
 })
 
 /** The outcome of a parse as data: the value with numbers as their text, or the refusal. */
@@ -112,7 +131,7 @@ test('in slices: the same value or the same refusal as at once, wherever the sli
       return t.slice(0, cut) + c + t.slice(cut + 1)
     }),
   )
-  const limits = { maxDepth: 6, maxValues: 200 }
+  const limits = { maxDepth: 6, maxValues: 200, maxStringLength: 8 }
   await fc.assert(
     fc.asyncProperty(text, fc.integer({ min: 1, max: 12 }), async (t, slice) => {
       assert.deepEqual(
@@ -131,7 +150,7 @@ test('in slices: a large body is parsed over many turns of the event loop, other
   try {
     const value = (await parseBoundedJsonInSlices(
       text,
-      { maxDepth: 4, maxValues: 200_000 },
+      { maxDepth: 4, maxValues: 200_000, maxStringLength: 16 },
       16_384,
     )) as unknown[]
     assert.equal(value.length, 100_000)

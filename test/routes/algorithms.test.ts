@@ -90,7 +90,13 @@ describe('the algorithm routes', () => {
       result: { type: 'object' },
       examples: [],
       timeout_ms: 500,
-      limits: { max_body_bytes: 1_048_576, max_json_values: 10_000, max_json_depth: 32, max_digits: 4300 },
+      limits: {
+        max_body_bytes: 1_048_576,
+        max_json_values: 10_000,
+        max_json_depth: 32,
+        max_string_length: 1_048_576,
+        max_digits: 4300,
+      },
       // The embedded store's one process takes every job.
       workers: 1,
     })
