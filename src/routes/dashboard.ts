@@ -1,7 +1,8 @@
-// The job dashboard at /dashboard: a page, its stylesheet and script, and lossless-json's browser
-// build, all served from this process (no CDN, no framework). The page holds no data, so it needs no
-// API key (its kind, route-declaration.ts); its script calls the API with the key the user gives it.
-import { readFileSync } from 'node:fs'
+// The job dashboard at /dashboard: a page, its stylesheet, its script's ES modules and lossless-json's
+// browser build, all served from this process (no CDN, no framework, no build step). The page holds no
+// data, so it needs no API key (its kind, route-declaration.ts); its script calls the API with the key
+// the user gives it.
+import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 
@@ -38,11 +39,15 @@ function assets(): Asset[] {
   return [
     { path: '/dashboard', type: 'text/html; charset=utf-8', body: own('index.html') },
     { path: '/dashboard/dashboard.css', type: 'text/css; charset=utf-8', body: own('dashboard.css') },
-    {
-      path: '/dashboard/dashboard.js',
-      type: 'application/javascript; charset=utf-8',
-      body: own('dashboard.js'),
-    },
+    // dashboard.js and every module it imports: each .js file of the folder, so a new module is served.
+    ...readdirSync(DASHBOARD)
+      .filter((name) => name.endsWith('.js'))
+      .sort()
+      .map((name) => ({
+        path: `/dashboard/${name}`,
+        type: 'application/javascript; charset=utf-8',
+        body: own(name),
+      })),
     {
       path: '/dashboard/lossless-json.js',
       type: 'application/javascript; charset=utf-8',

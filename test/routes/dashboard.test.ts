@@ -12,6 +12,23 @@ import { forEachBackend } from '../helpers/backends.js'
 /** The files the page names in src= and href=, in order. */
 const referenced = (html: string) => [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string)
 
+/** Every module `entry` imports, directly or not, as paths under /dashboard/ (none relative to another). */
+async function imported(url: string, entry: string): Promise<string[]> {
+  const found: string[] = []
+  const pending = [entry]
+  for (let path = pending.pop(); path !== undefined; path = pending.pop()) {
+    const body = await (await fetch(`${url}${path}`)).text()
+    for (const [, name] of body.matchAll(/^import [^']* from '\.\/([a-z-]+\.js)'$/gm)) {
+      const module = `/dashboard/${name}`
+      if (!found.includes(module) && module !== entry) {
+        found.push(module)
+        pending.push(module)
+      }
+    }
+  }
+  return found.sort()
+}
+
 forEachBackend((backend) => {
   describe('the dashboard without keys', () => {
     let server: TestApp
@@ -49,10 +66,30 @@ forEachBackend((backend) => {
         '/dashboard/lossless-json.js',
         '/dashboard/dashboard.js',
       ])
-      for (const file of ['/dashboard', ...files]) {
+      // The page's script is a module: the files it imports, and theirs, are loaded too.
+      const modules = await imported(server.url, '/dashboard/dashboard.js')
+      assert.deepEqual(
+        modules,
+        [
+          'api.js',
+          'dom.js',
+          'event-stream.js',
+          'format.js',
+          'job-list.js',
+          'job-panel.js',
+          'messages.js',
+          'overview.js',
+          'refresh.js',
+          'result-view.js',
+          'state.js',
+        ].map((name) => `/dashboard/${name}`),
+      )
+      for (const file of ['/dashboard', ...files, ...modules]) {
         const response = await fetch(`${server.url}${file}`)
         assert.equal(response.status, 200, file)
         assert.equal(response.headers.get('content-security-policy'), DASHBOARD_CSP, file)
+        if (file.endsWith('.js'))
+          assert.equal(response.headers.get('content-type'), 'application/javascript; charset=utf-8', file)
         const body = await response.text()
         // The SVG namespace is a name, not an address anything is fetched from.
         const addresses = body
