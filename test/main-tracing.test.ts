@@ -7,10 +7,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { type Child, listening, serveFresh } from './helpers/child.js'
+import { type Child, listening, loggedLines, serveFresh } from './helpers/child.js'
 import { waitForJob } from './helpers/jobs.js'
 import { type OtlpReceiver, startOtlpReceiver } from './helpers/otlp-receiver.js'
 import { type Receiver, startReceiver } from './helpers/receiver.js'
+import { until } from './helpers/time.js'
 
 const RECORD_LOADS = fileURLToPath(new URL('./tracing/record-loads.mjs', import.meta.url))
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
@@ -131,6 +132,47 @@ describe('tracing in algoserve serve', () => {
     const post = await otlp.waitForSpan((span) => span.spanId === traceparent.split('-')[2])
     assert.equal(post.parentSpanId, attempt.spanId)
     assert.equal(post.kind, 3)
+    child.process.kill('SIGTERM')
+    await child.exit
+  })
+
+  test("the request's access line and the job's end line carry the job's trace_id and a span_id", async (t) => {
+    const child = serveFresh(t, [], {
+      ALGOSERVE_WEBHOOK_ALLOW_PRIVATE: 'true',
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    })
+    const id = await serveOneJob(child, webhooks.url)
+    interface Line {
+      msg: string
+      url?: string
+      method?: string
+      component?: string
+      job_id?: string
+      trace_id?: string
+      span_id?: string
+    }
+    // The log is written asynchronously: both lines are there once written.
+    const [access, end] = await until(
+      () => {
+        const access = loggedLines<Line>(child, '"request completed"').find(
+          (line) => line.method === 'POST' && line.url === '/jobs',
+        )
+        const end = loggedLines<Line>(child, '"job completed"').find((line) => line.job_id === id)
+        return access !== undefined && end !== undefined && ([access, end] as const)
+      },
+      30_000,
+      () => `both lines in:\n${child.output()}`,
+    )
+    const sent = await otlp.waitForSpan(
+      (span) => span.name.startsWith('send') && span.attributes['algoserve.job.id'] === id,
+    )
+    const request = await otlp.waitForSpan((span) => span.spanId === sent.parentSpanId)
+    assert.equal(access.trace_id, TRACE_ID)
+    assert.equal(access.span_id, request.spanId)
+    assert.equal(end.component, 'jobs')
+    assert.equal(end.trace_id, TRACE_ID)
+    assert.match(end.span_id ?? '', /^[0-9a-f]{16}$/)
     child.process.kill('SIGTERM')
     await child.exit
   })
