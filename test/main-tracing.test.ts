@@ -7,10 +7,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { type Child, listening, loggedLines, serveFresh } from './helpers/child.js'
+import { type Child, listening, loggedLines, serveFresh, start } from './helpers/child.js'
 import { waitForJob } from './helpers/jobs.js'
 import { type OtlpReceiver, startOtlpReceiver } from './helpers/otlp-receiver.js'
 import { type Receiver, startReceiver } from './helpers/receiver.js'
+import { freshPrefix, skipWithoutRedis, startRedis } from './helpers/redis.js'
 import { until } from './helpers/time.js'
 
 const RECORD_LOADS = fileURLToPath(new URL('./tracing/record-loads.mjs', import.meta.url))
@@ -136,44 +137,56 @@ describe('tracing in algoserve serve', () => {
     await child.exit
   })
 
-  test("the request's access line and the job's end line carry the job's trace_id and a span_id", async (t) => {
-    const child = serveFresh(t, [], {
-      ALGOSERVE_WEBHOOK_ALLOW_PRIVATE: 'true',
-      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
-      OTEL_BSP_SCHEDULE_DELAY: '50',
+  for (const backend of ['embedded', 'redis'] as const) {
+    test(`the request's access line and the job's end line carry the job's trace_id and a span_id (${backend})`, {
+      skip: backend === 'redis' && skipWithoutRedis,
+    }, async (t) => {
+      const redis = backend === 'redis' ? await startRedis() : undefined
+      t.after(() => redis?.close())
+      const env = {
+        ...(redis === undefined
+          ? {}
+          : { ALGOSERVE_REDIS_URL: redis.url, ALGOSERVE_REDIS_PREFIX: freshPrefix() }),
+        ALGOSERVE_WEBHOOK_ALLOW_PRIVATE: 'true',
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+      }
+      const child = serveFresh(t, [], env)
+      // On Redis, `serve` takes the request and a `worker` runs the job.
+      const runner = redis === undefined ? child : start(['worker', '--worker-port', '0'], env)
+      const id = await serveOneJob(child, webhooks.url)
+      interface Line {
+        msg: string
+        url?: string
+        method?: string
+        component?: string
+        job_id?: string
+        trace_id?: string
+        span_id?: string
+      }
+      // The log is written asynchronously: both lines are there once written.
+      const [access, end] = await until(
+        () => {
+          const access = loggedLines<Line>(child, '"request completed"').find(
+            (line) => line.method === 'POST' && line.url === '/jobs',
+          )
+          const end = loggedLines<Line>(runner, '"job completed"').find((line) => line.job_id === id)
+          return access !== undefined && end !== undefined && ([access, end] as const)
+        },
+        30_000,
+        () => `both lines in:\n${child.output()}`,
+      )
+      const sent = await otlp.waitForSpan(
+        (span) => span.name.startsWith('send') && span.attributes['algoserve.job.id'] === id,
+      )
+      const request = await otlp.waitForSpan((span) => span.spanId === sent.parentSpanId)
+      assert.equal(access.trace_id, TRACE_ID)
+      assert.equal(access.span_id, request.spanId)
+      assert.equal(end.component, 'jobs')
+      assert.equal(end.trace_id, TRACE_ID)
+      assert.match(end.span_id ?? '', /^[0-9a-f]{16}$/)
+      child.process.kill('SIGTERM')
+      await child.exit
     })
-    const id = await serveOneJob(child, webhooks.url)
-    interface Line {
-      msg: string
-      url?: string
-      method?: string
-      component?: string
-      job_id?: string
-      trace_id?: string
-      span_id?: string
-    }
-    // The log is written asynchronously: both lines are there once written.
-    const [access, end] = await until(
-      () => {
-        const access = loggedLines<Line>(child, '"request completed"').find(
-          (line) => line.method === 'POST' && line.url === '/jobs',
-        )
-        const end = loggedLines<Line>(child, '"job completed"').find((line) => line.job_id === id)
-        return access !== undefined && end !== undefined && ([access, end] as const)
-      },
-      30_000,
-      () => `both lines in:\n${child.output()}`,
-    )
-    const sent = await otlp.waitForSpan(
-      (span) => span.name.startsWith('send') && span.attributes['algoserve.job.id'] === id,
-    )
-    const request = await otlp.waitForSpan((span) => span.spanId === sent.parentSpanId)
-    assert.equal(access.trace_id, TRACE_ID)
-    assert.equal(access.span_id, request.spanId)
-    assert.equal(end.component, 'jobs')
-    assert.equal(end.trace_id, TRACE_ID)
-    assert.match(end.span_id ?? '', /^[0-9a-f]{16}$/)
-    child.process.kill('SIGTERM')
-    await child.exit
-  })
+  }
 })

@@ -211,5 +211,11 @@ function jobTracing(): Tracing {
     },
 
     carrier: () => carrierOf(context.active()),
+
+    logFields(stored) {
+      if (stored === undefined || trace.getActiveSpan() !== undefined) return {}
+      const sent = trace.getSpanContext(storedContext(stored))
+      return sent === undefined ? {} : { trace_id: sent.traceId, span_id: sent.spanId }
+    },
   }
 }
