@@ -23,6 +23,18 @@ function loadedModules(file: string): string[] {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean)
 }
 
+/** GET /metrics, with `accept` if given: its content type and body. */
+async function scrape(url: string, accept?: string): Promise<{ type: string | null; body: string }> {
+  const response = await fetch(`${url}/metrics`, accept === undefined ? {} : { headers: { accept } })
+  assert.equal(response.status, 200)
+  return { type: response.headers.get('content-type'), body: await response.text() }
+}
+
+// What Prometheus sends: OpenMetrics first, the text format after.
+const PROMETHEUS_ACCEPT =
+  'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
+const PLAIN = 'text/plain; version=0.0.4; charset=utf-8'
+
 async function serveOneJob(child: Child, webhook: string): Promise<string> {
   const url = await listening(child)
   const response = await fetch(`${url}/jobs`, {
@@ -69,6 +81,10 @@ describe('tracing in algoserve serve', () => {
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
     })
     await serveOneJob(child, webhooks.url)
+    // No exemplars: an OpenMetrics scrape gets the text format.
+    const scraped = await scrape(await listening(child), PROMETHEUS_ACCEPT)
+    assert.equal(scraped.type, PLAIN)
+    assert.doesNotMatch(scraped.body, /# \{/)
     const loaded = loadedModules(file)
     // The recorder works: the service's own modules are there.
     assert.ok(loaded.some((url) => url.endsWith('/src/service.ts')))
@@ -133,6 +149,30 @@ describe('tracing in algoserve serve', () => {
     const post = await otlp.waitForSpan((span) => span.spanId === traceparent.split('-')[2])
     assert.equal(post.parentSpanId, attempt.spanId)
     assert.equal(post.kind, 3)
+
+    // An OpenMetrics scrape offers exemplars of the spans the receiver was sent; a plain one does not.
+    const url = await listening(child)
+    const open = await scrape(url, PROMETHEUS_ACCEPT)
+    assert.equal(open.type, 'application/openmetrics-text; version=1.0.0; charset=utf-8')
+    assert.match(open.body, /\n# EOF\n$/)
+    for (const histogram of ['http_request_duration_seconds', 'job_execution_duration_seconds']) {
+      const line = open.body
+        .split('\n')
+        .find((line) => line.startsWith(`${histogram}_bucket`) && line.includes(`trace_id="${TRACE_ID}"`))
+      const spanId = /span_id="([0-9a-f]{16})"/.exec(line ?? '')?.[1]
+      assert.ok(spanId !== undefined, `an exemplar of the trace in ${histogram}:\n${open.body}`)
+      const span = await otlp.waitForSpan((span) => span.spanId === spanId)
+      assert.equal(span.traceId, TRACE_ID)
+    }
+    // The counters keep their names in the text format after an OpenMetrics scrape renamed them there.
+    assert.match(open.body, /^http_requests_total\{/m)
+    assert.match(open.body, /^# TYPE http_requests counter$/m)
+    for (const accept of [undefined, 'text/plain']) {
+      const plain = await scrape(url, accept)
+      assert.equal(plain.type, PLAIN)
+      assert.doesNotMatch(plain.body, /# \{/)
+      assert.match(plain.body, /^# TYPE http_requests_total counter$/m)
+    }
     child.process.kill('SIGTERM')
     await child.exit
   })
