@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { type Child, listening, loggedLines, serveFresh, start } from './helpers/child.js'
 import { waitForJob } from './helpers/jobs.js'
+import { RSA_100 } from './helpers/numbers.js'
 import { type OtlpReceiver, startOtlpReceiver } from './helpers/otlp-receiver.js'
 import { type Receiver, startReceiver } from './helpers/receiver.js'
 import { freshPrefix, skipWithoutRedis, startRedis } from './helpers/redis.js'
@@ -229,4 +230,52 @@ describe('tracing in algoserve serve', () => {
       await child.exit
     })
   }
+
+  test('a run whose worker was killed leaves no span; the run that takes over is attempt 2 under the send span', {
+    skip: skipWithoutRedis,
+  }, async (t) => {
+    const redis = await startRedis()
+    t.after(() => redis.close())
+    const env = {
+      ALGOSERVE_REDIS_URL: redis.url,
+      ALGOSERVE_REDIS_PREFIX: freshPrefix(),
+      ALGOSERVE_JOB_LOCK_MS: '1000',
+      ALGOSERVE_JOB_FACTOR_BUDGET_MS: '20000',
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    }
+    const api = serveFresh(t, [], env)
+    const worker = () => start(['worker', '--worker-port', '0'], env)
+    const first = worker()
+    const url = await listening(api)
+    await listening(first)
+    const created = await fetch(`${url}/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` },
+      body: JSON.stringify({ algorithm: 'PrimeChecker', params: { number: RSA_100 } }),
+    })
+    const { job_id: id } = (await created.json()) as { job_id: string }
+    const running = await waitForJob(url, id, (job) => job.status === 'running')
+    const second = worker()
+    await listening(second)
+    first.process.kill('SIGKILL')
+    await first.exit
+    await waitForJob(url, id, (job) => job.status === 'running' && job.started_at !== running.started_at)
+    // The second run ends at its worker's shutdown (finished or given back): its span goes out before the exit.
+    second.process.kill('SIGTERM')
+    await second.exit
+    const ofJob = (name: string) => (span: { name: string; attributes: Record<string, unknown> }) =>
+      span.name.startsWith(name) && span.attributes['algoserve.job.id'] === id
+    const sent = await otlp.waitForSpan(ofJob('send'))
+    await otlp.waitForSpan(ofJob('process'))
+    const runs = otlp.spans.filter(ofJob('process'))
+    assert.deepEqual(
+      runs.map((run) => run.attributes['algoserve.job.attempt']),
+      [2],
+    )
+    assert.equal(runs[0]?.parentSpanId, sent.spanId)
+    assert.equal(runs[0]?.traceId, TRACE_ID)
+    api.process.kill('SIGTERM')
+    await api.exit
+  })
 })
