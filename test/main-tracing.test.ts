@@ -261,7 +261,7 @@ describe('tracing in algoserve serve', () => {
     first.process.kill('SIGKILL')
     await first.exit
     await waitForJob(url, id, (job) => job.status === 'running' && job.started_at !== running.started_at)
-    // The second run ends at its worker's shutdown (finished or given back): its span goes out before the exit.
+    // The second run ends at its worker's shutdown (finished or given back); its span goes out then.
     second.process.kill('SIGTERM')
     await second.exit
     const ofJob = (name: string) => (span: { name: string; attributes: Record<string, unknown> }) =>
