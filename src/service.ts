@@ -114,7 +114,7 @@ async function openBackend(
     retryWaitsMs: options.webhooks?.retryWaitsMs ?? RETRY_WAITS_MS,
     countEnded: (algorithm: string, status: JobEndStatus, seconds: number) => {
       metrics.jobsCompleted.inc({ algorithm, status })
-      metrics.jobDuration.observe({ algorithm }, seconds)
+      metrics.jobDuration.labels({ algorithm }).observe(seconds)
     },
     log,
   }

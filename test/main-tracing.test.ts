@@ -7,10 +7,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { type Child, listening, serveFresh } from './helpers/child.js'
+import { type Child, listening, loggedLines, serveFresh, start } from './helpers/child.js'
 import { waitForJob } from './helpers/jobs.js'
+import { RSA_100 } from './helpers/numbers.js'
 import { type OtlpReceiver, startOtlpReceiver } from './helpers/otlp-receiver.js'
 import { type Receiver, startReceiver } from './helpers/receiver.js'
+import { freshPrefix, skipWithoutRedis, startRedis } from './helpers/redis.js'
+import { until } from './helpers/time.js'
 
 const RECORD_LOADS = fileURLToPath(new URL('./tracing/record-loads.mjs', import.meta.url))
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
@@ -20,6 +23,18 @@ const CLIENT_SPAN = '00f067aa0ba902b7'
 function loadedModules(file: string): string[] {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean)
 }
+
+/** GET /metrics, with `accept` if given: its content type and body. */
+async function scrape(url: string, accept?: string): Promise<{ type: string | null; body: string }> {
+  const response = await fetch(`${url}/metrics`, accept === undefined ? {} : { headers: { accept } })
+  assert.equal(response.status, 200)
+  return { type: response.headers.get('content-type'), body: await response.text() }
+}
+
+// What Prometheus sends: OpenMetrics first, the text format after.
+const PROMETHEUS_ACCEPT =
+  'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
+const PLAIN = 'text/plain; version=0.0.4; charset=utf-8'
 
 async function serveOneJob(child: Child, webhook: string): Promise<string> {
   const url = await listening(child)
@@ -67,6 +82,10 @@ describe('tracing in algoserve serve', () => {
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
     })
     await serveOneJob(child, webhooks.url)
+    // No exemplars: an OpenMetrics scrape gets the text format.
+    const scraped = await scrape(await listening(child), PROMETHEUS_ACCEPT)
+    assert.equal(scraped.type, PLAIN)
+    assert.doesNotMatch(scraped.body, /# \{/)
     const loaded = loadedModules(file)
     // The recorder works: the service's own modules are there.
     assert.ok(loaded.some((url) => url.endsWith('/src/service.ts')))
@@ -131,7 +150,132 @@ describe('tracing in algoserve serve', () => {
     const post = await otlp.waitForSpan((span) => span.spanId === traceparent.split('-')[2])
     assert.equal(post.parentSpanId, attempt.spanId)
     assert.equal(post.kind, 3)
+
+    // An OpenMetrics scrape offers exemplars of the spans the receiver was sent; a plain one does not.
+    const url = await listening(child)
+    const open = await scrape(url, PROMETHEUS_ACCEPT)
+    assert.equal(open.type, 'application/openmetrics-text; version=1.0.0; charset=utf-8')
+    assert.match(open.body, /\n# EOF\n$/)
+    for (const histogram of ['http_request_duration_seconds', 'job_execution_duration_seconds']) {
+      const line = open.body
+        .split('\n')
+        .find((line) => line.startsWith(`${histogram}_bucket`) && line.includes(`trace_id="${TRACE_ID}"`))
+      const spanId = /span_id="([0-9a-f]{16})"/.exec(line ?? '')?.[1]
+      assert.ok(spanId !== undefined, `an exemplar of the trace in ${histogram}:\n${open.body}`)
+      const span = await otlp.waitForSpan((span) => span.spanId === spanId)
+      assert.equal(span.traceId, TRACE_ID)
+    }
+    // The counters keep their names in the text format after an OpenMetrics scrape renamed them there.
+    assert.match(open.body, /^http_requests_total\{/m)
+    assert.match(open.body, /^# TYPE http_requests counter$/m)
+    for (const accept of [undefined, 'text/plain']) {
+      const plain = await scrape(url, accept)
+      assert.equal(plain.type, PLAIN)
+      assert.doesNotMatch(plain.body, /# \{/)
+      assert.match(plain.body, /^# TYPE http_requests_total counter$/m)
+    }
     child.process.kill('SIGTERM')
     await child.exit
+  })
+
+  for (const backend of ['embedded', 'redis'] as const) {
+    test(`the request's access line and the job's end line carry the job's trace_id and a span_id (${backend})`, {
+      skip: backend === 'redis' && skipWithoutRedis,
+    }, async (t) => {
+      const redis = backend === 'redis' ? await startRedis() : undefined
+      t.after(() => redis?.close())
+      const env = {
+        ...(redis === undefined
+          ? {}
+          : { ALGOSERVE_REDIS_URL: redis.url, ALGOSERVE_REDIS_PREFIX: freshPrefix() }),
+        ALGOSERVE_WEBHOOK_ALLOW_PRIVATE: 'true',
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+      }
+      const child = serveFresh(t, [], env)
+      // On Redis, `serve` takes the request and a `worker` runs the job.
+      const runner = redis === undefined ? child : start(['worker', '--worker-port', '0'], env)
+      const id = await serveOneJob(child, webhooks.url)
+      interface Line {
+        msg: string
+        url?: string
+        method?: string
+        component?: string
+        job_id?: string
+        trace_id?: string
+        span_id?: string
+      }
+      // The log is written asynchronously: both lines are there once written.
+      const [access, end] = await until(
+        () => {
+          const access = loggedLines<Line>(child, '"request completed"').find(
+            (line) => line.method === 'POST' && line.url === '/jobs',
+          )
+          const end = loggedLines<Line>(runner, '"job completed"').find((line) => line.job_id === id)
+          return access !== undefined && end !== undefined && ([access, end] as const)
+        },
+        30_000,
+        () => `both lines in:\n${child.output()}`,
+      )
+      const sent = await otlp.waitForSpan(
+        (span) => span.name.startsWith('send') && span.attributes['algoserve.job.id'] === id,
+      )
+      const request = await otlp.waitForSpan((span) => span.spanId === sent.parentSpanId)
+      assert.equal(access.trace_id, TRACE_ID)
+      assert.equal(access.span_id, request.spanId)
+      assert.equal(end.component, 'jobs')
+      assert.equal(end.trace_id, TRACE_ID)
+      assert.match(end.span_id ?? '', /^[0-9a-f]{16}$/)
+      child.process.kill('SIGTERM')
+      await child.exit
+    })
+  }
+
+  test('a run whose worker was killed leaves no span; the run that takes over is attempt 2 under the send span', {
+    skip: skipWithoutRedis,
+  }, async (t) => {
+    const redis = await startRedis()
+    t.after(() => redis.close())
+    const env = {
+      ALGOSERVE_REDIS_URL: redis.url,
+      ALGOSERVE_REDIS_PREFIX: freshPrefix(),
+      ALGOSERVE_JOB_LOCK_MS: '1000',
+      ALGOSERVE_JOB_FACTOR_BUDGET_MS: '20000',
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    }
+    const api = serveFresh(t, [], env)
+    const worker = () => start(['worker', '--worker-port', '0'], env)
+    const first = worker()
+    const url = await listening(api)
+    await listening(first)
+    const created = await fetch(`${url}/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` },
+      body: JSON.stringify({ algorithm: 'PrimeChecker', params: { number: RSA_100 } }),
+    })
+    const { job_id: id } = (await created.json()) as { job_id: string }
+    const running = await waitForJob(url, id, (job) => job.status === 'running')
+    const second = worker()
+    await listening(second)
+    first.process.kill('SIGKILL')
+    await first.exit
+    await waitForJob(url, id, (job) => job.status === 'running' && job.started_at !== running.started_at)
+    // The second run ends at its worker's shutdown (finished or given back); its span goes out then.
+    second.process.kill('SIGTERM')
+    await second.exit
+    const ofJob = (name: string) => (span: { name: string; attributes: Record<string, unknown> }) =>
+      span.name.startsWith(name) && span.attributes['algoserve.job.id'] === id
+    const sent = await otlp.waitForSpan(ofJob('send'))
+    await otlp.waitForSpan(ofJob('process'))
+    const runs = otlp.spans.filter(ofJob('process'))
+    assert.deepEqual(
+      runs.map((run) => run.attributes['algoserve.job.attempt']),
+      [2],
+    )
+    assert.equal(runs[0]?.parentSpanId, sent.spanId)
+    assert.equal(runs[0]?.traceId, TRACE_ID)
+    api.process.kill('SIGTERM')
+    await api.exit
   })
 })

@@ -14,12 +14,38 @@ export interface SeriesOptions<L extends string> {
   registers: readonly Registry[]
 }
 
+/** The ids of the span an observation was made in: an exemplar's labels (OpenMetrics). */
+export type ExemplarLabels = { trace_id: string; span_id: string }
+
+/** An exemplar as prom-client's Registry writes it after a bucket's line; timestamp in seconds. */
+interface Exemplar {
+  labelSet: ExemplarLabels
+  value: number
+  timestamp: number
+}
+
+/** Where histograms made from now on read the span of each observation; null: they keep none. */
+let exemplarSource: (() => ExemplarLabels | undefined) | null = null
+
+/**
+ * From now on, the histograms' series keep the last observation made in a span of each bucket as its
+ * exemplar. Called by tracing at its start, before any series is made: without it, a series is the plain
+ * one and an observation costs what it did.
+ */
+export function offerExemplars(source: () => ExemplarLabels | undefined): void {
+  exemplarSource = source
+}
+
+/** Whether exemplars are offered (an OpenMetrics scrape shows them). */
+export const exemplarsOffered = (): boolean => exemplarSource !== null
+
 /** What prom-client's Registry reads of a metric: one entry per line of the exposition text. */
 interface ExportedValue {
   value: number
   labels: Record<string, string | number>
   sharedLabels?: Record<string, string | number>
   metricName?: string
+  exemplar?: Exemplar
 }
 
 interface Exported {
@@ -133,10 +159,48 @@ class HistogramSeries<L extends string> {
     this.count++
   }
 
+  /** The exemplar of bucket `bucket`, if any. */
+  exemplar(_bucket: number): Exemplar | undefined {
+    return undefined
+  }
+
   reset(): void {
     this.counts.fill(0)
     this.sum = 0
     this.count = 0
+  }
+}
+
+/** A series that keeps, per bucket, the last observation made in a span: made only when tracing is on. */
+class ExemplarHistogramSeries<L extends string> extends HistogramSeries<L> {
+  readonly #exemplars: (Exemplar | undefined)[]
+
+  constructor(
+    labels: LabelValues<L>,
+    bounds: readonly number[],
+    readonly source: () => ExemplarLabels | undefined,
+  ) {
+    super(labels, bounds)
+    this.#exemplars = new Array<Exemplar | undefined>(bounds.length + 1)
+  }
+
+  override observe(value: number): void {
+    super.observe(value)
+    const labelSet = Number.isFinite(value) ? this.source() : undefined
+    if (labelSet === undefined) return
+    const { bounds } = this
+    let bucket = 0
+    while (bucket < bounds.length && value > (bounds[bucket] as number)) bucket++
+    this.#exemplars[bucket] = { labelSet, value, timestamp: Date.now() / 1000 }
+  }
+
+  override exemplar(bucket: number): Exemplar | undefined {
+    return this.#exemplars[bucket]
+  }
+
+  override reset(): void {
+    super.reset()
+    this.#exemplars.fill(undefined)
   }
 }
 
@@ -151,7 +215,12 @@ export class LabelledHistogram<L extends string> extends LabelledMetric<L, Histo
 
   /** The series for these label values, made on first use; keep it and call observe() on it. */
   labels(labels: LabelValues<L>): { observe(value: number): void } {
-    return this.seriesFor(labels, (bound) => new HistogramSeries(bound, this.#bounds))
+    const source = exemplarSource
+    return this.seriesFor(labels, (bound) =>
+      source === null
+        ? new HistogramSeries(bound, this.#bounds)
+        : new ExemplarHistogramSeries(bound, this.#bounds, source),
+    )
   }
 
   getForPromString(): Exported {
@@ -162,10 +231,24 @@ export class LabelledHistogram<L extends string> extends LabelledMetric<L, Histo
       let cumulative = 0
       this.#bounds.forEach((le, i) => {
         cumulative += series.counts[i] as number
-        values.push({ labels: { le }, sharedLabels, value: cumulative, metricName: bucket })
+        const exemplar = series.exemplar(i)
+        values.push({
+          labels: { le },
+          sharedLabels,
+          value: cumulative,
+          metricName: bucket,
+          ...(exemplar === undefined ? {} : { exemplar }),
+        })
       })
+      const inf = series.exemplar(this.#bounds.length)
       values.push(
-        { labels: { le: '+Inf' }, sharedLabels, value: series.count, metricName: bucket },
+        {
+          labels: { le: '+Inf' },
+          sharedLabels,
+          value: series.count,
+          metricName: bucket,
+          ...(inf === undefined ? {} : { exemplar: inf }),
+        },
         { labels: {}, sharedLabels, value: series.sum, metricName: `${this.name}_sum` },
         { labels: {}, sharedLabels, value: series.count, metricName: `${this.name}_count` },
       )

@@ -2,7 +2,7 @@
 // the build, the webhook receivers' pace) and the runtime's process metrics (process-metrics.ts), all listed
 // in docs/metrics.md, in a registry of their own so that each app (and each test) counts separately. The four
 // counted on every request are label-bound series (metric-series.ts); the rest are prom-client's own.
-import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { Counter, Gauge, Registry } from 'prom-client'
 import { VERSION } from '../version.js'
 import { LabelledCounter, LabelledHistogram } from './metric-series.js'
 import { registerProcessMetrics } from './process-metrics.js'
@@ -156,7 +156,8 @@ export function createMetrics() {
       labelNames: ['algorithm', 'status'] as const,
       registers,
     }),
-    jobDuration: new Histogram({
+    // A label-bound series as the other two latencies are, for their exemplars (metric-series.ts).
+    jobDuration: new LabelledHistogram({
       name: 'job_execution_duration_seconds',
       help: 'Job execution time in seconds.',
       labelNames: ['algorithm'] as const,

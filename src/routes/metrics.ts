@@ -1,6 +1,9 @@
-// GET /metrics: the Prometheus text exposition of this process.
+// GET /metrics: the Prometheus text exposition of this process; OpenMetrics, with the latencies'
+// exemplars, to a scraper that asks for it while tracing is on (docs/metrics.md#exemplars).
 import type { FastifyInstance } from 'fastify'
+import { exemplarsOffered } from '../metrics/metric-series.js'
 import { METRICS_CONTENT_TYPE, type Metrics } from '../metrics/metrics.js'
+import { OPENMETRICS_CONTENT_TYPE, openMetricsText, wantsOpenMetrics } from '../metrics/open-metrics.js'
 
 export interface MetricsRouteOptions {
   metrics: Metrics
@@ -24,7 +27,11 @@ export async function metricsRoutes(app: FastifyInstance, options: MetricsRouteO
         },
       },
     },
-    async (_request, reply) => {
+    async (request, reply) => {
+      if (exemplarsOffered() && wantsOpenMetrics(request.headers.accept)) {
+        reply.type(OPENMETRICS_CONTENT_TYPE)
+        return openMetricsText(options.metrics.registry)
+      }
       reply.type(METRICS_CONTENT_TYPE)
       return options.metrics.registry.metrics()
     },

@@ -20,6 +20,7 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis'
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici'
 import { NodeSDK, resources } from '@opentelemetry/sdk-node'
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
+import { offerExemplars } from '../metrics/metric-series.js'
 import { VERSION } from '../version.js'
 import { installTracing, type TraceCarrier, type Tracing } from './seams.js'
 
@@ -68,6 +69,13 @@ export function startTracing(): StartedTracing {
   })
   sdk.start()
   installTracing(jobTracing())
+  // The latency histograms' exemplars: the span each observation was made in.
+  offerExemplars(() => {
+    const span = trace.getActiveSpan()
+    if (span === undefined) return undefined
+    const { traceId, spanId } = span.spanContext()
+    return { trace_id: traceId, span_id: spanId }
+  })
   return {
     logFields() {
       const span = trace.getActiveSpan()
@@ -211,5 +219,11 @@ function jobTracing(): Tracing {
     },
 
     carrier: () => carrierOf(context.active()),
+
+    logFields(stored) {
+      if (stored === undefined || trace.getActiveSpan() !== undefined) return {}
+      const sent = trace.getSpanContext(storedContext(stored))
+      return sent === undefined ? {} : { trace_id: sent.traceId, span_id: sent.spanId }
+    },
   }
 }

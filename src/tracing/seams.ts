@@ -26,6 +26,11 @@ export interface Tracing {
   ): Promise<T>
   /** The trace context that a run started now should carry to its algorithm; undefined when none. */
   carrier(): TraceCarrier | undefined
+  /**
+   * The ids a line logged outside any span (a job's end, on Redis) carries for the job traced in
+   * `stored`: its trace and its `send` span; {} inside a span, whose ids the line carries already.
+   */
+  logFields(stored: string | undefined): { trace_id?: string; span_id?: string }
 }
 
 const off: Tracing = {
@@ -33,6 +38,7 @@ const off: Tracing = {
   run: (_job, _version, run) => run(),
   attempt: (_trace, _webhook, send) => send(),
   carrier: () => undefined,
+  logFields: () => ({}),
 }
 
 /** The seams in force: pass-throughs until `installTracing`. */

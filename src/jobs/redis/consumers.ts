@@ -86,6 +86,7 @@ export function consumeJobs(
       status,
       attempt: job.attemptsStarted,
       durationMs: Math.max(0, (job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now())),
+      trace: job.data.trace,
     })
   }
   // Each algorithm's Worker takes up to its declared `concurrency` of its jobs, or the process's: a
