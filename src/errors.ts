@@ -27,7 +27,7 @@ export abstract class ContractError extends CodedError {
 }
 
 /** 400: the input passed the schema but breaks a rule of the service. */
-export class ValidationError extends ContractError {
+export class InputRuleError extends ContractError {
   readonly code = 'VALIDATION_ERROR'
   readonly statusCode = 400
 
@@ -191,7 +191,7 @@ export interface SchemaProblem {
 }
 
 /** 422: the request failed the schema; its body is FastAPI's list of problems, not the service's shape. */
-export class RequestValidationError extends CodedError {
+export class SchemaValidationError extends CodedError {
   readonly code = 'REQUEST_VALIDATION_FAILED'
   readonly statusCode = 422
   readonly problems: SchemaProblem[]

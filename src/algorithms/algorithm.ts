@@ -95,7 +95,7 @@ export const INLINE = Symbol.for('algoserve.inline')
 
 export interface InlineRuns<Params = unknown, Result = unknown> {
   /**
-   * Reads raw (losslessly parsed) params into what `run` takes; throws a ValidationError (400) naming
+   * Reads raw (losslessly parsed) params into what `run` takes; throws an InputRuleError (400) naming
    * the field as `${fieldPrefix}${name}`. Runs before the params schema.
    */
   parseParams(raw: Record<string, unknown>, limits: ParamLimits, fieldPrefix: string): Params

@@ -3,7 +3,7 @@
 // (their digits counted first: past ALGOSERVE_MAX_DIGITS is 400, before any BigInt is made); then the
 // params schema judges them, and its problems are the 422 body, FastAPI's shape, at `loc`.
 import { isLosslessNumber } from 'lossless-json'
-import { RequestValidationError, type SchemaProblem, shortenValue } from '../errors.js'
+import { type SchemaProblem, SchemaValidationError, shortenValue } from '../errors.js'
 import type { Algorithm, ParamLimits, SchemaIssue } from './algorithm.js'
 import { integerParam, readIntegerInput } from './integer-input.js'
 
@@ -26,8 +26,7 @@ export function readParams(
       ? plainValue(raw, limits, prefix.slice(0, -1))
       : algorithm.inline.parseParams(raw, limits, prefix)
   const issues = algorithm.checkParams(params)
-  if (issues.length > 0)
-    throw new RequestValidationError(issues.map((issue) => problemOf(issue, loc, params)))
+  if (issues.length > 0) throw new SchemaValidationError(issues.map((issue) => problemOf(issue, loc, params)))
   return params
 }
 

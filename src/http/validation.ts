@@ -7,8 +7,8 @@ import { readIntegerInput } from '../algorithms/integer-input.js'
 import {
   PROBLEM_MESSAGES,
   type ProblemType,
-  RequestValidationError,
   type SchemaProblem,
+  SchemaValidationError,
   shortenValue,
 } from '../errors.js'
 
@@ -69,7 +69,7 @@ export function validatorCompiler(schemas: readonly TSchema[]): FastifySchemaCom
       } else {
         check(schema as Schema, data, [location], problems, deref)
       }
-      return problems.length === 0 ? { value: data } : { error: new RequestValidationError(problems) }
+      return problems.length === 0 ? { value: data } : { error: new SchemaValidationError(problems) }
     }
   }
 }

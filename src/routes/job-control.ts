@@ -8,7 +8,7 @@ import {
   BadCursorError,
   JobAlreadyFinishedError,
   JobNotFoundError,
-  RequestValidationError,
+  SchemaValidationError,
   ServiceUnavailableError,
   shortenValue,
 } from '../errors.js'
@@ -172,7 +172,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
           cursor = decodeCursor(query.cursor)
         } catch (error) {
           if (!(error instanceof BadCursorError)) throw error
-          throw new RequestValidationError([
+          throw new SchemaValidationError([
             {
               type: 'value_error',
               loc: ['query', 'cursor'],
