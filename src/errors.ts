@@ -181,8 +181,8 @@ export class RateLimitedError extends ContractError {
   }
 }
 
-/** One entry of a 422 body, in the shape of FastAPI with pydantic v2. */
-export interface SchemaProblem {
+/** One entry of a 422 body's `detail`, in the shape of FastAPI with pydantic v2 (the client's view). */
+export interface ValidationDetail {
   type: string
   loc: (string | number)[]
   msg: string
@@ -194,9 +194,9 @@ export interface SchemaProblem {
 export class SchemaValidationError extends CodedError {
   readonly code = 'REQUEST_VALIDATION_FAILED'
   readonly statusCode = 422
-  readonly problems: SchemaProblem[]
+  readonly problems: ValidationDetail[]
 
-  constructor(problems: SchemaProblem[]) {
+  constructor(problems: ValidationDetail[]) {
     super(problems.map((p) => `${p.loc.join('.')}: ${p.msg}`).join('; '))
     this.problems = problems
   }

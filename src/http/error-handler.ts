@@ -9,12 +9,12 @@ import {
   InputRuleError,
   InternalError,
   PayloadTooLargeError,
-  type SchemaProblem,
   SchemaValidationError,
   ServiceUnavailableError,
   StoreFullError,
   StoreUnavailableError,
   shortenValue,
+  type ValidationDetail,
 } from '../errors.js'
 import { RouteTable } from './route-table.js'
 import { JobIdParams } from './schemas.js'
@@ -132,7 +132,7 @@ function frameworkError(
       })
       return
     }
-    const problems: SchemaProblem[] = parameters.map(([name, raw]) => {
+    const problems: ValidationDetail[] = parameters.map(([name, raw]) => {
       const pattern = PATH_PATTERNS[name]
       return {
         type: 'string_pattern_mismatch',
