@@ -11,7 +11,7 @@ import { boundsOf, checkDeclaredBounds } from '../algorithms/request-bounds.js'
 import { type Config, loadConfig } from '../config.js'
 import { AlgorithmError, AlgorithmInputError, ConfigError, SchemaValidationError } from '../errors.js'
 import { Executor } from '../execution/executor.js'
-import { ProcessPools } from '../execution/process-pool.js'
+import { ProcessPoolSet } from '../execution/process-pool.js'
 import type { Progress } from '../execution/run-way.js'
 import { RunFailure, type TimedRun } from '../execution/timed-run.js'
 import { createMetrics } from '../metrics/metrics.js'
@@ -89,7 +89,7 @@ export class LocalRuns {
       return new LocalRuns(config, [], failures, null, log)
     }
     const algorithms = [...registry.values()].filter((algorithm) => files.includes(algorithm.source))
-    const processes = new ProcessPools(
+    const processes = new ProcessPoolSet(
       registry,
       { invokeQueueTimeoutMs: START_WAIT_MS, memoryMb: config.algorithmMemoryMb },
       algorithms.map((algorithm) => algorithm.name),
