@@ -27,7 +27,7 @@ export abstract class ContractError extends CodedError {
 }
 
 /** 400: the input passed the schema but breaks a rule of the service. */
-export class ValidationError extends ContractError {
+export class InputRuleError extends ContractError {
   readonly code = 'VALIDATION_ERROR'
   readonly statusCode = 400
 
@@ -181,8 +181,8 @@ export class RateLimitedError extends ContractError {
   }
 }
 
-/** One entry of a 422 body, in the shape of FastAPI with pydantic v2. */
-export interface SchemaProblem {
+/** One entry of a 422 body's `detail`, in the shape of FastAPI with pydantic v2 (the client's view). */
+export interface ValidationDetail {
   type: string
   loc: (string | number)[]
   msg: string
@@ -191,12 +191,12 @@ export interface SchemaProblem {
 }
 
 /** 422: the request failed the schema; its body is FastAPI's list of problems, not the service's shape. */
-export class RequestValidationError extends CodedError {
+export class SchemaValidationError extends CodedError {
   readonly code = 'REQUEST_VALIDATION_FAILED'
   readonly statusCode = 422
-  readonly problems: SchemaProblem[]
+  readonly problems: ValidationDetail[]
 
-  constructor(problems: SchemaProblem[]) {
+  constructor(problems: ValidationDetail[]) {
     super(problems.map((p) => `${p.loc.join('.')}: ${p.msg}`).join('; '))
     this.problems = problems
   }

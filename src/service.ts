@@ -13,7 +13,7 @@ import type { Config } from './config.js'
 import { ConfigError } from './errors.js'
 import { Executor } from './execution/executor.js'
 import { recordOwner } from './execution/process-owner.js'
-import { ProcessPools } from './execution/process-pool.js'
+import { ProcessPoolSet } from './execution/process-pool.js'
 import type { Consumer, JobBackend, JobEndStatus } from './jobs/backend.js'
 import { openEmbeddedBackend } from './jobs/embedded/backend.js'
 import { createRunJob } from './jobs/execute.js'
@@ -160,7 +160,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const metrics = createMetrics()
   // A worker runs the jobs of its algorithms only: it starts their programs alone, and is ready without
   // the others'. The API answers calls to every algorithm.
-  const processes = new ProcessPools(
+  const processes = new ProcessPoolSet(
     algorithms,
     { invokeQueueTimeoutMs: config.invokeQueueTimeoutMs, memoryMb: config.algorithmMemoryMb },
     role === 'worker' ? served : undefined,

@@ -6,7 +6,7 @@ import * as errors from '../src/errors.js'
 
 // One instance of every concrete error class the service defines.
 const instances: errors.CodedError[] = [
-  new errors.ValidationError('bad', 'number', '1'),
+  new errors.InputRuleError('bad', 'number', '1'),
   new errors.AlgorithmInputError('source is not a node of the graph', 'source', 'Z'),
   new errors.AlgorithmNotFoundError('Nope', ['PrimeChecker']),
   new errors.JobNotFoundError('0123456789ab'),
@@ -20,7 +20,7 @@ const instances: errors.CodedError[] = [
   new errors.ServiceUnavailableError('later'),
   new errors.UnauthorizedError(false),
   new errors.RateLimitedError(10, 60_000, 5),
-  new errors.RequestValidationError([]),
+  new errors.SchemaValidationError([]),
   new errors.StoreUnavailableError('down'),
   new errors.StoreFullError('full'),
   new errors.DuplicateJobIdError('0123456789ab'),

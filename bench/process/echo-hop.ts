@@ -14,7 +14,7 @@ import type { Algorithm } from '../../src/algorithms/algorithm.js'
 import { moduleFiles } from '../../src/algorithms/loader.js'
 import { loadRegistry } from '../../src/algorithms/registry.js'
 import { Executor } from '../../src/execution/executor.js'
-import { ProcessPools } from '../../src/execution/process-pool.js'
+import { ProcessPoolSet } from '../../src/execution/process-pool.js'
 import { createMetrics } from '../../src/metrics/metrics.js'
 import { median, percentile } from '../lib/stats.js'
 
@@ -63,7 +63,7 @@ const files = moduleFiles([
   python,
 ])
 const registry = await loadRegistry(files)
-const processes = new ProcessPools(registry, { invokeQueueTimeoutMs: 60_000 })
+const processes = new ProcessPoolSet(registry, { invokeQueueTimeoutMs: 60_000 })
 const executor = new Executor({ threads: 2, algorithmFiles: files, processes }, createMetrics())
 processes.start(pino({ level: 'warn' }) as unknown as FastifyBaseLogger)
 

@@ -96,7 +96,7 @@ export const INLINE = Symbol.for('algoserve.inline')
 
 export interface InlineRuns<Params = unknown, Result = unknown> {
   /**
-   * Reads raw (losslessly parsed) params into what `run` takes; throws a ValidationError (400) naming
+   * Reads raw (losslessly parsed) params into what `run` takes; throws an InputRuleError (400) naming
    * the field as `${fieldPrefix}${name}`. Runs before the params schema.
    */
   parseParams(raw: Record<string, unknown>, limits: ParamLimits, fieldPrefix: string): Params
@@ -114,8 +114,11 @@ export type BuiltInModule<Params = unknown, Result = unknown> = AlgorithmModule<
   [INLINE]?: InlineRuns<Params, Result>
 }
 
-/** One problem found by a schema: where (a path into the value) and what. */
-export interface SchemaIssue {
+/**
+ * One problem found by an algorithm's JSON Schema check (schema-check.ts): where (a path into the value)
+ * and what; params.ts words it as a ValidationDetail of a 422 body.
+ */
+export interface SchemaCheckIssue {
   path: (string | number)[]
   keyword: string
   message: string
@@ -167,7 +170,7 @@ export interface Algorithm {
   /** Set for a process algorithm: its runs go to its processes, never to a worker thread. */
   readonly process?: ProcessSpec
   /** The problems of params against the params schema; none when they pass. */
-  checkParams(params: unknown): SchemaIssue[]
+  checkParams(params: unknown): SchemaCheckIssue[]
   /** The problems of a result against the result schema; none when it passes. */
-  checkResult(result: unknown): SchemaIssue[]
+  checkResult(result: unknown): SchemaCheckIssue[]
 }

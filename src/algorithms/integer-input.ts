@@ -2,7 +2,7 @@
 // parser), or a string of decimal digits. The text is read without converting it, so its size is known
 // before any BigInt is made: a megabyte of digits costs a scan, not a quadratic conversion.
 import { isLosslessNumber } from 'lossless-json'
-import { PROBLEM_MESSAGES, ValidationError } from '../errors.js'
+import { InputRuleError, PROBLEM_MESSAGES } from '../errors.js'
 
 export type IntegerProblem = 'int_type' | 'int_parsing' | 'int_from_float'
 
@@ -76,16 +76,16 @@ export function toBigInt(text: IntegerText): bigint {
 
 /**
  * An algorithm parameter that must be an integer of at most `maxDigits` digits: the value, or a 400
- * ValidationError naming `field` (and, when given, how to raise the bound).
+ * InputRuleError naming `field` (and, when given, how to raise the bound).
  */
 export function integerParam(value: unknown, field: string, maxDigits: number, howToRaise?: string): bigint {
   const text = readIntegerInput(value)
   if (typeof text === 'string') {
-    throw new ValidationError(`${field}: ${PROBLEM_MESSAGES[text]}.`, field, value)
+    throw new InputRuleError(`${field}: ${PROBLEM_MESSAGES[text]}.`, field, value)
   }
   const digits = digitCount(text)
   if (digits > maxDigits) {
-    throw new ValidationError(
+    throw new InputRuleError(
       howToRaise === undefined
         ? `${field} has ${digits} digits; at most ${maxDigits} are allowed.`
         : `${field} has ${digits} digits; at most ${maxDigits} are allowed (maxDigits): ${howToRaise}.`,

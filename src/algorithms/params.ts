@@ -3,8 +3,8 @@
 // (their digits counted first: past ALGOSERVE_MAX_DIGITS is 400, before any BigInt is made); then the
 // params schema judges them, and its problems are the 422 body, FastAPI's shape, at `loc`.
 import { isLosslessNumber } from 'lossless-json'
-import { RequestValidationError, type SchemaProblem, shortenValue } from '../errors.js'
-import type { Algorithm, ParamLimits, SchemaIssue } from './algorithm.js'
+import { SchemaValidationError, shortenValue, type ValidationDetail } from '../errors.js'
+import type { Algorithm, ParamLimits, SchemaCheckIssue } from './algorithm.js'
 import { integerParam, readIntegerInput } from './integer-input.js'
 
 /**
@@ -26,8 +26,7 @@ export function readParams(
       ? plainValue(raw, limits, prefix.slice(0, -1))
       : algorithm.inline.parseParams(raw, limits, prefix)
   const issues = algorithm.checkParams(params)
-  if (issues.length > 0)
-    throw new RequestValidationError(issues.map((issue) => problemOf(issue, loc, params)))
+  if (issues.length > 0) throw new SchemaValidationError(issues.map((issue) => problemOf(issue, loc, params)))
   return params
 }
 
@@ -76,7 +75,7 @@ const TYPE_PROBLEMS: Record<string, [string, string]> = {
 }
 
 /** A schema issue as a 422 entry: pydantic's type and message where one matches, Ajv's otherwise. */
-function problemOf(issue: SchemaIssue, loc: readonly string[], params: unknown): SchemaProblem {
+function problemOf(issue: SchemaCheckIssue, loc: readonly string[], params: unknown): ValidationDetail {
   const at = [...loc, ...issue.path]
   const missing = issue.keyword === 'required'
   // pydantic echoes the object a member is missing from.
@@ -116,12 +115,12 @@ function problemOf(issue: SchemaIssue, loc: readonly string[], params: unknown):
       return { type: issue.keyword, loc: at, msg: `Input ${issue.message}`, input }
   }
 
-  function allowed(type: string, values: unknown[]): SchemaProblem {
+  function allowed(type: string, values: unknown[]): ValidationDetail {
     const expected = inWords(values)
     return { type, loc: at, msg: `Input should be ${expected}`, input, ctx: { expected } }
   }
 
-  function bound(type: string, words: string, key: string): SchemaProblem {
+  function bound(type: string, words: string, key: string): ValidationDetail {
     return {
       type,
       loc: at,

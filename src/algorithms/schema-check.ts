@@ -4,7 +4,7 @@
 // value that reaches `run` keeps the BigInt.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
-import type { JsonSchema, SchemaIssue } from './algorithm.js'
+import type { JsonSchema, SchemaCheckIssue } from './algorithm.js'
 
 // ajv-formats is CommonJS: its function is the default export's own default.
 const addFormats = (addFormatsModule as unknown as { default: (ajv: Ajv) => Ajv }).default
@@ -28,7 +28,7 @@ function ajv(): Ajv {
   return shared
 }
 
-export type SchemaCheck = (value: unknown) => SchemaIssue[]
+export type SchemaCheck = (value: unknown) => SchemaCheckIssue[]
 
 /** Compiles a schema; throws Ajv's own message when it does not compile. */
 export function compileSchema(schema: JsonSchema): SchemaCheck {
@@ -74,7 +74,7 @@ function numberView(value: unknown): unknown {
   return copy ?? value
 }
 
-function issueOf(error: ErrorObject): SchemaIssue {
+function issueOf(error: ErrorObject): SchemaCheckIssue {
   const path = error.instancePath
     .split('/')
     .slice(1)
@@ -88,7 +88,7 @@ function issueOf(error: ErrorObject): SchemaIssue {
 }
 
 /** Issues as one line, for errors and logs: "n: must be integer; m: must have required property". */
-export function describeIssues(issues: SchemaIssue[]): string {
+export function describeIssues(issues: SchemaCheckIssue[]): string {
   return issues
     .map((issue) => `${issue.path.length === 0 ? '(the value)' : issue.path.join('.')}: ${issue.message}`)
     .join('; ')

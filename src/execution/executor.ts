@@ -7,7 +7,7 @@ import { AlgorithmError, AlgorithmInputError, ServiceUnavailableError } from '..
 import type { Metrics } from '../metrics/metrics.js'
 import { InlineWay } from './inline-way.js'
 import { fieldValue, inputRejectionOf } from './input-rejection.js'
-import type { ProcessPools } from './process-pool.js'
+import type { ProcessPoolSet } from './process-pool.js'
 import type { RunOptions, RunWay } from './run-way.js'
 import { RunFailure, type TimedRun } from './timed-run.js'
 import { type CpuProbe, threadsFor, type UsableCpus, usableCpus } from './usable-cpus.js'
@@ -19,7 +19,7 @@ export interface ExecutorOptions extends WorkerThreadsOptions {
   /** Where the usable CPUs are read, when `threads` is 0 (the real cgroup files by default). */
   cpuProbe?: CpuProbe
   /** The processes of the process algorithms: their runs go there, and close with the executor. */
-  processes?: ProcessPools
+  processes?: ProcessPoolSet
 }
 
 export type { Lane } from './lanes.js'
@@ -36,7 +36,7 @@ export class Executor {
   readonly #threads: WorkerThreads
   readonly #metrics: Metrics
   readonly #algorithmMetrics = new Map<string, AlgorithmMetrics>()
-  readonly #processes: ProcessPools | undefined
+  readonly #processes: ProcessPoolSet | undefined
   /** Each algorithm's way, chosen at its first call. */
   readonly #ways = new Map<Algorithm, RunWay>()
   /** The CPUs the thread count was derived from, or null when it was set (ALGOSERVE_WORKER_THREADS). */

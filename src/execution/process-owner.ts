@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs'
 import { mkdir, readdir, readFile, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { FastifyBaseLogger } from 'fastify'
-import { randomHex } from '../random-hex.js'
+import { randomHex } from '../jobs/random-hex.js'
 
 export const OWNER_VARIABLE = 'ALGOSERVE_OWNER'
 const SUPPORTED = process.platform === 'linux'

@@ -222,8 +222,8 @@ export class ProcessPool implements RunWay {
 const running = (process: AlgorithmProcess): boolean =>
   process.state === 'starting' || process.state === 'idle' || process.state === 'busy'
 
-/** The pools of the process algorithms of a registry: all of them, or those `served` names. */
-export class ProcessPools {
+/** One ProcessPool per process algorithm of a registry: all of them, or those `served` names. */
+export class ProcessPoolSet {
   readonly #pools = new Map<string, ProcessPool>()
 
   constructor(algorithms: Registry, options: ProcessPoolOptions, served?: readonly string[]) {

@@ -1,4 +1,4 @@
-import type { Algorithm, RunContext, SchemaIssue } from '../algorithms/algorithm.js'
+import type { Algorithm, RunContext, SchemaCheckIssue } from '../algorithms/algorithm.js'
 import { describeIssues } from '../algorithms/schema-check.js'
 
 export interface TimedRun {
@@ -31,7 +31,7 @@ export const secondsSince = (start: number): number =>
 export class RunFailure extends Error {}
 
 /** What a run whose result fails its result schema is told. */
-export const resultSchemaFailure = (issues: SchemaIssue[]): string =>
+export const resultSchemaFailure = (issues: SchemaCheckIssue[]): string =>
   `its result breaks its result schema: ${describeIssues(issues)}`
 
 /** The result, once it passes the algorithm's result schema. */

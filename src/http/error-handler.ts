@@ -6,15 +6,15 @@ import { stringify } from 'lossless-json'
 import { howToRaise } from '../algorithms/request-bounds.js'
 import {
   ContractError,
+  InputRuleError,
   InternalError,
   PayloadTooLargeError,
-  RequestValidationError,
-  type SchemaProblem,
+  SchemaValidationError,
   ServiceUnavailableError,
   StoreFullError,
   StoreUnavailableError,
   shortenValue,
-  ValidationError,
+  type ValidationDetail,
 } from '../errors.js'
 import { RouteTable } from './route-table.js'
 import { JobIdParams } from './schemas.js'
@@ -33,7 +33,7 @@ export function registerErrorHandlers(app: FastifyInstance, maxBodyBytes: number
   const routes = new RouteTable(app)
 
   app.setErrorHandler((error: FastifyError | Error, request, reply) => {
-    if (error instanceof RequestValidationError) {
+    if (error instanceof SchemaValidationError) {
       return sendJson(reply, 422, { detail: error.problems })
     }
     const known = toServiceError(error, request, maxBodyBytes)
@@ -95,7 +95,7 @@ function toServiceError(
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
     // Fastify's own client errors (bad Content-Length, malformed media type, bad URL): their messages
     // describe the request, not our internals.
-    return new ValidationError(error.message, 'request', null)
+    return new InputRuleError(error.message, 'request', null)
   }
   return new InternalError(error)
 }
@@ -132,7 +132,7 @@ function frameworkError(
       })
       return
     }
-    const problems: SchemaProblem[] = parameters.map(([name, raw]) => {
+    const problems: ValidationDetail[] = parameters.map(([name, raw]) => {
       const pattern = PATH_PATTERNS[name]
       return {
         type: 'string_pattern_mismatch',

@@ -7,7 +7,7 @@ import { StringDecoder } from 'node:string_decoder'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { type BoundName, type BoundOwner, howToRaise } from '../algorithms/request-bounds.js'
-import { RequestValidationError } from '../errors.js'
+import { SchemaValidationError } from '../errors.js'
 import {
   type JsonLimits,
   JsonRefusal,
@@ -172,7 +172,7 @@ const BOUND_BROKEN: Record<string, { name: BoundName; limit: keyof JsonLimits }>
 export function jsonInvalid(error: unknown, bounds: BodyBounds): Error {
   if (!(error instanceof JsonRefusal)) return error as Error
   const bound = BOUND_BROKEN[error.message]
-  return new RequestValidationError([
+  return new SchemaValidationError([
     {
       type: 'json_invalid',
       loc: ['body', error.position],

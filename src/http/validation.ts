@@ -7,9 +7,9 @@ import { readIntegerInput } from '../algorithms/integer-input.js'
 import {
   PROBLEM_MESSAGES,
   type ProblemType,
-  RequestValidationError,
-  type SchemaProblem,
+  SchemaValidationError,
   shortenValue,
+  type ValidationDetail,
 } from '../errors.js'
 
 /** A body that arrived with a Content-Type that is not JSON (or is malformed); the validator reports it. */
@@ -61,7 +61,7 @@ export function validatorCompiler(schemas: readonly TSchema[]): FastifySchemaCom
   return ({ schema, httpPart }) => {
     const location = LOCATIONS[httpPart ?? 'body'] ?? 'body'
     return (data: unknown) => {
-      const problems: SchemaProblem[] = []
+      const problems: ValidationDetail[] = []
       if (data instanceof NotJsonBody) {
         problems.push({ ...problem('model_attributes_type', [location], data.text), msg: data.message })
       } else if (data === null || data === undefined) {
@@ -69,7 +69,7 @@ export function validatorCompiler(schemas: readonly TSchema[]): FastifySchemaCom
       } else {
         check(schema as Schema, data, [location], problems, deref)
       }
-      return problems.length === 0 ? { value: data } : { error: new RequestValidationError(problems) }
+      return problems.length === 0 ? { value: data } : { error: new SchemaValidationError(problems) }
     }
   }
 }
@@ -78,7 +78,7 @@ function check(
   given: Schema,
   value: unknown,
   loc: (string | number)[],
-  problems: SchemaProblem[],
+  problems: ValidationDetail[],
   deref: (s: Schema) => Schema,
 ): void {
   const schema = deref(given)
@@ -172,7 +172,7 @@ function compiled(pattern: string): RegExp {
   return regExp
 }
 
-function problem(type: ProblemType, loc: (string | number)[], input: unknown): SchemaProblem {
+function problem(type: ProblemType, loc: (string | number)[], input: unknown): ValidationDetail {
   const msg = type in PROBLEM_MESSAGES ? PROBLEM_MESSAGES[type as keyof typeof PROBLEM_MESSAGES] : type
   // pydantic echoes the whole input; here its size is bounded, whatever the client sent.
   return { type, loc, msg, input: shortenValue(input) }

@@ -8,9 +8,10 @@
 // says which job may have changed), one read at a time per job, and each client is sent its own
 // difference from that read. An event is made once while any stream still holds it: the streams of a
 // job share its bytes (an end whose result is 8 MB is one Buffer for a hundred clients, not a hundred).
-import { jsonText, jsonTime } from '../json-text.js'
+
 import { isEnded, type JobRecord, type JobState } from './job.js'
 import { jobStatusJson, progressJson } from './job-view.js'
+import { jsonText, jsonTime } from './json-text.js'
 
 /**
  * One Server-Sent Event as it goes on the wire: its bytes are made once and the same Buffer is written to

@@ -1,7 +1,8 @@
 // How a stored job is shown: the body of GET /jobs/{job_id}, and a new job's id.
-import { jsonText, jsonTime } from '../json-text.js'
-import { randomHex } from '../random-hex.js'
+
 import type { JobProgress, JobRecord } from './job.js'
+import { jsonText, jsonTime } from './json-text.js'
+import { randomHex } from './random-hex.js'
 
 /**
  * A fresh job id: 12 lowercase hex characters from a cryptographic source. Never all decimal digits

@@ -4,12 +4,12 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { JobBackend } from './backend.js'
 
 export class JobSweeper {
-  readonly #store: Pick<JobBackend, 'expire'>
+  readonly #backend: Pick<JobBackend, 'expire'>
   readonly #log: FastifyBaseLogger
   readonly #timer: NodeJS.Timeout
 
-  constructor(store: Pick<JobBackend, 'expire'>, log: FastifyBaseLogger, everyMs: number) {
-    this.#store = store
+  constructor(backend: Pick<JobBackend, 'expire'>, log: FastifyBaseLogger, everyMs: number) {
+    this.#backend = backend
     this.#log = log
     this.#timer = setInterval(() => void this.sweep(), everyMs)
     this.#timer.unref()
@@ -17,7 +17,7 @@ export class JobSweeper {
 
   async sweep(): Promise<number> {
     try {
-      const removed = await this.#store.expire(Date.now())
+      const removed = await this.#backend.expire(Date.now())
       if (removed > 0) this.#log.info({ removed }, 'expired jobs removed')
       return removed
     } catch (error) {

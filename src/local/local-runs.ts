@@ -9,9 +9,9 @@ import { readParams } from '../algorithms/params.js'
 import { loadRegistry, type Registry } from '../algorithms/registry.js'
 import { boundsOf, checkDeclaredBounds } from '../algorithms/request-bounds.js'
 import { type Config, loadConfig } from '../config.js'
-import { AlgorithmError, AlgorithmInputError, ConfigError, RequestValidationError } from '../errors.js'
+import { AlgorithmError, AlgorithmInputError, ConfigError, SchemaValidationError } from '../errors.js'
 import { Executor } from '../execution/executor.js'
-import { ProcessPools } from '../execution/process-pool.js'
+import { ProcessPoolSet } from '../execution/process-pool.js'
 import type { Progress } from '../execution/run-way.js'
 import { RunFailure, type TimedRun } from '../execution/timed-run.js'
 import { createMetrics } from '../metrics/metrics.js'
@@ -89,7 +89,7 @@ export class LocalRuns {
       return new LocalRuns(config, [], failures, null, log)
     }
     const algorithms = [...registry.values()].filter((algorithm) => files.includes(algorithm.source))
-    const processes = new ProcessPools(
+    const processes = new ProcessPoolSet(
       registry,
       { invokeQueueTimeoutMs: START_WAIT_MS, memoryMb: config.algorithmMemoryMb },
       algorithms.map((algorithm) => algorithm.name),
@@ -121,7 +121,7 @@ export class LocalRuns {
   /**
    * One call, as a job of these params would run: `raw` read as the service reads a request's params
    * (losslessly parsed numbers: integers of any size), checked against the params schema (a
-   * RequestValidationError), then run with the algorithm's time limit, else ALGOSERVE_JOB_TIMEOUT_MS.
+   * SchemaValidationError), then run with the algorithm's time limit, else ALGOSERVE_JOB_TIMEOUT_MS.
    * Rejects as Executor.run does.
    */
   async run(algorithm: Algorithm, raw: Record<string, unknown>, progress?: Progress): Promise<TimedRun> {
@@ -204,7 +204,7 @@ export function describeFailure(error: unknown): string {
     const field = error.details?.field
     return `the algorithm refused its params: ${error.message}${typeof field === 'string' ? ` (field ${field})` : ''}`
   }
-  if (error instanceof RequestValidationError) return `invalid params: ${error.message}`
+  if (error instanceof SchemaValidationError) return `invalid params: ${error.message}`
   // A run that threw: its error's own message, which the service keeps to its log.
   if (error instanceof AlgorithmError) {
     const { cause } = error

@@ -8,7 +8,7 @@ import {
   BadCursorError,
   JobAlreadyFinishedError,
   JobNotFoundError,
-  RequestValidationError,
+  SchemaValidationError,
   ServiceUnavailableError,
   shortenValue,
 } from '../errors.js'
@@ -26,9 +26,9 @@ import type { JobBackend } from '../jobs/backend.js'
 import type { DeliveryHistory } from '../jobs/deliveries.js'
 import type { JobState } from '../jobs/job.js'
 import { jobListItemJson, jobStatusJson } from '../jobs/job-view.js'
+import { jsonText, jsonTime } from '../jobs/json-text.js'
 import { decodeCursor, encodeCursor, type ListPosition } from '../jobs/listing.js'
 import { type JobSummary, LATENCY_BOUNDS_MS, SUMMARY_MINUTES } from '../jobs/summary.js'
-import { jsonText, jsonTime } from '../json-text.js'
 import type { Metrics } from '../metrics/metrics.js'
 
 export interface JobControlRouteOptions {
@@ -172,7 +172,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
           cursor = decodeCursor(query.cursor)
         } catch (error) {
           if (!(error instanceof BadCursorError)) throw error
-          throw new RequestValidationError([
+          throw new SchemaValidationError([
             {
               type: 'value_error',
               loc: ['query', 'cursor'],

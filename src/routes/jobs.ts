@@ -38,8 +38,8 @@ import {
   jobStatusWithJson,
   newJobId,
 } from '../jobs/job-view.js'
+import { isoTime } from '../jobs/json-text.js'
 import { ServedAlgorithms, unservedMessage } from '../jobs/served.js'
-import { isoTime } from '../json-text.js'
 import type { Metrics } from '../metrics/metrics.js'
 import { tracing } from '../tracing/seams.js'
 import { checkWebhookUrl } from '../webhooks/address-policy.js'

@@ -2,7 +2,7 @@
 // characters, and by default only public addresses. Literal addresses and localhost are refused when a
 // job is created; names are checked when they are resolved, on the address actually connected to.
 import { BlockList, isIP } from 'node:net'
-import { ValidationError } from '../errors.js'
+import { InputRuleError } from '../errors.js'
 
 const MAX_WEBHOOK_URL_LENGTH = 2048
 
@@ -68,7 +68,7 @@ const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith(
 
 /** Checks a job's webhook URL at creation; throws 400 VALIDATION_ERROR on the field `webhook`. */
 export function checkWebhookUrl(raw: string, allowPrivate: boolean): string {
-  const refuse = (why: string) => new ValidationError(`Invalid webhook URL: ${why}.`, 'webhook', raw)
+  const refuse = (why: string) => new InputRuleError(`Invalid webhook URL: ${why}.`, 'webhook', raw)
   if (raw.length > MAX_WEBHOOK_URL_LENGTH) throw refuse(`longer than ${MAX_WEBHOOK_URL_LENGTH} characters`)
   let url: URL
   try {

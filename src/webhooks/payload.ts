@@ -1,6 +1,6 @@
 // The webhook of a job that just ended (docs/webhooks.md): its payload and its Standard Webhooks id.
-import { jsonText, jsonTime } from '../json-text.js'
-import { randomHex } from '../random-hex.js'
+import { jsonText, jsonTime } from '../jobs/json-text.js'
+import { randomHex } from '../jobs/random-hex.js'
 
 /** A fresh Standard Webhooks `webhook-id`, the same on every attempt of one delivery. */
 export const newWebhookId = (): string => `msg_${randomHex(12)}`

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { LosslessNumber } from 'lossless-json'
 import { digitCount, integerParam, readIntegerInput, toBigInt } from '../../src/algorithms/integer-input.js'
-import { ValidationError } from '../../src/errors.js'
+import { InputRuleError } from '../../src/errors.js'
 
 const literal = (text: string) => new LosslessNumber(text)
 
@@ -62,11 +62,11 @@ test('integerParam enforces the digit limit with a 400 naming the field', () => 
   assert.throws(
     () => integerParam('12345', 'params.number', 4),
     (error: unknown) =>
-      error instanceof ValidationError &&
+      error instanceof InputRuleError &&
       error.statusCode === 400 &&
       /5 digits/.test(error.message) &&
       (error.details as { field: string }).field === 'params.number',
   )
-  assert.throws(() => integerParam(literal('1e5'), 'number', 4), ValidationError)
+  assert.throws(() => integerParam(literal('1e5'), 'number', 4), InputRuleError)
   assert.throws(() => integerParam(false, 'number', 4), /number: Input should be a valid integer/)
 })

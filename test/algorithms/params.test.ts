@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { checkModule } from '../../src/algorithms/contract.js'
 import { readParams } from '../../src/algorithms/params.js'
-import { RequestValidationError } from '../../src/errors.js'
+import { SchemaValidationError } from '../../src/errors.js'
 import { moduleSource, writeModules } from '../helpers/algorithms.js'
 import { startApp, type TestApp } from '../helpers/app.js'
 
@@ -34,7 +34,7 @@ function problems(params: Record<string, unknown>, loc = ['body']) {
   try {
     readParams(shapes, params, { maxDigits: 4300 }, loc)
   } catch (error) {
-    assert.ok(error instanceof RequestValidationError)
+    assert.ok(error instanceof SchemaValidationError)
     return error.problems
   }
   return assert.fail('the params were accepted')

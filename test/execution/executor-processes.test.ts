@@ -10,7 +10,7 @@ import pino from 'pino'
 import { loadManifest } from '../../src/algorithms/process-manifest.js'
 import { AlgorithmError, ServiceUnavailableError } from '../../src/errors.js'
 import { Executor } from '../../src/execution/executor.js'
-import { ProcessPools } from '../../src/execution/process-pool.js'
+import { ProcessPoolSet } from '../../src/execution/process-pool.js'
 import { createMetrics } from '../../src/metrics/metrics.js'
 import { until } from '../helpers/time.js'
 
@@ -19,10 +19,10 @@ const misbehaving = loadManifest(
 )
 const registry = new Map([[misbehaving.name, misbehaving]])
 const metrics = createMetrics()
-let pools: ProcessPools
+let pools: ProcessPoolSet
 let executor: Executor
 before(() => {
-  pools = new ProcessPools(registry, { invokeQueueTimeoutMs: 0 })
+  pools = new ProcessPoolSet(registry, { invokeQueueTimeoutMs: 0 })
   executor = new Executor({ threads: 1, processes: pools }, metrics)
   pools.start(pino({ level: 'silent' }) as unknown as FastifyBaseLogger)
 })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { ValidationError } from '../../src/errors.js'
+import { InputRuleError } from '../../src/errors.js'
 import { checkWebhookUrl, isPublicAddress } from '../../src/webhooks/address-policy.js'
 
 test('non-public addresses of every kind are told from public ones', () => {
@@ -62,7 +62,7 @@ test('webhook URLs: absolute http(s), at most 2048 characters', () => {
     'http://',
     `https://example.com/${'a'.repeat(2029)}`,
   ]) {
-    assert.throws(() => checkWebhookUrl(bad, true), ValidationError, bad)
+    assert.throws(() => checkWebhookUrl(bad, true), InputRuleError, bad)
   }
 })
 
@@ -90,7 +90,7 @@ test('literal private addresses and localhost are refused at creation, naming th
       }
       return undefined
     })()
-    assert.ok(error instanceof ValidationError, url)
+    assert.ok(error instanceof InputRuleError, url)
     assert.match(error.message, /ALGOSERVE_WEBHOOK_ALLOW_PRIVATE=true/)
     assert.deepEqual(error.details, { field: 'webhook', value: url })
   }

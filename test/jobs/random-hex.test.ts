@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { randomHex } from '../src/random-hex.js'
+import { randomHex } from '../../src/jobs/random-hex.js'
 
 test('random hex: the length asked for, lowercase hex, never the same text twice across pool refills', () => {
   const seen = new Set<string>()
