@@ -4,8 +4,9 @@
 // algorithm from the body: it reads the body under the largest bounds any loaded algorithm has, with
 // the parse's counts kept, and checks them against the named algorithm's bounds (checkJobBody).
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { RequestBounds } from '../algorithms/algorithm.js'
-import { type BoundOwner, howToRaise } from '../algorithms/request-bounds.js'
+import type { Algorithm, ParamLimits, RequestBounds } from '../algorithms/algorithm.js'
+import { isBuiltIn } from '../algorithms/registry.js'
+import { type BoundOwner, type BoundSettings, boundsOf, howToRaise } from '../algorithms/request-bounds.js'
 import { PayloadTooLargeError } from '../errors.js'
 import { parseBoundedJson, parseBoundedJsonInSlices } from './bounded-json.js'
 import { addBodyParsers, type BodyBounds, bodyMeasure, jsonInvalid } from './json-body.js'
@@ -14,6 +15,20 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Whose request bounds the route's body is held to: named, with how to raise them, in a 413. */
     boundOwner?: BoundOwner
+  }
+}
+
+/** An algorithm's bounds, whom their refusals name, and its params' digit limit with how to raise it. */
+export function algorithmBounds(
+  algorithm: Algorithm,
+  settings: BoundSettings,
+): { bounds: RequestBounds; owner: BoundOwner; paramLimits: ParamLimits } {
+  const bounds = boundsOf(algorithm, settings)
+  const owner: BoundOwner = { algorithm: algorithm.name, builtIn: isBuiltIn(algorithm), settings }
+  return {
+    bounds,
+    owner,
+    paramLimits: { maxDigits: bounds.maxDigits, howToRaise: howToRaise('maxDigits', owner) },
   }
 }
 

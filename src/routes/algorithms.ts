@@ -7,19 +7,13 @@ import type { FastifyInstance, FastifySchemaCompiler } from 'fastify'
 import { stringify } from 'lossless-json'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { readParams } from '../algorithms/params.js'
-import { isBuiltIn, type Registry } from '../algorithms/registry.js'
-import {
-  type BoundOwner,
-  type BoundSettings,
-  boundsOf,
-  howToRaise,
-  shownBounds,
-} from '../algorithms/request-bounds.js'
+import type { Registry } from '../algorithms/registry.js'
+import { type BoundSettings, shownBounds } from '../algorithms/request-bounds.js'
 import { AlgorithmNotFoundError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import { runMetadata, type TimedRun } from '../execution/timed-run.js'
 import { algorithmSchemaId } from '../http/algorithm-schemas.js'
-import { bodyBounds, withBodyBounds } from '../http/body-bounds.js'
+import { algorithmBounds, bodyBounds, withBodyBounds } from '../http/body-bounds.js'
 import {
   described,
   ErrorResponse,
@@ -196,13 +190,7 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
 
   for (const algorithm of sorted) {
     const timeoutMs = syncTimeLimit(algorithm, options.timeoutMs)
-    const bounds = boundsOf(algorithm, options.bounds)
-    const owner: BoundOwner = {
-      algorithm: algorithm.name,
-      builtIn: isBuiltIn(algorithm),
-      settings: options.bounds,
-    }
-    const paramLimits = { maxDigits: bounds.maxDigits, howToRaise: howToRaise('maxDigits', owner) }
+    const { bounds, owner, paramLimits } = algorithmBounds(algorithm, options.bounds)
     await withBodyBounds(app, bodyBounds(bounds, owner), (context) => {
       context.post(
         `/algorithms/${algorithm.name}/invoke`,

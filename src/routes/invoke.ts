@@ -2,12 +2,12 @@
 
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { INVOKE_ALGORITHM, isBuiltIn, type Registry, servedPrimeChecker } from '../algorithms/registry.js'
-import { type BoundOwner, type BoundSettings, boundsOf, howToRaise } from '../algorithms/request-bounds.js'
+import { INVOKE_ALGORITHM, type Registry, servedPrimeChecker } from '../algorithms/registry.js'
+import type { BoundSettings } from '../algorithms/request-bounds.js'
 import { AlgorithmNotFoundError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import { runMetadata } from '../execution/timed-run.js'
-import { bodyBounds } from '../http/body-bounds.js'
+import { algorithmBounds, bodyBounds } from '../http/body-bounds.js'
 import { addBodyParsers } from '../http/json-body.js'
 import {
   described,
@@ -38,13 +38,7 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
   if (inline === undefined) throw new Error(`${INVOKE_ALGORITHM} has no inline runs`)
   const timeoutMs = syncTimeLimit(algorithm, options.timeoutMs)
   // This plugin is a context of its own: its bodies are parsed under PrimeChecker's bounds.
-  const bounds = boundsOf(algorithm, options.bounds)
-  const owner: BoundOwner = {
-    algorithm: algorithm.name,
-    builtIn: isBuiltIn(algorithm),
-    settings: options.bounds,
-  }
-  const paramLimits = { maxDigits: bounds.maxDigits, howToRaise: howToRaise('maxDigits', owner) }
+  const { bounds, owner, paramLimits } = algorithmBounds(algorithm, options.bounds)
   addBodyParsers(app, bodyBounds(bounds, owner))
 
   app.post(

@@ -7,16 +7,10 @@ import type { FastifyInstance } from 'fastify'
 import { stringify } from 'lossless-json'
 import type { ParamLimits, RequestBounds } from '../algorithms/algorithm.js'
 import { readParams } from '../algorithms/params.js'
-import { isBuiltIn, type Registry, servedPrimeChecker } from '../algorithms/registry.js'
-import {
-  type BoundOwner,
-  type BoundSettings,
-  boundsOf,
-  howToRaise,
-  largestBounds,
-} from '../algorithms/request-bounds.js'
+import { type Registry, servedPrimeChecker } from '../algorithms/registry.js'
+import { type BoundOwner, type BoundSettings, largestBounds } from '../algorithms/request-bounds.js'
 import { AlgorithmNotFoundError, DuplicateJobIdError, JobNotFoundError } from '../errors.js'
-import { bodyBounds, checkJobBody } from '../http/body-bounds.js'
+import { algorithmBounds, bodyBounds, checkJobBody } from '../http/body-bounds.js'
 import { addBodyParsers } from '../http/json-body.js'
 import {
   described,
@@ -109,18 +103,12 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
   const largest = largestBounds(algorithms.values(), options.bounds)
   const own = new Map<string, AlgorithmBounds>()
   for (const algorithm of algorithms.values()) {
-    const bounds = boundsOf(algorithm, options.bounds)
-    const owner: BoundOwner = {
-      algorithm: algorithm.name,
-      builtIn: isBuiltIn(algorithm),
-      settings: options.bounds,
-    }
+    const { bounds, owner, paramLimits } = algorithmBounds(algorithm, options.bounds)
     const tighter =
       bounds.maxBodyBytes < largest.maxBodyBytes ||
       bounds.maxJsonValues < largest.maxJsonValues ||
       bounds.maxJsonDepth < largest.maxJsonDepth ||
       bounds.maxStringLength < largest.maxStringLength
-    const paramLimits = { maxDigits: bounds.maxDigits, howToRaise: howToRaise('maxDigits', owner) }
     own.set(algorithm.name, { bounds, owner, paramLimits, tighter })
   }
   const readOwner: BoundOwner = { settings: options.bounds }
