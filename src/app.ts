@@ -88,8 +88,9 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> 
   // First, so that every hook below reads the declaration of each route registered later.
   const declarations = new RouteDeclarations(app)
 
-  app.setValidatorCompiler(validatorCompiler(sharedSchemas))
-  for (const schema of sharedSchemas) app.addSchema(schema)
+  const shared = sharedSchemas(deps.algorithms)
+  app.setValidatorCompiler(validatorCompiler(shared))
+  for (const schema of shared) app.addSchema(schema)
   // A body is held from its declared length on, up to the largest an algorithm's route allows.
   limitBufferedBodies(
     app,
@@ -110,9 +111,7 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> 
     algorithms: deps.algorithms,
     keyRequired: isKeyRequired,
     rateLimit: config.rateLimit > 0 ? config : null,
-    maxBodyBytes: config.maxBodyBytes,
     text: documentText(config),
-    bounds: config,
   })
   return { app, declarations }
 }

@@ -109,9 +109,22 @@ export interface InlineRuns<Params = unknown, Result = unknown> {
   runIfCheap?(params: Params, context: RunContext): Result | undefined
 }
 
-/** A module with its inline shortcuts (built-in modules only). */
+export const SERVICE_NOTES = Symbol.for('algoserve.service-notes')
+
+/**
+ * What the OpenAPI document's own description says of the algorithm POST /invoke calls: a sentence after
+ * "Algorithms over HTTP.", and notes (Markdown list items, each line ending in a newline) before the
+ * service's own.
+ */
+export interface ServiceNotes {
+  intro: string
+  notes: string
+}
+
+/** A module with its inline shortcuts and its notes (built-in modules only). */
 export type BuiltInModule<Params = unknown, Result = unknown> = AlgorithmModule<Params, Result> & {
   [INLINE]?: InlineRuns<Params, Result>
+  [SERVICE_NOTES]?: ServiceNotes
 }
 
 /**

@@ -14,8 +14,11 @@ const BUILT_IN = [primeChecker]
 /** The algorithm POST /invoke calls, by the interface's contract. */
 export const INVOKE_ALGORITHM = primeChecker.name
 
-/** The built-in PrimeChecker when it is served (ALGOSERVE_PRIME_CHECKER), not a module of that name. */
-export function servedPrimeChecker(registry: Registry): Algorithm | undefined {
+/**
+ * The algorithm POST /invoke calls, when it is served: the built-in PrimeChecker (ALGOSERVE_PRIME_CHECKER),
+ * not a module of that name.
+ */
+export function invokeAlgorithm(registry: Registry): Algorithm | undefined {
   const algorithm = registry.get(INVOKE_ALGORITHM)
   return algorithm?.module === primeChecker ? algorithm : undefined
 }

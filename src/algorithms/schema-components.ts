@@ -7,19 +7,13 @@
 import type { JsonSchema } from './algorithm.js'
 
 /** Keywords whose value is a schema, an array of schemas, or a map of schemas (JSON Schema's applicators). */
-const ONE = [
-  'additionalItems',
-  'additionalProperties',
-  'contains',
-  'propertyNames',
-  'not',
-  'if',
-  'then',
-  'else',
-]
-const ONE_OR_LIST = ['items', 'unevaluatedItems', 'unevaluatedProperties']
-const LIST = ['allOf', 'anyOf', 'oneOf', 'prefixItems']
-const MAP = ['properties', 'patternProperties', 'dependentSchemas', 'dependencies', '$defs', 'definitions']
+export const SCHEMA_KEYWORDS = {
+  one: ['additionalItems', 'additionalProperties', 'contains', 'propertyNames', 'not', 'if', 'then', 'else'],
+  oneOrList: ['items', 'unevaluatedItems', 'unevaluatedProperties'],
+  list: ['allOf', 'anyOf', 'oneOf', 'prefixItems'],
+  map: ['properties', 'patternProperties', 'dependentSchemas', 'dependencies', '$defs', 'definitions'],
+}
+const { one: ONE, oneOrList: ONE_OR_LIST, list: LIST, map: MAP } = SCHEMA_KEYWORDS
 /** Containers only: their schemas are shown where they are referred to, or not at all. */
 const DEFINITIONS = ['$defs', 'definitions']
 /** Meaningful only inside the module's schema: component names replace them. */

@@ -3,96 +3,34 @@
 // scheme when keys are configured; and what each operation's route declaration (route-declaration.ts)
 // adds to it. routes/docs.ts hands these to @fastify/swagger. Every limit it states is read from the
 // code or the settings that enforce it.
-import { Type } from '@sinclair/typebox'
-import { type Registry, servedPrimeChecker } from '../algorithms/registry.js'
-import type { BoundSettings } from '../algorithms/request-bounds.js'
-import { PayloadTooLargeError } from '../errors.js'
-import { isoTime } from '../jobs/json-text.js'
-import { LATENCY_BOUNDS_MS } from '../jobs/summary.js'
+import { type BuiltInModule, SERVICE_NOTES } from '../algorithms/algorithm.js'
+import { invokeAlgorithm, type Registry } from '../algorithms/registry.js'
 import { VERSION } from '../version.js'
 import { RETRY_WAITS_MS } from '../webhooks/policy.js'
 import { ATTEMPT_TIMEOUT_MS } from '../webhooks/sender.js'
-import {
-  algorithmExamples,
-  describeParamDefaults,
-  discriminateJobs,
-  firstAlgorithmShown,
-  jobRequestExamples,
-  type NamedExample,
-} from './algorithm-schemas.js'
+import { metadataOf, type ShownAlgorithm, shownAlgorithm } from './algorithm-examples.js'
+import { describeParamDefaults, jobsByAlgorithm } from './algorithm-schemas.js'
+import { type ExampleContext, flat, JOB_ID, type OperationExamples } from './examples.js'
 import { REQUEST_ID as KEPT_REQUEST_ID } from './http-observer.js'
 import { isRateLimited, type RouteDeclaration } from './route-declaration.js'
-import { ErrorResponse, InvokeRequest, InvokeResponse, Metadata, PrimeResult } from './schemas.js'
+import { ErrorResponse, Metadata } from './schemas.js'
 
-// The document's own description, when the deployment gives none: PrimeChecker's part only where it is
-// served.
-const PRIME_CHECKER_INTRO = ' PrimeChecker tests an integer of any size for primality and factors it.'
-const PRIME_CHECKER_NOTES = `* Numbers are read exactly: JSON integer literals of any length, or strings of decimal digits. Responses
-  write them as exact JSON integers; a JavaScript client reads those above 2^53 with a lossless parser
-  (docs/api.md, "JavaScript clients").
-* The primality method depends on |number|: trial division below 2^32, deterministic Miller-Rabin below 2^64,
-  Baillie-PSW above.
-`
+// The document's own description, when the deployment gives none: the notes of POST /invoke's algorithm
+// only where it is served.
 const NOTES = `* Error bodies: flat on /invoke, wrapped under \`detail\` on /jobs; 422 bodies follow FastAPI with pydantic v2.
 * Every response carries \`x-request-id\`.
 * Jobs that name a \`webhook\` are reported to it when they end: see the \`jobFinished\` webhook.
 * Runs on the maintained Node.js lines: 22, 24 and 26 (and still on 20, past its end of life in April 2026).`
 
-const ownDescription = (primeChecker: boolean) =>
-  primeChecker
-    ? `Algorithms over HTTP.${PRIME_CHECKER_INTRO}\n\n${PRIME_CHECKER_NOTES}${NOTES}`
-    : `Algorithms over HTTP.\n\n${NOTES.replace('flat on /invoke', 'flat on /algorithms/{name}/invoke')}`
-
-// The values the examples share.
-const REQUEST_ID = 'b1946ac9-2ad7-4a5f-9c67-3d2f0c3e4f10'
-const JOB_ID = '3e3682166bbe'
-const flat = (error: string, message: string, details: Record<string, unknown> | null = null) => ({
-  error,
-  message,
-  details,
-  request_id: REQUEST_ID,
-})
-const wrapped = (error: string, message: string, details: Record<string, unknown> | null = null) => ({
-  detail: flat(error, message, details),
-})
-const problem = (type: string, loc: (string | number)[], msg: string, input: unknown) => ({
-  detail: [{ type, loc, msg, input }],
-})
-const PRIME_97 = {
-  number: 97,
-  is_prime: true,
-  factors: [],
-  factorization_complete: true,
-  algorithm: 'trial_division',
+function ownDescription(algorithms: Registry): string {
+  const invoked = invokeAlgorithm(algorithms)
+  if (invoked === undefined)
+    return `Algorithms over HTTP.\n\n${NOTES.replace('flat on /invoke', 'flat on /algorithms/{name}/invoke')}`
+  const own = (invoked.module as BuiltInModule)[SERVICE_NOTES]
+  return own === undefined
+    ? `Algorithms over HTTP.\n\n${NOTES}`
+    : `Algorithms over HTTP. ${own.intro}\n\n${own.notes}${NOTES}`
 }
-
-/** The algorithm the job examples show, with params it takes and a result it gives. */
-interface ShownAlgorithm {
-  algorithm: string
-  version: string
-  params: unknown
-  result: unknown
-}
-
-const PRIME_CHECKER_SHOWN: ShownAlgorithm = {
-  algorithm: 'PrimeChecker',
-  version: VERSION,
-  params: { number: 97 },
-  result: PRIME_97,
-}
-
-/** PrimeChecker where it is served, else the first algorithm by name. */
-const shownAlgorithm = (algorithms: Registry): ShownAlgorithm =>
-  servedPrimeChecker(algorithms) === undefined
-    ? (firstAlgorithmShown(algorithms) ?? PRIME_CHECKER_SHOWN)
-    : PRIME_CHECKER_SHOWN
-
-const metadataOf = (shown: ShownAlgorithm) => ({
-  algorithm: shown.algorithm,
-  version: shown.version,
-  elapsed_time: 0.000012,
-})
-const METADATA = metadataOf(PRIME_CHECKER_SHOWN)
 
 export const TAGS = [
   { name: 'algorithms', description: 'Synchronous algorithm calls.' },
@@ -123,7 +61,7 @@ export function documentInfo(text: DocumentText, algorithms: Registry) {
     info: {
       title: text.title ?? 'Algoserve',
       version: text.version ?? VERSION,
-      description: text.description ?? ownDescription(servedPrimeChecker(algorithms) !== undefined),
+      description: text.description ?? ownDescription(algorithms),
       license: { name: 'MIT', identifier: 'MIT' },
     },
     // Relative: the document describes whichever host name and scheme it was fetched from.
@@ -132,20 +70,6 @@ export function documentInfo(text: DocumentText, algorithms: Registry) {
     webhooks: { jobFinished: jobFinished(shownAlgorithm(algorithms)) },
   }
 }
-
-/** The callback's body, exactly the interface's payload. */
-export const WebhookPayload = Type.Object(
-  {
-    job_id: Type.String({ pattern: '^[0-9a-f]{12}$' }),
-    status: Type.Unsafe<'completed' | 'failed'>({ type: 'string', enum: ['completed', 'failed'] }),
-    algorithm: Type.String({ examples: ['PrimeChecker'] }),
-    result: Type.Union([Type.Ref(PrimeResult), Type.Null()]),
-    error: Type.Union([Type.String(), Type.Null()]),
-    metadata: Type.Union([Type.Ref(Metadata), Type.Null()]),
-    completed_at: Type.String({ format: 'date-time' }),
-  },
-  { $id: 'WebhookPayload', description: 'The body of the webhook callback.' },
-)
 
 /** Milliseconds as prose: 1000 is "1 s". */
 const seconds = (ms: number) => `${ms / 1000} s`
@@ -259,6 +183,8 @@ type Operation = {
   requestBody?: { content?: Media }
   responses?: Record<string, { headers?: Record<string, unknown>; content?: Media }>
   security?: unknown
+  /** The route's examples (examples.ts), written into the operation and removed. */
+  'x-examples'?: (context: ExampleContext) => OperationExamples
 }
 
 export interface DocumentOptions {
@@ -266,11 +192,7 @@ export interface DocumentOptions {
   keyRequired: ((route: RouteDeclaration) => boolean) | null
   /** Rate limits are on: the rate-limited operations document their 429. */
   rateLimit: { rateLimit: number; rateLimitWindowMs: number } | null
-  /** The body limit, shown in the 413 examples. */
-  maxBodyBytes: number
-  /** The settings of the request bounds, shown in GET /algorithms/{name}'s example. */
-  bounds: BoundSettings
-  /** The algorithms served: their examples, and the job shapes discriminated by algorithm. */
+  /** The algorithms served: their examples, and the job shapes, one branch per algorithm. */
   algorithms: Registry
   /** The deployment's title, version and description. */
   text: DocumentText
@@ -278,31 +200,17 @@ export interface DocumentOptions {
 
 /**
  * Adds what every operation shares: the x-request-id parameter and response header (every request
- * takes one; every response carries one), and what its route declares: with API keys, the security
- * requirement and its 401, and with rate limits, its 429. `declarationOf` gives the declaration of the
- * route behind an operation, by its operationId.
+ * takes one; every response carries one), what its route declares: with API keys, the security
+ * requirement and its 401, and with rate limits, its 429; and the examples its route gives. The job
+ * shapes get a branch per algorithm. `declarationOf` gives the declaration of the route behind an
+ * operation, by its operationId.
  */
 export function completeDocument<T extends object>(
   document: T,
   declarationOf: (operationId: string | undefined) => RouteDeclaration,
   options: DocumentOptions,
 ): T {
-  const examples: Examples = {
-    ...EXAMPLES(
-      options.maxBodyBytes,
-      shownAlgorithm(options.algorithms),
-      [...options.algorithms.keys()].sort(),
-    ),
-    ...algorithmExamples(options.algorithms, {
-      requestId: REQUEST_ID,
-      flat,
-      tooLarge: flat(...tooLarge(options.maxBodyBytes)),
-      bounds: options.bounds,
-    }),
-  }
-  const jobRequests = jobRequestExamples(options.algorithms)
-  if (jobRequests !== null && examples.createJob !== undefined)
-    examples.createJob = { ...examples.createJob, request: undefined, requestExamples: jobRequests }
+  const shown = shownAlgorithm(options.algorithms)
   const paths = (document as { paths?: Record<string, Record<string, Operation>> }).paths ?? {}
   for (const item of Object.values(paths)) {
     for (const operation of Object.values(item)) {
@@ -321,7 +229,9 @@ export function completeDocument<T extends object>(
       if (options.rateLimit !== null && isRateLimited(route)) {
         operation.responses = { ...operation.responses, 429: rateLimited(route, options.rateLimit) }
       }
-      addExamples(operation, examples)
+      const examples = operation['x-examples']
+      delete operation['x-examples']
+      if (examples !== undefined) addExamples(operation, examples({ shown }))
       for (const response of Object.values(operation.responses ?? {})) {
         response.headers = { 'x-request-id': { $ref: '#/components/headers/RequestId' }, ...response.headers }
       }
@@ -329,9 +239,8 @@ export function completeDocument<T extends object>(
   }
   const components = (document as { components?: Record<string, unknown> }).components ?? {}
   const schemas = (components.schemas ?? {}) as Record<string, Record<string, unknown>>
-  discriminateJobs(schemas, options.algorithms)
-  if (servedPrimeChecker(options.algorithms) === undefined)
-    withoutPrimeChecker(schemas, shownAlgorithm(options.algorithms))
+  jobsByAlgorithm(schemas, options.algorithms)
+  showMetadataOf(schemas, shown)
   describeParamDefaults(schemas, options.algorithms)
   const webhooks = (document as { webhooks?: Record<string, Record<string, Operation>> }).webhooks ?? {}
   // The callback is signed (webhook-signature), not sent with our API keys.
@@ -350,12 +259,11 @@ export function completeDocument<T extends object>(
   }
 }
 
-/** Without PrimeChecker: no schema of POST /invoke's, and the metadata's examples another algorithm's. */
-function withoutPrimeChecker(schemas: Record<string, Record<string, unknown>>, shown: ShownAlgorithm): void {
-  for (const id of [InvokeRequest.$id, InvokeResponse.$id, PrimeResult.$id]) delete schemas[id as string]
+/** The metadata's members with the shown algorithm's name and version as their examples. */
+function showMetadataOf(schemas: Record<string, Record<string, unknown>>, shown: ShownAlgorithm): void {
   const metadata = structuredClone(schemas[Metadata.$id as string]) as { properties: Record<string, Schema> }
-  metadata.properties.algorithm = { ...metadata.properties.algorithm, examples: [shown.algorithm] }
-  metadata.properties.version = { ...metadata.properties.version, examples: [shown.version] }
+  metadata.properties.algorithm = { examples: [shown.algorithm], ...metadata.properties.algorithm }
+  metadata.properties.version = { examples: [shown.version], ...metadata.properties.version }
   schemas[Metadata.$id as string] = metadata
 }
 
@@ -396,260 +304,7 @@ const rateLimited = (route: RouteDeclaration, limit: { rateLimit: number; rateLi
     ),
   )
 
-const UNAVAILABLE = 'The job store is unavailable; try again later.'
-
-const JOB_ID_PROBLEM = {
-  detail: [
-    {
-      type: 'string_pattern_mismatch',
-      loc: ['path', 'job_id'],
-      msg: "String should match pattern '^[0-9a-f]{12}$'",
-      input: 'not-an-id',
-      ctx: { pattern: '^[0-9a-f]{12}$' },
-    },
-  ],
-}
-
-const cancelledJob = (shown: ShownAlgorithm) => ({
-  job_id: JOB_ID,
-  status: 'failed',
-  algorithm: shown.algorithm,
-  created_at: '2026-11-21T16:15:09.138+00:00',
-  started_at: '2026-11-21T16:15:09.139+00:00',
-  completed_at: '2026-11-21T16:15:12.402+00:00',
-  result: null,
-  error: 'The job was cancelled.',
-  metadata: null,
-})
-
-/** The latency buckets of a summary's minute: these counts in these buckets, the others empty. */
-const latencyBuckets = (counts: Record<number, number>) =>
-  LATENCY_BOUNDS_MS.map((_, i) => counts[i] ?? 0).concat(0)
-
-/** A webhook's first attempt timed out, and the retry after the first wait was answered. */
-const FIRST_ATTEMPT_AT = Date.parse('2026-11-21T16:15:09.150Z')
-const TIMED_OUT_MS = ATTEMPT_TIMEOUT_MS + 11.2
-const RETRY_AT = FIRST_ATTEMPT_AT + Math.round(TIMED_OUT_MS) + (RETRY_WAITS_MS[0] ?? 0)
-
-/** The 413 answer to a body over this limit, as `flat` and `wrapped` take it. */
-const tooLarge = (limitBytes: number) => {
-  const error = new PayloadTooLargeError(limitBytes)
-  return [error.code, error.message, { ...error.details }] as const
-}
-
-type Examples = Record<
-  string,
-  {
-    request?: unknown
-    /** Several request bodies, named, in place of `request`. */
-    requestExamples?: Record<string, NamedExample>
-    parameters?: Record<string, unknown>
-    responses: Record<string, unknown>
-  }
->
-
-/**
- * An example for each request body and each status, by operationId: the one shown for a status is
- * what that status answers (a shared schema's example would show one code for every status). A request
- * example is what "Try it out" sends, so each one succeeds.
- */
-const EXAMPLES = (maxBodyBytes: number, shown: ShownAlgorithm, available: string[]): Examples => {
-  const cancelled = cancelledJob(shown)
-  return {
-    invoke: {
-      request: { number: 97 },
-      responses: {
-        200: { request_id: REQUEST_ID, status: 'success', result: PRIME_97, metadata: METADATA },
-        400: flat('VALIDATION_ERROR', 'number has 5000 digits; at most 4300 are allowed.', {
-          field: 'number',
-          value: '1234567890…(5000 digits)',
-        }),
-        413: flat(...tooLarge(maxBodyBytes)),
-        422: problem(
-          'int_from_float',
-          ['body', 'number'],
-          'Input should be a valid integer, got a number with a fractional part',
-          1.5,
-        ),
-        500: flat('INTERNAL_ERROR', 'Internal server error.'),
-        503: flat('SERVICE_UNAVAILABLE', 'Every worker thread is busy; try again later.'),
-      },
-    },
-    createJob: {
-      request: { algorithm: shown.algorithm, params: shown.params },
-      responses: {
-        202: {
-          job_id: JOB_ID,
-          status: 'pending',
-          message: 'Job accepted; GET /jobs/{job_id} tells its status.',
-          created_at: '2026-11-21T16:15:09.138+00:00',
-        },
-        400: wrapped('VALIDATION_ERROR', 'Invalid webhook URL: not an absolute URL.', {
-          field: 'webhook',
-          value: 'not a url',
-        }),
-        404: wrapped('ALGORITHM_NOT_FOUND', "Algorithm 'Sorter' is not known.", {
-          available_algorithms: available,
-        }),
-        409: wrapped(
-          'IDEMPOTENCY_KEY_REUSED',
-          'This Idempotency-Key was used for a different request; use a new key for a new request.',
-        ),
-        413: wrapped(...tooLarge(maxBodyBytes)),
-        422: problem('missing', ['body', 'params'], 'Field required', { algorithm: shown.algorithm }),
-        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
-      },
-    },
-    getJob: {
-      parameters: { job_id: JOB_ID },
-      responses: {
-        200: {
-          job_id: JOB_ID,
-          status: 'completed',
-          algorithm: shown.algorithm,
-          created_at: '2026-11-21T16:15:09.138+00:00',
-          started_at: '2026-11-21T16:15:09.139+00:00',
-          completed_at: '2026-11-21T16:15:09.141+00:00',
-          result: shown.result,
-          error: null,
-          metadata: metadataOf(shown),
-        },
-        404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
-        422: JOB_ID_PROBLEM,
-        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
-      },
-    },
-    cancelJob: {
-      parameters: { job_id: JOB_ID },
-      responses: {
-        200: cancelled,
-        404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
-        409: wrapped(
-          'JOB_ALREADY_FINISHED',
-          `Job '${JOB_ID}' has already ended (completed); it cannot be cancelled.`,
-          { status: 'completed' },
-        ),
-        422: JOB_ID_PROBLEM,
-        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
-      },
-    },
-    listJobs: {
-      parameters: { status: 'failed', limit: 50 },
-      responses: {
-        200: {
-          jobs: [
-            {
-              ...cancelled,
-              job_id: '5e2a7c01d9b4',
-              status: 'running',
-              completed_at: null,
-              error: null,
-              progress: { progress: 0.42, message: 'sieve: 812 of 1,930 relations' },
-            },
-            { ...cancelled, progress: null },
-          ],
-          next_cursor: 'MTc5NTI3Mjk0MzEzOC5hMWIyYzNkNGU1ZjY',
-        },
-        422: problem(
-          'enum',
-          ['query', 'status'],
-          "Input should be 'pending', 'running', 'completed' or 'failed'",
-          'done',
-        ),
-        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
-      },
-    },
-    getJobSummary: {
-      responses: {
-        200: {
-          counts: { pending: 12, running: 2, completed: 18204, failed: 31 },
-          latency_bounds_ms: [...LATENCY_BOUNDS_MS],
-          ended_per_minute: [
-            {
-              minute: '2026-11-21T16:01:00.000+00:00',
-              completed: 1204,
-              failed: 2,
-              latency_ms: {
-                buckets: latencyBuckets({ 2: 3, 3: 410, 4: 622, 5: 160, 6: 11 }),
-                sum: 19870,
-              },
-            },
-            {
-              minute: '2026-11-21T16:15:00.000+00:00',
-              completed: 410,
-              failed: 1,
-              latency_ms: {
-                buckets: latencyBuckets({ 2: 1, 3: 150, 4: 201, 5: 55, 6: 4 }),
-                sum: 6702,
-              },
-            },
-          ],
-        },
-        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
-      },
-    },
-    streamJobEvents: {
-      parameters: { job_id: JOB_ID },
-      responses: {
-        200:
-          'retry: 1000\n\n' +
-          `id: 1.r.0\nevent: state\ndata: {"job_id":"${JOB_ID}","status":"running","started_at":"2026-11-21T16:15:09.139+00:00"}\n\n` +
-          'id: 1.r.7\nevent: progress\ndata: {"progress":0.42,"message":"sieve: 812 of 1,930 relations"}\n\n' +
-          `id: 1.f.0\nevent: end\ndata: ${JSON.stringify(cancelled)}\n\n`,
-        404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
-        422: JOB_ID_PROBLEM,
-        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
-      },
-    },
-    getJobDeliveries: {
-      parameters: { job_id: JOB_ID },
-      responses: {
-        200: {
-          job_id: JOB_ID,
-          url: 'https://example.com/hooks/algoserve',
-          state: 'delivered',
-          attempts: [
-            {
-              attempt: 1,
-              at: isoTime(FIRST_ATTEMPT_AT),
-              duration_ms: TIMED_OUT_MS,
-              status_code: null,
-              error: `no answer within ${ATTEMPT_TIMEOUT_MS} ms`,
-              next_attempt_at: isoTime(RETRY_AT),
-            },
-            {
-              attempt: 2,
-              at: isoTime(RETRY_AT + 9),
-              duration_ms: 41.7,
-              status_code: 204,
-              error: null,
-              next_attempt_at: null,
-            },
-          ],
-        },
-        404: wrapped('JOB_NOT_FOUND', `Job '${JOB_ID}' does not exist or has expired.`),
-        422: JOB_ID_PROBLEM,
-        503: wrapped('SERVICE_UNAVAILABLE', UNAVAILABLE),
-      },
-    },
-    healthz: { responses: { 200: { status: 'healthy', timestamp: 1795272943.268 } } },
-    readyz: {
-      responses: {
-        200: { status: 'ready', timestamp: 1795272943.268, checks: { algorithm: true, store: true } },
-        503: { status: 'not_ready', timestamp: 1795272943.268, checks: { algorithm: true, store: false } },
-      },
-    },
-    metrics: {
-      responses: {
-        200: '# HELP http_requests_total HTTP requests.\n# TYPE http_requests_total counter\nhttp_requests_total{method="POST",endpoint="/invoke",status="200"} 3\n',
-      },
-    },
-  }
-}
-
-function addExamples(operation: Operation, all: Examples): void {
-  const examples = all[operation.operationId ?? '']
-  if (examples === undefined) return
+function addExamples(operation: Operation, examples: OperationExamples): void {
   const setExample = (content: Media | undefined, example: unknown) => {
     for (const media of Object.values(content ?? {})) media.example = example
   }

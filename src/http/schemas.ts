@@ -1,9 +1,10 @@
 // The contract's bodies as TypeBox schemas. Each one drives request validation (validation.ts),
 // response serialisation (fast-json-stringify) and the OpenAPI document, where its $id is the
-// component name the contract gives it (docs/api.md).
+// component name the contract gives it (docs/api.md). Nothing here is one algorithm's: an algorithm's
+// own params and result come from the registry (algorithm-schemas.ts, and invokeSchemas below).
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
-import { PrimeResultSchema as PrimeResult } from '../algorithms/prime-checker/schemas.js'
-import { VERSION } from '../version.js'
+import type { Algorithm } from '../algorithms/algorithm.js'
+import { invokeAlgorithm, type Registry } from '../algorithms/registry.js'
 
 /**
  * An integer of any size as a client may send it. The validator reads it with `readIntegerInput`
@@ -31,10 +32,11 @@ export const InvokeRequest = Type.Object(
   { $id: 'InvokeRequest', description: 'Body of POST /invoke.' },
 )
 
+// Its members' examples are the algorithm the document shows (algorithm-examples.ts).
 export const Metadata = Type.Object(
   {
-    algorithm: Type.String({ examples: ['PrimeChecker'] }),
-    version: Type.String({ examples: [VERSION] }),
+    algorithm: Type.String(),
+    version: Type.String(),
     elapsed_time: Type.Number({ description: "The algorithm's own run time, in seconds." }),
   },
   {
@@ -44,15 +46,17 @@ export const Metadata = Type.Object(
   },
 )
 
-export const InvokeResponse = Type.Object(
-  {
-    request_id: Type.String(),
-    status: Type.Literal('success'),
-    result: Type.Ref(PrimeResult),
-    metadata: Type.Ref(Metadata),
-  },
-  { $id: 'InvokeResponse' },
-)
+/** POST /invoke's answer: `algorithm`'s result, under its result schema's own $id (the interface's name). */
+export const invokeResponse = (algorithm: Algorithm) =>
+  Type.Object(
+    {
+      request_id: Type.String(),
+      status: Type.Literal('success'),
+      result: Type.Ref(String(algorithm.module.result.$id)),
+      metadata: Type.Ref(Metadata),
+    },
+    { $id: 'InvokeResponse' },
+  )
 
 export const JobStatus = Type.Unsafe<'pending' | 'running' | 'completed' | 'failed'>({
   $id: 'JobStatus',
@@ -62,13 +66,10 @@ export const JobStatus = Type.Unsafe<'pending' | 'running' | 'completed' | 'fail
 
 export const JobRequest = Type.Object(
   {
-    algorithm: Type.String({ description: 'Algorithm name, case-sensitive.', examples: ['PrimeChecker'] }),
+    algorithm: Type.String({ description: 'Algorithm name, case-sensitive.' }),
     params: Type.Object(
       {},
-      {
-        additionalProperties: true,
-        description: 'Algorithm parameters. PrimeChecker: {"number": <integer>}, same rules as /invoke.',
-      },
+      { additionalProperties: true, description: 'Algorithm parameters, checked against its params schema.' },
     ),
     webhook: Type.Optional(
       Nullable(
@@ -82,6 +83,9 @@ export const JobRequest = Type.Object(
   },
   { $id: 'JobRequest' },
 )
+
+/** A job's result: the document shows each algorithm's own (algorithm-schemas.ts). */
+const AnyResult = Type.Unknown({ description: "The algorithm's result; null unless the job completed." })
 
 export const JobCreateResponse = Type.Object(
   {
@@ -101,7 +105,7 @@ export const JobStatusResponse = Type.Object(
     created_at: Timestamp,
     started_at: Nullable(Timestamp),
     completed_at: Nullable(Timestamp),
-    result: Nullable(Type.Ref(PrimeResult)),
+    result: AnyResult,
     error: Nullable(Type.String()),
     metadata: Nullable(Type.Ref(Metadata)),
   },
@@ -144,6 +148,20 @@ export const JobListResponse = Type.Object(
     ),
   },
   { $id: 'JobListResponse', description: 'A page of jobs (GET /jobs).' },
+)
+
+/** The webhook callback's body, exactly the interface's payload; only documented. */
+export const WebhookPayload = Type.Object(
+  {
+    job_id: Type.String({ pattern: '^[0-9a-f]{12}$' }),
+    status: Type.Unsafe<'completed' | 'failed'>({ type: 'string', enum: ['completed', 'failed'] }),
+    algorithm: Type.String(),
+    result: AnyResult,
+    error: Type.Union([Type.String(), Type.Null()]),
+    metadata: Type.Union([Type.Ref(Metadata), Type.Null()]),
+    completed_at: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'WebhookPayload', description: 'The body of the webhook callback.' },
 )
 
 export const DeliveryAttempt = Type.Object(
@@ -288,14 +306,24 @@ export const wrappedError = (description: string) => described(WrappedErrorRespo
 /** The 422 of a route whose request failed its schema. */
 export const validationFailed = described(HTTPValidationError, 'The request failed the schema.')
 
-/** Every schema with an $id, registered once with Fastify so routes can $ref them. */
-export { PrimeResult }
+/**
+ * Every schema with an $id, registered once with Fastify so routes can $ref them; POST /invoke's only
+ * where its algorithm is served.
+ */
+export function sharedSchemas(algorithms: Registry): TSchema[] {
+  const invoked = invokeAlgorithm(algorithms)
+  const invoke = invoked === undefined ? undefined : invokeSchemas(invoked)
+  return [...(invoke?.slice(0, 1) ?? []), Metadata, ...(invoke?.slice(1) ?? []), ...SHARED]
+}
 
-export const sharedSchemas: TSchema[] = [
-  PrimeResult,
-  Metadata,
+/** POST /invoke's schemas: its algorithm's result (under its own $id), its request and its response. */
+const invokeSchemas = (algorithm: Algorithm): TSchema[] => [
+  algorithm.module.result as TSchema,
   InvokeRequest,
-  InvokeResponse,
+  invokeResponse(algorithm),
+]
+
+const SHARED: TSchema[] = [
   JobStatus,
   JobRequest,
   JobCreateResponse,

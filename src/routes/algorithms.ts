@@ -12,16 +12,11 @@ import { type BoundSettings, shownBounds } from '../algorithms/request-bounds.js
 import { AlgorithmNotFoundError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import { runMetadata, type TimedRun } from '../execution/timed-run.js'
+import { exampleResult, metadataOf, requestExamples } from '../http/algorithm-examples.js'
 import { algorithmSchemaId } from '../http/algorithm-schemas.js'
 import { algorithmBounds, bodyBounds, withBodyBounds } from '../http/body-bounds.js'
-import {
-  described,
-  ErrorResponse,
-  HTTPValidationError,
-  Metadata,
-  sharedSchemas,
-  wrappedError,
-} from '../http/schemas.js'
+import { flat, REQUEST_ID, tooLarge } from '../http/examples.js'
+import { described, ErrorResponse, HTTPValidationError, Metadata, wrappedError } from '../http/schemas.js'
 import { answerCall, syncTimeLimit } from '../http/sync-call.js'
 import { validatorCompiler } from '../http/validation.js'
 
@@ -81,6 +76,8 @@ const RequestLimits = Type.Object(
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
+const summary = ({ name, version, description }: Algorithm) => ({ name, version, description })
+
 export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRouteOptions): Promise<void> {
   const { algorithms, executor, factorBudgetMs } = options
   const names = [...algorithms.keys()].sort()
@@ -115,6 +112,11 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
         response: {
           200: Type.Object({ algorithms: Type.Array(ListedAlgorithm) }, { description: 'The algorithms.' }),
         },
+        'x-examples': () => ({
+          responses: {
+            200: { algorithms: sorted.map((algorithm) => ({ ...summary(algorithm), workers: 1 })) },
+          },
+        }),
       },
     },
     async (_request, reply) =>
@@ -172,6 +174,29 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
             { description: 'The algorithm.' },
           ),
           404: wrappedError('ALGORITHM_NOT_FOUND; details.available_algorithms lists the known names.'),
+        },
+        'x-examples': () => {
+          // The first algorithm by name.
+          const [first] = sorted as [Algorithm]
+          return {
+            parameters: { name: first.name },
+            responses: {
+              200: {
+                ...summary(first),
+                params: first.module.params,
+                result: first.module.result,
+                examples: first.module.examples ?? [],
+                timeout_ms: first.timeoutMs,
+                limits: shownBounds(first, options.bounds),
+                workers: 1,
+              },
+              404: {
+                detail: flat('ALGORITHM_NOT_FOUND', "Algorithm 'Sorter' is not known.", {
+                  available_algorithms: names,
+                }),
+              },
+            },
+          }
         },
       },
     },
@@ -237,6 +262,7 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
                   'Retry-After.',
               ),
             },
+            'x-examples': () => invokeExamples(algorithm, options.bounds.maxBodyBytes),
           },
         },
         (request, reply) => {
@@ -276,7 +302,29 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
 
 /**
  * The body of an algorithm's invoke route must be a JSON object: that much is checked as every body is
- * (a 422 in the interface's words); the params schema is the algorithm's, checked by readParams.
+ * (a 422 in the interface's words); the params schema is the algorithm's, checked by readParams. It
+ * refers to no shared schema.
  */
 const anyObjectBody: FastifySchemaCompiler<TSchema> = (route) =>
-  validatorCompiler(sharedSchemas)({ ...route, schema: Type.Object({}, { additionalProperties: true }) })
+  validatorCompiler([])({ ...route, schema: Type.Object({}, { additionalProperties: true }) })
+
+/** The examples of an algorithm's invoke operation: its own examples, and what each status answers. */
+const invokeExamples = (algorithm: Algorithm, maxBodyBytes: number) => ({
+  requestExamples: requestExamples(algorithm, (params) => params),
+  responses: {
+    200: {
+      request_id: REQUEST_ID,
+      status: 'success',
+      result: exampleResult(algorithm),
+      metadata: metadataOf({ algorithm: algorithm.name, version: algorithm.version }),
+    },
+    400: flat('VALIDATION_ERROR', 'n has 5000 digits; at most 4300 are allowed.', {
+      field: 'n',
+      value: '1234567890…(5000 digits)',
+    }),
+    413: flat(...tooLarge(maxBodyBytes)),
+    422: { detail: [{ type: 'missing', loc: ['body', 'n'], msg: 'Field required', input: {} }] },
+    500: flat('ALGORITHM_ERROR', `The algorithm '${algorithm.name}' failed while running: n is too large`),
+    503: flat('SERVICE_UNAVAILABLE', 'Every worker thread is busy; try again later.'),
+  },
+})

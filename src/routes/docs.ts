@@ -5,14 +5,9 @@ import { createRequire } from 'node:module'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
-import {
-  completeDocument,
-  type DocumentOptions,
-  documentInfo,
-  pageTitle,
-  WebhookPayload,
-} from '../http/openapi.js'
+import { completeDocument, type DocumentOptions, documentInfo, pageTitle } from '../http/openapi.js'
 import type { RouteDeclaration, RouteDeclarations } from '../http/route-declaration.js'
+import { WebhookPayload } from '../http/schemas.js'
 
 const require = createRequire(import.meta.url)
 const REDOC_BUNDLE = require.resolve('redoc/bundles/redoc.standalone.js')

@@ -34,6 +34,7 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRouteOpt
         operationId: 'healthz',
         tags: ['operations'],
         response: { 200: described(HealthResponse, 'The process answers.') },
+        'x-examples': () => ({ responses: { 200: { status: 'healthy', timestamp: 1795272943.268 } } }),
       },
     },
     async () => ({ status: 'healthy', timestamp: Date.now() / 1000 }),
@@ -52,6 +53,16 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRouteOpt
           200: described(ReadinessResponse, 'Every check holds.'),
           503: described(ReadinessResponse, 'A check failed or the service is shutting down.'),
         },
+        'x-examples': () => ({
+          responses: {
+            200: { status: 'ready', timestamp: 1795272943.268, checks: { algorithm: true, store: true } },
+            503: {
+              status: 'not_ready',
+              timestamp: 1795272943.268,
+              checks: { algorithm: true, store: false },
+            },
+          },
+        }),
       },
     },
     async (_request, reply) => {

@@ -12,6 +12,16 @@ import {
   ServiceUnavailableError,
   shortenValue,
 } from '../errors.js'
+import type { ExampleContext } from '../http/examples.js'
+import {
+  cancelledJob,
+  JOB_ID,
+  JOB_ID_PROBLEM,
+  JOB_NOT_FOUND,
+  problem,
+  STORE_UNAVAILABLE,
+  wrapped,
+} from '../http/examples.js'
 import {
   DeliveryHistoryResponse,
   described,
@@ -26,10 +36,12 @@ import type { JobBackend } from '../jobs/backend.js'
 import type { DeliveryHistory } from '../jobs/deliveries.js'
 import type { JobState } from '../jobs/job.js'
 import { jobListItemJson, jobStatusJson } from '../jobs/job-view.js'
-import { jsonText, jsonTime } from '../jobs/json-text.js'
+import { isoTime, jsonText, jsonTime } from '../jobs/json-text.js'
 import { decodeCursor, encodeCursor, type ListPosition } from '../jobs/listing.js'
 import { type JobSummary, LATENCY_BOUNDS_MS, SUMMARY_MINUTES } from '../jobs/summary.js'
 import type { Metrics } from '../metrics/metrics.js'
+import { RETRY_WAITS_MS } from '../webhooks/policy.js'
+import { ATTEMPT_TIMEOUT_MS } from '../webhooks/sender.js'
 
 export interface JobControlRouteOptions {
   backend: () => JobBackend
@@ -112,6 +124,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
           'has failed. Its webhook goes out as for any failed job. No body is needed (an empty one or {} is ' +
           'accepted). A job that ended meanwhile (its run finished first) is a 409.',
         params: JobIdParams,
+        'x-examples': cancelJobExamples,
         response: {
           200: described(JobStatusResponse, 'The job, failed by the cancel.'),
           404: wrappedError('JOB_NOT_FOUND: the job does not exist or has expired.'),
@@ -152,6 +165,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
           'A cursor stays valid while jobs are created (they come before it); expired jobs never appear. ' +
           'A page may hold fewer than `limit` jobs with a filter; next_cursor null means there are no more.',
         querystring: ListQuery,
+        'x-examples': listJobsExamples,
         response: {
           200: described(JobListResponse, 'A page of jobs.'),
           422: validationFailed,
@@ -210,6 +224,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
           `completed and failed in each of the last ${SUMMARY_MINUTES} minutes, with their latency ` +
           '(creation to end) in buckets. Read from counters the job store keeps as jobs change: it costs ' +
           'the same however many jobs there are. The dashboard draws its overview from it.',
+        'x-examples': jobSummaryExamples,
         response: {
           200: described(JobSummaryResponse, 'The counts.'),
           503: storeDown,
@@ -234,6 +249,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
           "Every attempt to deliver the job's webhook (when, how long, the receiver's status or the error, " +
           'when the next is due) and the delivery state; kept as long as the job.',
         params: JobIdParams,
+        'x-examples': deliveriesExamples,
         response: {
           200: described(DeliveryHistoryResponse, 'The delivery and its attempts.'),
           404: wrappedError('JOB_NOT_FOUND: the job does not exist or has expired.'),
@@ -250,3 +266,112 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
     },
   )
 }
+
+// The examples of the operations above, in the document.
+
+const cancelJobExamples = ({ shown }: ExampleContext) => ({
+  parameters: { job_id: JOB_ID },
+  responses: {
+    200: cancelledJob(shown),
+    404: JOB_NOT_FOUND,
+    409: wrapped(
+      'JOB_ALREADY_FINISHED',
+      `Job '${JOB_ID}' has already ended (completed); it cannot be cancelled.`,
+      { status: 'completed' },
+    ),
+    422: JOB_ID_PROBLEM,
+    503: STORE_UNAVAILABLE,
+  },
+})
+
+const listJobsExamples = ({ shown }: ExampleContext) => ({
+  parameters: { status: 'failed', limit: 50 },
+  responses: {
+    200: {
+      jobs: [
+        {
+          ...cancelledJob(shown),
+          job_id: '5e2a7c01d9b4',
+          status: 'running',
+          completed_at: null,
+          error: null,
+          progress: { progress: 0.42, message: 'sieve: 812 of 1,930 relations' },
+        },
+        { ...cancelledJob(shown), progress: null },
+      ],
+      next_cursor: 'MTc5NTI3Mjk0MzEzOC5hMWIyYzNkNGU1ZjY',
+    },
+    422: problem(
+      'enum',
+      ['query', 'status'],
+      "Input should be 'pending', 'running', 'completed' or 'failed'",
+      'done',
+    ),
+    503: STORE_UNAVAILABLE,
+  },
+})
+
+/** The latency buckets of a summary's minute: these counts in these buckets, the others empty. */
+const latencyBuckets = (counts: Record<number, number>) =>
+  LATENCY_BOUNDS_MS.map((_, i) => counts[i] ?? 0).concat(0)
+
+const jobSummaryExamples = () => ({
+  responses: {
+    200: {
+      counts: { pending: 12, running: 2, completed: 18204, failed: 31 },
+      latency_bounds_ms: [...LATENCY_BOUNDS_MS],
+      ended_per_minute: [
+        {
+          minute: '2026-11-21T16:01:00.000+00:00',
+          completed: 1204,
+          failed: 2,
+          latency_ms: { buckets: latencyBuckets({ 2: 3, 3: 410, 4: 622, 5: 160, 6: 11 }), sum: 19870 },
+        },
+        {
+          minute: '2026-11-21T16:15:00.000+00:00',
+          completed: 410,
+          failed: 1,
+          latency_ms: { buckets: latencyBuckets({ 2: 1, 3: 150, 4: 201, 5: 55, 6: 4 }), sum: 6702 },
+        },
+      ],
+    },
+    503: STORE_UNAVAILABLE,
+  },
+})
+
+/** A webhook's first attempt timed out, and the retry after the first wait was answered. */
+const FIRST_ATTEMPT_AT = Date.parse('2026-11-21T16:15:09.150Z')
+const TIMED_OUT_MS = ATTEMPT_TIMEOUT_MS + 11.2
+const RETRY_AT = FIRST_ATTEMPT_AT + Math.round(TIMED_OUT_MS) + (RETRY_WAITS_MS[0] ?? 0)
+
+const deliveriesExamples = () => ({
+  parameters: { job_id: JOB_ID },
+  responses: {
+    200: {
+      job_id: JOB_ID,
+      url: 'https://example.com/hooks/algoserve',
+      state: 'delivered',
+      attempts: [
+        {
+          attempt: 1,
+          at: isoTime(FIRST_ATTEMPT_AT),
+          duration_ms: TIMED_OUT_MS,
+          status_code: null,
+          error: `no answer within ${ATTEMPT_TIMEOUT_MS} ms`,
+          next_attempt_at: isoTime(RETRY_AT),
+        },
+        {
+          attempt: 2,
+          at: isoTime(RETRY_AT + 9),
+          duration_ms: 41.7,
+          status_code: 204,
+          error: null,
+          next_attempt_at: null,
+        },
+      ],
+    },
+    404: JOB_NOT_FOUND,
+    422: JOB_ID_PROBLEM,
+    503: STORE_UNAVAILABLE,
+  },
+})

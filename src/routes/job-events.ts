@@ -4,6 +4,14 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { JobNotFoundError, ServiceUnavailableError } from '../errors.js'
+import {
+  cancelledJob,
+  type ExampleContext,
+  JOB_ID,
+  JOB_ID_PROBLEM,
+  JOB_NOT_FOUND,
+  STORE_UNAVAILABLE,
+} from '../http/examples.js'
 import { JobIdParams, validationFailed, wrappedError } from '../http/schemas.js'
 import { SseStream } from '../http/sse-stream.js'
 import type { JobBackend } from '../jobs/backend.js'
@@ -94,6 +102,7 @@ export async function jobEventRoutes(app: FastifyInstance, options: JobEventRout
         params: JobIdParams,
         headers: LastEventIdHeaders,
         produces: ['text/event-stream'],
+        'x-examples': eventExamples,
         response: {
           200: {
             description: 'The stream of events, ending with `end`.',
@@ -150,3 +159,18 @@ export async function jobEventRoutes(app: FastifyInstance, options: JobEventRout
     },
   )
 }
+
+/** The document's example: a running job reports its progress, then is cancelled. */
+const eventExamples = ({ shown }: ExampleContext) => ({
+  parameters: { job_id: JOB_ID },
+  responses: {
+    200:
+      'retry: 1000\n\n' +
+      `id: 1.r.0\nevent: state\ndata: {"job_id":"${JOB_ID}","status":"running","started_at":"2026-11-21T16:15:09.139+00:00"}\n\n` +
+      'id: 1.r.7\nevent: progress\ndata: {"progress":0.42,"message":"sieve: 812 of 1,930 relations"}\n\n' +
+      `id: 1.f.0\nevent: end\ndata: ${JSON.stringify(cancelledJob(shown))}\n\n`,
+    404: JOB_NOT_FOUND,
+    422: JOB_ID_PROBLEM,
+    503: STORE_UNAVAILABLE,
+  },
+})

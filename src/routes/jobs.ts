@@ -7,10 +7,20 @@ import type { FastifyInstance } from 'fastify'
 import { stringify } from 'lossless-json'
 import type { ParamLimits, RequestBounds } from '../algorithms/algorithm.js'
 import { readParams } from '../algorithms/params.js'
-import { type Registry, servedPrimeChecker } from '../algorithms/registry.js'
+import { invokeAlgorithm, type Registry } from '../algorithms/registry.js'
 import { type BoundOwner, type BoundSettings, largestBounds } from '../algorithms/request-bounds.js'
 import { AlgorithmNotFoundError, DuplicateJobIdError, JobNotFoundError } from '../errors.js'
+import { jobRequestExamples, metadataOf } from '../http/algorithm-examples.js'
 import { algorithmBounds, bodyBounds, checkJobBody } from '../http/body-bounds.js'
+import {
+  JOB_ID,
+  JOB_ID_PROBLEM,
+  JOB_NOT_FOUND,
+  problem,
+  STORE_UNAVAILABLE,
+  tooLarge,
+  wrapped,
+} from '../http/examples.js'
 import { addBodyParsers } from '../http/json-body.js'
 import {
   described,
@@ -96,6 +106,12 @@ interface AlgorithmBounds {
   tighter: boolean
 }
 
+/** The invoked algorithm's number refused too, where it is served. */
+const badNumber = (algorithms: Registry) => {
+  const invoked = invokeAlgorithm(algorithms)
+  return invoked === undefined ? '' : ` or a bad ${invoked.name} number`
+}
+
 export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions): Promise<void> {
   const { algorithms, backend, metrics } = options
   // The body names its algorithm: it is read under the largest bounds of any (this plugin is a context
@@ -135,7 +151,7 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
         tags: ['jobs'],
         description:
           'Checks, in order: the schema (422), the algorithm name (404), its params (400 for an integer with ' +
-          `too many digits${servedPrimeChecker(algorithms) === undefined ? '' : ' or a bad PrimeChecker number'}; ` +
+          `too many digits${badNumber(algorithms)}; ` +
           '422 for params that fail the algorithm\'s params schema, loc ["body", "params", ...]), the ' +
           'webhook URL (400), ' +
           'capacity and store (503 with Retry-After). With an Idempotency-Key header (job control), a request ' +
@@ -160,6 +176,31 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
             'SERVICE_UNAVAILABLE: no capacity or the job store is unavailable; see Retry-After.',
           ),
         },
+        'x-examples': ({ shown }) => ({
+          requestExamples: jobRequestExamples(algorithms),
+          responses: {
+            202: {
+              job_id: JOB_ID,
+              status: 'pending',
+              message: 'Job accepted; GET /jobs/{job_id} tells its status.',
+              created_at: '2026-11-21T16:15:09.138+00:00',
+            },
+            400: wrapped('VALIDATION_ERROR', 'Invalid webhook URL: not an absolute URL.', {
+              field: 'webhook',
+              value: 'not a url',
+            }),
+            404: wrapped('ALGORITHM_NOT_FOUND', "Algorithm 'Sorter' is not known.", {
+              available_algorithms: [...algorithms.keys()].sort(),
+            }),
+            409: wrapped(
+              'IDEMPOTENCY_KEY_REUSED',
+              'This Idempotency-Key was used for a different request; use a new key for a new request.',
+            ),
+            413: wrapped(...tooLarge(options.bounds.maxBodyBytes)),
+            422: problem('missing', ['body', 'params'], 'Field required', { algorithm: shown.algorithm }),
+            503: STORE_UNAVAILABLE,
+          },
+        }),
       },
     },
     async (request, reply) => {
@@ -234,6 +275,25 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
           422: validationFailed,
           503: wrappedError('SERVICE_UNAVAILABLE: the job store is unavailable.'),
         },
+        'x-examples': ({ shown }) => ({
+          parameters: { job_id: JOB_ID },
+          responses: {
+            200: {
+              job_id: JOB_ID,
+              status: 'completed',
+              algorithm: shown.algorithm,
+              created_at: '2026-11-21T16:15:09.138+00:00',
+              started_at: '2026-11-21T16:15:09.139+00:00',
+              completed_at: '2026-11-21T16:15:09.141+00:00',
+              result: shown.result,
+              error: null,
+              metadata: metadataOf(shown),
+            },
+            404: JOB_NOT_FOUND,
+            422: JOB_ID_PROBLEM,
+            503: STORE_UNAVAILABLE,
+          },
+        }),
       },
     },
     async (request, reply) => {

@@ -25,6 +25,13 @@ export async function metricsRoutes(app: FastifyInstance, options: MetricsRouteO
             content: { 'text/plain': { schema: { type: 'string' } } },
           },
         },
+        'x-examples': () => ({
+          responses: {
+            200:
+              '# HELP http_requests_total HTTP requests.\n# TYPE http_requests_total counter\n' +
+              'http_requests_total{method="POST",endpoint="/invoke",status="200"} 3\n',
+          },
+        }),
       },
     },
     async (request, reply) => {

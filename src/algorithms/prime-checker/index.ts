@@ -1,7 +1,7 @@
 // PrimeChecker: is an integer prime, and what are its prime factors (docs/prime-checker.md).
 
 import { VERSION } from '../../version.js'
-import { type BuiltInModule, INLINE, type ParamLimits, type RunContext } from '../algorithm.js'
+import { type BuiltInModule, INLINE, type ParamLimits, type RunContext, SERVICE_NOTES } from '../algorithm.js'
 import { integerParam } from '../integer-input.js'
 import { abs } from './bigint-math.js'
 import { factorize } from './factorize.js'
@@ -60,6 +60,16 @@ export const primeChecker = {
   result: PrimeResultSchema,
   examples: [{ params: { number: 97 } }, { params: { number: '18446744073709551617' } }],
   run,
+
+  [SERVICE_NOTES]: {
+    intro: 'PrimeChecker tests an integer of any size for primality and factors it.',
+    notes: `* Numbers are read exactly: JSON integer literals of any length, or strings of decimal digits. Responses
+  write them as exact JSON integers; a JavaScript client reads those above 2^53 with a lossless parser
+  (docs/api.md, "JavaScript clients").
+* The primality method depends on |number|: trial division below 2^32, deterministic Miller-Rabin below 2^64,
+  Baillie-PSW above.
+`,
+  },
 
   [INLINE]: {
     parseParams(raw: Record<string, unknown>, limits: ParamLimits, fieldPrefix: string): PrimeParams {
