@@ -4,6 +4,7 @@ import { LATENCY_BOUNDS_MS } from '../../src/jobs/summary.js'
 import { RETRY_WAITS_MS } from '../../src/webhooks/policy.js'
 import { ATTEMPT_TIMEOUT_MS } from '../../src/webhooks/sender.js'
 import { startApp, type TestApp } from '../helpers/app.js'
+import { requestBodyValidator } from '../helpers/document-validator.js'
 
 let server: TestApp
 before(async () => {
@@ -11,7 +12,10 @@ before(async () => {
 })
 after(() => server.close())
 
-type Media = Record<string, { example?: unknown; schema?: unknown }>
+type Media = Record<
+  string,
+  { example?: unknown; examples?: Record<string, { value: unknown }>; schema?: unknown }
+>
 type Operation = {
   operationId?: string
   tags?: string[]
@@ -212,17 +216,46 @@ describe('the OpenAPI document reads as ours and is exact', () => {
 
   test('the request examples are what "Try it out" sends, and they succeed', async () => {
     for (const { path, method, operation } of operations(document)) {
-      const example = operation.requestBody?.content['application/json']?.example
+      const media = operation.requestBody?.content['application/json']
       // POST /jobs/{job_id}/cancel takes no body.
       if (method !== 'post' || operation.operationId === 'cancelJob') continue
-      assert.notEqual(example, undefined, path)
-      const response = await fetch(`${server.url}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(example),
-      })
-      assert.ok(response.ok, `${path}: ${response.status}`)
+      // One example, or the algorithm's named examples (a list in Swagger UI).
+      const examples =
+        media?.example === undefined
+          ? Object.values(media?.examples ?? {}).map((named) => named.value)
+          : [media.example]
+      assert.ok(examples.length > 0, path)
+      for (const example of examples) {
+        const response = await fetch(`${server.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(example),
+        })
+        assert.ok(response.ok, `${path}: ${response.status}`)
+      }
     }
+  })
+
+  test('PrimeChecker alone: a job of an unknown algorithm passes the body schema and is answered 404', async () => {
+    const validate = requestBodyValidator(document, '/jobs', 'post')
+    const unknown = { algorithm: 'Sorter', params: { items: [3, 1, 2] } }
+    assert.ok(validate(unknown), JSON.stringify(validate.errors))
+    const response = await fetch(`${server.url}/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(unknown),
+    })
+    assert.equal(response.status, 404)
+    // PrimeChecker's own body is held to its branch, and what that refuses the service refuses too.
+    assert.ok(validate({ algorithm: 'PrimeChecker', params: { number: '18446744073709551617' } }))
+    const notAnObject = { algorithm: 'PrimeChecker', params: 97 }
+    assert.equal(validate(notAnObject), false)
+    const refused = await fetch(`${server.url}/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(notAnObject),
+    })
+    assert.equal(refused.status, 422)
   })
 
   test('describes the webhook callback: payload, headers, signature and retries', () => {

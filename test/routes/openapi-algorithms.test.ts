@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { moduleSource, REFERRING_MODULES, validMembers, writeModules } from '../helpers/algorithms.js'
 import { startApp, type TestApp } from '../helpers/app.js'
+import { requestBodyValidator } from '../helpers/document-validator.js'
 
 const modules = writeModules({
   ...REFERRING_MODULES,
@@ -104,27 +105,61 @@ test("POST /jobs shows every algorithm's examples by name, and each one is accep
   }
 })
 
-test('the POST /jobs body and the job are a oneOf over the algorithms, discriminated by algorithm', () => {
+const NAMES = ['Adder', 'Graph', 'Other', 'PrimeChecker', 'Tree']
+
+test('the job, the job in a list and the webhook payload are a oneOf over the algorithms, discriminated', () => {
   const { schemas } = document.components
-  for (const base of ['JobRequest', 'JobStatusResponse']) {
+  for (const base of ['JobStatusResponse', 'JobListItem', 'WebhookPayload']) {
     const schema = schemas[base] as {
       oneOf: { $ref: string }[]
       discriminator: { propertyName: string; mapping: Schema }
     }
     assert.deepEqual(
       schema.oneOf.map((variant) => variant.$ref),
-      ['Adder', 'Graph', 'Other', 'PrimeChecker', 'Tree'].map(
-        (name) => `#/components/schemas/${name}.${base}`,
-      ),
+      NAMES.map((name) => `#/components/schemas/${name}.${base}`),
     )
     assert.equal(schema.discriminator.propertyName, 'algorithm')
     assert.equal(schema.discriminator.mapping.Adder, `#/components/schemas/Adder.${base}`)
   }
-  const request = (schemas['Adder.JobRequest']?.properties ?? {}) as Schema
-  assert.deepEqual(request.algorithm, { type: 'string', const: 'Adder' })
-  assert.deepEqual(request.params, { $ref: '#/components/schemas/Adder.Params' })
+  // The POST /jobs body: a branch per algorithm, then one for any other name, which is no error of the
+  // schema's (the service answers it 404): no discriminator, which would refuse that name.
+  const request = schemas.JobRequest as { oneOf: Schema[]; discriminator?: unknown }
+  assert.deepEqual(
+    request.oneOf.slice(0, -1).map((variant) => variant.$ref),
+    NAMES.map((name) => `#/components/schemas/${name}.JobRequest`),
+  )
+  assert.deepEqual(((request.oneOf.at(-1)?.properties ?? {}) as Schema).algorithm, {
+    type: 'string',
+    not: { enum: NAMES },
+    description: 'Any other name: answered 404 ALGORITHM_NOT_FOUND, with the names served.',
+  })
+  assert.equal(request.discriminator, undefined)
+  const adder = (schemas['Adder.JobRequest']?.properties ?? {}) as Schema
+  assert.deepEqual(adder.algorithm, { type: 'string', const: 'Adder' })
+  assert.deepEqual(adder.params, { $ref: '#/components/schemas/Adder.Params' })
   const job = (schemas['Other.JobStatusResponse']?.properties ?? {}) as Schema
   assert.deepEqual(job.result, { anyOf: [{ $ref: '#/components/schemas/Other.Result' }, { type: 'null' }] })
+})
+
+// A validating proxy holds each request to the document before the service sees it: what the document
+// refuses, the service never answers.
+test('a validating proxy passes a job of an unknown algorithm on to its 404, and holds known ones to their params', async () => {
+  const validate = requestBodyValidator(document, '/jobs', 'post')
+  const unknown = { algorithm: 'Sorter', params: { items: [3, 1, 2] } }
+  assert.ok(validate(unknown), JSON.stringify(validate.errors))
+  const answered = await post('/jobs', unknown)
+  assert.equal(answered.status, 404)
+  assert.equal(((await answered.json()) as { detail: { error: string } }).detail.error, 'ALGORITHM_NOT_FOUND')
+  // Each algorithm's examples pass; params its own schema refuses do not, and the service refuses them too.
+  for (const [name, example] of Object.entries(requestExamples('/jobs')))
+    assert.ok(validate(example.value), `${name}: ${JSON.stringify(validate.errors)}`)
+  for (const refused of [
+    { algorithm: 'Adder', params: { a: 1, b: -1 } },
+    { algorithm: 'Tree', params: { root: { label: 'a', children: [{ label: 7 }] } } },
+  ]) {
+    assert.equal(validate(refused), false, JSON.stringify(refused))
+    assert.equal((await post('/jobs', refused)).status, 422, JSON.stringify(refused))
+  }
 })
 
 /** Every $ref of a value, with where it sits. */
