@@ -1,8 +1,9 @@
 // The parts of the OpenAPI document that belong to no single route: its info, servers and tags, the
 // webhook callback (OpenAPI 3.1 `webhooks`), the x-request-id header of every operation, and the API-key
 // scheme when keys are configured; and what each operation's route declaration (route-declaration.ts)
-// adds to it. routes/docs.ts hands these to @fastify/swagger. Every limit it states is read from the
-// code or the settings that enforce it.
+// and its examples (examples.ts) add to it, and the job shapes per algorithm (algorithm-schemas.ts).
+// routes/docs.ts hands these to @fastify/swagger. Every limit it states is read from the code or the
+// settings that enforce it.
 import { type BuiltInModule, SERVICE_NOTES } from '../algorithms/algorithm.js'
 import { invokeAlgorithm, type Registry } from '../algorithms/registry.js'
 import { VERSION } from '../version.js'
@@ -27,9 +28,7 @@ function ownDescription(algorithms: Registry): string {
   if (invoked === undefined)
     return `Algorithms over HTTP.\n\n${NOTES.replace('flat on /invoke', 'flat on /algorithms/{name}/invoke')}`
   const own = (invoked.module as BuiltInModule)[SERVICE_NOTES]
-  return own === undefined
-    ? `Algorithms over HTTP.\n\n${NOTES}`
-    : `Algorithms over HTTP. ${own.intro}\n\n${own.notes}${NOTES}`
+  return `Algorithms over HTTP.${own === undefined ? '' : ` ${own.intro}`}\n\n${own?.notes ?? ''}${NOTES}`
 }
 
 export const TAGS = [

@@ -1,7 +1,7 @@
 // The contract's bodies as TypeBox schemas. Each one drives request validation (validation.ts),
 // response serialisation (fast-json-stringify) and the OpenAPI document, where its $id is the
 // component name the contract gives it (docs/api.md). Nothing here is one algorithm's: an algorithm's
-// own params and result come from the registry (algorithm-schemas.ts, and invokeSchemas below).
+// own params and result come from the registry (algorithm-schemas.ts, and sharedSchemas below).
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { invokeAlgorithm, type Registry } from '../algorithms/registry.js'
@@ -312,16 +312,10 @@ export const validationFailed = described(HTTPValidationError, 'The request fail
  */
 export function sharedSchemas(algorithms: Registry): TSchema[] {
   const invoked = invokeAlgorithm(algorithms)
-  const invoke = invoked === undefined ? undefined : invokeSchemas(invoked)
-  return [...(invoke?.slice(0, 1) ?? []), Metadata, ...(invoke?.slice(1) ?? []), ...SHARED]
+  if (invoked === undefined) return [Metadata, ...SHARED]
+  // Its result under the result schema's own $id (the interface's name); the order is the components'.
+  return [invoked.module.result as TSchema, Metadata, InvokeRequest, invokeResponse(invoked), ...SHARED]
 }
-
-/** POST /invoke's schemas: its algorithm's result (under its own $id), its request and its response. */
-const invokeSchemas = (algorithm: Algorithm): TSchema[] => [
-  algorithm.module.result as TSchema,
-  InvokeRequest,
-  invokeResponse(algorithm),
-]
 
 const SHARED: TSchema[] = [
   JobStatus,
