@@ -1,5 +1,6 @@
 // POST /invoke: one synchronous algorithm call (PrimeChecker), answered in the same response.
 
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { INVOKE_ALGORITHM, type Registry, servedPrimeChecker } from '../algorithms/registry.js'
@@ -8,7 +9,7 @@ import { AlgorithmNotFoundError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import { runMetadata } from '../execution/timed-run.js'
 import { algorithmBounds, bodyBounds } from '../http/body-bounds.js'
-import { addBodyParsers } from '../http/json-body.js'
+import { addBodyParsers, losslessObject } from '../http/json-body.js'
 import {
   described,
   ErrorResponse,
@@ -30,7 +31,7 @@ export interface InvokeRouteOptions {
 
 const errorResponse = (description: string) => described(ErrorResponse, description)
 
-export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOptions): Promise<void> {
+export const invokeRoutes: FastifyPluginAsyncTypebox<InvokeRouteOptions> = async (app, options) => {
   const { executor, factorBudgetMs } = options
   const algorithm = servedPrimeChecker(options.algorithms)
   if (algorithm === undefined) return notServed(app, options.algorithms)
@@ -53,7 +54,7 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
         description:
           `Tests one integer for primality and factors it. The factorisation stops after ${factorBudgetMs} ms ` +
           '(ALGOSERVE_INVOKE_FACTOR_BUDGET_MS) with factorization_complete false; is_prime is always decided.',
-        body: Type.Ref(InvokeRequest),
+        body: losslessObject(Type.Ref(InvokeRequest)),
         response: {
           200: described(InvokeResponse, 'The result, with metadata.'),
           400: errorResponse('VALIDATION_ERROR: too many digits; details names the field and its value.'),
@@ -70,7 +71,7 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
       },
     },
     (request, reply) => {
-      const params = inline.parseParams(request.body as Record<string, unknown>, paramLimits, '')
+      const params = inline.parseParams(request.body, paramLimits, '')
       return answerCall(
         executor,
         { algorithm, params, budgetMs: factorBudgetMs, timeoutMs },

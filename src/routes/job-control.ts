@@ -2,8 +2,9 @@
 // summary of all jobs (the dashboard's overview), and the history of a job's webhook delivery. Every
 // backend does the work (jobs/backend.ts); errors are the /jobs routes' wrapped shape (the store's
 // troubles become 503 in the error handler), and a job is shown exactly as GET /jobs/{job_id} shows it.
+
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
 import {
   BadCursorError,
   JobAlreadyFinishedError,
@@ -12,6 +13,7 @@ import {
   ServiceUnavailableError,
   shortenValue,
 } from '../errors.js'
+import { sendJsonText } from '../http/json-reply.js'
 import {
   DeliveryHistoryResponse,
   described,
@@ -32,7 +34,7 @@ import { type JobSummary, LATENCY_BOUNDS_MS, SUMMARY_MINUTES } from '../jobs/sum
 import type { Metrics } from '../metrics/metrics.js'
 
 export interface JobControlRouteOptions {
-  backend: () => JobBackend
+  backend: JobBackend
   metrics: Metrics
 }
 
@@ -50,8 +52,10 @@ const ListQuery = Type.Object({
     }),
   ),
   algorithm: Type.Optional(Type.String({ description: 'Only jobs of this algorithm (case-sensitive).' })),
+  // Typed as the query's text, which is what arrives: validation checks it reads as an integer, and does
+  // not convert it.
   limit: Type.Optional(
-    Type.Unsafe<number>({
+    Type.Unsafe<string>({
       type: 'integer',
       minimum: 1,
       maximum: 500,
@@ -63,11 +67,6 @@ const ListQuery = Type.Object({
     Type.String({ description: 'The next_cursor of the page before; absent for the first page.' }),
   ),
 })
-
-const write = (
-  reply: { type(t: string): { serializer(f: typeof String): { send(s: string): unknown } } },
-  text: string,
-) => reply.type('application/json; charset=utf-8').serializer(String).send(text)
 
 function historyJson(history: DeliveryHistory): string {
   const attempts = history.attempts.map(
@@ -95,7 +94,7 @@ function summaryJson(summary: JobSummary): string {
   )
 }
 
-export async function jobControlRoutes(app: FastifyInstance, options: JobControlRouteOptions): Promise<void> {
+export const jobControlRoutes: FastifyPluginAsyncTypebox<JobControlRouteOptions> = async (app, options) => {
   const { backend, metrics } = options
 
   app.post(
@@ -125,8 +124,8 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
       },
     },
     async (request, reply) => {
-      const { job_id: id } = request.params as { job_id: string }
-      const result = await backend().cancel(id, Date.now())
+      const { job_id: id } = request.params
+      const result = await backend.cancel(id, Date.now())
       if (result.kind === 'not_found') throw new JobNotFoundError(id)
       if (result.kind === 'finished') throw new JobAlreadyFinishedError(id, result.job.status)
       if (result.kind === 'stopping') {
@@ -135,7 +134,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
         )
       }
       metrics.jobsCancelled.inc({ algorithm: result.job.algorithm })
-      return write(reply, jobStatusJson(result.job))
+      return sendJsonText(reply, jobStatusJson(result.job))
     },
   )
 
@@ -160,12 +159,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
       },
     },
     async (request, reply) => {
-      const query = request.query as {
-        status?: JobState
-        algorithm?: string
-        limit?: string
-        cursor?: string
-      }
+      const { query } = request
       let cursor: ListPosition | null = null
       if (query.cursor !== undefined) {
         try {
@@ -183,7 +177,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
           ])
         }
       }
-      const page = await backend().list(
+      const page = await backend.list(
         {
           status: query.status ?? null,
           algorithm: query.algorithm ?? null,
@@ -193,7 +187,10 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
         Date.now(),
       )
       const next = page.next === null ? 'null' : jsonText(encodeCursor(page.next))
-      return write(reply, `{"jobs":[${page.jobs.map(jobListItemJson).join(',')}],"next_cursor":${next}}`)
+      return sendJsonText(
+        reply,
+        `{"jobs":[${page.jobs.map(jobListItemJson).join(',')}],"next_cursor":${next}}`,
+      )
     },
   )
 
@@ -217,8 +214,8 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
       },
     },
     async (_request, reply) => {
-      const summary = await backend().summary(Date.now())
-      return write(reply, summaryJson(summary))
+      const summary = await backend.summary(Date.now())
+      return sendJsonText(reply, summaryJson(summary))
     },
   )
 
@@ -243,10 +240,10 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
       },
     },
     async (request, reply) => {
-      const { job_id: id } = request.params as { job_id: string }
-      const history = await backend().deliveries(id, Date.now())
+      const { job_id: id } = request.params
+      const history = await backend.deliveries(id, Date.now())
       if (history === null) throw new JobNotFoundError(id)
-      return write(reply, historyJson(history))
+      return sendJsonText(reply, historyJson(history))
     },
   )
 }
