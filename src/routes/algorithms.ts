@@ -2,7 +2,6 @@
 // its schemas, and POST /algorithms/{name}/invoke calls one synchronously, answered as /invoke is. Each
 // algorithm has its own invoke route, so that the OpenAPI document shows its params and result; an
 // unknown name reaches the parametric route, which answers 404.
-
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifySchemaCompiler } from 'fastify'

@@ -2,7 +2,6 @@
 // summary of all jobs (the dashboard's overview), and the history of a job's webhook delivery. Every
 // backend does the work (jobs/backend.ts); errors are the /jobs routes' wrapped shape (the store's
 // troubles become 503 in the error handler), and a job is shown exactly as GET /jobs/{job_id} shows it.
-
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import {

@@ -1,7 +1,6 @@
 // GET /jobs/{job_id}/events (job control, docs/jobs.md): a job's changes as Server-Sent Events, ending
 // with its end. What each event says, and how one read per change serves every client of a job, is
 // jobs/event-feed.ts's; here are the HTTP side, the keep-alive, and the end of the streams at a shutdown.
-
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { JobNotFoundError, ServiceUnavailableError } from '../errors.js'
