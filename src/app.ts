@@ -1,6 +1,6 @@
 // Builds the Fastify app from a config and its dependencies. It never listens: main.ts does, and tests
 // listen on port 0.
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import type { Registry } from './algorithms/registry.js'
 import { defaultBounds, largestBounds } from './algorithms/request-bounds.js'
 import type { Config } from './config.js'
@@ -16,11 +16,12 @@ import { endpointObserver, observeRequests, requestId } from './http/http-observ
 import { registerBodyParsers } from './http/json-body.js'
 import { lazySerializers } from './http/lazy-serializers.js'
 import { registerRateLimit } from './http/rate-limit.js'
-import { AccessLog, accessSink, lazyRequestLogger } from './http/request-log.js'
+import { AccessLog, lazyRequestLogger } from './http/request-log.js'
 import { RouteDeclarations } from './http/route-declaration.js'
 import { sharedSchemas } from './http/schemas.js'
 import { validatorCompiler } from './http/validation.js'
 import type { JobBackend } from './jobs/backend.js'
+import { type ProcessLogger, processLogger } from './logging/process-logger.js'
 import { type Metrics, UNMATCHED_ENDPOINT } from './metrics/metrics.js'
 import { algorithmRoutes } from './routes/algorithms.js'
 import { dashboardRoutes } from './routes/dashboard.js'
@@ -39,12 +40,12 @@ export interface AppDependencies {
   /** The algorithms whose jobs this process takes (ALGOSERVE_WORKER_ALGORITHMS); default, all. */
   jobAlgorithms?: readonly string[]
   metrics: Metrics
-  /** The job backend, opened once the app (and so its logger) exists. */
-  backend: () => JobBackend
+  /** The job backend, open; closed by its owner after the app. */
+  backend: JobBackend
   /** True from the moment a shutdown begins; /readyz then answers 503. */
   isShuttingDown: () => boolean
-  /** Pino options; main.ts passes its asynchronous destination. Default: stdout at the config's level. */
-  logger?: FastifyServerOptions['logger']
+  /** The process's logger, which the backend logs through too. Default: stdout at the config's level. */
+  logger?: ProcessLogger
 }
 
 interface BaseApp {
@@ -58,11 +59,11 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> 
   // Requests refused before routing (a malformed URL) pass no hooks, so they are counted here.
   const countRefused = endpointObserver(deps.metrics, UNMATCHED_ENDPOINT)
   let refuse: FrameworkErrorHandler | undefined
-  const logger = deps.logger ?? { level: config.logLevel }
+  const logger = deps.logger ?? processLogger({ level: config.logLevel })
   const app: FastifyInstance = Fastify({
-    logger,
+    loggerInstance: logger.log,
     genReqId: requestId,
-    logController: new AccessLog(accessSink(logger)),
+    logController: new AccessLog(logger.access),
     childLoggerFactory: lazyRequestLogger,
     bodyLimit: config.maxBodyBytes,
     // During a shutdown, requests on open connections are still answered in our own shapes.
@@ -126,7 +127,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     bounds: config,
     factorBudgetMs: config.invokeFactorBudgetMs,
     timeoutMs: config.invokeTimeoutMs,
-    workers: () => deps.backend().workers(),
+    workers: () => deps.backend.workers(),
   })
   await app.register(invokeRoutes, {
     algorithms,
@@ -172,7 +173,7 @@ async function registerStatusRoutes(
   const { algorithm, ...processes } = deps.executor.checks()
   await app.register(healthRoutes, {
     algorithms,
-    checks: { algorithm, store: () => deps.backend().ping(), ...processes },
+    checks: { algorithm, store: () => deps.backend.ping(), ...processes },
     isShuttingDown: deps.isShuttingDown,
     metrics: deps.metrics,
   })

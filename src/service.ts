@@ -4,7 +4,7 @@
 // `worker` only runs jobs and webhooks from Redis, with a small app of its own (/healthz, /readyz,
 // /metrics). main.ts runs it; tests start the same thing on port 0.
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { moduleFiles } from './algorithms/loader.js'
 import { loadRegistry, type Registry } from './algorithms/registry.js'
 import { checkDeclaredBounds } from './algorithms/request-bounds.js'
@@ -19,6 +19,7 @@ import { openEmbeddedBackend } from './jobs/embedded/backend.js'
 import { createRunJob } from './jobs/execute.js'
 import { jobEndLog } from './jobs/job-end.js'
 import { JobSweeper } from './jobs/sweeper.js'
+import { type LoggerSettings, processLogger } from './logging/process-logger.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
 import { VERSION } from './version.js'
 import { RETRY_WAITS_MS } from './webhooks/policy.js'
@@ -42,7 +43,8 @@ export type Role = 'serve' | 'worker'
 export interface ServiceOptions {
   /** `serve` (the default) or `worker` (Redis only). */
   role?: Role
-  logger?: FastifyServerOptions['logger']
+  /** The process's log; main.ts gives its asynchronous destination. Default: stdout, the config's level. */
+  logger?: LoggerSettings
   /** For tests only: a shorter webhook schedule, and a resolver for names that only tests know. */
   webhooks?: { retryWaitsMs?: readonly number[]; timeoutMs?: number; resolve?: Resolver }
 }
@@ -178,21 +180,24 @@ export async function createService(config: Config, options: ServiceOptions = {}
     metrics,
   )
   let shuttingDown = false
+  // One logger for the process, made first: the backend logs through it from its opening on, and the app
+  // is built on it.
+  const logger = processLogger(options.logger ?? { level: config.logLevel })
+  const { log } = logger
   let backend: JobBackend | undefined
   let app: FastifyInstance
   try {
+    backend = await openBackend(config, log.child({ component: 'jobs' }), metrics, algorithms, options)
     const deps = {
       executor,
       metrics,
-      // The app's logger exists only once the app does; the backend is opened from it, below.
-      backend: () => backend as JobBackend,
+      backend,
       isShuttingDown: () => shuttingDown,
-      logger: options.logger,
+      logger,
       algorithms,
       jobAlgorithms: served,
     }
     app = role === 'worker' ? await buildWorkerApp(config, deps) : await buildApp(config, deps)
-    backend = await openBackend(config, app.log.child({ component: 'jobs' }), metrics, algorithms, options)
     // A module that loads in the process but not in a thread stops the start here, not at a first run.
     await executor.warm()
   } catch (error) {
@@ -200,7 +205,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     throw error
   }
   const jobs: JobBackend = backend
-  const algorithmLog = app.log.child({ component: 'algorithms' })
+  const algorithmLog = log.child({ component: 'algorithms' })
   // What a predecessor that died left running is ended before this one starts its own.
   const forgetOwner = processes.any ? await recordOwner(config.dataDir, algorithmLog) : async () => {}
   processes.start(algorithmLog)
@@ -223,14 +228,14 @@ export async function createService(config: Config, options: ServiceOptions = {}
     factorBudgetMs: config.jobFactorBudgetMs,
     timeoutMs: config.jobTimeoutMs,
     maxDigits: config.maxDigits,
-    log: app.log.child({ component: 'jobs' }),
+    log: log.child({ component: 'jobs' }),
   })
   const consumers: Consumer[] = []
   const jobConcurrency =
     config.jobConcurrency > 0 ? config.jobConcurrency : defaultJobConcurrency(executor.threads)
   const sweeper = new JobSweeper(
     jobs,
-    app.log.child({ component: 'jobs' }),
+    log.child({ component: 'jobs' }),
     Math.min(60_000, config.jobTtlSeconds * 1000),
   )
   return {
@@ -253,7 +258,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
           algorithms: served,
           concurrencyOf: declaredConcurrency(algorithms),
           logEnd: jobEndLog(
-            app.log.child({ component: 'jobs' }),
+            log.child({ component: 'jobs' }),
             (name) => algorithms.get(name)?.version ?? null,
           ),
         }),
@@ -261,7 +266,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
           maxInFlight: MAX_DELIVERIES_IN_FLIGHT,
           pace,
           onAttempt: (status) => metrics.webhookDeliveries.inc({ status }),
-          log: app.log.child({ component: 'webhooks' }),
+          log: log.child({ component: 'webhooks' }),
         }),
       )
     },

@@ -5,6 +5,7 @@
 // no request holds the loop for its whole body (other requests, /healthz among them, would wait meanwhile).
 import { StringDecoder } from 'node:string_decoder'
 import { setImmediate as nextTurn } from 'node:timers/promises'
+import { type TSchema, type TUnsafe, Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { type BoundName, type BoundOwner, howToRaise } from '../algorithms/request-bounds.js'
 import { SchemaValidationError } from '../errors.js'
@@ -27,6 +28,14 @@ export const MALFORMED_CONTENT_TYPE = 'application/x-malformed-content-type'
 /** The malformed Content-Type as sent, kept on the request for the 422's message. */
 const SENT_CONTENT_TYPE = Symbol('sent content type')
 type WithSentType = { [SENT_CONTENT_TYPE]?: string }
+
+/**
+ * A route's object body schema, typed as these parsers leave the body: an object whose numbers are
+ * LosslessNumber (their text, kept exactly past 2^53), not the numbers the schema's static type would say.
+ * The schema itself is unchanged.
+ */
+export const losslessObject = (schema: TSchema): TUnsafe<Record<string, unknown>> =>
+  Type.Unsafe<Record<string, unknown>>(schema)
 
 /** The bounds a body is parsed under, and whom a refusal names (request-bounds.ts). */
 export interface BodyBounds {

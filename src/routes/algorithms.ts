@@ -2,8 +2,9 @@
 // its schemas, and POST /algorithms/{name}/invoke calls one synchronously, answered as /invoke is. Each
 // algorithm has its own invoke route, so that the OpenAPI document shows its params and result; an
 // unknown name reaches the parametric route, which answers 404.
-import { type TSchema, Type } from '@sinclair/typebox'
-import type { FastifyInstance, FastifySchemaCompiler } from 'fastify'
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { FastifySchemaCompiler } from 'fastify'
 import { stringify } from 'lossless-json'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { readParams } from '../algorithms/params.js'
@@ -16,6 +17,8 @@ import { exampleResult, metadataOf, requestExamples } from '../http/algorithm-ex
 import { algorithmSchemaId } from '../http/algorithm-schemas.js'
 import { algorithmBounds, bodyBounds, withBodyBounds } from '../http/body-bounds.js'
 import { flat, REQUEST_ID, tooLarge } from '../http/examples.js'
+import { losslessObject } from '../http/json-body.js'
+import { sendJsonText } from '../http/json-reply.js'
 import { described, ErrorResponse, HTTPValidationError, Metadata, wrappedError } from '../http/schemas.js'
 import { answerCall, syncTimeLimit } from '../http/sync-call.js'
 import { validatorCompiler } from '../http/validation.js'
@@ -78,7 +81,7 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 
 const summary = ({ name, version, description }: Algorithm) => ({ name, version, description })
 
-export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRouteOptions): Promise<void> {
+export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> = async (app, options) => {
   const { algorithms, executor, factorBudgetMs } = options
   const names = [...algorithms.keys()].sort()
   const sorted = names.map((name) => algorithms.get(name) as Algorithm)
@@ -119,11 +122,7 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
         }),
       },
     },
-    async (_request, reply) =>
-      reply
-        .type(JSON_TYPE)
-        .serializer(String)
-        .send(await listing()),
+    async (_request, reply) => sendJsonText(reply, await listing()),
   )
 
   // Written once: the schemas are the modules' own, shown as they are.
@@ -201,15 +200,12 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
       },
     },
     async (request, reply) => {
-      const { name } = request.params as { name: string }
+      const { name } = request.params
       find(name)
       const workers = await options.workers().catch(() => null)
       const count = workers === null ? null : (workers.get(name) ?? 0)
       // The fixed members as written once, and the live count.
-      return reply
-        .type(JSON_TYPE)
-        .serializer(String)
-        .send(`${(details.get(name) as string).slice(0, -1)},"workers":${count}}`)
+      return sendJsonText(reply, `${(details.get(name) as string).slice(0, -1)},"workers":${count}}`)
     },
   )
 
@@ -217,12 +213,13 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
     const timeoutMs = syncTimeLimit(algorithm, options.timeoutMs)
     const { bounds, owner, paramLimits } = algorithmBounds(algorithm, options.bounds)
     await withBodyBounds(app, bodyBounds(bounds, owner), (context) => {
-      context.post(
+      // The context withBodyBounds makes is untyped: its routes are typed again, as this plugin's are.
+      context.withTypeProvider<TypeBoxTypeProvider>().post(
         `/algorithms/${algorithm.name}/invoke`,
         {
           bodyLimit: bounds.maxBodyBytes,
           config: { kind: 'api', errorShape: 'flat', boundOwner: owner },
-          validatorCompiler: anyObjectBody as never,
+          validatorCompiler: anyObjectBody,
           schema: {
             summary: `Call ${algorithm.name}`,
             operationId: `invoke_${algorithm.name}`,
@@ -230,7 +227,7 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
             description:
               `${algorithm.description}\n\nThe body is its params. A run is stopped after ${timeoutMs / 1000} s ` +
               '(its own timeoutMs, at most ALGOSERVE_INVOKE_TIMEOUT_MS) with 500 ALGORITHM_ERROR.',
-            body: Type.Ref(algorithmSchemaId(algorithm.name, 'params')),
+            body: losslessObject(Type.Ref(algorithmSchemaId(algorithm.name, 'params'))),
             response: {
               200: {
                 ...Type.Object({
@@ -266,7 +263,7 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
           },
         },
         (request, reply) => {
-          const params = readParams(algorithm, request.body as Record<string, unknown>, paramLimits, ['body'])
+          const params = readParams(algorithm, request.body, paramLimits, ['body'])
           const call = { algorithm, params, budgetMs: factorBudgetMs, timeoutMs }
           return answerCall(executor, call, reply, (run: TimedRun): void => {
             const metadata = runMetadata(algorithm, run)
@@ -295,7 +292,7 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
       schema: { hide: true, params: NameParams },
     },
     async (request) => {
-      find((request.params as { name: string }).name)
+      find(request.params.name)
     },
   )
 }
@@ -305,7 +302,7 @@ export async function algorithmRoutes(app: FastifyInstance, options: AlgorithmRo
  * (a 422 in the interface's words); the params schema is the algorithm's, checked by readParams. It
  * refers to no shared schema.
  */
-const anyObjectBody: FastifySchemaCompiler<TSchema> = (route) =>
+const anyObjectBody: FastifySchemaCompiler<unknown> = (route) =>
   validatorCompiler([])({ ...route, schema: Type.Object({}, { additionalProperties: true }) })
 
 /** The examples of an algorithm's invoke operation: its own examples, and what each status answers. */

@@ -1,6 +1,6 @@
 // GET /healthz (the process answers) and GET /readyz (every check holds and no shutdown has begun);
 // the same verdict is the algoserve_ready gauge.
-import type { FastifyInstance } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { described, HealthResponse, ReadinessResponse } from '../http/schemas.js'
 import type { Metrics } from '../metrics/metrics.js'
 
@@ -23,7 +23,7 @@ async function readiness(options: HealthRouteOptions) {
   return { ready: !options.isShuttingDown() && Object.values(checks).every(Boolean), checks }
 }
 
-export async function healthRoutes(app: FastifyInstance, options: HealthRouteOptions): Promise<void> {
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteOptions> = async (app, options) => {
   options.metrics.readinessFrom(async () => (await readiness(options)).ready)
   app.get(
     '/healthz',

@@ -1,6 +1,7 @@
 // POST /invoke: one synchronous call of the interface's algorithm (the registry's invokeAlgorithm),
 // answered in the same response.
 
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { INVOKE_ALGORITHM, invokeAlgorithm, type Registry } from '../algorithms/registry.js'
@@ -11,7 +12,7 @@ import { runMetadata } from '../execution/timed-run.js'
 import { exampleResult, metadataOf, requestExamples } from '../http/algorithm-examples.js'
 import { algorithmBounds, bodyBounds } from '../http/body-bounds.js'
 import { flat, problem, REQUEST_ID, tooLarge } from '../http/examples.js'
-import { addBodyParsers } from '../http/json-body.js'
+import { addBodyParsers, losslessObject } from '../http/json-body.js'
 import {
   described,
   ErrorResponse,
@@ -33,7 +34,7 @@ export interface InvokeRouteOptions {
 
 const errorResponse = (description: string) => described(ErrorResponse, description)
 
-export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOptions): Promise<void> {
+export const invokeRoutes: FastifyPluginAsyncTypebox<InvokeRouteOptions> = async (app, options) => {
   const { executor, factorBudgetMs } = options
   const algorithm = invokeAlgorithm(options.algorithms)
   if (algorithm === undefined) return notServed(app, options.algorithms)
@@ -56,7 +57,7 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
         description:
           `Tests one integer for primality and factors it. The factorisation stops after ${factorBudgetMs} ms ` +
           '(ALGOSERVE_INVOKE_FACTOR_BUDGET_MS) with factorization_complete false; is_prime is always decided.',
-        body: Type.Ref(InvokeRequest),
+        body: losslessObject(Type.Ref(InvokeRequest)),
         response: {
           200: described(invokeResponse(algorithm), 'The result, with metadata.'),
           400: errorResponse('VALIDATION_ERROR: too many digits; details names the field and its value.'),
@@ -97,7 +98,7 @@ export async function invokeRoutes(app: FastifyInstance, options: InvokeRouteOpt
       },
     },
     (request, reply) => {
-      const params = inline.parseParams(request.body as Record<string, unknown>, paramLimits, '')
+      const params = inline.parseParams(request.body, paramLimits, '')
       return answerCall(
         executor,
         { algorithm, params, budgetMs: factorBudgetMs, timeoutMs },

@@ -2,8 +2,8 @@
 // summary of all jobs (the dashboard's overview), and the history of a job's webhook delivery. Every
 // backend does the work (jobs/backend.ts); errors are the /jobs routes' wrapped shape (the store's
 // troubles become 503 in the error handler), and a job is shown exactly as GET /jobs/{job_id} shows it.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
 import {
   BadCursorError,
   JobAlreadyFinishedError,
@@ -22,6 +22,7 @@ import {
   STORE_UNAVAILABLE,
   wrapped,
 } from '../http/examples.js'
+import { sendJsonText } from '../http/json-reply.js'
 import {
   DeliveryHistoryResponse,
   described,
@@ -44,7 +45,7 @@ import { RETRY_WAITS_MS } from '../webhooks/policy.js'
 import { ATTEMPT_TIMEOUT_MS } from '../webhooks/sender.js'
 
 export interface JobControlRouteOptions {
-  backend: () => JobBackend
+  backend: JobBackend
   metrics: Metrics
 }
 
@@ -62,8 +63,10 @@ const ListQuery = Type.Object({
     }),
   ),
   algorithm: Type.Optional(Type.String({ description: 'Only jobs of this algorithm (case-sensitive).' })),
+  // Typed as the query's text, which is what arrives: validation checks it reads as an integer, and does
+  // not convert it.
   limit: Type.Optional(
-    Type.Unsafe<number>({
+    Type.Unsafe<string>({
       type: 'integer',
       minimum: 1,
       maximum: 500,
@@ -75,11 +78,6 @@ const ListQuery = Type.Object({
     Type.String({ description: 'The next_cursor of the page before; absent for the first page.' }),
   ),
 })
-
-const write = (
-  reply: { type(t: string): { serializer(f: typeof String): { send(s: string): unknown } } },
-  text: string,
-) => reply.type('application/json; charset=utf-8').serializer(String).send(text)
 
 function historyJson(history: DeliveryHistory): string {
   const attempts = history.attempts.map(
@@ -107,7 +105,7 @@ function summaryJson(summary: JobSummary): string {
   )
 }
 
-export async function jobControlRoutes(app: FastifyInstance, options: JobControlRouteOptions): Promise<void> {
+export const jobControlRoutes: FastifyPluginAsyncTypebox<JobControlRouteOptions> = async (app, options) => {
   const { backend, metrics } = options
 
   app.post(
@@ -138,8 +136,8 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
       },
     },
     async (request, reply) => {
-      const { job_id: id } = request.params as { job_id: string }
-      const result = await backend().cancel(id, Date.now())
+      const { job_id: id } = request.params
+      const result = await backend.cancel(id, Date.now())
       if (result.kind === 'not_found') throw new JobNotFoundError(id)
       if (result.kind === 'finished') throw new JobAlreadyFinishedError(id, result.job.status)
       if (result.kind === 'stopping') {
@@ -148,7 +146,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
         )
       }
       metrics.jobsCancelled.inc({ algorithm: result.job.algorithm })
-      return write(reply, jobStatusJson(result.job))
+      return sendJsonText(reply, jobStatusJson(result.job))
     },
   )
 
@@ -174,12 +172,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
       },
     },
     async (request, reply) => {
-      const query = request.query as {
-        status?: JobState
-        algorithm?: string
-        limit?: string
-        cursor?: string
-      }
+      const { query } = request
       let cursor: ListPosition | null = null
       if (query.cursor !== undefined) {
         try {
@@ -197,7 +190,7 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
           ])
         }
       }
-      const page = await backend().list(
+      const page = await backend.list(
         {
           status: query.status ?? null,
           algorithm: query.algorithm ?? null,
@@ -207,7 +200,10 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
         Date.now(),
       )
       const next = page.next === null ? 'null' : jsonText(encodeCursor(page.next))
-      return write(reply, `{"jobs":[${page.jobs.map(jobListItemJson).join(',')}],"next_cursor":${next}}`)
+      return sendJsonText(
+        reply,
+        `{"jobs":[${page.jobs.map(jobListItemJson).join(',')}],"next_cursor":${next}}`,
+      )
     },
   )
 
@@ -232,8 +228,8 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
       },
     },
     async (_request, reply) => {
-      const summary = await backend().summary(Date.now())
-      return write(reply, summaryJson(summary))
+      const summary = await backend.summary(Date.now())
+      return sendJsonText(reply, summaryJson(summary))
     },
   )
 
@@ -259,10 +255,10 @@ export async function jobControlRoutes(app: FastifyInstance, options: JobControl
       },
     },
     async (request, reply) => {
-      const { job_id: id } = request.params as { job_id: string }
-      const history = await backend().deliveries(id, Date.now())
+      const { job_id: id } = request.params
+      const history = await backend.deliveries(id, Date.now())
       if (history === null) throw new JobNotFoundError(id)
-      return write(reply, historyJson(history))
+      return sendJsonText(reply, historyJson(history))
     },
   )
 }

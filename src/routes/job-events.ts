@@ -1,8 +1,8 @@
 // GET /jobs/{job_id}/events (job control, docs/jobs.md): a job's changes as Server-Sent Events, ending
 // with its end. What each event says, and how one read per change serves every client of a job, is
 // jobs/event-feed.ts's; here are the HTTP side, the keep-alive, and the end of the streams at a shutdown.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
 import { JobNotFoundError, ServiceUnavailableError } from '../errors.js'
 import {
   cancelledJob,
@@ -19,7 +19,7 @@ import { EventFeed, type JobEvent, parseEventId, type Watcher } from '../jobs/ev
 import { isEnded } from '../jobs/job.js'
 
 export interface JobEventRouteOptions {
-  backend: () => JobBackend
+  backend: JobBackend
   /** Streams held at once; beyond it a new one is refused with 503. */
   maxStreams: number
 }
@@ -49,19 +49,19 @@ const LastEventIdHeaders = Type.Object({
   ),
 })
 
-export async function jobEventRoutes(app: FastifyInstance, options: JobEventRouteOptions): Promise<void> {
+export const jobEventRoutes: FastifyPluginAsyncTypebox<JobEventRouteOptions> = async (app, options) => {
   const { backend } = options
   const log = app.log.child({ component: 'job-events' })
   const watchers = new EventFeed({
-    read: (id) => backend().read(id, Date.now()),
+    read: (id) => backend.read(id, Date.now()),
     onReadError: (error, failedReads) =>
       log.warn({ err: error, failed_reads: failedReads }, 'could not read watched jobs'),
     max: options.maxStreams,
   })
-  // The backend is opened after the routes are registered: subscribed at the first stream.
+  // Subscribed at the first stream (and again after a failed one): an app without streams holds none.
   let subscribed: Promise<void> | undefined
   const subscribe = () => {
-    subscribed ??= backend()
+    subscribed ??= backend
       .onChanged((id) => watchers.changed(id))
       .catch((error: unknown) => {
         subscribed = undefined
@@ -121,9 +121,9 @@ export async function jobEventRoutes(app: FastifyInstance, options: JobEventRout
       },
     },
     async (request, reply) => {
-      const { job_id: id } = request.params as { job_id: string }
-      const seen = parseEventId((request.headers as { 'last-event-id'?: string })['last-event-id'])
-      const job = await backend().read(id, Date.now())
+      const { job_id: id } = request.params
+      const seen = parseEventId(request.headers['last-event-id'])
+      const job = await backend.read(id, Date.now())
       if (job === null) throw new JobNotFoundError(id)
       const stream = new SseStream(reply.raw, MAX_BEHIND_BYTES, (behindBytes) =>
         log.info({ job_id: id, behind_bytes: behindBytes }, 'cut an event stream whose client is behind'),

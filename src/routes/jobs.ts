@@ -2,8 +2,8 @@
 // with job control (docs/jobs.md), an Idempotency-Key on the first and a wait for the job's end on the
 // second. The store's troubles become 503 in the error handler.
 import { createHash } from 'node:crypto'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
 import { stringify } from 'lossless-json'
 import type { ParamLimits, RequestBounds } from '../algorithms/algorithm.js'
 import { readParams } from '../algorithms/params.js'
@@ -22,12 +22,12 @@ import {
   wrapped,
 } from '../http/examples.js'
 import { addBodyParsers } from '../http/json-body.js'
+import { sendJsonText } from '../http/json-reply.js'
 import {
   described,
   JobCreateResponse,
   JobIdParams,
   JobRequest,
-  type JobRequestBody,
   JobStatusResponse,
   validationFailed,
   wrappedError,
@@ -50,7 +50,7 @@ import { checkWebhookUrl } from '../webhooks/address-policy.js'
 
 export interface JobRouteOptions {
   algorithms: Registry
-  backend: () => JobBackend
+  backend: JobBackend
   metrics: Metrics
   /** The settings of the request bounds: the named algorithm's own are in effect. */
   bounds: BoundSettings
@@ -84,8 +84,10 @@ const JobQuery = Type.Object({
       examples: ['params'],
     }),
   ),
+  // Typed as the query's text, which is what arrives: validation checks it reads as a number, and does not
+  // convert it.
   wait: Type.Optional(
-    Type.Unsafe<number>({
+    Type.Unsafe<string>({
       type: 'number',
       minimum: 0,
       maximum: 60,
@@ -112,7 +114,7 @@ const badNumber = (algorithms: Registry) => {
   return invoked === undefined ? '' : ` or a bad ${invoked.name} number`
 }
 
-export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions): Promise<void> {
+export const jobsRoutes: FastifyPluginAsyncTypebox<JobRouteOptions> = async (app, options) => {
   const { algorithms, backend, metrics } = options
   // The body names its algorithm: it is read under the largest bounds of any (this plugin is a context
   // of its own), then held to the named algorithm's.
@@ -132,11 +134,11 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
   const measured = [...own.values()].some((entry) => entry.tighter)
   addBodyParsers(app, bodyBounds(largest, readOwner, measured))
   const waiters = new EndWaits(options.maxJobWaiters)
-  const served = new ServedAlgorithms(() => backend().workers())
-  // The backend is opened after the routes are registered: subscribed at the first wait.
+  const served = new ServedAlgorithms(() => backend.workers())
+  // Subscribed at the first wait: an app whose clients never wait holds no subscription.
   let subscribed: Promise<void> | undefined
   const subscribe = () => {
-    subscribed ??= backend().onEnded((id) => waiters.signal(id))
+    subscribed ??= backend.onEnded((id) => waiters.signal(id))
     return subscribed
   }
 
@@ -204,7 +206,7 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
       },
     },
     async (request, reply) => {
-      const body = request.body as JobRequestBody
+      const { body } = request
       const algorithm = algorithms.get(body.algorithm)
       if (algorithm === undefined)
         throw new AlgorithmNotFoundError(body.algorithm, [...algorithms.keys()].sort())
@@ -217,7 +219,7 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
         body.webhook === undefined || body.webhook === null
           ? null
           : checkWebhookUrl(body.webhook, options.webhookAllowPrivate)
-      const key = (request.headers as { 'idempotency-key'?: string })['idempotency-key']
+      const key = request.headers['idempotency-key']
       const idempotency: IdempotencyClaim | undefined =
         key === undefined
           ? undefined
@@ -232,12 +234,10 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
       // 48 random bits: a clash is rare enough that one fresh draw settles it.
       const job: NewJob = { id: newJobId(), algorithm: algorithm.name, params, webhook, cheap, createdAt }
       const submitted = await tracing.submit(job, () =>
-        backend()
-          .submit(job, idempotency)
-          .catch((error) => {
-            if (!(error instanceof DuplicateJobIdError)) throw error
-            return backend().submit({ ...job, id: newJobId() }, idempotency)
-          }),
+        backend.submit(job, idempotency).catch((error) => {
+          if (!(error instanceof DuplicateJobIdError)) throw error
+          return backend.submit({ ...job, id: newJobId() }, idempotency)
+        }),
       )
       if (submitted.replayed) reply.header('idempotent-replayed', 'true')
       else metrics.jobsCreated.inc({ algorithm: algorithm.name })
@@ -297,11 +297,11 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
       },
     },
     async (request, reply) => {
-      const { job_id: id } = request.params as { job_id: string }
-      const read = () => backend().read(id, Date.now())
+      const { job_id: id } = request.params
+      const read = () => backend.read(id, Date.now())
       let job = await read()
       if (job === null) throw new JobNotFoundError(id)
-      const { wait, include } = request.query as { wait?: string; include?: string }
+      const { wait, include } = request.query
       const waitMs = wait === undefined ? 0 : Number(wait) * 1000
       if (waitMs > 0 && !isEnded(job.status)) {
         const hold = waiters.hold(id)
@@ -342,7 +342,7 @@ export async function jobsRoutes(app: FastifyInstance, options: JobRouteOptions)
           : jobStatusWithJson(job, new Set(include.split(',') as JobInclude[]))
       if (job.status === 'pending' && (await served.unserved(job.algorithm)))
         body = `${body.slice(0, -1)},"message":${JSON.stringify(unservedMessage(job.algorithm))}}`
-      return reply.type('application/json; charset=utf-8').serializer(String).send(body)
+      return sendJsonText(reply, body)
     },
   )
 }

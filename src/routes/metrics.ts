@@ -1,6 +1,6 @@
 // GET /metrics: the Prometheus text exposition of this process; OpenMetrics, with the latencies'
 // exemplars, to a scraper that asks for it while tracing is on (docs/metrics.md#exemplars).
-import type { FastifyInstance } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { exemplarsOffered } from '../metrics/metric-series.js'
 import { METRICS_CONTENT_TYPE, type Metrics } from '../metrics/metrics.js'
 import { OPENMETRICS_CONTENT_TYPE, openMetricsText, wantsOpenMetrics } from '../metrics/open-metrics.js'
@@ -9,7 +9,7 @@ export interface MetricsRouteOptions {
   metrics: Metrics
 }
 
-export async function metricsRoutes(app: FastifyInstance, options: MetricsRouteOptions): Promise<void> {
+export const metricsRoutes: FastifyPluginAsyncTypebox<MetricsRouteOptions> = async (app, options) => {
   app.get(
     '/metrics',
     {

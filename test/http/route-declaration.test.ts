@@ -31,7 +31,7 @@ describe('a route must declare what it is', () => {
       executor: service.executor,
       algorithms: service.algorithms,
       metrics: service.metrics,
-      backend: () => service.backend,
+      backend: service.backend,
       isShuttingDown: () => false,
     })
     try {

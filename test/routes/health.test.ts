@@ -36,7 +36,7 @@ test('GET /readyz is 503 not_ready from the start of a shutdown', async () => {
     executor: service.executor,
     algorithms: service.algorithms,
     metrics: service.metrics,
-    backend: () => service.backend,
+    backend: service.backend,
     isShuttingDown: () => shuttingDown,
   })
   try {
