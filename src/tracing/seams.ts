@@ -1,7 +1,7 @@
 // The few places where the service hands tracing its work: a new job, a job's run, a run lost with
-// its process, a job's end, a webhook attempt, and the trace context a run passes to its algorithm. Each is called
-// through `tracing`, which is a plain pass-through unless main.ts installed the SDK's (sdk.ts) at start:
-// with tracing off no OpenTelemetry module is loaded and each seam costs one call.
+// its process, a job's end, a webhook attempt, and the trace context a run passes to its algorithm.
+// Each is called through `tracing`, which is a plain pass-through unless main.ts installed the SDK's
+// (sdk.ts) at start: with tracing off no OpenTelemetry module is loaded and each seam costs one call.
 import type { JobOutcome, JobRecord, NewJob } from '../jobs/job.js'
 
 /** A W3C Trace Context as a run is given it (RunContext's `trace`, a program's request line). */
