@@ -127,6 +127,8 @@ describe('tracing in algoserve serve', () => {
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
       OTEL_SERVICE_NAME: 'algoserve-under-test',
       OTEL_BSP_SCHEDULE_DELAY: '50',
+      // Were the SDK to make OTLP metrics, it would export them at this interval.
+      OTEL_METRIC_EXPORT_INTERVAL: '100',
     })
     const id = await serveOneJob(child, webhooks.url)
     assert.ok(loadedModules(file).some((url) => url.includes('@opentelemetry/sdk-node')))
@@ -152,8 +154,17 @@ describe('tracing in algoserve serve', () => {
     assert.equal(post.parentSpanId, attempt.spanId)
     assert.equal(post.kind, 3)
 
-    // An OpenMetrics scrape offers exemplars of the spans the receiver was sent; a plain one does not.
+    // A request of a trace not sampled (its parent's flags say so) leaves no exemplar: its trace is
+    // exported nowhere.
     const url = await listening(child)
+    const unsampled = '0af7651916cd43dd8448eb211c80319c'
+    const invoked = await fetch(`${url}/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: `00-${unsampled}-${CLIENT_SPAN}-00` },
+      body: JSON.stringify({ number: 97 }),
+    })
+    assert.equal(invoked.status, 200)
+    // An OpenMetrics scrape offers exemplars of the spans the receiver was sent; a plain one does not.
     const open = await scrape(url, PROMETHEUS_ACCEPT)
     assert.equal(open.type, 'application/openmetrics-text; version=1.0.0; charset=utf-8')
     assert.match(open.body, /\n# EOF\n$/)
@@ -166,6 +177,9 @@ describe('tracing in algoserve serve', () => {
       const span = await otlp.waitForSpan((span) => span.spanId === spanId)
       assert.equal(span.traceId, TRACE_ID)
     }
+    assert.doesNotMatch(open.body, new RegExp(unsampled))
+    // Traces only: the metrics are /metrics', not the SDK's over OTLP.
+    assert.deepEqual(otlp.refused, [])
     // The counters keep their names in the text format after an OpenMetrics scrape renamed them there.
     assert.match(open.body, /^http_requests_total\{/m)
     assert.match(open.body, /^# TYPE http_requests counter$/m)

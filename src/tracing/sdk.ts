@@ -13,6 +13,7 @@ import {
   type Span,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   trace,
 } from '@opentelemetry/api'
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
@@ -62,8 +63,11 @@ export function startTracing(): StartedTracing {
         [ATTR_SERVICE_VERSION]: VERSION,
       }),
     ),
-    // Traces only: the metrics are Prometheus's (/metrics) and the logs are JSON lines on stdout.
+    // Traces only: the metrics are Prometheus's (/metrics) and the logs are JSON lines on stdout. Without
+    // readers given, the SDK would read OTEL_METRICS_EXPORTER, whose default exports OTLP metrics, and the
+    // HTTP instrumentation would time every request into them, sampled or not.
     logRecordProcessors: [],
+    metricReaders: [],
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has((request.url ?? '').split('?')[0] ?? ''),
@@ -75,11 +79,13 @@ export function startTracing(): StartedTracing {
   })
   sdk.start()
   installTracing(jobTracing())
-  // The latency histograms' exemplars: the span each observation was made in.
+  // The latency histograms' exemplars: the span each observation was made in, when its trace is sampled
+  // (one not sampled is exported nowhere).
   offerExemplars(() => {
     const span = trace.getActiveSpan()
     if (span === undefined) return undefined
-    const { traceId, spanId } = span.spanContext()
+    const { traceId, spanId, traceFlags } = span.spanContext()
+    if ((traceFlags & TraceFlags.SAMPLED) === 0) return undefined
     return { trace_id: traceId, span_id: spanId }
   })
   return {

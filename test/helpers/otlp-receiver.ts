@@ -28,6 +28,8 @@ export interface OtlpReceiver {
   /** The OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT): the receiver takes `${url}/v1/traces`. */
   url: string
   spans: ReceivedSpan[]
+  /** The other requests it was sent (refused with 404), as `METHOD path`: metrics or logs, say. */
+  refused: string[]
   /** Resolves once a span passes `test`; gives it. */
   waitForSpan(test: (span: ReceivedSpan) => boolean, timeoutMs?: number): Promise<ReceivedSpan>
   close(): Promise<void>
@@ -96,12 +98,14 @@ const hex = (id: string | undefined): string =>
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = []
+  const refused: string[] = []
   const server = createServer((request, response) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
       const contentType = request.headers['content-type'] ?? ''
       if (request.method !== 'POST' || request.url !== '/v1/traces') {
+        refused.push(`${request.method} ${request.url}`)
         response.writeHead(404).end()
         return
       }
@@ -136,6 +140,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     url: `http://127.0.0.1:${port}`,
     spans,
+    refused,
     async waitForSpan(test, timeoutMs = 30_000) {
       await until(() => spans.some(test), timeoutMs, 'a span that the test waits for', 20)
       return spans.find(test) as ReceivedSpan
