@@ -7,10 +7,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { tempDataDir } from './helpers/app.js'
 import { type Child, listening, loggedLines, serveFresh, start } from './helpers/child.js'
-import { waitForJob } from './helpers/jobs.js'
+import { type JobBody, waitForJob } from './helpers/jobs.js'
 import { RSA_100 } from './helpers/numbers.js'
-import { type OtlpReceiver, startOtlpReceiver } from './helpers/otlp-receiver.js'
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './helpers/otlp-receiver.js'
 import { type Receiver, startReceiver } from './helpers/receiver.js'
 import { freshPrefix, skipWithoutRedis, startRedis } from './helpers/redis.js'
 import { until } from './helpers/time.js'
@@ -126,6 +127,8 @@ describe('tracing in algoserve serve', () => {
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
       OTEL_SERVICE_NAME: 'algoserve-under-test',
       OTEL_BSP_SCHEDULE_DELAY: '50',
+      // Were the SDK to make OTLP metrics, it would export them at this interval.
+      OTEL_METRIC_EXPORT_INTERVAL: '100',
     })
     const id = await serveOneJob(child, webhooks.url)
     assert.ok(loadedModules(file).some((url) => url.includes('@opentelemetry/sdk-node')))
@@ -151,8 +154,17 @@ describe('tracing in algoserve serve', () => {
     assert.equal(post.parentSpanId, attempt.spanId)
     assert.equal(post.kind, 3)
 
-    // An OpenMetrics scrape offers exemplars of the spans the receiver was sent; a plain one does not.
+    // A request of a trace not sampled (its parent's flags say so) leaves no exemplar: its trace is
+    // exported nowhere.
     const url = await listening(child)
+    const unsampled = '0af7651916cd43dd8448eb211c80319c'
+    const invoked = await fetch(`${url}/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: `00-${unsampled}-${CLIENT_SPAN}-00` },
+      body: JSON.stringify({ number: 97 }),
+    })
+    assert.equal(invoked.status, 200)
+    // An OpenMetrics scrape offers exemplars of the spans the receiver was sent; a plain one does not.
     const open = await scrape(url, PROMETHEUS_ACCEPT)
     assert.equal(open.type, 'application/openmetrics-text; version=1.0.0; charset=utf-8')
     assert.match(open.body, /\n# EOF\n$/)
@@ -165,6 +177,9 @@ describe('tracing in algoserve serve', () => {
       const span = await otlp.waitForSpan((span) => span.spanId === spanId)
       assert.equal(span.traceId, TRACE_ID)
     }
+    assert.doesNotMatch(open.body, new RegExp(unsampled))
+    // Traces only: the metrics are /metrics', not the SDK's over OTLP.
+    assert.deepEqual(otlp.refused, [])
     // The counters keep their names in the text format after an OpenMetrics scrape renamed them there.
     assert.match(open.body, /^http_requests_total\{/m)
     assert.match(open.body, /^# TYPE http_requests counter$/m)
@@ -179,7 +194,7 @@ describe('tracing in algoserve serve', () => {
   })
 
   for (const backend of ['embedded', 'redis'] as const) {
-    test(`the request's access line and the job's end line carry the job's trace_id and a span_id (${backend})`, {
+    test(`the request's access line and the job's end line carry the job's trace, the end its run's span (${backend})`, {
       skip: backend === 'redis' && skipWithoutRedis,
     }, async (t) => {
       const redis = backend === 'redis' ? await startRedis() : undefined
@@ -221,17 +236,30 @@ describe('tracing in algoserve serve', () => {
         (span) => span.name.startsWith('send') && span.attributes['algoserve.job.id'] === id,
       )
       const request = await otlp.waitForSpan((span) => span.spanId === sent.parentSpanId)
+      const run = await otlp.waitForSpan(
+        (span) => span.name.startsWith('process') && span.attributes['algoserve.job.id'] === id,
+      )
       assert.equal(access.trace_id, TRACE_ID)
       assert.equal(access.span_id, request.spanId)
+      // The end is told after the run, in the run's span: its line and its time's exemplar name it.
       assert.equal(end.component, 'jobs')
       assert.equal(end.trace_id, TRACE_ID)
-      assert.match(end.span_id ?? '', /^[0-9a-f]{16}$/)
-      child.process.kill('SIGTERM')
-      await child.exit
+      assert.equal(end.span_id, run.spanId)
+      const metrics = await scrape(await listening(runner), PROMETHEUS_ACCEPT)
+      const exemplar = metrics.body
+        .split('\n')
+        .find((line) => line.startsWith('job_execution_duration_seconds_bucket') && line.includes(TRACE_ID))
+      assert.match(exemplar ?? '', new RegExp(`span_id="${run.spanId}"`), metrics.body)
+      runner.process.kill('SIGTERM')
+      await runner.exit
+      if (runner !== child) {
+        child.process.kill('SIGTERM')
+        await child.exit
+      }
     })
   }
 
-  test('a run whose worker was killed leaves no span; the run that takes over is attempt 2 under the send span', {
+  test('a run whose worker was killed is traced by the worker that takes over, before its own attempt 2 (redis)', {
     skip: skipWithoutRedis,
   }, async (t) => {
     const redis = await startRedis()
@@ -267,15 +295,74 @@ describe('tracing in algoserve serve', () => {
     const ofJob = (name: string) => (span: { name: string; attributes: Record<string, unknown> }) =>
       span.name.startsWith(name) && span.attributes['algoserve.job.id'] === id
     const sent = await otlp.waitForSpan(ofJob('send'))
-    await otlp.waitForSpan(ofJob('process'))
-    const runs = otlp.spans.filter(ofJob('process'))
-    assert.deepEqual(
-      runs.map((run) => run.attributes['algoserve.job.attempt']),
-      [2],
-    )
-    assert.equal(runs[0]?.parentSpanId, sent.spanId)
-    assert.equal(runs[0]?.traceId, TRACE_ID)
+    await assertTakenOver(ofJob('process'), sent, running, `:${first.process.pid}`)
     api.process.kill('SIGTERM')
     await api.exit
   })
+
+  test('a run lost with its process is traced at the restart on its data directory, before attempt 2 (embedded)', async (t) => {
+    const dataDir = tempDataDir()
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }))
+    const env = {
+      ALGOSERVE_JOB_FACTOR_BUDGET_MS: '20000',
+      // The second run is given back at once at its shutdown.
+      ALGOSERVE_DRAIN_DELAY_MS: '0',
+      ALGOSERVE_SHUTDOWN_GRACE_MS: '0',
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    }
+    const serve = () => start(['serve', '--data-dir', dataDir, '--port', '0'], env)
+    const first = serve()
+    const url = await listening(first)
+    const created = await fetch(`${url}/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` },
+      body: JSON.stringify({ algorithm: 'PrimeChecker', params: { number: RSA_100 } }),
+    })
+    const { job_id: id } = (await created.json()) as { job_id: string }
+    const running = await waitForJob(url, id, (job) => job.status === 'running')
+    const ofJob = (name: string) => (span: { name: string; attributes: Record<string, unknown> }) =>
+      span.name.startsWith(name) && span.attributes['algoserve.job.id'] === id
+    const sent = await otlp.waitForSpan(ofJob('send'))
+    first.process.kill('SIGKILL')
+    await first.exit
+    const second = serve()
+    const again = await listening(second)
+    await waitForJob(again, id, (job) => job.status === 'running' && job.started_at !== running.started_at)
+    // The second run ends at the shutdown (given back); its span goes out then.
+    second.process.kill('SIGTERM')
+    await second.exit
+    await assertTakenOver(ofJob('process'), sent, running)
+  })
+
+  /**
+   * The job's runs are spans under its send span `sent`: attempt 1, lost, from the start the job
+   * read while it ran (`running`) to when the loss was found, by the worker whose name ends in `worker`;
+   * then attempt 2, from then on.
+   */
+  async function assertTakenOver(
+    isRun: (span: ReceivedSpan) => boolean,
+    sent: ReceivedSpan,
+    running: JobBody,
+    worker?: string,
+  ): Promise<void> {
+    const attempt = (n: number) => (span: ReceivedSpan) =>
+      isRun(span) && span.attributes['algoserve.job.attempt'] === n
+    const lost = await otlp.waitForSpan(attempt(1))
+    const second = await otlp.waitForSpan(attempt(2))
+    // One span of attempt 1 (a later run too may be lost on a loaded machine, its lock not kept).
+    assert.equal(otlp.spans.filter(attempt(1)).length, 1)
+    for (const run of [lost, second]) {
+      assert.equal(run.traceId, TRACE_ID)
+      assert.equal(run.parentSpanId, sent.spanId)
+    }
+    assert.equal(lost.status, 2)
+    assert.equal(lost.statusMessage, 'worker lost')
+    assert.equal(lost.attributes['algoserve.job.outcome'], 'lost')
+    if (worker !== undefined) assert.ok(String(lost.attributes['algoserve.job.worker']).endsWith(worker))
+    const ms = (nanos: string) => Number(BigInt(nanos) / 1_000_000n)
+    assert.equal(ms(lost.startTimeUnixNano), Date.parse(running.started_at ?? ''))
+    assert.ok(ms(lost.endTimeUnixNano) > ms(lost.startTimeUnixNano))
+    assert.ok(ms(lost.endTimeUnixNano) <= ms(second.startTimeUnixNano))
+  }
 })

@@ -2,7 +2,6 @@
 // metadata (completed jobs) and in the one line logged where it ran at each end that a run stored.
 import { hostname } from 'node:os'
 import type { FastifyBaseLogger } from 'fastify'
-import { tracing } from '../tracing/seams.js'
 import type { JobEndStatus } from './backend.js'
 
 /** This process, as a job's metadata and its end's log line name it: the host (a container's name), pid. */
@@ -17,8 +16,6 @@ export interface JobEnd {
   attempt: number
   /** The run's time, from its start to its end, in ms. */
   durationMs: number
-  /** The job's trace context (JobRecord's `trace`), when traced. */
-  trace?: string
 }
 
 export type LogJobEnd = (end: JobEnd) => void
@@ -38,7 +35,6 @@ export function jobEndLog(
         attempt: end.attempt,
         duration_ms: end.durationMs,
         worker: WORKER,
-        ...tracing.logFields(end.trace),
       },
       `job ${end.status}`,
     )

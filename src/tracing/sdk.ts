@@ -13,6 +13,7 @@ import {
   type Span,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   trace,
 } from '@opentelemetry/api'
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
@@ -22,7 +23,7 @@ import { NodeSDK, resources } from '@opentelemetry/sdk-node'
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
 import { offerExemplars } from '../metrics/metric-series.js'
 import { VERSION } from '../version.js'
-import { installTracing, type TraceCarrier, type Tracing } from './seams.js'
+import { installTracing, type LostRun, type TraceCarrier, type Tracing } from './seams.js'
 
 // Messaging attributes of the semantic conventions, still incubating: copied, as their authors advise,
 // rather than imported from the incubating entry point, which may change them in any release.
@@ -34,6 +35,12 @@ const ATTR_MESSAGING_MESSAGE_ID = 'messaging.message.id'
 const MESSAGING_SYSTEM = 'algoserve'
 /** The job queue's name in the spans: one queue per algorithm. */
 const queueOf = (algorithm: string) => `jobs.${algorithm}`
+
+/**
+ * How many runs' spans are kept for their job's end (`ended`): an end comes moments after its run, and
+ * a run whose end never comes here (given back, or its end not stored) is forgotten past this many.
+ */
+const RUNS_KEPT = 1024
 
 /** Probes and scrapes are not worth a trace each. */
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
@@ -56,8 +63,11 @@ export function startTracing(): StartedTracing {
         [ATTR_SERVICE_VERSION]: VERSION,
       }),
     ),
-    // Traces only: the metrics are Prometheus's (/metrics) and the logs are JSON lines on stdout.
+    // Traces only: the metrics are Prometheus's (/metrics) and the logs are JSON lines on stdout. Without
+    // readers given, the SDK would read OTEL_METRICS_EXPORTER, whose default exports OTLP metrics, and the
+    // HTTP instrumentation would time every request into them, sampled or not.
     logRecordProcessors: [],
+    metricReaders: [],
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has((request.url ?? '').split('?')[0] ?? ''),
@@ -69,11 +79,13 @@ export function startTracing(): StartedTracing {
   })
   sdk.start()
   installTracing(jobTracing())
-  // The latency histograms' exemplars: the span each observation was made in.
+  // The latency histograms' exemplars: the span each observation was made in, when its trace is sampled
+  // (one not sampled is exported nowhere).
   offerExemplars(() => {
     const span = trace.getActiveSpan()
     if (span === undefined) return undefined
-    const { traceId, spanId } = span.spanContext()
+    const { traceId, spanId, traceFlags } = span.spanContext()
+    if ((traceFlags & TraceFlags.SAMPLED) === 0) return undefined
     return { trace_id: traceId, span_id: spanId }
   })
   return {
@@ -121,6 +133,14 @@ function jobTracing(): Tracing {
     'algoserve.job.id': id,
     'algoserve.algorithm': algorithm,
   })
+  const processAttributes = (attempt: number): Attributes => ({
+    [ATTR_MESSAGING_OPERATION_TYPE]: 'process',
+    [ATTR_MESSAGING_OPERATION_NAME]: 'process',
+    'algoserve.job.attempt': attempt,
+  })
+  // The context of each run's span by job and run, until the job's end is told (`ended`).
+  const runs = new Map<string, Context>()
+  const runKey = (id: string, attempt: number) => `${attempt}:${id}`
   return {
     async submit(job, submit) {
       const span = tracer.startSpan(`send ${queueOf(job.algorithm)}`, {
@@ -165,16 +185,18 @@ function jobTracing(): Tracing {
           startTime: startedAt,
           attributes: {
             ...attributes,
-            [ATTR_MESSAGING_OPERATION_TYPE]: 'process',
-            [ATTR_MESSAGING_OPERATION_NAME]: 'process',
+            ...processAttributes(job.runs),
             'algoserve.algorithm.version': version ?? '',
-            'algoserve.job.attempt': job.runs,
           },
         },
         parent,
       )
+      const running = trace.setSpan(parent, span)
+      const key = runKey(job.id, job.runs)
+      runs.set(key, running)
+      if (runs.size > RUNS_KEPT) runs.delete(runs.keys().next().value as string)
       try {
-        const outcome = await context.with(trace.setSpan(parent, span), run)
+        const outcome = await context.with(running, run)
         span.setAttribute('algoserve.job.outcome', outcome.status)
         if (outcome.status === 'failed')
           span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error })
@@ -182,11 +204,39 @@ function jobTracing(): Tracing {
       } catch (error) {
         // Given back at a shutdown, or lost with its thread: it runs again, in a span of its own.
         span.setAttribute('algoserve.job.outcome', 'released')
+        runs.delete(key)
         failed(span, error)
         throw error
       } finally {
         span.end()
       }
+    },
+
+    lost(lost: LostRun) {
+      const parent = storedContext(lost.trace)
+      if (trace.getSpanContext(parent) === undefined) return
+      const attributes: Attributes = {
+        ...jobAttributes(lost.id, lost.algorithm),
+        ...processAttributes(lost.attempt),
+        'algoserve.job.outcome': 'lost',
+      }
+      if (lost.worker !== undefined) attributes['algoserve.job.worker'] = lost.worker
+      // A run lost before it began lasted no time that anyone knows of.
+      const startTime = Math.min(lost.startedAt ?? lost.lostAt, lost.lostAt)
+      const span = tracer.startSpan(
+        `process ${queueOf(lost.algorithm)}`,
+        { kind: SpanKind.CONSUMER, startTime, attributes },
+        parent,
+      )
+      span.setStatus({ code: SpanStatusCode.ERROR, message: 'worker lost' })
+      span.end(lost.lostAt)
+    },
+
+    ended(job, end) {
+      const key = runKey(job.id, job.attempt)
+      const ran = runs.get(key)
+      runs.delete(key)
+      return context.with(ran ?? storedContext(job.trace), end)
     },
 
     async attempt(stored, webhook, send) {
@@ -219,11 +269,5 @@ function jobTracing(): Tracing {
     },
 
     carrier: () => carrierOf(context.active()),
-
-    logFields(stored) {
-      if (stored === undefined || trace.getActiveSpan() !== undefined) return {}
-      const sent = trace.getSpanContext(storedContext(stored))
-      return sent === undefined ? {} : { trace_id: sent.traceId, span_id: sent.spanId }
-    },
   }
 }

@@ -14,9 +14,11 @@ export interface ReceivedSpan {
   name: string
   kind: number
   startTimeUnixNano: string
+  endTimeUnixNano: string
   attributes: Record<string, string | number | boolean>
   /** The status code: 0 unset, 1 ok, 2 error. */
   status: number
+  statusMessage: string
   service: string
   /** How it came: 'application/json' or 'application/x-protobuf'. */
   contentType: string
@@ -26,6 +28,8 @@ export interface OtlpReceiver {
   /** The OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT): the receiver takes `${url}/v1/traces`. */
   url: string
   spans: ReceivedSpan[]
+  /** The other requests it was sent (refused with 404), as `METHOD path`: metrics or logs, say. */
+  refused: string[]
   /** Resolves once a span passes `test`; gives it. */
   waitForSpan(test: (span: ReceivedSpan) => boolean, timeoutMs?: number): Promise<ReceivedSpan>
   close(): Promise<void>
@@ -37,9 +41,10 @@ message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; i
   double double_value = 4; } }
 message KeyValue { string key = 1; AnyValue value = 2; }
 message Resource { repeated KeyValue attributes = 1; }
-message Status { int32 code = 3; }
+message Status { string message = 2; int32 code = 3; }
 message Span { bytes trace_id = 1; bytes span_id = 2; bytes parent_span_id = 4; string name = 5;
-  int32 kind = 6; fixed64 start_time_unix_nano = 7; repeated KeyValue attributes = 9; Status status = 15; }
+  int32 kind = 6; fixed64 start_time_unix_nano = 7; fixed64 end_time_unix_nano = 8;
+  repeated KeyValue attributes = 9; Status status = 15; }
 message ScopeSpans { repeated Span spans = 2; }
 message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; }
 message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }`
@@ -58,8 +63,9 @@ interface RequestShape {
         name: string
         kind?: number
         startTimeUnixNano: string
+        endTimeUnixNano: string
         attributes?: KeyValues
-        status?: { code?: number }
+        status?: { code?: number; message?: string }
       }[]
     }[]
   }[]
@@ -92,12 +98,14 @@ const hex = (id: string | undefined): string =>
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = []
+  const refused: string[] = []
   const server = createServer((request, response) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
       const contentType = request.headers['content-type'] ?? ''
       if (request.method !== 'POST' || request.url !== '/v1/traces') {
+        refused.push(`${request.method} ${request.url}`)
         response.writeHead(404).end()
         return
       }
@@ -113,8 +121,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               name: span.name,
               kind: span.kind ?? 0,
               startTimeUnixNano: String(span.startTimeUnixNano),
+              endTimeUnixNano: String(span.endTimeUnixNano),
               attributes: attributesOf(span.attributes),
               status: span.status?.code ?? 0,
+              statusMessage: span.status?.message ?? '',
               service,
               contentType,
             })
@@ -130,6 +140,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     url: `http://127.0.0.1:${port}`,
     spans,
+    refused,
     async waitForSpan(test, timeoutMs = 30_000) {
       await until(() => spans.some(test), timeoutMs, 'a span that the test waits for', 20)
       return spans.find(test) as ReceivedSpan

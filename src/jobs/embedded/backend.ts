@@ -3,6 +3,7 @@
 // job created wakes the runner, a job ended with a webhook wakes the dispatcher).
 import { EventEmitter } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { tracing } from '../../tracing/seams.js'
 import type { AttemptDelivery } from '../../webhooks/attempt.js'
 import { ReceiverPace } from '../../webhooks/receiver-pace.js'
 import type {
@@ -143,11 +144,13 @@ export class EmbeddedBackend implements JobBackend {
       log: this.#o.log,
       concurrency: options.concurrency,
       concurrencyOf: options.concurrencyOf,
-      onEnded: (job, status, seconds) => {
-        this.#jobEnded(job, status, seconds)
-        const durationMs = Math.round(seconds * 1000)
-        options.logEnd?.({ id: job.id, algorithm: job.algorithm, status, attempt: job.runs, durationMs })
-      },
+      // Told once the store has the end, after the run: in the run's span (or the job's trace).
+      onEnded: (job, status, seconds) =>
+        tracing.ended({ id: job.id, attempt: job.runs, trace: job.trace }, () => {
+          this.#jobEnded(job, status, seconds)
+          const durationMs = Math.round(seconds * 1000)
+          options.logEnd?.({ id: job.id, algorithm: job.algorithm, status, attempt: job.runs, durationMs })
+        }),
       onChanged: (id) => this.#ended.emit('changed', id),
     })
     this.#runner = runner

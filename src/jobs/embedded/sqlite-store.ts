@@ -1,7 +1,8 @@
 // The embedded job store: one SQLite file in the data directory, used by one process at a time.
 // WAL with synchronous=NORMAL: a commit survives the process being killed (it is in the WAL file);
 // only a power cut can lose the last commits. The process holds an exclusive lock on the file, so a
-// job found `running` at start was run by a process that died: its run is counted as lost.
+// job found `running` at start was run by a process that died: its run is counted as lost, and traced
+// as such (that process could not).
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import {
@@ -11,6 +12,7 @@ import {
   StoreFullError,
   storeFailure,
 } from '../../errors.js'
+import { tracing } from '../../tracing/seams.js'
 import type { DeliveryAttempt } from '../../webhooks/attempt.js'
 import type { IdempotencyClaim, JobCounts, Submitted } from '../backend.js'
 import type { StoredDelivery } from '../deliveries.js'
@@ -160,7 +162,7 @@ export class SqliteJobStore implements JobStore {
            error = @error
          WHERE id = @id RETURNING ${JOB_COLUMNS}`,
       ),
-      running: db.prepare(`SELECT id, runs FROM jobs WHERE status = 'running'`),
+      running: db.prepare(`SELECT id, algorithm, runs, started_at, trace FROM jobs WHERE status = 'running'`),
       countPendingDeliveries: db.prepare(`SELECT count(*) AS n FROM deliveries WHERE status = 'pending'`),
       // Claimed runs are few (the runner's concurrency, and a claim's batch of cheap jobs).
       runningOf: db.prepare(
@@ -636,8 +638,20 @@ export class SqliteJobStore implements JobStore {
   /** At start: runs left `running` by a dead process are lost; so are attempts left `sending`. */
   #recover(now: number): void {
     inTransaction(this.#db, () => {
-      for (const { id, runs } of this.#sql.running.all() as { id: string; runs: number }[]) {
+      const running = this.#sql.running.all() as Pick<
+        JobRow,
+        'id' | 'algorithm' | 'runs' | 'started_at' | 'trace'
+      >[]
+      for (const { id, algorithm, runs, started_at, trace } of running) {
         const row = this.#sql.lose.get({ id, run: runs }) as JobRow
+        tracing.lost({
+          id,
+          algorithm,
+          trace: trace ?? undefined,
+          attempt: runs,
+          startedAt: started_at,
+          lostAt: now,
+        })
         this.#afterLostRun(row, now)
       }
       this.#sql.unsendDeliveries.run()

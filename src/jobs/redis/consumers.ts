@@ -6,14 +6,17 @@ import { setMaxListeners } from 'node:events'
 import { UnrecoverableError, WaitingError, type Worker } from 'bullmq'
 import type { FastifyBaseLogger } from 'fastify'
 import { CANCEL_REASON, JOB_CANCELLED, LockLostAbort, ShutdownAbort } from '../../errors.js'
+import { tracing } from '../../tracing/seams.js'
 import type { ConsumeJobsOptions, Consumer, JobEndStatus, RunJob } from '../backend.js'
 import { type JobOutcome, type JobRecord, lostRunsError, MAX_LOST_RUNS } from '../job.js'
+import { WORKER } from '../job-end.js'
 import { throttledProgress } from '../progress.js'
 import { type RedisConnections, settledWithin } from './connections.js'
 import type { JobEvents } from './events.js'
 import { jobQueueName } from './queues.js'
 import { countEnd, JOB_METRICS } from './summary.js'
 import {
+  lostRunOf,
   type RedisJob,
   type RedisJobData,
   type RedisJobResult,
@@ -36,6 +39,10 @@ export function consumeJobs(
 ): Consumer {
   const shutdown = shutdownOfRuns()
   const process = async (job: RedisJob, token: string | undefined, signal: AbortSignal) => {
+    // Taken over from a dead worker, whose run could not trace itself: traced here. A run of this
+    // process that lost its lock traced itself.
+    const lostRun = lostRunOf(job, job.processedOn ?? Date.now())
+    if (lostRun !== undefined && lostRun.worker !== WORKER) tracing.lost(lostRun)
     // Runs lost to dead workers (stalls) and to dead threads (retries) count alike.
     const lost = job.stalledCounter + job.attemptsMade
     // Cancelled while it waited (or just as it was taken): it fails without running.
@@ -47,18 +54,18 @@ export function consumeJobs(
     const run = record.runs
     // Its start, then its progress, stored on the job (BullMQ's progress, which every process's
     // QueueEvents hears of) with its run; every update carries the start, which it replaces.
-    let startedAt: number | undefined
+    let start: StoredStart | undefined
     const progress = throttledProgress(
-      (update) => job.updateProgress({ ...update, run, startedAt } satisfies StoredProgress),
+      (update) => job.updateProgress({ ...update, ...start, run } satisfies StoredProgress),
       (error) => redis.log.debug({ err: error, job_id: job.id }, 'could not store a job progress'),
     )
     // A cheap job runs inline as it is taken, and reads running from then on (view.ts).
     const started = job.data.cheap
       ? undefined
       : () => {
-          startedAt = Date.now()
+          start = { run, startedAt: Date.now(), worker: WORKER, stalls: job.stalledCounter }
           job
-            .updateProgress({ run, startedAt } satisfies StoredStart)
+            .updateProgress(start)
             .catch((error: unknown) =>
               redis.log.debug({ err: error, job_id: job.id }, 'could not store a job start'),
             )
@@ -78,17 +85,18 @@ export function consumeJobs(
     if (outcome.status === 'failed') throw new UnrecoverableError(outcome.error)
     return [outcome.result, outcome.metadata] as RedisJobResult
   }
-  const ended = (job: RedisJob, status: JobEndStatus) => {
-    countEnd(redis, job, status)
-    options.logEnd?.({
-      id: job.id as string,
-      algorithm: job.name,
-      status,
-      attempt: job.attemptsStarted,
-      durationMs: Math.max(0, (job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now())),
-      trace: job.data.trace,
+  // Told once BullMQ has stored the end, after the run: in the run's span (or the job's trace).
+  const ended = (job: RedisJob, status: JobEndStatus) =>
+    tracing.ended({ id: job.id as string, attempt: job.attemptsStarted, trace: job.data.trace }, () => {
+      countEnd(redis, job, status)
+      options.logEnd?.({
+        id: job.id as string,
+        algorithm: job.name,
+        status,
+        attempt: job.attemptsStarted,
+        durationMs: Math.max(0, (job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now())),
+      })
     })
-  }
   // Each algorithm's Worker takes up to its declared `concurrency` of its jobs, or the process's: a
   // backlog of one waits in its own queue while the others' jobs are taken.
   const workers = options.algorithms.map((algorithm) => {

@@ -3,6 +3,7 @@
 // a state (processedOn survives a give-back), so every field is taken from the state.
 import { Job, type Queue } from 'bullmq'
 import { JOB_CANCELLED } from '../../errors.js'
+import type { LostRun } from '../../tracing/seams.js'
 import type { DeliveryAttempt } from '../../webhooks/attempt.js'
 import {
   isEnded,
@@ -158,16 +159,39 @@ export function recordOf(
  * What a job's progress holds in BullMQ (job.updateProgress): the update, with the run that wrote it,
  * so that a run taken again does not show the progress of the run before it.
  */
-export interface StoredProgress extends JobProgress {
+export interface StoredProgress extends JobProgress, Partial<Omit<StoredStart, 'run'>> {
   run: number
-  /** When the run began (its thread or process took it), unix ms; stored before any update. */
-  startedAt?: number
 }
 
 /** What a run stores as it begins: its start, before any progress (no fraction: no progress shown). */
 export interface StoredStart {
   run: number
+  /** When the run began (its thread or process took it), unix ms. */
   startedAt: number
+  /** The process running it (job-end.ts WORKER). */
+  worker: string
+  /** The job's stalls (BullMQ's stalledCounter) as it began: one more since, and its worker died. */
+  stalls: number
+}
+
+/**
+ * The job's run before this one, when its worker died under it once begun (BullMQ's stalled checker
+ * gave the job back since), as that run stored its start; `lostAt` is when this process took the job.
+ */
+export function lostRunOf(job: RedisJob, lostAt: number): LostRun | undefined {
+  const stored = job.progress as Partial<StoredProgress> | number | null | undefined
+  if (typeof stored !== 'object' || stored === null || stored.run !== job.attemptsStarted - 1)
+    return undefined
+  if (typeof stored.stalls !== 'number' || job.stalledCounter <= stored.stalls) return undefined
+  return {
+    id: job.id as string,
+    algorithm: job.name,
+    trace: job.data.trace,
+    attempt: stored.run,
+    startedAt: typeof stored.startedAt === 'number' ? stored.startedAt : null,
+    worker: stored.worker,
+    lostAt,
+  }
 }
 
 /** When the job's current run began, as it stored it; undefined until then (or for a cheap job). */
