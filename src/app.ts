@@ -43,6 +43,8 @@ export interface AppDependencies {
   backend: () => JobBackend
   /** True from the moment a shutdown begins; /readyz then answers 503. */
   isShuttingDown: () => boolean
+  /** Readiness checks besides the app's own. */
+  checks?: Record<string, () => boolean>
   /** Pino options; main.ts passes its asynchronous destination. Default: stdout at the config's level. */
   logger?: FastifyServerOptions['logger']
 }
@@ -173,7 +175,7 @@ async function registerStatusRoutes(
   const { algorithm, ...processes } = deps.executor.checks()
   await app.register(healthRoutes, {
     algorithms,
-    checks: { algorithm, store: () => deps.backend().ping(), ...processes },
+    checks: { algorithm, store: () => deps.backend().ping(), ...processes, ...deps.checks },
     isShuttingDown: deps.isShuttingDown,
     metrics: deps.metrics,
   })

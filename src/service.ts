@@ -9,6 +9,7 @@ import { moduleFiles } from './algorithms/loader.js'
 import { loadRegistry, type Registry } from './algorithms/registry.js'
 import { checkDeclaredBounds } from './algorithms/request-bounds.js'
 import { buildApp, buildWorkerApp } from './app.js'
+import { threadsOfOne } from './cluster/share.js'
 import type { Config } from './config.js'
 import { ConfigError } from './errors.js'
 import { Executor } from './execution/executor.js'
@@ -43,6 +44,8 @@ export interface ServiceOptions {
   /** `serve` (the default) or `worker` (Redis only). */
   role?: Role
   logger?: FastifyServerOptions['logger']
+  /** Readiness checks besides the service's own (with several HTTP processes: that all of them serve). */
+  checks?: Record<string, () => boolean>
   /** For tests only: a shorter webhook schedule, and a resolver for names that only tests know. */
   webhooks?: { retryWaitsMs?: readonly number[]; timeoutMs?: number; resolve?: Resolver }
 }
@@ -160,14 +163,16 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const metrics = createMetrics()
   // A worker runs the jobs of its algorithms only: it starts their programs alone, and is ready without
   // the others'. The API answers calls to every algorithm.
+  // HTTP processes of one `serve` divide the machine's threads and programs among them (cluster/share.ts).
+  const sharedBy = role === 'serve' ? config.httpProcesses : 1
   const processes = new ProcessPoolSet(
     algorithms,
-    { invokeQueueTimeoutMs: config.invokeQueueTimeoutMs, memoryMb: config.algorithmMemoryMb },
+    { invokeQueueTimeoutMs: config.invokeQueueTimeoutMs, memoryMb: config.algorithmMemoryMb, sharedBy },
     role === 'worker' ? served : undefined,
   )
   const executor = new Executor(
     {
-      threads: config.workerThreads,
+      threads: sharedBy > 1 ? threadsOfOne(config.workerThreads, sharedBy) : config.workerThreads,
       invokeQueueTimeoutMs: config.invokeQueueTimeoutMs,
       algorithmFiles,
       builtInAlgorithms: config.primeChecker,
@@ -188,6 +193,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       backend: () => backend as JobBackend,
       isShuttingDown: () => shuttingDown,
       logger: options.logger,
+      checks: options.checks,
       algorithms,
       jobAlgorithms: served,
     }
