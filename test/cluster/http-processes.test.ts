@@ -102,7 +102,13 @@ async function through(
   return answer
 }
 
-const readyz = async (url: string) => (await fetch(`${url}/readyz`)).status
+// A connection the primary hands to a process as it dies is never answered (Node.js's cluster gives it
+// to no other): a poll gives up on it and asks again.
+const readyz = (url: string) =>
+  fetch(`${url}/readyz`, { signal: AbortSignal.timeout(3000) }).then(
+    (response) => response.status,
+    () => 0,
+  )
 
 /** A metric's value in an exposition, for a series given as it is written (name and labels). */
 function value(exposition: string, series: string): number | undefined {
