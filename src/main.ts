@@ -21,6 +21,7 @@ import { LOCAL_USAGE } from './local/usage.js'
 import { consoleIntoLog } from './logging/library-console.js'
 import { stdoutDestination } from './logging/log-destination.js'
 import type { Role } from './service.js'
+import { SHUTDOWN_MARGIN_MS } from './shutdown-margin.js'
 import { tracingWanted } from './tracing/wanted.js'
 
 const USAGE = `Usage: algoserve serve|worker [--flag value ...]
@@ -56,7 +57,6 @@ async function run(role: Role, args: string[]): Promise<void> {
   const member = role === 'serve' && config.httpProcesses > 1 ? joinCluster() : null
   if (role === 'serve' && config.httpProcesses > 1 && member === null) {
     const { runPrimary } = await import('./cluster/primary.js')
-    const { SHUTDOWN_MARGIN_MS } = await import('./service.js')
     const log = pino({ level: config.logLevel, base: { pid: process.pid, component: 'cluster' } }, logStream)
     for (const warning of unknownSettings(process.env)) log.warn(warning)
     watchNpmParent(() => process.kill(process.pid, 'SIGTERM'))
@@ -73,7 +73,7 @@ async function run(role: Role, args: string[]): Promise<void> {
   // instrumentations patch them: otherwise no OpenTelemetry module is loaded at all (docs/tracing.md).
   const tracer = tracingWanted(process.env) ? (await import('./tracing/sdk.js')).startTracing() : null
   // Loaded here, not at the top: the client commands need none of the service's modules.
-  const { createService, SHUTDOWN_MARGIN_MS } = await import('./service.js')
+  const { createService } = await import('./service.js')
   const service = await createService(config, {
     role,
     ...(member === null ? {} : { checks: { http_processes: member.allServing } }),

@@ -32,11 +32,8 @@ const USER_AGENT = `algoserve/${VERSION}`
  * per-receiver cap, so that one receiver that hangs (its slots and as many waiting) holds at most half.
  */
 const MAX_DELIVERIES_IN_FLIGHT = 1024
-/**
- * How long a shutdown may take past the drain delay and the grace period, whatever Redis does: then the
- * process exits anyway (docs/operating.md).
- */
-export const SHUTDOWN_MARGIN_MS = 5000
+
+export { SHUTDOWN_MARGIN_MS } from './shutdown-margin.js'
 
 export type Role = 'serve' | 'worker'
 
