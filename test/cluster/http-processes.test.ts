@@ -137,6 +137,8 @@ describe('two HTTP processes on Redis', { skip: skipWithoutRedis }, () => {
         '--job-factor-budget-ms',
         '3000',
         '--webhook-allow-private',
+        '--worker-threads',
+        '4',
       ],
       {
         ALGOSERVE_REDIS_URL: redis.url,
@@ -158,7 +160,7 @@ describe('two HTTP processes on Redis', { skip: skipWithoutRedis }, () => {
     rmSync(dataDir, { recursive: true, force: true })
   })
 
-  test('each log line names its process, and both processes answer', async () => {
+  test('each log line names its process, each has half the worker threads, and both answer', async () => {
     const processes = () =>
       loggedLines<{ process?: number }>(child, '"msg":"ready"')
         .map((line) => line.process)
@@ -169,6 +171,9 @@ describe('two HTTP processes on Redis', { skip: skipWithoutRedis }, () => {
       10_000,
       () => `ready lines of processes 0 and 1: ${processes()}`,
     )
+    // ALGOSERVE_WORKER_THREADS=4 is the machine's: two each.
+    const threads = loggedLines<{ threads: number }>(child, '"msg":"ready"').map((line) => line.threads)
+    assert.deepEqual(threads, [2, 2])
     const answered = new Set<number>()
     for (let i = 0; i < 4; i++) answered.add((await exchange(child, url, 'GET', '/healthz')).process)
     assert.deepEqual([...answered].sort(), [0, 1])
