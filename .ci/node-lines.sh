@@ -30,6 +30,7 @@ SERVICE_TESTS=(
   'test/routes/**/*.test.ts'
   'test/main.test.ts'
   'test/main-process-algorithms.test.ts'
+  'test/cluster/*.test.ts'
   'test/execution/*.test.ts'
   'test/webhooks/delivery.test.ts'
 )

@@ -44,6 +44,8 @@ export interface AppDependencies {
   backend: JobBackend
   /** True from the moment a shutdown begins; /readyz then answers 503. */
   isShuttingDown: () => boolean
+  /** Readiness checks besides the app's own. */
+  checks?: Record<string, () => boolean>
   /** The process's logger, which the backend logs through too. Default: stdout at the config's level. */
   logger?: ProcessLogger
 }
@@ -173,7 +175,7 @@ async function registerStatusRoutes(
   const { algorithm, ...processes } = deps.executor.checks()
   await app.register(healthRoutes, {
     algorithms,
-    checks: { algorithm, store: () => deps.backend.ping(), ...processes },
+    checks: { algorithm, store: () => deps.backend.ping(), ...processes, ...deps.checks },
     isShuttingDown: deps.isShuttingDown,
     metrics: deps.metrics,
   })

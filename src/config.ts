@@ -237,6 +237,14 @@ export const SETTINGS = [
       'Worker threads for algorithm work; 0 means one per usable CPU but one, at least one (the CPU quota of the cgroup, else the CPU affinity, else the cores).',
   }),
   setting({
+    key: 'httpProcesses',
+    env: 'ALGOSERVE_HTTP_PROCESSES',
+    default: 1,
+    parse: integer(1, 256),
+    description:
+      '`algoserve serve`: HTTP processes sharing the port, the worker threads and the programs of process algorithms divided among them; more than 1 needs ALGOSERVE_REDIS_URL for now.',
+  }),
+  setting({
     key: 'shutdownGraceMs',
     env: 'ALGOSERVE_SHUTDOWN_GRACE_MS',
     default: 30_000,
@@ -734,6 +742,11 @@ function checkRedisSettings(config: Config): void {
     if (config.workerAlgorithms.length > 0) {
       fail(
         'ALGOSERVE_WORKER_ALGORITHMS needs ALGOSERVE_REDIS_URL: with the embedded store, its one process runs every job.',
+      )
+    }
+    if (config.httpProcesses > 1) {
+      fail(
+        'ALGOSERVE_HTTP_PROCESSES above 1 is available with Redis only for now (ALGOSERVE_REDIS_URL): the embedded store has one process.',
       )
     }
     return

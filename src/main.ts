@@ -1,5 +1,4 @@
 #!/usr/bin/env -S node --max-semi-space-size=1
-import pino from 'pino'
 // The command line: `algoserve serve|worker [--flag value ...]`. Reads the config once, wires the parts
 // together, listens, and shuts down gracefully on SIGTERM/SIGINT. `serve` is the HTTP API; `worker`
 // runs jobs and webhooks from Redis (distributed mode) and serves only /healthz, /readyz and /metrics.
@@ -11,14 +10,18 @@ import pino from 'pino'
 // more under load, for about 11% more /invoke throughput (docs/benchmarks/invoke.md). Only the command line
 // sets it.
 // `npm run worker` keeps V8's default: see smallYoungGeneration below.
+import { hostname } from 'node:os'
+import pino from 'pino'
 import { CLIENT_USAGE, USAGE_HINT } from './client/args.js'
 import { runClient } from './client/cli.js'
+import { joinCluster } from './cluster/member.js'
 import { loadConfig, settingsHelp, unknownSettings } from './config.js'
 import { ConfigError } from './errors.js'
 import { LOCAL_USAGE } from './local/usage.js'
 import { consoleIntoLog } from './logging/library-console.js'
 import { stdoutDestination } from './logging/log-destination.js'
 import type { Role } from './service.js'
+import { SHUTDOWN_MARGIN_MS } from './shutdown-margin.js'
 import { tracingWanted } from './tracing/wanted.js'
 
 const USAGE = `Usage: algoserve serve|worker [--flag value ...]
@@ -50,26 +53,46 @@ async function run(role: Role, args: string[]): Promise<void> {
   // Asynchronous, batched writes: one synchronous write per access line cost /invoke a large share of
   // its throughput (docs/benchmarks/invoke.md). What is buffered is written out at any exit or crash.
   const logStream = stdoutDestination()
-  consoleIntoLog(
-    pino({ level: config.logLevel, base: { pid: process.pid, component: 'library' } }, logStream),
-  )
+  // Several HTTP processes: this one is their primary, which serves nothing, or one of them.
+  const member = role === 'serve' && config.httpProcesses > 1 ? joinCluster() : null
+  if (role === 'serve' && config.httpProcesses > 1 && member === null) {
+    const { runPrimary } = await import('./cluster/primary.js')
+    const log = pino({ level: config.logLevel, base: { pid: process.pid, component: 'cluster' } }, logStream)
+    for (const warning of unknownSettings(process.env)) log.warn(warning)
+    watchNpmParent(() => process.kill(process.pid, 'SIGTERM'))
+    process.exit(await runPrimary({ config, log, marginMs: SHUTDOWN_MARGIN_MS }))
+  }
+  // Each line names the HTTP process it comes from, beside its pid, when there are several.
+  const base = {
+    pid: process.pid,
+    hostname: hostname(),
+    ...(member === null ? {} : { process: member.index }),
+  }
+  consoleIntoLog(pino({ level: config.logLevel, base: { ...base, component: 'library' } }, logStream))
   // Only when the OTEL_* variables ask for traces, and before the service's modules load, so that the
   // instrumentations patch them: otherwise no OpenTelemetry module is loaded at all (docs/tracing.md).
   const tracer = tracingWanted(process.env) ? (await import('./tracing/sdk.js')).startTracing() : null
   // Loaded here, not at the top: the client commands need none of the service's modules.
-  const { createService, SHUTDOWN_MARGIN_MS } = await import('./service.js')
+  const { createService } = await import('./service.js')
   const service = await createService(config, {
     role,
+    ...(member === null ? {} : { checks: { http_processes: member.allServing } }),
     logger: {
       level: config.logLevel,
+      base,
       stream: logStream,
       // Each line written inside a traced request or run carries its trace_id and span_id.
       ...(tracer === null ? {} : { mixin: tracer.logFields }),
     },
   })
   const { app } = service
-  // A mistyped name (ALGOSERVE_PROT) would otherwise be ignored without a word.
-  for (const warning of unknownSettings(process.env)) app.log.warn(warning)
+  if (member !== null) {
+    member.serveMetrics(service.metrics.registry)
+    service.metrics.mergeWith(member.scrape)
+  } else {
+    // A mistyped name (ALGOSERVE_PROT) would otherwise be ignored without a word (the primary said it once).
+    for (const warning of unknownSettings(process.env)) app.log.warn(warning)
+  }
   if (role === 'worker' && smallYoungGeneration()) {
     app.log.warn(
       "this worker runs with a young generation smaller than V8's default (--max-semi-space-size): at a high job rate its jobs and webhooks wait on garbage collection; start it with `node dist/main.js worker` (docs/operating.md#memory)",
@@ -103,6 +126,7 @@ async function run(role: Role, args: string[]): Promise<void> {
   }
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
   process.once('SIGINT', () => void shutdown('SIGINT'))
+  member?.onShutdown((signal) => void shutdown(signal))
   watchNpmParent(() => void shutdown('SIGTERM'))
 
   try {

@@ -9,6 +9,7 @@ import { moduleFiles } from './algorithms/loader.js'
 import { loadRegistry, type Registry } from './algorithms/registry.js'
 import { checkDeclaredBounds } from './algorithms/request-bounds.js'
 import { buildApp, buildWorkerApp } from './app.js'
+import { threadsOfOne } from './cluster/share.js'
 import type { Config } from './config.js'
 import { ConfigError } from './errors.js'
 import { Executor } from './execution/executor.js'
@@ -32,11 +33,8 @@ const USER_AGENT = `algoserve/${VERSION}`
  * per-receiver cap, so that one receiver that hangs (its slots and as many waiting) holds at most half.
  */
 const MAX_DELIVERIES_IN_FLIGHT = 1024
-/**
- * How long a shutdown may take past the drain delay and the grace period, whatever Redis does: then the
- * process exits anyway (docs/operating.md).
- */
-export const SHUTDOWN_MARGIN_MS = 5000
+
+export { SHUTDOWN_MARGIN_MS } from './shutdown-margin.js'
 
 export type Role = 'serve' | 'worker'
 
@@ -45,6 +43,8 @@ export interface ServiceOptions {
   role?: Role
   /** The process's log; main.ts gives its asynchronous destination. Default: stdout, the config's level. */
   logger?: LoggerSettings
+  /** Readiness checks besides the service's own (with several HTTP processes: that all of them serve). */
+  checks?: Record<string, () => boolean>
   /** For tests only: a shorter webhook schedule, and a resolver for names that only tests know. */
   webhooks?: { retryWaitsMs?: readonly number[]; timeoutMs?: number; resolve?: Resolver }
 }
@@ -162,14 +162,16 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const metrics = createMetrics()
   // A worker runs the jobs of its algorithms only: it starts their programs alone, and is ready without
   // the others'. The API answers calls to every algorithm.
+  // HTTP processes of one `serve` divide the machine's threads and programs among them (cluster/share.ts).
+  const sharedBy = role === 'serve' ? config.httpProcesses : 1
   const processes = new ProcessPoolSet(
     algorithms,
-    { invokeQueueTimeoutMs: config.invokeQueueTimeoutMs, memoryMb: config.algorithmMemoryMb },
+    { invokeQueueTimeoutMs: config.invokeQueueTimeoutMs, memoryMb: config.algorithmMemoryMb, sharedBy },
     role === 'worker' ? served : undefined,
   )
   const executor = new Executor(
     {
-      threads: config.workerThreads,
+      threads: sharedBy > 1 ? threadsOfOne(config.workerThreads, sharedBy) : config.workerThreads,
       invokeQueueTimeoutMs: config.invokeQueueTimeoutMs,
       algorithmFiles,
       builtInAlgorithms: config.primeChecker,
@@ -194,6 +196,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       backend,
       isShuttingDown: () => shuttingDown,
       logger,
+      checks: options.checks,
       algorithms,
       jobAlgorithms: served,
     }

@@ -38,6 +38,7 @@ test('the defaults are these values', () => {
     maxBodyBytes: 1_048_576,
     invokeFactorBudgetMs: 2000,
     workerThreads: 0,
+    httpProcesses: 1,
     shutdownGraceMs: 30_000,
     logLevel: 'info',
     jobFactorBudgetMs: 60_000,
@@ -118,10 +119,11 @@ test("docs/settings.md's ranges of whole numbers are the ones the settings accep
   for (const [, env, min, max] of rows) {
     const accepts = (value: bigint) => {
       try {
-        // The Redis settings need a Redis URL beside them.
-        const redis = env?.startsWith('ALGOSERVE_REDIS_')
-          ? { ALGOSERVE_REDIS_URL: 'redis://127.0.0.1:6379' }
-          : {}
+        // The Redis settings, and several HTTP processes, need a Redis URL beside them.
+        const redis =
+          env?.startsWith('ALGOSERVE_REDIS_') || env === 'ALGOSERVE_HTTP_PROCESSES'
+            ? { ALGOSERVE_REDIS_URL: 'redis://127.0.0.1:6379' }
+            : {}
         loadConfig([], { ...redis, [env as string]: String(value) })
         return true
       } catch {
@@ -431,4 +433,16 @@ test('variables that look like settings but are none are named with the closest 
     ],
   )
   assert.deepEqual(unknownSettings({ ALGOSERVE_PORT: '1' }), [])
+})
+
+test('more than one HTTP process needs Redis: with the embedded store the start is refused', () => {
+  assert.throws(
+    () => loadConfig(['--http-processes', '2'], {}),
+    (error: unknown) =>
+      error instanceof ConfigError &&
+      /ALGOSERVE_HTTP_PROCESSES above 1 is available with Redis only for now/.test(error.message),
+  )
+  const redis = { ALGOSERVE_REDIS_URL: 'redis://127.0.0.1:6379' }
+  assert.equal(loadConfig(['--http-processes', '2'], redis).httpProcesses, 2)
+  assert.equal(loadConfig([], {}).httpProcesses, 1)
 })

@@ -6,6 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import type { Registry } from '../algorithms/registry.js'
+import { shareOf } from '../cluster/share.js'
 import { ServiceUnavailableError } from '../errors.js'
 import { AlgorithmProcess, ExitedBeforeTheCall } from './algorithm-process.js'
 import type { Lane } from './lanes.js'
@@ -32,6 +33,8 @@ export interface ProcessPoolOptions {
   invokeQueueTimeoutMs: number
   /** The memory limit of a program whose algorithm declares none, in MB; 0 for none. */
   memoryMb?: number
+  /** HTTP processes that divide each algorithm's `instances` among them (ALGOSERVE_HTTP_PROCESSES). */
+  sharedBy?: number
 }
 
 /** The processes of one algorithm: the way of its calls. */
@@ -51,7 +54,7 @@ export class ProcessPool implements RunWay {
   #closed = false
 
   constructor(algorithm: Algorithm, options: ProcessPoolOptions) {
-    const instances = algorithm.process?.instances ?? 1
+    const instances = shareOf(algorithm.process?.instances ?? 1, options.sharedBy ?? 1)
     this.#algorithm = algorithm
     this.#memoryMb = algorithm.memoryMb ?? options.memoryMb ?? 0
     this.#lanes = new Lanes(options.invokeQueueTimeoutMs, `process of the algorithm '${algorithm.name}'`)

@@ -50,12 +50,14 @@ export function createMetrics() {
   // A scrape while the backend cannot be read reports NaN, Prometheus' unknown: the last values would
   // show a backlog that nobody can see (and raise or hold alerts on it). `max` over the processes
   // skips a NaN, so one process cut off from the store hides nothing the others can read.
+  // With several HTTP processes, each reads the same store: the service's value is theirs (the largest).
   const jobGauge = (name: string, help: string, key: 'waiting' | 'running') =>
     new Gauge({
       name,
       help,
       labelNames: ['algorithm'] as const,
       registers,
+      aggregator: 'max',
       async collect() {
         const counts = await read()?.catch(() => undefined)
         for (const algorithm of counts?.byAlgorithm.keys() ?? []) shown.add(algorithm)
@@ -72,10 +74,20 @@ export function createMetrics() {
     help: 'The running build: service version and Node.js version; always 1.',
     labelNames: ['version', 'node_version'] as const,
     registers,
+    aggregator: 'first',
   }).set({ version: VERSION, node_version: process.version }, 1)
   const showReceivers = registerReceiverMetrics(registers)
+  let merged: (() => Promise<string>) | undefined
   return {
     registry,
+    /** The whole service's exposition when this process is one of several HTTP processes; else undefined. */
+    get merged() {
+      return merged
+    },
+    /** Makes a scrape of this process answer `source`'s text: every HTTP process's metrics, merged. */
+    mergeWith(source: () => Promise<string>) {
+      merged = source
+    },
     /** Makes the webhook receiver gauges read each receiver's pace at each scrape. */
     showReceivers,
     /** Makes the job gauges read `counts` at each scrape, with a series for each of `algorithms` at least. */
@@ -102,6 +114,8 @@ export function createMetrics() {
       name: 'algoserve_ready',
       help: 'Whether this process is ready (what /readyz answers): 1, or 0 when a check fails or a shutdown has begun.',
       registers,
+      // Of several HTTP processes, the service is ready when every one is.
+      aggregator: 'min',
       async collect() {
         if (readiness === undefined) return
         this.set((await readiness().catch(() => false)) ? 1 : 0)

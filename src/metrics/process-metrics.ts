@@ -47,4 +47,7 @@ export function registerProcessMetrics(registry: Registry): void {
   // The options collectDefaultMetrics would pass them.
   for (const collect of COLLECTORS) collect(registry, { eventLoopMonitoringPrecision: 10 })
   for (const name of REJECTED_BY_PROMTOOL) registry.removeSingleMetric(name)
+  // prom-client leaves it out of a merge of several processes; the service started with the first.
+  const started = registry.getSingleMetric('process_start_time_seconds')
+  if (started !== undefined) (started as unknown as { aggregator: string }).aggregator = 'min'
 }

@@ -14,12 +14,20 @@ export type ReceiverSource = () => ReceiverState[]
 /** Registers the gauges; the returned function sets where they read. */
 export function registerReceiverMetrics(registers: Registry[]): (source: ReceiverSource) => void {
   let source: ReceiverSource = () => []
-  const gauge = (name: string, help: string, value: (r: ReceiverState) => number, summed: boolean) =>
+  // Of several HTTP processes, the attempts and slots add up; the failures since a last answer do not.
+  const gauge = (
+    name: string,
+    help: string,
+    value: (r: ReceiverState) => number,
+    summed: boolean,
+    aggregator: 'sum' | 'max' = 'sum',
+  ) =>
     new Gauge({
       name,
       help,
       labelNames: ['receiver'] as const,
       registers,
+      aggregator,
       collect() {
         this.reset()
         const states = source().sort((a, b) => busy(b) - busy(a) || b.failures - a.failures)
@@ -54,6 +62,7 @@ export function registerReceiverMetrics(registers: Registry[]): (source: Receive
     'Failed webhook attempts (no answer, 5xx or 429) to a receiver since its last answer.',
     (r) => r.failures,
     true,
+    'max',
   )
   return (next) => {
     source = next

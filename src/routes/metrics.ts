@@ -35,12 +35,14 @@ export const metricsRoutes: FastifyPluginAsyncTypebox<MetricsRouteOptions> = asy
       },
     },
     async (request, reply) => {
-      if (exemplarsOffered() && wantsOpenMetrics(request.headers.accept)) {
+      const { merged } = options.metrics
+      // Exemplars do not survive the merge of several processes' metrics: those answer in text.
+      if (merged === undefined && exemplarsOffered() && wantsOpenMetrics(request.headers.accept)) {
         reply.type(OPENMETRICS_CONTENT_TYPE)
         return openMetricsText(options.metrics.registry)
       }
       reply.type(METRICS_CONTENT_TYPE)
-      return options.metrics.registry.metrics()
+      return merged === undefined ? options.metrics.registry.metrics() : merged()
     },
   )
 }

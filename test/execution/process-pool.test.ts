@@ -25,7 +25,7 @@ import { ProcessPool } from '../../src/execution/process-pool.js'
 import { DEFAULT_MAX_PROGRESS_BYTES, DEFAULT_MAX_RESULT_BYTES } from '../../src/execution/run-way.js'
 import { RunFailure } from '../../src/execution/timed-run.js'
 import { onDemandFolder } from '../helpers/misbehaviour.js'
-import { until } from '../helpers/time.js'
+import { sleep, until } from '../helpers/time.js'
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/misbehaving/on-demand-js/', import.meta.url))
 const PYTHON_FIXTURE = fileURLToPath(new URL('../fixtures/misbehaving/on-demand-py/', import.meta.url))
@@ -61,7 +61,10 @@ interface LogLine {
 
 const WARN = 40
 
-function startPool(members: Record<string, unknown> = {}, options: { invokeQueueTimeoutMs?: number } = {}) {
+function startPool(
+  members: Record<string, unknown> = {},
+  options: { invokeQueueTimeoutMs?: number; sharedBy?: number } = {},
+) {
   const lines: LogLine[] = []
   const log = pino({ level: 'debug' }, { write: (text: string) => lines.push(JSON.parse(text)) })
   const pool = new ProcessPool(algorithm(members), { invokeQueueTimeoutMs: 5000, ...options })
@@ -221,6 +224,15 @@ test('one call at a time per process: an /invoke call waits its bound for a free
   const waiting = pool.run({}, { lane: 'job' })
   await assert.rejects(busy, RunTimeLimitError)
   assert.equal(typeof ((await waiting).result as { pid: number }).pid, 'number')
+})
+
+test('HTTP processes sharing the machine divide instances among them, at least one each', async () => {
+  const five = startPool({ instances: 5 }, { sharedBy: 2 }).pool
+  const one = startPool({ instances: 1 }, { sharedBy: 2 }).pool
+  await until(() => five.pids.length === 2 && one.pids.length === 1, 10_000, 'the processes of each pool')
+  // None more starts later.
+  await sleep(500)
+  assert.deepEqual([five.pids.length, one.pids.length], [2, 1])
 })
 
 test('instances: that many processes, taking calls at once', async () => {
