@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { parse, parseAllDocuments } from 'yaml'
 import { threadsFor } from '../../src/execution/usable-cpus.js'
+import { composeEnvironment } from '../helpers/compose.js'
 import { nodeOfLine } from '../helpers/node-line.js'
 import { freePort, type RedisServer, skipWithoutRedis, startRedis } from '../helpers/redis.js'
 import { until } from '../helpers/time.js'
@@ -232,7 +233,8 @@ test('the build steps, the start commands and the health check work as written, 
   assert.ok(apiMemory < bytes(api.requests.memory), `${apiMemory} bytes, request ${api.requests.memory}`)
   await healthy(apiEnv)
 
-  // A worker, by compose.yaml's command and settings, on a Redis of its own.
+  // A worker, by compose.yaml's command and settings, on a Redis of its own; `docker compose up` run
+  // without OTEL_EXPORTER_OTLP_ENDPOINT, so untraced.
   redis = await startRedis()
   const compose = parse(readFileSync(join(ROOT, 'compose.yaml'), 'utf8')) as {
     services: Record<string, { command: string[]; environment: Record<string, string> }>
@@ -243,7 +245,7 @@ test('the build steps, the start commands and the health check work as written, 
   const workerEnv = {
     ...clean,
     ...imageEnv,
-    ...workerService.environment,
+    ...composeEnvironment(workerService.environment),
     ALGOSERVE_REDIS_URL: redis.url,
     ALGOSERVE_WORKER_PORT: String(await freePort()),
     // Closed: a worker does not listen there.

@@ -8,6 +8,8 @@ import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { parse, parseAllDocuments } from 'yaml'
 import { threadsFor } from '../../src/execution/usable-cpus.js'
+import { tracingWanted } from '../../src/tracing/wanted.js'
+import { composeEnvironment } from '../helpers/compose.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8')
@@ -142,7 +144,14 @@ test('compose.yaml: Redis with AOF and noeviction, the API, a worker, Prometheus
       { command?: string[]; environment?: Record<string, string>; volumes?: string[]; healthcheck?: unknown }
     >
   }
-  assert.deepEqual(Object.keys(compose.services).sort(), ['api', 'grafana', 'prometheus', 'redis', 'worker'])
+  assert.deepEqual(Object.keys(compose.services).sort(), [
+    'api',
+    'grafana',
+    'jaeger',
+    'prometheus',
+    'redis',
+    'worker',
+  ])
   const redis = compose.services.redis?.command?.join(' ') ?? ''
   assert.match(redis, /--appendonly yes/)
   assert.match(redis, /--maxmemory-policy noeviction/)
@@ -159,4 +168,25 @@ test('compose.yaml: Redis with AOF and noeviction, the API, a worker, Prometheus
   assert.ok(
     compose.services.grafana?.volumes?.includes('./deploy/grafana/dashboards:/var/lib/grafana/dashboards:ro'),
   )
+})
+
+test('compose.yaml: Jaeger only in the tracing profile; the API and the worker trace only when asked', () => {
+  const compose = parse(read('compose.yaml')) as {
+    services: Record<string, { profiles?: string[]; environment?: Record<string, string>; ports?: string[] }>
+  }
+  const jaeger = compose.services.jaeger
+  assert.deepEqual(jaeger?.profiles, ['tracing'])
+  assert.ok(jaeger?.ports?.includes('16686:16686'))
+  for (const name of ['api', 'worker']) {
+    const environment = compose.services[name]?.environment ?? {}
+    assert.equal(environment.OTEL_SERVICE_NAME, `algoserve-${name}`)
+    // As `docker compose up` gives it: off unless the variable is set where compose runs.
+    assert.equal(tracingWanted(composeEnvironment(environment)), false, name)
+    assert.equal(
+      tracingWanted(composeEnvironment(environment, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318' })),
+      true,
+      name,
+    )
+  }
+  assert.match(read('docs/tracing.md'), /docker compose --profile tracing up/)
 })
