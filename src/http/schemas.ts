@@ -2,7 +2,7 @@
 // response serialisation (fast-json-stringify) and the OpenAPI document, where its $id is the
 // component name the contract gives it (docs/api.md). Nothing here is one algorithm's: an algorithm's
 // own params and result come from the registry (algorithm-schemas.ts, and sharedSchemas below).
-import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { type TSchema, Type } from '@sinclair/typebox'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { invokeAlgorithm, type Registry } from '../algorithms/registry.js'
 
@@ -335,5 +335,3 @@ const SHARED: TSchema[] = [
   HealthResponse,
   ReadinessResponse,
 ]
-
-export type JobRequestBody = Static<typeof JobRequest>
