@@ -79,6 +79,23 @@ export function sampleComponent(algorithm: Algorithm, part: keyof typeof SUFFIX)
   return sampleOf(components[algorithmSchemaId(algorithm.name, part)] ?? {}, components)
 }
 
+/**
+ * The params as a request body documents them. An algorithm that reads its params itself (a built-in's
+ * inline parseParams) refuses a bad value with 400 VALIDATION_ERROR, not the schema's 422: its body is
+ * its params component or any object, so that a client or proxy holding requests to the document sends
+ * such a value on to that 400, and the component still says what it reads.
+ */
+export function documentedParams(algorithm: Algorithm, ref: (id: string) => Schema): Schema {
+  const id = algorithmSchemaId(algorithm.name, 'params')
+  if (algorithm.inline === undefined) return ref(id)
+  return {
+    description:
+      `As ${id} describes. ${algorithm.name} reads them itself: a missing or bad member is answered ` +
+      '400 VALIDATION_ERROR, with details naming it.',
+    anyOf: [ref(id), { type: 'object', additionalProperties: true }],
+  }
+}
+
 /** The interface's shapes that the document shows once per algorithm, in a oneOf (jobsByAlgorithm). */
 const BY_ALGORITHM = ['JobRequest', 'JobStatusResponse', 'JobListItem', 'WebhookPayload'] as const
 
@@ -102,7 +119,7 @@ export function jobsByAlgorithm(schemas: Record<string, Schema>, algorithms: Reg
       const branch = structuredClone(original)
       const properties = branch.properties as Record<string, Schema>
       properties.algorithm = { type: 'string', const: name }
-      if (base === 'JobRequest') properties.params = ref(algorithmSchemaId(name, 'params'))
+      if (base === 'JobRequest') properties.params = documentedParams(algorithms.get(name) as Algorithm, ref)
       else properties.result = { anyOf: [ref(algorithmSchemaId(name, 'result')), { type: 'null' }] }
       schemas[id] = branch
       mapping[name] = `#/components/schemas/${id}`

@@ -14,7 +14,7 @@ import { AlgorithmNotFoundError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import { runMetadata, type TimedRun } from '../execution/timed-run.js'
 import { exampleResult, metadataOf, requestExamples } from '../http/algorithm-examples.js'
-import { algorithmSchemaId } from '../http/algorithm-schemas.js'
+import { algorithmSchemaId, documentedParams } from '../http/algorithm-schemas.js'
 import { algorithmBounds, bodyBounds, withBodyBounds } from '../http/body-bounds.js'
 import { flat, REQUEST_ID, tooLarge } from '../http/examples.js'
 import { losslessObject } from '../http/json-body.js'
@@ -227,7 +227,7 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
             description:
               `${algorithm.description}\n\nThe body is its params. A run is stopped after ${timeoutMs / 1000} s ` +
               '(its own timeoutMs, at most ALGOSERVE_INVOKE_TIMEOUT_MS) with 500 ALGORITHM_ERROR.',
-            body: losslessObject(Type.Ref(algorithmSchemaId(algorithm.name, 'params'))),
+            body: losslessObject(Type.Unsafe(documentedParams(algorithm, (id) => Type.Ref(id)))),
             response: {
               200: {
                 ...Type.Object({

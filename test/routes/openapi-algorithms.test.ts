@@ -163,6 +163,26 @@ test('a validating proxy passes a job of an unknown algorithm on to its 404, and
   }
 })
 
+// PrimeChecker reads its params itself, and its refusals are 400s (the interface's rule for a bad
+// number in a job): the document holds its params to no schema, so that a proxy passes them on to that 400.
+test('a validating proxy passes PrimeChecker params it reads itself on to their 400, on /jobs and its own route', async () => {
+  const jobs = requestBodyValidator(document, '/jobs', 'post')
+  const invoke = requestBodyValidator(document, '/algorithms/PrimeChecker/invoke', 'post')
+  for (const params of [{}, { number: 1.5 }, { number: 'x' }, { number: true }]) {
+    const job = { algorithm: 'PrimeChecker', params }
+    assert.ok(jobs(job), `${JSON.stringify(job)}: ${JSON.stringify(jobs.errors)}`)
+    assert.equal((await post('/jobs', job)).status, 400, JSON.stringify(job))
+    assert.ok(invoke(params), `${JSON.stringify(params)}: ${JSON.stringify(invoke.errors)}`)
+    assert.equal((await post('/algorithms/PrimeChecker/invoke', params)).status, 400, JSON.stringify(params))
+  }
+  // Not an object at all: the schema's refusal, on both sides.
+  assert.equal(jobs({ algorithm: 'PrimeChecker', params: 97 }), false)
+  assert.equal((await post('/jobs', { algorithm: 'PrimeChecker', params: 97 })).status, 422)
+  // Its component still says what it reads.
+  const params = document.components.schemas['PrimeChecker.Params'] as { required: string[] }
+  assert.deepEqual(params.required, ['number'])
+})
+
 /** Every $ref of a value, with where it sits. */
 function refsOf(value: unknown, at = '#'): [string, string][] {
   if (typeof value !== 'object' || value === null) return []
