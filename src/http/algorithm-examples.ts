@@ -8,6 +8,7 @@ import { storedParams } from '../algorithms/params.js'
 import { invokeAlgorithm, type Registry } from '../algorithms/registry.js'
 import { timedRunInline } from '../execution/timed-run.js'
 import { sampleComponent } from './algorithm-schemas.js'
+import { REQUEST_ID } from './examples.js'
 
 export interface NamedExample {
   summary: string
@@ -95,4 +96,12 @@ export const metadataOf = (shown: Pick<ShownAlgorithm, 'algorithm' | 'version'>)
   algorithm: shown.algorithm,
   version: shown.version,
   elapsed_time: 0.000012,
+})
+
+/** A synchronous call's 200 answer: the result of the algorithm's first example, with its metadata. */
+export const successExample = (algorithm: Algorithm) => ({
+  request_id: REQUEST_ID,
+  status: 'success',
+  result: exampleResult(algorithm),
+  metadata: metadataOf({ algorithm: algorithm.name, version: algorithm.version }),
 })

@@ -13,10 +13,10 @@ import { type BoundSettings, shownBounds } from '../algorithms/request-bounds.js
 import { AlgorithmNotFoundError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import { runMetadata, type TimedRun } from '../execution/timed-run.js'
-import { exampleResult, metadataOf, requestExamples } from '../http/algorithm-examples.js'
+import { requestExamples, successExample } from '../http/algorithm-examples.js'
 import { algorithmSchemaId, documentedParams } from '../http/algorithm-schemas.js'
 import { algorithmBounds, bodyBounds, withBodyBounds } from '../http/body-bounds.js'
-import { flat, REQUEST_ID, tooLarge } from '../http/examples.js'
+import { flat, tooLarge } from '../http/examples.js'
 import { losslessObject } from '../http/json-body.js'
 import { sendJsonText } from '../http/json-reply.js'
 import { described, ErrorResponse, HTTPValidationError, Metadata, wrappedError } from '../http/schemas.js'
@@ -309,12 +309,7 @@ const anyObjectBody: FastifySchemaCompiler<unknown> = (route) =>
 const invokeExamples = (algorithm: Algorithm, maxBodyBytes: number) => ({
   requestExamples: requestExamples(algorithm, (params) => params),
   responses: {
-    200: {
-      request_id: REQUEST_ID,
-      status: 'success',
-      result: exampleResult(algorithm),
-      metadata: metadataOf({ algorithm: algorithm.name, version: algorithm.version }),
-    },
+    200: successExample(algorithm),
     400: flat('VALIDATION_ERROR', 'n has 5000 digits; at most 4300 are allowed.', {
       field: 'n',
       value: '1234567890…(5000 digits)',

@@ -9,9 +9,9 @@ import type { BoundSettings } from '../algorithms/request-bounds.js'
 import { AlgorithmNotFoundError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import { runMetadata } from '../execution/timed-run.js'
-import { exampleResult, metadataOf, requestExamples } from '../http/algorithm-examples.js'
+import { requestExamples, successExample } from '../http/algorithm-examples.js'
 import { algorithmBounds, bodyBounds } from '../http/body-bounds.js'
-import { flat, problem, REQUEST_ID, tooLarge } from '../http/examples.js'
+import { flat, problem, tooLarge } from '../http/examples.js'
 import { addBodyParsers, losslessObject } from '../http/json-body.js'
 import {
   described,
@@ -74,12 +74,7 @@ export const invokeRoutes: FastifyPluginAsyncTypebox<InvokeRouteOptions> = async
         'x-examples': () => ({
           requestExamples: requestExamples(algorithm, (params) => params),
           responses: {
-            200: {
-              request_id: REQUEST_ID,
-              status: 'success',
-              result: exampleResult(algorithm),
-              metadata: metadataOf({ algorithm: algorithm.name, version: algorithm.version }),
-            },
+            200: successExample(algorithm),
             400: flat('VALIDATION_ERROR', 'number has 5000 digits; at most 4300 are allowed.', {
               field: 'number',
               value: '1234567890…(5000 digits)',
