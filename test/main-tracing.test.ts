@@ -54,6 +54,22 @@ async function serveOneJob(child: Child, webhook: string): Promise<string> {
   return id
 }
 
+/** A span of job `id` whose name starts with `name`. */
+const spanOfJob =
+  (id: string) => (name: string) => (span: { name: string; attributes: Record<string, unknown> }) =>
+    span.name.startsWith(name) && span.attributes['algoserve.job.id'] === id
+
+/** A job that runs for seconds (RSA-100, 20 s budget) under the client's traceparent, once it runs. */
+async function startLongTracedJob(url: string): Promise<{ id: string; running: JobBody }> {
+  const created = await fetch(`${url}/jobs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` },
+    body: JSON.stringify({ algorithm: 'PrimeChecker', params: { number: RSA_100 } }),
+  })
+  const { job_id: id } = (await created.json()) as { job_id: string }
+  return { id, running: await waitForJob(url, id, (job) => job.status === 'running') }
+}
+
 describe('tracing in algoserve serve', () => {
   let otlp: OtlpReceiver
   let webhooks: Receiver
@@ -132,8 +148,7 @@ describe('tracing in algoserve serve', () => {
     })
     const id = await serveOneJob(child, webhooks.url)
     assert.ok(loadedModules(file).some((url) => url.includes('@opentelemetry/sdk-node')))
-    const ofJob = (name: string) => (span: { name: string; attributes: Record<string, unknown> }) =>
-      span.name.startsWith(name) && span.attributes['algoserve.job.id'] === id
+    const ofJob = spanOfJob(id)
     const request = await otlp.waitForSpan((span) => span.kind === 2 && span.parentSpanId === CLIENT_SPAN)
     const sent = await otlp.waitForSpan(ofJob('send'))
     const run = await otlp.waitForSpan(ofJob('process'))
@@ -277,13 +292,7 @@ describe('tracing in algoserve serve', () => {
     const first = worker()
     const url = await listening(api)
     await listening(first)
-    const created = await fetch(`${url}/jobs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` },
-      body: JSON.stringify({ algorithm: 'PrimeChecker', params: { number: RSA_100 } }),
-    })
-    const { job_id: id } = (await created.json()) as { job_id: string }
-    const running = await waitForJob(url, id, (job) => job.status === 'running')
+    const { id, running } = await startLongTracedJob(url)
     const second = worker()
     await listening(second)
     first.process.kill('SIGKILL')
@@ -292,8 +301,7 @@ describe('tracing in algoserve serve', () => {
     // The second run ends at its worker's shutdown (finished or given back); its span goes out then.
     second.process.kill('SIGTERM')
     await second.exit
-    const ofJob = (name: string) => (span: { name: string; attributes: Record<string, unknown> }) =>
-      span.name.startsWith(name) && span.attributes['algoserve.job.id'] === id
+    const ofJob = spanOfJob(id)
     const sent = await otlp.waitForSpan(ofJob('send'))
     await assertTakenOver(ofJob('process'), sent, running, `:${first.process.pid}`)
     api.process.kill('SIGTERM')
@@ -314,15 +322,8 @@ describe('tracing in algoserve serve', () => {
     const serve = () => start(['serve', '--data-dir', dataDir, '--port', '0'], env)
     const first = serve()
     const url = await listening(first)
-    const created = await fetch(`${url}/jobs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` },
-      body: JSON.stringify({ algorithm: 'PrimeChecker', params: { number: RSA_100 } }),
-    })
-    const { job_id: id } = (await created.json()) as { job_id: string }
-    const running = await waitForJob(url, id, (job) => job.status === 'running')
-    const ofJob = (name: string) => (span: { name: string; attributes: Record<string, unknown> }) =>
-      span.name.startsWith(name) && span.attributes['algoserve.job.id'] === id
+    const { id, running } = await startLongTracedJob(url)
+    const ofJob = spanOfJob(id)
     const sent = await otlp.waitForSpan(ofJob('send'))
     first.process.kill('SIGKILL')
     await first.exit
