@@ -2,14 +2,14 @@
 # Jobs of a user's algorithm end to end against PrimeChecker's small-prime jobs, in the same run on the same
 # processes: POST /jobs to completed for the trivial module examples/algorithms/collatz.mjs (n = 27,
 # microseconds of work on a worker thread) and for PrimeChecker with 1000003 (answered inline), one after the
-# other in each round, each kind first in every other round. Closed loop, as bench/http/jobs.sh: wrk posts for
-# DURATION with CONNECTIONS connections, and bench/http/job-stats.mjs reads the jobs back (jobs per second
-# from the jobs' own created_at and completed_at). First on the embedded store (one `serve` per round), then,
-# with redis-server installed, in distributed mode: a redis-server of its own on a free port (never 6379), one
-# `serve` and one `worker` per round.
-# Usage: bash bench/http/algorithm-jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=4 REDIS=0 to skip Redis)
+# other in each round, each kind first in every other round. Closed loop, as bench/http/wrk/jobs.sh: wrk posts
+# for DURATION with CONNECTIONS connections, and bench/http/wrk/job-stats.mjs reads the jobs back (jobs per
+# second from the jobs' own created_at and completed_at). First on the embedded store (one `serve` per round),
+# then, with redis-server installed, in distributed mode: a redis-server of its own on a free port (never
+# 6379), one `serve` and one `worker` per round.
+# Usage: bash bench/http/wrk/algorithm-jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=4 REDIS=0 to skip Redis)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-16}
@@ -18,21 +18,21 @@ PORT=${PORT:-18500}
 MODULE=examples/algorithms/collatz.mjs
 PRIME_BODY='{"algorithm":"PrimeChecker","params":{"number":1000003}}'
 MODULE_BODY='{"algorithm":"Collatz","params":{"n":27}}'
-# shellcheck source=bench/http/wrk-common.sh
-. bench/http/wrk-common.sh
+# shellcheck source=bench/lib/wrk-common.sh
+. bench/lib/wrk-common.sh
 redis_pid=
 on_exit() { if [ -n "$redis_pid" ]; then kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null || true; fi; }
 
 npm run build --silent
-# A closed loop, whatever RATE the caller's environment holds (bench/http/pace.lua).
+# A closed loop, whatever RATE the caller's environment holds (bench/http/wrk/pace.lua).
 export RATE=
 
 # Posts jobs of BODY for DURATION, waits for them and prints job-stats' figures (JSON).
 measure() {
   local name=$1 body=$2 ids="$work/ids-$1-$3"
   mkdir -p "$ids"
-  JOB_BODY=$body IDS_DIR=$ids wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s bench/http/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
-  node bench/http/job-stats.mjs "http://127.0.0.1:$PORT" "$ids"
+  JOB_BODY=$body IDS_DIR=$ids wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s bench/http/wrk/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
+  node bench/http/wrk/job-stats.mjs "http://127.0.0.1:$PORT" "$ids"
 }
 rate() { sed -E 's/.*"jobs_per_s":([0-9]+).*/\1/'; }
 

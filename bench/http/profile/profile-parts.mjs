@@ -4,7 +4,7 @@
 // answer's write), or to Fastify and node:http otherwise; printed as shares of the busy (not idle) time.
 // Profile: node --max-semi-space-size=1 --cpu-prof --cpu-prof-dir=DIR --cpu-prof-interval 100 dist/main.js
 // serve --drain-delay-ms 0, wrk's small-prime load for 3 s (warm-up) then 10 s, SIGTERM.
-// Usage: node bench/http/profile-parts.mjs DIR/CPU.*.0.001.cpuprofile SKIP_S KEEP_S
+// Usage: node bench/http/profile/profile-parts.mjs DIR/CPU.*.0.001.cpuprofile SKIP_S KEEP_S
 //   (the samples from SKIP_S seconds after the profile's start, for KEEP_S seconds: the measured load only)
 import { accountOf, printAccount } from './profile-account.mjs'
 

@@ -1,11 +1,11 @@
-// The account of a small job's CPU time from a V8 CPU profile of the service under bench/http/jobs.sh's
-// small-prime load (bench/http/profile-jobs.sh takes the profiles and calls this): each sample of the main
-// thread goes to the part of the job path whose entry is nearest the leaf of its stack. The POST's request
-// (request id, access line, hooks, parsing, validation, the params check, the handler, the answer), the
-// store's insert with its triggers, the claim, the run, the end's writes, what a job's end tells (counters,
-// waiters, events), metrics, logging; in distributed mode, BullMQ and ioredis, and our Redis code; Fastify
-// and node:http otherwise. Printed as shares of the busy (not idle) time.
-// Usage: node bench/http/profile-job-parts.mjs CPU.*.cpuprofile SKIP_S KEEP_S
+// The account of a small job's CPU time from a V8 CPU profile of the service under bench/http/wrk/jobs.sh's
+// small-prime load (bench/http/profile/profile-jobs.sh takes the profiles and calls this): each sample of the
+// main thread goes to the part of the job path whose entry is nearest the leaf of its stack. The POST's
+// request (request id, access line, hooks, parsing, validation, the params check, the handler, the answer),
+// the store's insert with its triggers, the claim, the run, the end's writes, what a job's end tells
+// (counters, waiters, events), metrics, logging; in distributed mode, BullMQ and ioredis, and our Redis code;
+// Fastify and node:http otherwise. Printed as shares of the busy (not idle) time.
+// Usage: node bench/http/profile/profile-job-parts.mjs CPU.*.cpuprofile SKIP_S KEEP_S
 //   (the samples from SKIP_S seconds after the profile's start, for KEEP_S seconds: the measured load only)
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'

@@ -1,6 +1,6 @@
 // The service's memory while many clients send most of a body and then stall, with
 // the defaults (request timeout, body budget) against the same service with both lifted, in one run.
-// Usage: node bench/http/slow-clients.mjs   (CLIENTS=1000 BODY_KB=900 HOLD_S=20)
+// Usage: node bench/http/runs/slow-clients.mjs   (CLIENTS=1000 BODY_KB=900 HOLD_S=20)
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { connect } from 'node:net'
@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 const CLIENTS = Number(process.env.CLIENTS ?? 1000)
 const BODY_KB = Number(process.env.BODY_KB ?? 900)
 const HOLD_S = Number(process.env.HOLD_S ?? 20)
-const root = join(import.meta.dirname, '../..')
+const root = join(import.meta.dirname, '../../..')
 
 const rssMiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024
 

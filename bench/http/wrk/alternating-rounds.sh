@@ -1,15 +1,15 @@
-# Sourced by bench/http/invoke-ladder.sh and bench/http/invoke-ab.sh after bench/http/wrk-common.sh: the
-# small-prime POST /invoke load in alternating wrk rounds against several servers, and the table of their
+# Sourced by bench/http/wrk/invoke-ladder.sh and bench/http/wrk/invoke-ab.sh after bench/lib/wrk-common.sh:
+# the small-prime POST /invoke load in alternating wrk rounds against several servers, and the table of their
 # medians. The caller sets CONNECTIONS, DURATION, ROUNDS and the arrays names, ports and server_pids, the bare
 # server first.
 
 # Appends "<req/s> <p99 ms> <CPU µs per request>" to $work/<i>.rounds for each server, round by round. With
-# RATE=<requests per second> set, every run offers that rate (bench/http/pace.lua) instead of a closed loop
-# (its warm-up too), so that each server's CPU per request is read at the same load: in a closed loop a
+# RATE=<requests per second> set, every run offers that rate (bench/http/wrk/pace.lua) instead of a closed
+# loop (its warm-up too), so that each server's CPU per request is read at the same load: in a closed loop a
 # slower server also pays for waking an idle client on every answer, which the bare server does not.
 alternating_rounds() {
   cat >"$work/post.lua" <<'LUA'
-dofile("bench/http/pace.lua")
+dofile("bench/http/wrk/pace.lua")
 function init(args)
   pace_start()
 end

@@ -14,11 +14,11 @@ import { join } from 'node:path'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { Worker } from 'node:worker_threads'
 import { parse, stringify } from 'lossless-json'
-import { INLINE } from '../../src/algorithms/algorithm.js'
-import { primeChecker } from '../../src/algorithms/prime-checker/index.js'
-import { defaultConfig } from '../../src/config.js'
-import { createService } from '../../src/service.js'
-import { percentile, upperMedian } from '../lib/stats.js'
+import { INLINE } from '../../../src/algorithms/algorithm.js'
+import { primeChecker } from '../../../src/algorithms/prime-checker/index.js'
+import { defaultConfig } from '../../../src/config.js'
+import { createService } from '../../../src/service.js'
+import { percentile, upperMedian } from '../../lib/stats.js'
 
 const ROUNDS = Number(process.env.ROUNDS ?? 15)
 const LOAD_SECONDS = Number(process.env.LOAD_SECONDS ?? 10)

@@ -6,9 +6,10 @@
 # NODE=<path to a node binary> runs the script's servers and clients on that Node instead of PATH's.
 # Call the script with bash, not npm run: npm sets NODE to its own node for the scripts it runs.
 if [ -n "${NODE:-}" ]; then PATH="$(dirname "$NODE"):$PATH"; fi
-echo "bench/http/$(basename "$0") on Node $(node --version)" >&2
+script="bench/http/$(basename "$(dirname "$0")")/$(basename "$0")"
+echo "$script on Node $(node --version)" >&2
 
-command -v wrk >/dev/null || { echo "bench/http/$(basename "$0") needs wrk (apt-get install wrk)" >&2; exit 1; }
+command -v wrk >/dev/null || { echo "$script needs wrk (apt-get install wrk)" >&2; exit 1; }
 work=$(mktemp -d)
 pids=()
 cleanup() {

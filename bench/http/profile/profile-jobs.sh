@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # The account of a small job's CPU, by one command: the service built from this checkout runs under V8's
-# CPU profiler (100 µs interval) while wrk posts bench/http/jobs.sh's small-prime jobs, WARMUP first (not
-# counted) then DURATION measured; then SIGTERM, and bench/http/profile-job-parts.mjs gives each sample of
-# the measured window to its part of the job path. Also prints the process's CPU µs per job over the measured
-# window (from /proc; the profiler's own cost is in it). Embedded: wrk's closed loop (CONNECTIONS). With
-# REDIS=1: a redis-server of its own, one `algoserve serve` and one `algoserve worker`, each profiled and
+# CPU profiler (100 µs interval) while wrk posts bench/http/wrk/jobs.sh's small-prime jobs, WARMUP first (not
+# counted) then DURATION measured; then SIGTERM, and bench/http/profile/profile-job-parts.mjs gives each
+# sample of the measured window to its part of the job path. Also prints the process's CPU µs per job over the
+# measured window (from /proc; the profiler's own cost is in it). Embedded: wrk's closed loop (CONNECTIONS).
+# With REDIS=1: a redis-server of its own, one `algoserve serve` and one `algoserve worker`, each profiled and
 # accounted for separately, wrk paced at RATE jobs/s (as jobs.sh's REDIS=1 RATE=).
-# Usage: bash bench/http/profile-jobs.sh   (WARMUP=3s DURATION=10s CONNECTIONS=16; REDIS=1 RATE=1500)
+# Usage: bash bench/http/profile/profile-jobs.sh   (WARMUP=3s DURATION=10s CONNECTIONS=16; REDIS=1 RATE=1500)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 
 WARMUP=${WARMUP:-3s}
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-16}
 PORT=${PORT:-18490}
-# shellcheck source=bench/http/wrk-common.sh
-. bench/http/wrk-common.sh
+# shellcheck source=bench/lib/wrk-common.sh
+. bench/lib/wrk-common.sh
 
 npm run build --silent
 export THREADS=2 RATE=
@@ -63,12 +63,12 @@ fi
 wait_ready "http://127.0.0.1:$PORT/readyz" "$work/serve.log"
 
 mkdir -p "$work/warmup" "$work/ids"
-IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/http/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >/dev/null
+IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/http/wrk/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >/dev/null
 sleep 0.5
 measured_at=$(now)
 declare -A before
 for role in "${roles[@]}"; do before[$role]=$(ticks "${pid_of[$role]}"); done
-IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
+IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/wrk/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
 # The jobs posted last end within a few ms in a closed loop; paced, within the p99.
 sleep 0.5
 jobs=$(cat "$work"/ids/*.txt | wc -l)
@@ -85,5 +85,5 @@ for role in "${roles[@]}"; do
   echo
   echo "### algoserve $role's main thread"
   skip=$(awk -v a="${started[$role]}" -v b="$measured_at" 'BEGIN { print b - a }')
-  node bench/http/profile-job-parts.mjs "$(ls "$work/prof-$role"/CPU.*.0.001.cpuprofile)" "$skip" "$keep"
+  node bench/http/profile/profile-job-parts.mjs "$(ls "$work/prof-$role"/CPU.*.0.001.cpuprofile)" "$skip" "$keep"
 done

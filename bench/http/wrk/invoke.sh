@@ -2,9 +2,9 @@
 # POST /invoke throughput and p99 latency with wrk, for a small prime, a 64-bit prime and a 100-digit
 # prime, each against a bare node:http server (JSON.parse + a fixed answer of the same size) in the same
 # run; then start-up time, idle memory, and /healthz latency while a 4300-digit prime is tested.
-# Usage: bash bench/http/invoke.sh   (DURATION=10s CONNECTIONS=32 ROUNDS=3 LOG_LEVEL=info)
+# Usage: bash bench/http/wrk/invoke.sh   (DURATION=10s CONNECTIONS=32 ROUNDS=3 LOG_LEVEL=info)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-32}
@@ -12,8 +12,8 @@ ROUNDS=${ROUNDS:-3}
 LOG_LEVEL=${LOG_LEVEL:-info}
 SERVICE_PORT=${SERVICE_PORT:-18080}
 BARE_PORT=${BARE_PORT:-18081}
-# shellcheck source=bench/http/wrk-common.sh
-. bench/http/wrk-common.sh
+# shellcheck source=bench/lib/wrk-common.sh
+. bench/lib/wrk-common.sh
 
 npm run build --silent
 
@@ -54,7 +54,7 @@ for case in "small prime:97" "64-bit prime:18446744073709551557" "100-digit prim
   number=${case#*:}
   printf '{"number": %s}' "$number" >"$work/body.json"
   answer=$(curl -sf -H 'content-type: application/json' --data-binary @"$work/body.json" "http://127.0.0.1:$SERVICE_PORT/invoke")
-  node bench/http/bare-server.mjs "$BARE_PORT" "$answer" &
+  node bench/http/reference/bare-server.mjs "$BARE_PORT" "$answer" &
   bare_pid=$!
   pids+=("$bare_pid")
   wait_listening "$BARE_PORT"

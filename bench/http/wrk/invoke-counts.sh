@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
 # Counts, not times, of the small-prime POST /invoke load, for each variant: the bytes allocated per request
-# (V8's sampling heap profiler, bench/http/heap-sampler.mjs), the young-generation collections (scavenges)
-# and mark-compacts per 1000 requests (node --trace-gc), and the system calls per request (strace -f -c, all
-# threads). Counts move little with the machine's load, where CPU time moves by a quarter or more, so they
-# show a small change that an A/B of times cannot. Each variant: a 3 s warm-up, then 5 s measured, once per
-# measure. Variants as bench/http/invoke-ab.sh takes them.
+# (V8's sampling heap profiler, bench/http/profile/heap-sampler.mjs), the young-generation collections
+# (scavenges) and mark-compacts per 1000 requests (node --trace-gc), and the system calls per request (strace
+# -f -c, all threads). Counts move little with the machine's load, where CPU time moves by a quarter or more,
+# so they show a small change that an A/B of times cannot. Each variant: a 3 s warm-up, then 5 s measured,
+# once per measure. Variants as bench/http/wrk/invoke-ab.sh takes them.
 #
-# Usage: bash bench/http/invoke-counts.sh 'NAME|REV|NODE_FLAGS|SERVICE_FLAGS' ...   (CONNECTIONS=32)
-#   e.g. bash bench/http/invoke-counts.sh 'before|HEAD~1||' 'now|WORKTREE||' \
+# Usage: bash bench/http/wrk/invoke-counts.sh 'NAME|REV|NODE_FLAGS|SERVICE_FLAGS' ...   (CONNECTIONS=32)
+#   e.g. bash bench/http/wrk/invoke-counts.sh 'before|HEAD~1||' 'now|WORKTREE||' \
 #          'now warn|WORKTREE||--log-level warn'
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 
 [ $# -gt 0 ] || { sed -n '2,11p' "$0" >&2; exit 2; }
 CONNECTIONS=${CONNECTIONS:-32}
-# shellcheck source=bench/http/wrk-common.sh
-. bench/http/wrk-common.sh
-command -v strace >/dev/null || { echo "bench/http/invoke-counts.sh needs strace (apt-get install strace)" >&2; exit 1; }
+# shellcheck source=bench/lib/wrk-common.sh
+. bench/lib/wrk-common.sh
+command -v strace >/dev/null || { echo "bench/http/wrk/invoke-counts.sh needs strace (apt-get install strace)" >&2; exit 1; }
 
 cat >"$work/post.lua" <<'LUA'
 wrk.method = "POST"
@@ -49,7 +49,7 @@ for spec in "$@"; do
   IFS='|' read -r name rev node_flags service_flags <<<"$spec"
   tree=$(revision_tree "$rev")
 
-  start_service "$tree" "--import $(pwd)/bench/http/heap-sampler.mjs" "HEAP_PROFILE=$work/heap.json"
+  start_service "$tree" "--import $(pwd)/bench/http/profile/heap-sampler.mjs" "HEAP_PROFILE=$work/heap.json"
   kill -USR2 "$service"
   load 5s >"$work/wrk.out"
   kill -USR2 "$service"

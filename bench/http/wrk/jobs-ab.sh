@@ -1,33 +1,33 @@
 #!/usr/bin/env bash
 # Jobs end to end on the embedded store, for several builds side by side: the small-prime load of
-# bench/http/jobs.sh (wrk POSTs jobs as fast as the service answers, closed loop), with rounds that
+# bench/http/wrk/jobs.sh (wrk POSTs jobs as fast as the service answers, closed loop), with rounds that
 # alternate between the builds, each on a fresh data directory. Reports each build's jobs per second and
-# p99 creation to end (bench/http/job-stats.mjs, from the jobs' own timestamps) and its CPU time per job
+# p99 creation to end (bench/http/wrk/job-stats.mjs, from the jobs' own timestamps) and its CPU time per job
 # (user + system of the whole process, from /proc, from the first post until its jobs have ended, before
 # they are read back), each round and the median. With REDIS=1, distributed mode: a redis-server of the
 # script's own (AOF everysec, as jobs.sh's), flushed before each round, one `algoserve serve` and one
-# `algoserve worker` of the build, wrk paced at RATE jobs/s (bench/http/pace.lua) after WARMUP of the same
+# `algoserve worker` of the build, wrk paced at RATE jobs/s (bench/http/wrk/pace.lua) after WARMUP of the same
 # load; then the CPU per job is the API's and the worker's, each.
 # On the embedded store RATE and WARMUP (both unset by default) pace the posts too and warm each build up
 # first, so that builds of different rates compare their p99 at one offered rate, once warm.
-# Usage: bash bench/http/jobs-ab.sh 'NAME|REV|NODE_FLAGS|JOB_BODY|SERVICE_ARGS' ...   (DURATION=10s
+# Usage: bash bench/http/wrk/jobs-ab.sh 'NAME|REV|NODE_FLAGS|JOB_BODY|SERVICE_ARGS' ...   (DURATION=10s
 #        CONNECTIONS=16 ROUNDS=5; REDIS=1 RATE=1500 WARMUP=2s; REV: a git revision, WORKTREE for this
 #        checkout with its uncommitted changes, or the folder of a built checkout)
-#   e.g. bash bench/http/jobs-ab.sh 'parent|HEAD~1|' 'change|WORKTREE|'
+#   e.g. bash bench/http/wrk/jobs-ab.sh 'parent|HEAD~1|' 'change|WORKTREE|'
 # NODE_FLAGS (for both processes) default to npm start's (--max-semi-space-size=1) for `serve` and npm run
 # worker's (none) for `worker`. JOB_BODY (default the small prime's) and
 # SERVICE_ARGS (added to `serve` and `worker`) let a build post other jobs, e.g. a module algorithm's:
 #   'collatz|HEAD||{"algorithm":"Collatz","params":{"n":27}}|--algorithms examples/algorithms/collatz.mjs'
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 
 [ $# -gt 0 ] || { sed -n '2,15p' "$0" >&2; exit 2; }
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-16}
 ROUNDS=${ROUNDS:-5}
 PORT=${PORT:-18390}
-# shellcheck source=bench/http/wrk-common.sh
-. bench/http/wrk-common.sh
+# shellcheck source=bench/lib/wrk-common.sh
+. bench/lib/wrk-common.sh
 
 export THREADS=2
 if [ "${REDIS:-}" = "1" ]; then
@@ -86,18 +86,18 @@ measure_redis() {
   pids+=("$api" "$worker")
   wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
   wait_ready "http://127.0.0.1:$((PORT + 1))/readyz" "$work/worker.log"
-  JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/http/post-jobs.lua \
+  JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/http/wrk/post-jobs.lua \
     "http://127.0.0.1:$PORT/jobs" >/dev/null
   until_ended "$(tail -qn1 "$work"/warmup/*.txt | tail -n1)"
   api_ticks=$(awk '{ print $14 + $15 }' "/proc/$api/stat")
   worker_ticks=$(awk '{ print $14 + $15 }' "/proc/$worker/stat")
-  JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/post-jobs.lua \
+  JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/wrk/post-jobs.lua \
     "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   until_ended "$(tail -qn1 "$work"/ids/*.txt | tail -n1)"
   jobs=$(cat "$work"/ids/*.txt | wc -l)
   api_ticks=$(($(awk '{ print $14 + $15 }' "/proc/$api/stat") - api_ticks))
   worker_ticks=$(($(awk '{ print $14 + $15 }' "/proc/$worker/stat") - worker_ticks))
-  stats=$(node bench/http/job-stats.mjs "http://127.0.0.1:$PORT" "$work/ids")
+  stats=$(node bench/http/wrk/job-stats.mjs "http://127.0.0.1:$PORT" "$work/ids")
   echo "$stats" | node -e '
     const s = JSON.parse(require("fs").readFileSync(0, "utf8"))
     const [api, worker, hz, jobs] = process.argv.slice(1).map(Number)
@@ -119,17 +119,17 @@ measure() {
   pids+=("$pid")
   wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
   if [ -n "$WARMUP" ]; then
-    JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/http/post-jobs.lua \
+    JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/http/wrk/post-jobs.lua \
       "http://127.0.0.1:$PORT/jobs" >/dev/null
     until_ended "$(tail -qn1 "$work"/warmup/*.txt | tail -n1)"
   fi
   before=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-  JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/post-jobs.lua \
+  JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/wrk/post-jobs.lua \
     "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   until_ended "$(tail -qn1 "$work"/ids/*.txt | tail -n1)"
   after=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
   jobs=$(cat "$work"/ids/*.txt | wc -l)
-  stats=$(node bench/http/job-stats.mjs "http://127.0.0.1:$PORT" "$work/ids")
+  stats=$(node bench/http/wrk/job-stats.mjs "http://127.0.0.1:$PORT" "$work/ids")
   echo "$stats" | node -e '
     const s = JSON.parse(require("fs").readFileSync(0, "utf8"))
     const [ticks, hz, jobs, posted] = process.argv.slice(1).map(Number)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where the small-prime /invoke's throughput goes: the same wrk load, in alternating rounds, against
-#   bare      bench/http/bare-server.mjs (node:http, JSON.parse, a fixed answer): the baseline
-#   fastify   bench/http/fastify-server.mjs LEVEL=1: Fastify alone, one route, a fixed answer
+#   bare      bench/http/reference/bare-server.mjs (node:http, JSON.parse, a fixed answer): the baseline
+#   fastify   bench/http/reference/fastify-server.mjs LEVEL=1: Fastify alone, one route, a fixed answer
 #   +logging  LEVEL=2: plus pino's access line per request and a UUID request id
 #   minimum   LEVEL=3: less than the contract asks of every request, each part in its cheapest form (the
 #             file says what); a ceiling for any server of the contract on this stack
@@ -10,16 +10,16 @@
 #             slower server also pays more per request for what is not its own work (waking an idle client,
 #             colder caches); this rung shows how much, at a known cost of its own
 # and for each: median req/s, its ratio to bare, median p99, and the server's CPU time per request (user +
-# system, from /proc). Usage: bash bench/http/invoke-ladder.sh   (DURATION=5s CONNECTIONS=32 ROUNDS=5; RATE=
-# paces every run at that many requests a second, bench/http/alternating-rounds.sh; SPIN_US=30)
+# system, from /proc). Usage: bash bench/http/wrk/invoke-ladder.sh   (DURATION=5s CONNECTIONS=32 ROUNDS=5;
+# RATE= paces every run at that many requests a second, bench/http/wrk/alternating-rounds.sh; SPIN_US=30)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 
 DURATION=${DURATION:-5s}
 CONNECTIONS=${CONNECTIONS:-32}
 ROUNDS=${ROUNDS:-5}
-# shellcheck source=bench/http/wrk-common.sh
-. bench/http/wrk-common.sh
+# shellcheck source=bench/lib/wrk-common.sh
+. bench/lib/wrk-common.sh
 
 npm run build --silent
 
@@ -30,18 +30,18 @@ pids+=($!)
 service_pid=$!
 wait_ready http://127.0.0.1:18094/readyz "$work/service.log"
 answer=$(curl -sf -H 'content-type: application/json' -d '{"number": 97}' http://127.0.0.1:18094/invoke)
-node bench/http/bare-server.mjs 18091 "$answer" &
+node bench/http/reference/bare-server.mjs 18091 "$answer" &
 bare_pid=$!
-LEVEL=1 node bench/http/fastify-server.mjs 18092 >/dev/null &
+LEVEL=1 node bench/http/reference/fastify-server.mjs 18092 >/dev/null &
 fastify_pid=$!
-LEVEL=2 node bench/http/fastify-server.mjs 18093 >"$work/fastify.log" &
+LEVEL=2 node bench/http/reference/fastify-server.mjs 18093 >"$work/fastify.log" &
 logging_pid=$!
-LEVEL=3 node bench/http/fastify-server.mjs 18095 >/dev/null &
+LEVEL=3 node bench/http/reference/fastify-server.mjs 18095 >/dev/null &
 minimum_pid=$!
 pids+=("$bare_pid" "$fastify_pid" "$logging_pid" "$minimum_pid")
 server_pids=("$bare_pid" "$fastify_pid" "$logging_pid" "$minimum_pid" "$service_pid")
 if [ -n "${SPIN_US:-}" ]; then
-  node bench/http/bare-server.mjs 18096 "$answer" "$SPIN_US" &
+  node bench/http/reference/bare-server.mjs 18096 "$answer" "$SPIN_US" &
   pids+=($!)
   server_pids+=($!)
   names+=("bare + $SPIN_US µs")
@@ -49,8 +49,8 @@ if [ -n "${SPIN_US:-}" ]; then
 fi
 for port in "${ports[@]}"; do wait_listening "$port"; done
 
-# shellcheck source=bench/http/alternating-rounds.sh
-. bench/http/alternating-rounds.sh
+# shellcheck source=bench/http/wrk/alternating-rounds.sh
+. bench/http/wrk/alternating-rounds.sh
 alternating_rounds
 echo "## Small-prime POST /invoke ladder: $CONNECTIONS connections${RATE:+ paced at $RATE/s}, $DURATION per run, median of $ROUNDS rounds"
 echo

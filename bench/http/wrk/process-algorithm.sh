@@ -5,19 +5,19 @@
 # written here), and a module that returns its params (on a worker thread, as every user module).
 # Latency: one connection, calls one after another, p50 of each; "added" is a process's p50 minus the
 # module's. Throughput: CONNECTIONS connections, requests per second.
-# Usage: bash bench/http/process-algorithm.sh   (DURATION=5s CONNECTIONS=32 ROUNDS=3)
+# Usage: bash bench/http/wrk/process-algorithm.sh   (DURATION=5s CONNECTIONS=32 ROUNDS=3)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 
 DURATION=${DURATION:-5s}
 CONNECTIONS=${CONNECTIONS:-32}
 ROUNDS=${ROUNDS:-3}
 PORT=${PORT:-18310}
 BODY='{"text": "hello", "n": 12345}'
-# shellcheck source=bench/http/wrk-common.sh
-. bench/http/wrk-common.sh
+# shellcheck source=bench/lib/wrk-common.sh
+. bench/lib/wrk-common.sh
 
-command -v python3 >/dev/null || { echo "bench/http/process-algorithm.sh needs python3" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "bench/http/wrk/process-algorithm.sh needs python3" >&2; exit 1; }
 npm run build --silent
 
 # The same schemas for the three: an object of any members, answered as it came.

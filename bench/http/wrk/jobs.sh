@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Jobs end to end: POST /jobs to completed, on the embedded store. Small primes are posted by wrk for
 # DURATION with CONNECTIONS connections (closed loop: as fast as the service takes them); 600-digit
-# primes are posted COUNT at a time by bench/http/job-stats.mjs. Each job's created_at and completed_at
+# primes are posted COUNT at a time by bench/http/wrk/job-stats.mjs. Each job's created_at and completed_at
 # give the creation-to-completion time; jobs per second is jobs / (last completion - first creation).
 # Baseline in the same run: POST /invoke with the same number, same connections and duration.
 # With REDIS=1, distributed mode instead: a redis-server of its own (AOF everysec, noeviction) on a
 # free port, one `algoserve serve` and WORKERS_LIST (1 and 2) `algoserve worker` processes; the
-# baseline in the same run is raw BullMQ on the same Redis (bench/http/bullmq-raw.mjs: add and
+# baseline in the same run is raw BullMQ on the same Redis (bench/http/reference/bullmq-raw.mjs: add and
 # process an empty job, no HTTP), with the worker's concurrency.
 # RATE=<jobs per second> paces the posts instead of a closed loop: each wrk thread sends on a fixed
 # schedule (wrk's delay hook), so the service is offered RATE jobs/s whatever its latency, as long as
@@ -14,10 +14,10 @@
 # at a rate is what the Redis mode's target names (docs/benchmarks/README.md). WARMUP=<duration> (Redis
 # mode; default 0) first runs the same load for that long, its jobs not counted, so that the figures are of
 # warm processes.
-# Usage: bash bench/http/jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=3 COUNT=200 LOG_LEVEL=info
+# Usage: bash bench/http/wrk/jobs.sh   (DURATION=10s CONNECTIONS=16 ROUNDS=3 COUNT=200 LOG_LEVEL=info
 #        REDIS=1 RATE=1500 WARMUP=3s)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-16}
@@ -30,8 +30,8 @@ LOG_LEVEL=${LOG_LEVEL:-info}
 PORT=${PORT:-18090}
 # nextprime(10^599) by PARI/GP: a 600-digit prime.
 PRIME_600="1$(printf '0%.0s' $(seq 1 595))2161"
-# shellcheck source=bench/http/wrk-common.sh
-. bench/http/wrk-common.sh
+# shellcheck source=bench/lib/wrk-common.sh
+. bench/lib/wrk-common.sh
 service_pid=
 worker_pids=()
 redis_pid=
@@ -114,20 +114,20 @@ if [ "${REDIS:-}" = "1" ]; then
       if [ "$WARMUP" != "0" ]; then
         # The same load first, its jobs not counted: V8 compiles the hot paths in the first seconds.
         mkdir -p "$work/warmup"
-        IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/http/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >/dev/null
+        IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/http/wrk/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >/dev/null
         until_done
         rm -rf "$work/warmup"
       fi
       ids="$work/ids-redis-$round-$workers"
       mkdir -p "$ids"
       cpu_before=$(cpu_ticks "$service_pid" "${worker_pids[@]}" "$redis_pid")
-      IDS_DIR="$ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
+      IDS_DIR="$ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/wrk/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
       posted=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
       jobs=$(cat "$ids"/*.txt | wc -l)
       # Read before job-stats, whose GETs would count as the API's work.
       until_done
       cpu=$(cpu_per_job "$jobs" "$cpu_before" "$(cpu_ticks "$service_pid" "${worker_pids[@]}" "$redis_pid")")
-      stats=$(node bench/http/job-stats.mjs "http://127.0.0.1:$PORT" "$ids")
+      stats=$(node bench/http/wrk/job-stats.mjs "http://127.0.0.1:$PORT" "$ids")
       used=$(redis-cli -p "$REDIS_PORT" info memory | awk -F: '/^used_memory:/ {print $2}' | tr -d '\r')
       echo "round $round, $workers worker(s): POST /jobs $posted req/s; $stats; CPU µs per job (API, worker(s), Redis): $cpu; redis used_memory $used B for $jobs finished jobs"
       kill "$service_pid" "${worker_pids[@]}"
@@ -136,7 +136,7 @@ if [ "${REDIS:-}" = "1" ]; then
       worker_pids=()
     done
     redis-cli -p "$REDIS_PORT" flushall >/dev/null
-    echo "round $round: raw BullMQ, 16 adders${RATE:+ at $RATE/s}, worker concurrency 1: $(node bench/http/bullmq-raw.mjs "$redis_url" "${DURATION%s}" 16 1 "$RATE")"
+    echo "round $round: raw BullMQ, 16 adders${RATE:+ at $RATE/s}, worker concurrency 1: $(node bench/http/reference/bullmq-raw.mjs "$redis_url" "${DURATION%s}" 16 1 "$RATE")"
   done
   exit 0
 fi
@@ -146,9 +146,9 @@ for round in $(seq 1 "$ROUNDS"); do
   start_service
   ids="$work/ids-small-$round"
   mkdir -p "$ids"
-  IDS_DIR="$ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
+  IDS_DIR="$ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/wrk/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   posted=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
-  stats=$(node bench/http/job-stats.mjs "http://127.0.0.1:$PORT" "$ids")
+  stats=$(node bench/http/wrk/job-stats.mjs "http://127.0.0.1:$PORT" "$ids")
   wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$work/invoke.lua" "http://127.0.0.1:$PORT/invoke" >"$work/wrk.out"
   invoked=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
   echo "round $round: POST /jobs $posted req/s; $stats; baseline POST /invoke $invoked req/s"
@@ -158,6 +158,6 @@ done
 echo "## 600-digit primes: $COUNT jobs posted by 16 clients, $ROUNDS rounds"
 for round in $(seq 1 "$ROUNDS"); do
   start_service
-  echo "round $round: $(node bench/http/job-stats.mjs "http://127.0.0.1:$PORT" "$work/ids-600-$round.txt" --post "$COUNT" --number "$PRIME_600")"
+  echo "round $round: $(node bench/http/wrk/job-stats.mjs "http://127.0.0.1:$PORT" "$work/ids-600-$round.txt" --post "$COUNT" --number "$PRIME_600")"
   stop_service
 done

@@ -4,10 +4,10 @@
 // With TIMELINE_MS=<ms>, also prints to stderr, per slice of that length of creation time, how many jobs
 // were created, their median and worst creation-to-completion times, and the longest wait before a start
 // (where in a run its slow jobs were).
-// Usage: node bench/http/job-stats.mjs <base url> <ids file or dir> [--post N --number X --concurrency C]
+// Usage: node bench/http/wrk/job-stats.mjs <base url> <ids file or dir> [--post N --number X --concurrency C]
 import { appendFileSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { percentile, upperMedian } from '../lib/stats.mjs'
+import { percentile, upperMedian } from '../../lib/stats.mjs'
 
 const [base, idsPath, ...rest] = process.argv.slice(2)
 const option = (name, fallback) => {

@@ -1,7 +1,7 @@
-// The account of a V8 CPU profile by parts, shared by bench/http/profile-parts.mjs (a small /invoke) and
-// bench/http/profile-job-parts.mjs (a job): each sample of the main thread goes to the first part whose rule
-// matches a frame of its stack, walked from the leaf up (so the most specific part wins), or to `rest`;
-// idle time is left out, garbage collection and V8's own code are parts of their own.
+// The account of a V8 CPU profile by parts, shared by bench/http/profile/profile-parts.mjs (a small /invoke)
+// and bench/http/profile/profile-job-parts.mjs (a job): each sample of the main thread goes to the first part
+// whose rule matches a frame of its stack, walked from the leaf up (so the most specific part wins), or to
+// `rest`; idle time is left out, garbage collection and V8's own code are parts of their own.
 import { readFileSync } from 'node:fs'
 
 /**

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # How soon a dead worker's job runs again in Redis mode: one API and two workers on a redis-server of
 # its own; a long job starts on worker 1, which is SIGKILLed once worker 2 is ready; prints the time
-# from the kill to the job's new started_at. Usage: LOCK_MS=30000 bash bench/http/takeover.sh
+# from the kill to the job's new started_at. Usage: LOCK_MS=30000 bash bench/http/runs/takeover.sh
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 LOCK_MS=${LOCK_MS:-30000}
 PORT=${PORT:-18490}
 REDIS_PORT=$((PORT + 100))

@@ -1,4 +1,4 @@
-// Preloaded by bench/http/invoke-counts.sh (node --import): V8's sampling heap profiler, objects freed by
+// Preloaded by bench/http/wrk/invoke-counts.sh (node --import): V8's sampling heap profiler, objects freed by
 // the young and old generations' collections included, so that what a request allocates is counted and not
 // only what it keeps. SIGUSR2 starts the sampling; the next SIGUSR2 writes the profile to $HEAP_PROFILE.
 import { writeFileSync } from 'node:fs'

@@ -1,7 +1,7 @@
-// The baseline for bench/http/invoke.sh: a bare node:http server that reads the body, runs JSON.parse on it,
-// and answers a fixed JSON text (the service's own answer for the same case, so the sizes match). A third
+// The baseline for bench/http/wrk/invoke.sh: a bare node:http server that reads the body, runs JSON.parse on
+// it, and answers a fixed JSON text (the service's own answer for the same case, so the sizes match). A third
 // argument N makes it busy-wait N µs of its own before each answer: a server dearer by a known amount of pure
-// computation, to tell what else a slower server pays per request (bench/http/invoke-ladder.sh).
+// computation, to tell what else a slower server pays per request (bench/http/wrk/invoke-ladder.sh).
 import http from 'node:http'
 
 const [port, answer, spinUs] = [

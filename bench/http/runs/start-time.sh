@@ -3,9 +3,9 @@
 # how soon it is gone after SIGTERM. Baseline in the same run, alternating: a bare node:http server
 # started the same way (an npm start script that execs node), so what the service adds to Node's and
 # npm's own start shows.
-# Usage: bash bench/http/start-time.sh   (ROUNDS=7)
+# Usage: bash bench/http/runs/start-time.sh   (ROUNDS=7)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 ROUNDS=${ROUNDS:-7}
 PORT=${PORT:-18190}
 npm run build --silent

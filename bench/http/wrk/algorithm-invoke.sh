@@ -4,17 +4,17 @@
 # (built-in PrimeChecker answers a small prime inline). The module is examples/algorithms/collatz.mjs with
 # n = 27 (111 steps: microseconds of work). Then the start-up cost of loading 50 trivial modules: time to
 # ready and idle RSS, against the same service with none, median of START_ROUNDS starts each.
-# Usage: bash bench/http/algorithm-invoke.sh   (DURATION=5s CONNECTIONS=32 ROUNDS=5 START_ROUNDS=5)
+# Usage: bash bench/http/wrk/algorithm-invoke.sh   (DURATION=5s CONNECTIONS=32 ROUNDS=5 START_ROUNDS=5)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 
 DURATION=${DURATION:-5s}
 CONNECTIONS=${CONNECTIONS:-32}
 ROUNDS=${ROUNDS:-5}
 START_ROUNDS=${START_ROUNDS:-5}
 PORT=${PORT:-18300}
-# shellcheck source=bench/http/wrk-common.sh
-. bench/http/wrk-common.sh
+# shellcheck source=bench/lib/wrk-common.sh
+. bench/lib/wrk-common.sh
 
 npm run build --silent
 

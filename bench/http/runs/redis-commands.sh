@@ -5,10 +5,10 @@
 # (INFO commandstats, reset before the posts) divided by the jobs. Unlike a rate, the count does not
 # depend on the machine's load, so trees compare on a busy machine too. The counts include what the
 # processes send while idle during the run (blocking reads, stalled checks), a few per second.
-# Usage: bash bench/http/redis-commands.sh TREE...   (JOBS=300)
+# Usage: bash bench/http/runs/redis-commands.sh TREE...   (JOBS=300)
 set -euo pipefail
 JOBS=${JOBS:-300}
-[ "$#" -gt 0 ] || { echo "usage: bash bench/http/redis-commands.sh TREE..." >&2; exit 2; }
+[ "$#" -gt 0 ] || { echo "usage: bash bench/http/runs/redis-commands.sh TREE..." >&2; exit 2; }
 free_port() { node -e "const s=require('net').createServer().listen(0,()=>{console.log(s.address().port);s.close()})"; }
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }

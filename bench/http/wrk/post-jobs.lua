@@ -1,8 +1,8 @@
--- The small-prime POST /jobs load of bench/http/jobs.sh and of the scripts that share it (algorithm-jobs.sh,
+-- The small-prime POST /jobs load of bench/http/wrk/jobs.sh and of the scripts that share it (algorithm-jobs.sh,
 -- jobs-ab.sh, jobs-api-ab.sh, profile-jobs.sh): JOB_BODY replaces the body, IDS_DIR names the folder where
 -- each wrk thread writes the ids of the jobs it created, to a file of its own; RATE and THREADS pace it
--- (bench/http/pace.lua).
-dofile("bench/http/pace.lua")
+-- (bench/http/wrk/pace.lua).
+dofile("bench/http/wrk/pace.lua")
 local threads = 0
 function setup(thread)
   thread:set("n", threads)

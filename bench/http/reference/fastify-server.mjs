@@ -1,4 +1,4 @@
-// A reference point for bench/http/invoke-ladder.sh: Fastify 5 with only what LEVEL adds, answering
+// A reference point for bench/http/wrk/invoke-ladder.sh: Fastify 5 with only what LEVEL adds, answering
 // POST /invoke with a fixed body of the service's shape, so that the ladder shows what the framework costs
 // by itself.
 //   LEVEL=1  Fastify, one route, its default JSON body parser, no logger
@@ -10,7 +10,7 @@
 //            prom-client counter and histogram). No access line, no lossless JSON, no algorithm, and no
 //            per-request logger (requests log through the root logger, so their lines would not even carry
 //            the id)
-// Usage: LEVEL=1 node bench/http/fastify-server.mjs PORT
+// Usage: LEVEL=1 node bench/http/reference/fastify-server.mjs PORT
 import { randomUUID } from 'node:crypto'
 import Fastify, { LogController } from 'fastify'
 import pino from 'pino'

@@ -2,9 +2,9 @@
 // node's own JavaScript, Fastify, the server's own code, other packages, garbage collection and V8 itself;
 // each sample goes to the kind of its leaf (self time). One column per profile, so that servers profiled
 // under the same load compare kind by kind (the minimum rung against the service, say).
-// Usage: node bench/http/profile-kinds.mjs SKIP_S KEEP_S PROFILE:REQUESTS ...
+// Usage: node bench/http/profile/profile-kinds.mjs SKIP_S KEEP_S PROFILE:REQUESTS ...
 //   (the main thread's .cpuprofile of each server, the requests it answered in the KEEP_S seconds from SKIP_S
-//   seconds after its start; profiles as bench/http/profile-parts.mjs's header says)
+//   seconds after its start; profiles as bench/http/profile/profile-parts.mjs's header says)
 import { readFileSync } from 'node:fs'
 import { windowTimes } from './profile-account.mjs'
 

@@ -3,13 +3,13 @@
 // The service loads a module that spins in a busy loop with timeoutMs 500; CALLS calls to it are made
 // CONCURRENCY at a time while another client asks GET /healthz every HEALTH_EVERY_MS ms, one request
 // at a time. Baseline in the same run: the same /healthz client for the same time with no spin call.
-// Usage: npm run build && node bench/http/hard-limit.mjs   (CALLS=20 CONCURRENCY=1 HEALTH_EVERY_MS=10)
+// Usage: npm run build && node bench/http/runs/hard-limit.mjs   (CALLS=20 CONCURRENCY=1 HEALTH_EVERY_MS=10)
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { percentile } from '../lib/stats.mjs'
+import { percentile } from '../../lib/stats.mjs'
 
 const CALLS = Number(process.env.CALLS ?? 20)
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 1)

@@ -1,12 +1,12 @@
-// The raw BullMQ baseline for bench/http/jobs.sh in Redis mode: on the same Redis, CLIENTS loops add an
+// The raw BullMQ baseline for bench/http/wrk/jobs.sh in Redis mode: on the same Redis, CLIENTS loops add an
 // empty job and a Worker in this process (concurrency CONCURRENCY) completes it; no HTTP, no
 // Algoserve. Reports jobs per second and the add-to-completion times from BullMQ's own timestamps,
-// as bench/http/job-stats.mjs does for Algoserve's jobs.
+// as bench/http/wrk/job-stats.mjs does for Algoserve's jobs.
 // With a rate, adds are paced on a fixed schedule (open loop) at that many per second instead.
-// Usage: node bench/http/bullmq-raw.mjs <redis url> <seconds> [clients=16] [concurrency=1] [rate]
+// Usage: node bench/http/reference/bullmq-raw.mjs <redis url> <seconds> [clients=16] [concurrency=1] [rate]
 import { Queue, Worker } from 'bullmq'
 import { Redis } from 'ioredis'
-import { percentile } from '../lib/stats.mjs'
+import { percentile } from '../../lib/stats.mjs'
 
 const [url, seconds, clients = '16', concurrency = '1', rate = ''] = process.argv.slice(2)
 const prefix = `raw${process.pid}`

@@ -2,26 +2,27 @@
 # What one POST /jobs costs the API process in distributed mode, for several builds side by side: each
 # revision is built in a temporary worktree and started as `algoserve serve` on a redis-server of this
 # script's own (no worker: the jobs wait, so only the API's work is counted). wrk posts small-prime jobs at
-# RATE on a fixed schedule (bench/http/pace.lua, as bench/http/jobs.sh); rounds alternate between the builds,
-# each after a warm-up of the same load. Reports the API's CPU time per post (user + system, from /proc)
-# and wrk's p99, each round and the median.
-# Usage: bash bench/http/jobs-api-ab.sh 'NAME|REV|NODE_FLAGS' ...   (RATE=1500 DURATION=5s ROUNDS=5;
+# RATE on a fixed schedule (bench/http/wrk/pace.lua, as bench/http/wrk/jobs.sh); rounds alternate between the
+# builds, each after a warm-up of the same load. Reports the API's CPU time per post (user + system, from
+# /proc) and wrk's p99, each round and the median.
+# Usage: bash bench/http/wrk/jobs-api-ab.sh 'NAME|REV|NODE_FLAGS' ...   (RATE=1500 DURATION=5s ROUNDS=5;
 #        REV: a git revision, WORKTREE for this checkout with its uncommitted changes, or the folder of a
 #        built checkout)
-#   e.g. bash bench/http/jobs-api-ab.sh 'before|HEAD~1|' 'now|HEAD|' 'now, 8 MB|HEAD|--max-semi-space-size=8'
+#   e.g. bash bench/http/wrk/jobs-api-ab.sh 'before|HEAD~1|' 'now|HEAD|' \
+#          'now, 8 MB|HEAD|--max-semi-space-size=8'
 # NODE_FLAGS default to npm start's (--max-semi-space-size=1).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 
-[ $# -gt 0 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
-command -v redis-server >/dev/null || { echo "bench/http/jobs-api-ab.sh needs redis-server" >&2; exit 1; }
+[ $# -gt 0 ] || { sed -n '2,13p' "$0" >&2; exit 2; }
+command -v redis-server >/dev/null || { echo "bench/http/wrk/jobs-api-ab.sh needs redis-server" >&2; exit 1; }
 RATE=${RATE:-1500}
 DURATION=${DURATION:-5s}
 ROUNDS=${ROUNDS:-5}
 PORT=${PORT:-18290}
 REDIS_PORT=$((PORT + 1))
-# shellcheck source=bench/http/wrk-common.sh
-. bench/http/wrk-common.sh
+# shellcheck source=bench/lib/wrk-common.sh
+. bench/lib/wrk-common.sh
 
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$work" --save '' --appendonly no \
   --maxmemory-policy noeviction >"$work/redis.log" 2>&1 &
@@ -52,10 +53,10 @@ measure() {
   pids+=("$pid")
   wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
   mkdir -p "$work/ids"
-  IDS_DIR="$work/ids" wrk -t"$THREADS" -c64 -d2s -s bench/http/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >/dev/null
+  IDS_DIR="$work/ids" wrk -t"$THREADS" -c64 -d2s -s bench/http/wrk/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >/dev/null
   rm -rf "$work/ids" && mkdir -p "$work/ids"
   before=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-  IDS_DIR="$work/ids" wrk -t"$THREADS" -c64 -d"$DURATION" --latency -s bench/http/post-jobs.lua \
+  IDS_DIR="$work/ids" wrk -t"$THREADS" -c64 -d"$DURATION" --latency -s bench/http/wrk/post-jobs.lua \
     "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   after=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
   posts=$(cat "$work"/ids/*.txt | wc -l)
