@@ -18,7 +18,7 @@ import { readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
-import { freshPrefix, startRedis } from '../../test/helpers/redis.js'
+import { freshPrefix, startRedis } from '../lib/redis.js'
 import { percentile, upperMedian } from '../lib/stats.js'
 
 const BACKEND = process.env.BACKEND ?? 'embedded'

@@ -19,7 +19,7 @@ import { MIGRATIONS } from '../../src/jobs/embedded/migrations/index.js'
 import { inTransaction, openConnection } from '../../src/jobs/embedded/sqlite-driver.js'
 import { DATABASE_FILE, SqliteJobStore } from '../../src/jobs/embedded/sqlite-store.js'
 import { createService } from '../../src/service.js'
-import { freshPrefix, startRedis } from '../../test/helpers/redis.js'
+import { freshPrefix, startRedis } from '../lib/redis.js'
 import { median, percentile } from '../lib/stats.js'
 
 const BACKEND = process.env.BACKEND ?? 'embedded'

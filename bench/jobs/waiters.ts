@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { freshPrefix, startRedis } from '../../test/helpers/redis.js'
+import { freshPrefix, startRedis } from '../lib/redis.js'
 
 const WAITERS = Number(process.env.WAITERS ?? 1000)
 const IDLE_S = Number(process.env.IDLE_S ?? 10)

@@ -14,8 +14,8 @@ import { Redis } from 'ioredis'
 import { startApp } from '../../test/helpers/app.js'
 import { failoverUnderLoad } from '../../test/helpers/failover.js'
 import { waitForJob } from '../../test/helpers/jobs.js'
-import { freshPrefix, redisCommand, startRedisSentinel } from '../../test/helpers/redis.js'
 import { until } from '../../test/helpers/time.js'
+import { freshPrefix, redisCommand, startRedisSentinel } from '../lib/redis.js'
 
 const FAILOVERS = Number(process.env.FAILOVERS ?? 5)
 const CLIENTS = Number(process.env.CLIENTS ?? 8)

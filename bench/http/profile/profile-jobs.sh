@@ -41,11 +41,7 @@ api=$!
 declare -A started=([serve]=$started_at)
 declare -A pid_of=([serve]=$api)
 if [ "${REDIS:-}" = "1" ]; then
-  redis_port=$((PORT + 100))
-  redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work" --save '' --appendonly yes \
-    --appendfsync everysec --maxmemory-policy noeviction >"$work/redis.log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 1 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+  start_redis_server "$work/redis" --appendonly yes --appendfsync everysec --maxmemory-policy noeviction
   # The API restarts on Redis; the worker beside it.
   kill "$api"
   wait "$api" 2>/dev/null || true

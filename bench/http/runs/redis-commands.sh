@@ -9,24 +9,18 @@
 set -euo pipefail
 JOBS=${JOBS:-300}
 [ "$#" -gt 0 ] || { echo "usage: bash bench/http/runs/redis-commands.sh TREE..." >&2; exit 2; }
-free_port() { node -e "const s=require('net').createServer().listen(0,()=>{console.log(s.address().port);s.close()})"; }
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
-trap cleanup EXIT
+# shellcheck source=bench/lib/common.sh
+. "$(dirname "$0")/../../lib/common.sh"
 for tree in "$@"; do
-  redis_port=$(free_port) api_port=$(free_port) worker_port=$(free_port)
-  redis-server --port "$redis_port" --save '' --appendonly no --maxmemory-policy noeviction >/dev/null &
-  pids+=($!)
-  for _ in $(seq 1 50); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-  export ALGOSERVE_REDIS_URL="redis://127.0.0.1:$redis_port" ALGOSERVE_LOG_LEVEL=warn ALGOSERVE_WORKER_THREADS=1
+  start_redis_server "$work/redis" --appendonly no --maxmemory-policy noeviction
+  api_port=$(free_port) worker_port=$(free_port)
+  export ALGOSERVE_REDIS_URL=$redis_url ALGOSERVE_LOG_LEVEL=warn ALGOSERVE_WORKER_THREADS=1
   (cd "$tree" && exec node --import tsx src/main.ts serve --port "$api_port") >/dev/null 2>&1 &
   pids+=($!)
   (cd "$tree" && exec node --import tsx src/main.ts worker --worker-port "$worker_port") >/dev/null 2>&1 &
   pids+=($!)
-  for _ in $(seq 1 300); do
-    curl -sf "localhost:$api_port/readyz" >/dev/null && curl -sf "localhost:$worker_port/readyz" >/dev/null && break
-    sleep 0.2
-  done
+  wait_ready "http://127.0.0.1:$api_port/readyz" "" 60
+  wait_ready "http://127.0.0.1:$worker_port/readyz" "" 60
   redis-cli -p "$redis_port" config resetstat >/dev/null
   ids=()
   for i in $(seq 1 "$JOBS"); do
@@ -42,7 +36,6 @@ for tree in "$@"; do
   done
   total=$(redis-cli -p "$redis_port" info commandstats | awk -F'[=,:]' '/^cmdstat_/ { s += $3 } END { print s }')
   echo "$(git -C "$tree" rev-parse --short HEAD) ($tree): $completed/$JOBS completed; $total commands, $(awk -v t="$total" -v j="$JOBS" 'BEGIN { printf "%.1f", t / j }') per job"
-  cleanup
-  pids=()
+  stop_pids
   wait 2>/dev/null || true
 done

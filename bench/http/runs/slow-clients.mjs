@@ -1,52 +1,27 @@
 // The service's memory while many clients send most of a body and then stall, with
 // the defaults (request timeout, body budget) against the same service with both lifted, in one run.
 // Usage: node bench/http/runs/slow-clients.mjs   (CLIENTS=1000 BODY_KB=900 HOLD_S=20)
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { startService } from '../../lib/service.mjs'
 
 const CLIENTS = Number(process.env.CLIENTS ?? 1000)
 const BODY_KB = Number(process.env.BODY_KB ?? 900)
 const HOLD_S = Number(process.env.HOLD_S ?? 20)
-const root = join(import.meta.dirname, '../../..')
 
 const rssMiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024
 
 async function run(name, flags) {
   const clients = CLIENTS
   const dataDir = mkdtempSync(join(tmpdir(), 'slow-'))
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(root, 'src/main.ts'),
-      'serve',
-      '--port',
-      '0',
-      '--data-dir',
-      dataDir,
-      '--log-level',
-      'info',
-      ...flags,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'], cwd: root },
-  )
-  let out = ''
-  child.stdout.on('data', (chunk) => {
-    out += chunk
+  const { child, port } = await startService({
+    from: 'src',
+    args: ['--data-dir', dataDir, '--log-level', 'info', ...flags],
+    everyMs: 100,
   })
-  let port
-  for (let i = 0; i < 600 && port === undefined; i++) {
-    await sleep(100)
-    port = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]
-  }
-  out = ''
-  child.stdout.removeAllListeners('data')
-  child.stdout.resume()
   await sleep(1000)
   const idle = rssMiB(child.pid)
   const chunk = Buffer.alloc(64 * 1024, 'a')
@@ -54,7 +29,7 @@ async function run(name, flags) {
   let refused = 0
   let cut = 0
   for (let i = 0; i < clients; i++) {
-    const socket = connect(Number(port), '127.0.0.1')
+    const socket = connect(port, '127.0.0.1')
     socket.on('error', () => {})
     socket.on('data', (data) => {
       if (/^HTTP\/1\.1 503/.test(String(data))) refused++

@@ -6,25 +6,22 @@ set -euo pipefail
 cd "$(dirname "$0")/../../.."
 LOCK_MS=${LOCK_MS:-30000}
 PORT=${PORT:-18490}
-REDIS_PORT=$((PORT + 100))
-work=$(mktemp -d)
-pids=()
-trap 'kill -9 "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$work" --save '' --appendonly yes --maxmemory-policy noeviction >/dev/null &
-pids+=($!)
-sleep 0.5
-export ALGOSERVE_REDIS_URL=redis://127.0.0.1:$REDIS_PORT ALGOSERVE_JOB_LOCK_MS=$LOCK_MS ALGOSERVE_JOB_FACTOR_BUDGET_MS=600000 ALGOSERVE_LOG_LEVEL=warn
-ready() { for _ in $(seq 1 600); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done; exit 1; }
+# shellcheck source=bench/lib/common.sh
+. bench/lib/common.sh
+# A worker in the middle of a long job would take its time to stop: every process is killed at the end.
+stop_signal=KILL
+start_redis_server "$work/redis" --appendonly yes --maxmemory-policy noeviction
+export ALGOSERVE_REDIS_URL=$redis_url ALGOSERVE_JOB_LOCK_MS=$LOCK_MS ALGOSERVE_JOB_FACTOR_BUDGET_MS=600000 ALGOSERVE_LOG_LEVEL=warn
 node dist/main.js serve --port "$PORT" & pids+=($!)
 node dist/main.js worker --worker-port $((PORT + 1)) & w1=$!; pids+=($w1)
-ready "http://127.0.0.1:$PORT/readyz"; ready "http://127.0.0.1:$((PORT + 1))/readyz"
+wait_ready "http://127.0.0.1:$PORT/readyz" "" 60; wait_ready "http://127.0.0.1:$((PORT + 1))/readyz" "" 60
 rsa100=1522605027922533360535618378132637429718068114961380688657908494580122963258952897654000350692006139
 id=$(curl -s -H 'content-type: application/json' -d "{\"algorithm\":\"PrimeChecker\",\"params\":{\"number\":$rsa100}}" "http://127.0.0.1:$PORT/jobs" | sed 's/.*"job_id":"\([0-9a-f]*\)".*/\1/')
 job() { curl -s "http://127.0.0.1:$PORT/jobs/$id"; }
 until job | grep -q '"status":"running"'; do sleep 0.05; done
 first=$(job | sed 's/.*"started_at":"\([^"]*\)".*/\1/')
 node dist/main.js worker --worker-port $((PORT + 2)) & pids+=($!)
-ready "http://127.0.0.1:$((PORT + 2))/readyz"
+wait_ready "http://127.0.0.1:$((PORT + 2))/readyz" "" 60
 kill -9 "$w1"
 killed=$(date +%s%3N)
 until job | grep -q '"status":"running"' && [ "$(job | sed 's/.*"started_at":"\([^"]*\)".*/\1/')" != "$first" ]; do sleep 0.05; done

@@ -89,15 +89,10 @@ stop_processes() {
 compare embedded start_embedded stop_processes
 
 if [ "${REDIS:-1}" = "0" ] || ! command -v redis-server >/dev/null; then exit 0; fi
-REDIS_PORT=${REDIS_PORT:-$((PORT + 100))}
-mkdir -p "$work/redis"
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$work/redis" --save '' --appendonly yes \
-  --appendfsync everysec --maxmemory-policy noeviction >"$work/redis.log" 2>&1 &
-redis_pid=$!
-for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
+start_redis_server "$work/redis" --appendonly yes --appendfsync everysec --maxmemory-policy noeviction
 start_redis() {
-  redis-cli -p "$REDIS_PORT" flushall >/dev/null
-  local env=(ALGOSERVE_REDIS_URL="redis://127.0.0.1:$REDIS_PORT" ALGOSERVE_REDIS_PREFIX="bench$1" ALGOSERVE_ALGORITHMS="$MODULE")
+  redis-cli -p "$redis_port" flushall >/dev/null
+  local env=(ALGOSERVE_REDIS_URL="redis://127.0.0.1:$redis_port" ALGOSERVE_REDIS_PREFIX="bench$1" ALGOSERVE_ALGORITHMS="$MODULE")
   env "${env[@]}" node --max-semi-space-size=1 dist/main.js serve --port "$PORT" >"$work/service.log" 2>&1 &
   service_pid=$!
   env "${env[@]}" node dist/main.js worker --worker-port $((PORT + 1)) >"$work/worker.log" 2>&1 &

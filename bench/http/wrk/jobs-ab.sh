@@ -33,11 +33,7 @@ export THREADS=2
 if [ "${REDIS:-}" = "1" ]; then
   export RATE=${RATE:-1500}
   WARMUP=${WARMUP:-2s}
-  redis_port=$((PORT + 100))
-  redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work" --save '' --appendonly yes \
-    --appendfsync everysec --maxmemory-policy noeviction >"$work/redis.log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 1 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+  start_redis_server "$work/redis" --appendonly yes --appendfsync everysec --maxmemory-policy noeviction
 else
   export RATE=${RATE:-}
   WARMUP=${WARMUP:-}

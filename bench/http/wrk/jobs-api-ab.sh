@@ -20,14 +20,10 @@ RATE=${RATE:-1500}
 DURATION=${DURATION:-5s}
 ROUNDS=${ROUNDS:-5}
 PORT=${PORT:-18290}
-REDIS_PORT=$((PORT + 1))
 # shellcheck source=bench/lib/wrk-common.sh
 . bench/lib/wrk-common.sh
 
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$work" --save '' --appendonly no \
-  --maxmemory-policy noeviction >"$work/redis.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
+start_redis_server "$work/redis" --appendonly no --maxmemory-policy noeviction
 export THREADS=2 RATE
 
 names=()
@@ -45,9 +41,9 @@ hz=$(getconf CLK_TCK)
 # Appends "<CPU µs per post> <p99 ms>" to $work/<i>.rounds.
 measure() {
   local i=$1 pid before after posts
-  redis-cli -p "$REDIS_PORT" flushall >/dev/null
+  redis-cli -p "$redis_port" flushall >/dev/null
   # shellcheck disable=SC2086 # the flags are a word list
-  ALGOSERVE_REDIS_URL="redis://127.0.0.1:$REDIS_PORT" ALGOSERVE_MAX_PENDING_JOBS=1000000 \
+  ALGOSERVE_REDIS_URL="redis://127.0.0.1:$redis_port" ALGOSERVE_MAX_PENDING_JOBS=1000000 \
     node ${flags[$i]} "${trees[$i]}/dist/main.js" serve --port "$PORT" --log-level info >"$work/service.log" 2>&1 &
   pid=$!
   pids+=("$pid")

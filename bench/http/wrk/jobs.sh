@@ -78,7 +78,7 @@ until_done() {
   for _ in $(seq 1 1200); do
     local left=0 queue
     for queue in jobs.PrimeChecker jobs; do
-      left=$((left + $(redis-cli -p "$REDIS_PORT" llen "$prefix:$queue:wait") + $(redis-cli -p "$REDIS_PORT" llen "$prefix:$queue:active")))
+      left=$((left + $(redis-cli -p "$redis_port" llen "$prefix:$queue:wait") + $(redis-cli -p "$redis_port" llen "$prefix:$queue:active")))
     done
     [ "$left" -eq 0 ] && return 0
     sleep 0.1
@@ -86,14 +86,8 @@ until_done() {
 }
 
 if [ "${REDIS:-}" = "1" ]; then
-  REDIS_PORT=${REDIS_PORT:-$((PORT + 100))}
   WORKERS_LIST=${WORKERS_LIST:-1 2}
-  mkdir -p "$work/redis"
-  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$work/redis" --save '' --appendonly yes \
-    --appendfsync everysec --maxmemory-policy noeviction >"$work/redis.log" 2>&1 &
-  redis_pid=$!
-  for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
-  redis_url="redis://127.0.0.1:$REDIS_PORT"
+  start_redis_server "$work/redis" --appendonly yes --appendfsync everysec --maxmemory-policy noeviction
   export ALGOSERVE_REDIS_URL=$redis_url
   warmed=
   [ "$WARMUP" != "0" ] && warmed=", each after $WARMUP of the same load not counted"
@@ -101,7 +95,7 @@ if [ "${REDIS:-}" = "1" ]; then
   for round in $(seq 1 "$ROUNDS"); do
     for workers in $WORKERS_LIST; do
       prefix="bench$round$workers"
-      redis-cli -p "$REDIS_PORT" flushall >/dev/null
+      redis-cli -p "$redis_port" flushall >/dev/null
       ALGOSERVE_REDIS_PREFIX=$prefix node --max-semi-space-size=1 dist/main.js serve --port "$PORT" --log-level "$LOG_LEVEL" >"$work/service.log" 2>&1 &
       service_pid=$!
       worker_pids=()
@@ -128,14 +122,14 @@ if [ "${REDIS:-}" = "1" ]; then
       until_done
       cpu=$(cpu_per_job "$jobs" "$cpu_before" "$(cpu_ticks "$service_pid" "${worker_pids[@]}" "$redis_pid")")
       stats=$(node bench/http/wrk/job-stats.mjs "http://127.0.0.1:$PORT" "$ids")
-      used=$(redis-cli -p "$REDIS_PORT" info memory | awk -F: '/^used_memory:/ {print $2}' | tr -d '\r')
+      used=$(redis-cli -p "$redis_port" info memory | awk -F: '/^used_memory:/ {print $2}' | tr -d '\r')
       echo "round $round, $workers worker(s): POST /jobs $posted req/s; $stats; CPU µs per job (API, worker(s), Redis): $cpu; redis used_memory $used B for $jobs finished jobs"
       kill "$service_pid" "${worker_pids[@]}"
       wait "$service_pid" "${worker_pids[@]}" 2>/dev/null || true
       service_pid=
       worker_pids=()
     done
-    redis-cli -p "$REDIS_PORT" flushall >/dev/null
+    redis-cli -p "$redis_port" flushall >/dev/null
     echo "round $round: raw BullMQ, 16 adders${RATE:+ at $RATE/s}, worker concurrency 1: $(node bench/http/reference/bullmq-raw.mjs "$redis_url" "${DURATION%s}" 16 1 "$RATE")"
   done
   exit 0

@@ -1,0 +1,84 @@
+# Sourced by the shell benchmarks, from the repository's root, for what they all do around their measure:
+# makes the scratch folder $work, and on exit stops every process listed in the array pids, runs the script's
+# own on_exit function if it has one, removes the worktrees of revision_tree and removes $work. Also: a free
+# port, waiting for readiness, a private redis-server, and another checkout built for a same-run A/B.
+
+work=$(mktemp -d)
+pids=()
+# Stops every process listed in pids, the last started first (a service before the Redis it uses), with
+# signal stop_signal (TERM unless the script sets another), and empties the list.
+stop_signal=TERM
+stop_pids() {
+  local i
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill -s "$stop_signal" "${pids[i]}" 2>/dev/null || true; done
+  pids=()
+}
+cleanup() {
+  stop_pids
+  if declare -F on_exit >/dev/null; then on_exit; fi
+  for tree in "$work"/tree-*; do [ -d "$tree" ] && git worktree remove --force "$tree"; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Waits up to SECONDS (5 by default) for a 2xx from URL; otherwise prints LOG (when given) and stops the
+# script.
+wait_ready() {
+  local url=$1 log=${2:-} seconds=${3:-5}
+  for _ in $(seq 1 $((seconds * 100))); do curl -sf -o /dev/null "$url" && return 0; sleep 0.01; done
+  echo "no answer from $url" >&2
+  if [ -n "$log" ]; then cat "$log" >&2; fi
+  exit 1
+}
+
+# Waits up to 5 s for a server to accept connections on PORT (for servers that answer only POSTs).
+wait_listening() {
+  local port=$1
+  for _ in $(seq 1 500); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0; sleep 0.01; done
+  echo "nothing listening on port $port" >&2
+  exit 1
+}
+
+# Prints a free TCP port of the loopback interface (closed again: the caller binds it next).
+free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+
+# Starts a redis-server of the script's own on a free port (never 6379), its files and log in DIR, with the
+# redis-server options that follow DIR (persistence, eviction); waits until it answers PING. Sets redis_port,
+# redis_url and redis_pid, and lists the process in pids.
+start_redis_server() {
+  local dir=$1
+  shift
+  mkdir -p "$dir"
+  redis_port=$(free_port)
+  redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$dir" --save '' "$@" >"$dir/redis.log" 2>&1 &
+  redis_pid=$!
+  pids+=("$redis_pid")
+  for _ in $(seq 1 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+  redis_url="redis://127.0.0.1:$redis_port"
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+# Prints the folder of git revision REV built in a worktree of its own under $work (once per commit), with
+# this checkout's node_modules. REV may also be WORKTREE, this checkout as it is on disk, uncommitted changes
+# included (built here, once), or the path of a folder that holds a built checkout (its dist/main.js).
+revision_tree() {
+  local commit tree
+  if [ "$1" = WORKTREE ]; then
+    if [ ! -e "$work/worktree-built" ]; then npm run build --silent >/dev/null && touch "$work/worktree-built"; fi
+    pwd
+    return
+  fi
+  if [ -f "$1/dist/main.js" ]; then
+    (cd "$1" && pwd)
+    return
+  fi
+  commit=$(git rev-parse --verify "$1^{commit}")
+  tree="$work/tree-$commit"
+  if [ ! -d "$tree" ]; then
+    git worktree add --quiet --detach "$tree" "$commit"
+    ln -s "$(pwd)/node_modules" "$tree/node_modules"
+    (cd "$tree" && npm run build --silent >/dev/null)
+  fi
+  echo "$tree"
+}
