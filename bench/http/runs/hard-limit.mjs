@@ -4,18 +4,17 @@
 // CONCURRENCY at a time while another client asks GET /healthz every HEALTH_EVERY_MS ms, one request
 // at a time. Baseline in the same run: the same /healthz client for the same time with no spin call.
 // Usage: npm run build && node bench/http/runs/hard-limit.mjs   (CALLS=20 CONCURRENCY=1 HEALTH_EVERY_MS=10)
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { commandLine, writeResult } from '../../lib/results.mjs'
+import { startService } from '../../lib/service.mjs'
 import { percentile } from '../../lib/stats.mjs'
 
 const CALLS = Number(process.env.CALLS ?? 20)
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 1)
 const HEALTH_EVERY_MS = Number(process.env.HEALTH_EVERY_MS ?? 10)
-const PORT = Number(process.env.PORT ?? 18400)
-const base = `http://127.0.0.1:${PORT}`
 
 const work = mkdtempSync(join(tmpdir(), 'algoserve-hard-limit-'))
 writeFileSync(
@@ -31,29 +30,18 @@ writeFileSync(
 }
 `,
 )
-const service = spawn(
-  process.execPath,
-  ['dist/main.js', 'serve', '--port', String(PORT), '--data-dir', join(work, 'data'), '--log-level', 'fatal'],
-  {
-    env: { ...process.env, ALGOSERVE_ALGORITHMS: join(work, 'spin.mjs') },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  },
-)
-const stop = () => {
-  service.kill()
+const service = await startService({
+  args: ['--data-dir', join(work, 'data'), '--log-level', 'fatal'],
+  env: { ALGOSERVE_ALGORITHMS: join(work, 'spin.mjs') },
+  stdio: ['ignore', 'inherit', 'inherit'],
+  port: process.env.PORT === undefined ? undefined : Number(process.env.PORT),
+  timeoutMs: 30_000,
+})
+const base = service.url
+process.on('exit', () => {
+  service.child.kill()
   rmSync(work, { recursive: true, force: true })
-}
-process.on('exit', stop)
-
-for (let i = 0; ; i++) {
-  const ready = await fetch(`${base}/readyz`).then(
-    (r) => r.ok,
-    () => false,
-  )
-  if (ready) break
-  if (i > 600) throw new Error('the service did not start')
-  await sleep(50)
-}
+})
 
 /** GET /healthz one at a time, every HEALTH_EVERY_MS, until `done()`; the latencies in ms. */
 async function probeHealth(done) {
@@ -115,4 +103,29 @@ console.log(
 )
 console.log(`/healthz during the calls (every ${HEALTH_EVERY_MS} ms): ${summary(during)}`)
 console.log(`/healthz with no call, as long: ${summary(idle)}`)
+const figures = (times) => [
+  times.length,
+  ms(percentile(times, 0.5)),
+  ms(percentile(times, 0.99)),
+  ms(Math.max(...times)),
+]
+writeResult('hard-limit', {
+  title: 'a run past its time limit that ignores its signal',
+  script: 'bench/http/runs/hard-limit.mjs',
+  npm: 'npm run bench:hard-limit',
+  history: 'docs/benchmarks/algorithms.md',
+  command: commandLine(['CALLS', 'CONCURRENCY', 'HEALTH_EVERY_MS'], 'node bench/http/runs/hard-limit.mjs'),
+  tables: [
+    {
+      caption: `${CALLS} calls, ${CONCURRENCY} at a time, to a module spinning past its 500 ms limit:`,
+      columns: ['requests', 'n', 'p50 ms', 'p99 ms', 'max ms'],
+      rows: [
+        ['the calls', ...figures(answers)],
+        [`/healthz during the calls, every ${HEALTH_EVERY_MS} ms`, ...figures(during)],
+        ['/healthz with no call, as long (the baseline)', ...figures(idle)],
+      ],
+    },
+  ],
+  notes: [`Answers: ${[...statuses].map(([key, n]) => `${n} × ${key.trim()}`).join(', ')}.`],
+})
 process.exit(0)
