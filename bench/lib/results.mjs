@@ -64,3 +64,11 @@ export function readResults(folder = RESULTS) {
     .sort()
     .map((file) => JSON.parse(readFileSync(join(folder, file), 'utf8')))
 }
+
+// From a shell script: `node bench/lib/results.mjs NAME < run.json` writes NAME's results file from the run
+// (the fields writeResult takes).
+if (process.argv[1] === import.meta.filename) {
+  const name = process.argv[2]
+  if (name === undefined) throw new Error('usage: node bench/lib/results.mjs NAME < run.json')
+  writeResult(name, JSON.parse(readFileSync(0, 'utf8')))
+}

@@ -6,11 +6,11 @@
 # Usage: bash bench/http/runs/start-time.sh   (ROUNDS=7)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
+# shellcheck source=bench/lib/common.sh
+. bench/lib/common.sh
 ROUNDS=${ROUNDS:-7}
-PORT=${PORT:-18190}
+PORT=${PORT:-$(free_port)}
 npm run build --silent
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 cat >"$work/bare.mjs" <<'JS'
 import { createServer } from 'node:http'
 const server = createServer((_req, res) => res.end('ok')).listen(Number(process.env.PORT), '127.0.0.1')
@@ -48,6 +48,23 @@ for round in $(seq 1 "$ROUNDS"); do
   echo "$service" >>"$work/service"
   echo "$bare" >>"$work/bare"
 done
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-echo "median: npm start ready $(cut -d' ' -f1 "$work/service" | median) ms, stopped $(cut -d' ' -f2 "$work/service" | median) ms;" \
-  "bare ready $(cut -d' ' -f1 "$work/bare" | median) ms, stopped $(cut -d' ' -f2 "$work/bare" | median) ms"
+service_ready=$(cut -d' ' -f1 "$work/service" | median) service_stopped=$(cut -d' ' -f2 "$work/service" | median)
+bare_ready=$(cut -d' ' -f1 "$work/bare" | median) bare_stopped=$(cut -d' ' -f2 "$work/bare" | median)
+echo "median: npm start ready $service_ready ms, stopped $service_stopped ms;" \
+  "bare ready $bare_ready ms, stopped $bare_stopped ms"
+node bench/lib/results.mjs start-time <<JSON
+{
+  "title": "start time",
+  "script": "bench/http/runs/start-time.sh",
+  "npm": "npm run bench:start",
+  "history": "docs/benchmarks/start-time.md",
+  "command": "ROUNDS=$ROUNDS bash bench/http/runs/start-time.sh",
+  "tables": [{
+    "caption": "Medians of $ROUNDS alternating rounds, ms:",
+    "columns": ["started by npm start", "to the first /healthz 200", "SIGTERM to exit"],
+    "rows": [["the service (built)", "$service_ready", "$service_stopped"],
+             ["a bare node:http server (the baseline)", "$bare_ready", "$bare_stopped"]]
+  }],
+  "notes": ["Target: ready in under 1 s."]
+}
+JSON
