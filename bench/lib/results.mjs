@@ -44,7 +44,7 @@ export function writeResult(name, run) {
     history: run.history,
     source: 'script',
     command: run.command,
-    date: new Date().toISOString().replace(/:\d\d\.\d+Z$/, 'Z'),
+    date: `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
     commit: commit(),
     node: process.version,
     machine: machine(),
