@@ -11,6 +11,7 @@ JOBS=${JOBS:-300}
 [ "$#" -gt 0 ] || { echo "usage: bash bench/http/runs/redis-commands.sh TREE..." >&2; exit 2; }
 # shellcheck source=bench/lib/common.sh
 . "$(dirname "$0")/../../lib/common.sh"
+rows=()
 for tree in "$@"; do
   start_redis_server "$work/redis" --appendonly no --maxmemory-policy noeviction
   api_port=$(free_port) worker_port=$(free_port)
@@ -35,7 +36,23 @@ for tree in "$@"; do
     done
   done
   total=$(redis-cli -p "$redis_port" info commandstats | awk -F'[=,:]' '/^cmdstat_/ { s += $3 } END { print s }')
-  echo "$(git -C "$tree" rev-parse --short HEAD) ($tree): $completed/$JOBS completed; $total commands, $(awk -v t="$total" -v j="$JOBS" 'BEGIN { printf "%.1f", t / j }') per job"
+  per_job=$(awk -v t="$total" -v j="$JOBS" 'BEGIN { printf "%.1f", t / j }')
+  commit=$(git -C "$tree" rev-parse --short HEAD)
+  echo "$commit ($tree): $completed/$JOBS completed; $total commands, $per_job per job"
+  rows+=("[\"$commit ($tree)\", \"$completed/$JOBS\", \"$total\", \"$per_job\"]")
   stop_pids
   wait 2>/dev/null || true
 done
+node "$(dirname "$0")/../../lib/results.mjs" redis-commands <<JSON
+{
+  "title": "Redis commands per job in distributed mode",
+  "script": "bench/http/runs/redis-commands.sh",
+  "history": "docs/benchmarks/jobs.md",
+  "command": "JOBS=$JOBS bash bench/http/runs/redis-commands.sh $*",
+  "tables": [{
+    "caption": "$JOBS small jobs posted one after another, run and read once, from each tree's sources:",
+    "columns": ["tree", "completed", "Redis commands", "per job"],
+    "rows": [$(IFS=,; echo "${rows[*]}")]
+  }]
+}
+JSON
