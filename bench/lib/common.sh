@@ -1,7 +1,8 @@
 # Sourced by the shell benchmarks, from the repository's root, for what they all do around their measure:
 # makes the scratch folder $work, and on exit stops every process listed in the array pids, runs the script's
-# own on_exit function if it has one, removes the worktrees of revision_tree and removes $work. Also: a free
-# port, waiting for readiness, a private redis-server, and another checkout built for a same-run A/B.
+# own on_exit function if it has one, removes the worktrees of revision_tree and removes $work; writes the
+# script's results file from what it printed (results_on_exit). Also: a free port, waiting for readiness, a
+# private redis-server, and another checkout built for a same-run A/B.
 
 work=$(mktemp -d)
 pids=()
@@ -14,7 +15,11 @@ stop_pids() {
   pids=()
 }
 cleanup() {
+  local status=$?
   stop_pids
+  if [ "$status" = 0 ] && [ "${#results[@]}" -gt 0 ]; then
+    results_write "${results[@]}" || echo "no results file written" >&2
+  fi
   if declare -F on_exit >/dev/null; then on_exit; fi
   for tree in "$work"/tree-*; do [ -d "$tree" ] && git worktree remove --force "$tree"; done
   rm -rf "$work"
@@ -81,4 +86,34 @@ revision_tree() {
     (cd "$tree" && npm run build --silent >/dev/null)
   fi
   echo "$tree"
+}
+
+# What the script prints goes to $work/report.md, and from there to where its output was going (tail follows
+# the file until the script ends), so that results_write can read the whole report at any moment.
+results_script="bench/${0##*bench/}"
+results_args=""
+for arg in "$@"; do
+  if [[ $arg =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then results_args+=" $arg"; else results_args+=" '${arg//\'/\'\\\'\'}'"; fi
+done
+: >"$work/report.md"
+exec {results_stdout}>&1 >"$work/report.md"
+tail -f -n +1 -s 0.1 --pid=$$ "$work/report.md" >&"$results_stdout" &
+
+# results_on_exit NAME TITLE HISTORY NPM SETTING...: when the script ends with status 0, cleanup writes
+# bench/results/NAME.json (RESULTS_DIR= elsewhere for a trial run) from the report it printed
+# (bench/lib/markdown-results.mjs); a failed run leaves the last one's file. Its command gives each SETTING
+# (a variable the script reads from the environment) the value the run used, the empty ones left out, then
+# the script's arguments. NPM is the npm script that runs it, or ''.
+results=()
+results_on_exit() { results=("$@"); }
+results_write() {
+  local name=$1 title=$2 history=$3 setting command="" npm=()
+  if [ -n "$4" ]; then npm=(--npm "$4"); fi
+  shift 4
+  for setting in "$@"; do
+    if [ -n "${!setting:-}" ]; then command+="$setting=${!setting} "; fi
+  done
+  node "$(dirname "${BASH_SOURCE[0]}")/markdown-results.mjs" "$name" --title "$title" --history "$history" \
+    "${npm[@]}" --script "$results_script" --command "${command}bash $results_script$results_args" \
+    <"$work/report.md" >&"$results_stdout"
 }

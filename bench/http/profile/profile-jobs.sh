@@ -16,6 +16,8 @@ CONNECTIONS=${CONNECTIONS:-16}
 PORT=${PORT:-18490}
 # shellcheck source=bench/lib/wrk-common.sh
 . bench/lib/wrk-common.sh
+results_on_exit profile-jobs "where a small job's CPU goes: the account" \
+  docs/benchmarks/jobs.md "" WARMUP DURATION CONNECTIONS REDIS RATE NODE
 
 npm run build --silent
 export THREADS=2 RATE=

@@ -8,6 +8,8 @@ LOCK_MS=${LOCK_MS:-30000}
 PORT=${PORT:-18490}
 # shellcheck source=bench/lib/common.sh
 . bench/lib/common.sh
+results_on_exit takeover "how soon a dead worker's job runs again" \
+  docs/benchmarks/jobs.md "" LOCK_MS
 # A worker in the middle of a long job would take its time to stop: every process is killed at the end.
 stop_signal=KILL
 start_redis_server "$work/redis" --appendonly yes --maxmemory-policy noeviction

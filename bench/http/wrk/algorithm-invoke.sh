@@ -15,6 +15,8 @@ START_ROUNDS=${START_ROUNDS:-5}
 PORT=${PORT:-18300}
 # shellcheck source=bench/lib/wrk-common.sh
 . bench/lib/wrk-common.sh
+results_on_exit algorithm-invoke "a module algorithm over HTTP, and loading 50 modules" \
+  docs/benchmarks/algorithms.md "npm run bench:algorithms" DURATION CONNECTIONS ROUNDS START_ROUNDS NODE
 
 npm run build --silent
 

@@ -20,6 +20,8 @@ PRIME_BODY='{"algorithm":"PrimeChecker","params":{"number":1000003}}'
 MODULE_BODY='{"algorithm":"Collatz","params":{"n":27}}'
 # shellcheck source=bench/lib/wrk-common.sh
 . bench/lib/wrk-common.sh
+results_on_exit algorithm-jobs "jobs of a module algorithm against PrimeChecker's" \
+  docs/benchmarks/algorithms.md "npm run bench:algorithm-jobs" DURATION CONNECTIONS ROUNDS REDIS NODE
 redis_pid=
 on_exit() { if [ -n "$redis_pid" ]; then kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null || true; fi; }
 

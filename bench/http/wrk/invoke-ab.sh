@@ -21,6 +21,8 @@ CONNECTIONS=${CONNECTIONS:-32}
 ROUNDS=${ROUNDS:-7}
 # shellcheck source=bench/lib/wrk-common.sh
 . bench/lib/wrk-common.sh
+results_on_exit invoke-ab "revisions and flags side by side on the small-prime /invoke load" \
+  docs/benchmarks/invoke.md "npm run bench:ab" DURATION CONNECTIONS ROUNDS RATE NODE
 
 names=(bare)
 ports=(18200)

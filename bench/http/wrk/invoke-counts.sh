@@ -16,6 +16,8 @@ cd "$(dirname "$0")/../../.."
 CONNECTIONS=${CONNECTIONS:-32}
 # shellcheck source=bench/lib/wrk-common.sh
 . bench/lib/wrk-common.sh
+results_on_exit invoke-counts "allocations, collections and system calls per small /invoke" \
+  docs/benchmarks/invoke.md "" CONNECTIONS NODE
 command -v strace >/dev/null || { echo "bench/http/wrk/invoke-counts.sh needs strace (apt-get install strace)" >&2; exit 1; }
 
 cat >"$work/post.lua" <<'LUA'

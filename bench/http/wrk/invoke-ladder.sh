@@ -20,6 +20,8 @@ CONNECTIONS=${CONNECTIONS:-32}
 ROUNDS=${ROUNDS:-5}
 # shellcheck source=bench/lib/wrk-common.sh
 . bench/lib/wrk-common.sh
+results_on_exit invoke-ladder "where the time of a small /invoke goes" \
+  docs/benchmarks/invoke.md "npm run bench:ladder" DURATION CONNECTIONS ROUNDS RATE SPIN_US NODE
 
 npm run build --silent
 

@@ -14,6 +14,8 @@ SERVICE_PORT=${SERVICE_PORT:-18080}
 BARE_PORT=${BARE_PORT:-18081}
 # shellcheck source=bench/lib/wrk-common.sh
 . bench/lib/wrk-common.sh
+results_on_exit invoke "POST /invoke against a bare node:http server" \
+  docs/benchmarks/invoke.md "npm run bench" DURATION CONNECTIONS ROUNDS LOG_LEVEL NODE
 
 npm run build --silent
 

@@ -28,6 +28,8 @@ ROUNDS=${ROUNDS:-5}
 PORT=${PORT:-18390}
 # shellcheck source=bench/lib/wrk-common.sh
 . bench/lib/wrk-common.sh
+results_on_exit jobs-ab "jobs end to end, revisions side by side" \
+  docs/benchmarks/jobs.md "" DURATION CONNECTIONS ROUNDS REDIS RATE WARMUP NODE
 
 export THREADS=2
 if [ "${REDIS:-}" = "1" ]; then

@@ -22,6 +22,8 @@ ROUNDS=${ROUNDS:-5}
 PORT=${PORT:-18290}
 # shellcheck source=bench/lib/wrk-common.sh
 . bench/lib/wrk-common.sh
+results_on_exit jobs-api-ab "what one POST /jobs costs the API in distributed mode, revisions side by side" \
+  docs/benchmarks/jobs.md "" RATE DURATION ROUNDS NODE
 
 start_redis_server "$work/redis" --appendonly no --maxmemory-policy noeviction
 export THREADS=2 RATE

@@ -32,6 +32,8 @@ PORT=${PORT:-18090}
 PRIME_600="1$(printf '0%.0s' $(seq 1 595))2161"
 # shellcheck source=bench/lib/wrk-common.sh
 . bench/lib/wrk-common.sh
+results_on_exit jobs "jobs end to end" \
+  docs/benchmarks/jobs.md "npm run bench:jobs" DURATION CONNECTIONS ROUNDS COUNT LOG_LEVEL REDIS RATE WARMUP WORKERS_LIST NODE
 service_pid=
 worker_pids=()
 redis_pid=

@@ -16,6 +16,8 @@ PORT=${PORT:-18310}
 BODY='{"text": "hello", "n": 12345}'
 # shellcheck source=bench/lib/wrk-common.sh
 . bench/lib/wrk-common.sh
+results_on_exit process-algorithm "a process algorithm against the same as a module" \
+  docs/benchmarks/algorithms.md "npm run bench:processes" DURATION CONNECTIONS ROUNDS NODE
 
 command -v python3 >/dev/null || { echo "bench/http/wrk/process-algorithm.sh needs python3" >&2; exit 1; }
 npm run build --silent

@@ -1,0 +1,114 @@
+// A script's printed report as a results file: most benchmarks print Markdown (a `## ` heading, then a table
+// or lines of text), and this turns that text into the tables and notes writeResult takes, so that each
+// script keeps printing what it prints and only names its run. A heading followed by a table is its caption;
+// any other paragraph is a note, its lines as a list when it has several.
+import { readFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import { commandLine, writeResult } from './results.mjs'
+
+/** The cells of a table line `| a | b |`; a pipe escaped as `\|` stays in its cell. */
+function cells(line) {
+  const inner = line
+    .trim()
+    .replace(/^\|/, '')
+    .replace(/(?<!\\)\|$/, '')
+  return inner.split(/(?<!\\)\|/).map((value) => value.trim().replaceAll('\\|', '|'))
+}
+
+const isTable = (line) => line.trimStart().startsWith('|')
+/** A `## heading` as a caption: its text, and a colon. */
+const headingText = (line) => `${line.replace(/^#+\s*/, '')}:`
+const isRule = (line) => /^\|(\s*:?-+:?\s*\|)+\s*$/.test(line.trim())
+
+/** The tables and notes of Markdown `text`, in the order printed. */
+export function fromMarkdown(text) {
+  const tables = []
+  const notes = []
+  // Blocks: runs of non-blank lines, a table's lines apart from text's; a line of text right above a table
+  // (no blank line between) is its caption, as a heading above it is.
+  const blocks = []
+  for (const line of text.split('\n')) {
+    const last = blocks.at(-1)
+    if (line.trim() === '') blocks.push({ lines: [] })
+    else if (line.startsWith('#')) blocks.push({ lines: [line] })
+    else if (last !== undefined && last.lines.length > 0 && isTable(last.lines.at(-1)) === isTable(line)) {
+      last.lines.push(line)
+    } else if (last !== undefined && last.lines.length > 0 && isTable(line)) {
+      const caption = last.lines.pop()
+      blocks.push({ lines: [line], caption: caption.startsWith('#') ? headingText(caption) : caption })
+    } else blocks.push({ lines: [line] })
+  }
+  let heading
+  const flushHeading = () => {
+    if (heading !== undefined) notes.push(heading)
+    heading = undefined
+  }
+  for (const { lines, caption } of blocks.filter((block) => block.lines.length > 0)) {
+    if (isTable(lines[0])) {
+      if (caption !== undefined) flushHeading()
+      const [columns, ...rows] = lines.filter((line) => !isRule(line)).map(cells)
+      const title = caption ?? heading
+      tables.push({ ...(title === undefined ? {} : { caption: title }), columns, rows })
+      heading = undefined
+      continue
+    }
+    if (lines[0].startsWith('#')) {
+      flushHeading()
+      heading = headingText(lines.shift())
+    }
+    if (lines.length > 0) {
+      // A heading above lines of text: its rows as a list, under it.
+      const list = (lines.length > 1 || heading !== undefined) && lines.some((line) => !line.startsWith('- '))
+      const text = list
+        ? lines.map((line) => (line.startsWith('- ') ? line : `- ${line}`)).join('\n')
+        : lines.join('\n')
+      notes.push(heading === undefined ? text : `${heading}\n\n${text}`)
+      heading = undefined
+    }
+  }
+  flushHeading()
+  return { tables, notes }
+}
+
+/** An argument as a shell reads it back: quoted when it holds more than plain characters. */
+const quote = (arg) => (/^[\w./:=@%+,-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`)
+
+/**
+ * For a script in JavaScript or TypeScript: what it prints from now on is kept, and when it ends with
+ * status 0 its results file is written from that report; a failed run leaves the last one's file.
+ * `run.command` is how the script is started (`npx tsx bench/...`): the `settings` the environment gave and
+ * the arguments are added to it.
+ */
+export function writeResultOnExit(name, run, settings) {
+  const args = process.argv.slice(2).map((arg) => ` ${quote(arg)}`)
+  const command = commandLine(settings, `${run.command}${args.join('')}`)
+  const report = []
+  const write = process.stdout.write.bind(process.stdout)
+  process.stdout.write = (chunk, ...rest) => {
+    report.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'))
+    return write(chunk, ...rest)
+  }
+  // An unsettled top-level await ends the process with 13, while 'exit' still reports 0.
+  process.on('exit', (code) => {
+    if (code === 0 && !process.exitCode)
+      writeResult(name, { ...run, command, ...fromMarkdown(report.join('')) })
+  })
+}
+
+// From a shell script: `node bench/lib/markdown-results.mjs NAME --title T --script S --history H [--npm N]
+// --command C < report.md` writes NAME's results file from the report the script printed.
+if (process.argv[1] === import.meta.filename) {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: Object.fromEntries(
+      ['title', 'script', 'npm', 'history', 'command'].map((key) => [key, { type: 'string' }]),
+    ),
+  })
+  const [name] = positionals
+  if (name === undefined || values.title === undefined || values.history === undefined) {
+    throw new Error(
+      'usage: node bench/lib/markdown-results.mjs NAME --title T --script S --history H --command C',
+    )
+  }
+  writeResult(name, { ...values, ...fromMarkdown(readFileSync(0, 'utf8')) })
+}

@@ -1,0 +1,89 @@
+// A script's printed report as its results file: bench/lib/markdown-results.mjs turns the Markdown the
+// benchmarks print into tables and notes, and a shell script run through bench/lib/common.sh writes its
+// results file when it ends well, and not when it fails.
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { fromMarkdown } from '../../bench/lib/markdown-results.mjs'
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+
+test('a heading or a line right above a table is its caption; other text is notes', () => {
+  const report = [
+    'seed 1, 3 rounds',
+    '| case | req/s |',
+    '|---|---|',
+    '| small \\| prime | 100 |',
+    '',
+    '## Start-up',
+    '',
+    '| modules | ms |',
+    '|---|---|',
+    '| 50 | 300 |',
+    '',
+    '## Redis mode',
+    'round 1: 10 jobs/s',
+    'round 2: 12 jobs/s',
+    '',
+    'module / invoke: 0.90',
+    '## lone heading',
+  ].join('\n')
+  assert.deepEqual(fromMarkdown(report), {
+    tables: [
+      { caption: 'seed 1, 3 rounds', columns: ['case', 'req/s'], rows: [['small | prime', '100']] },
+      { caption: 'Start-up:', columns: ['modules', 'ms'], rows: [['50', '300']] },
+    ],
+    notes: [
+      'Redis mode:\n\n- round 1: 10 jobs/s\n- round 2: 12 jobs/s',
+      'module / invoke: 0.90',
+      'lone heading:',
+    ],
+  })
+})
+
+/** Runs a shell script that sources common.sh and ends with `status`; returns the results file, if any. */
+function runScript(status: number) {
+  const folder = mkdtempSync(join(tmpdir(), 'markdown-results-'))
+  try {
+    const script = join(folder, 'bench/demo.sh')
+    spawnSync('mkdir', ['-p', join(folder, 'bench')])
+    writeFileSync(
+      script,
+      [
+        'set -euo pipefail',
+        `. ${join(ROOT, 'bench/lib/common.sh')}`,
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a line of shell, not a template
+        'ROUNDS=${ROUNDS:-3}',
+        'results_on_exit demo "a demo" docs/benchmarks/invoke.md "" ROUNDS UNSET',
+        'echo "## Demo, $ROUNDS rounds"',
+        'echo "| a | b |"; echo "|---|---|"; echo "| 1 | 2 |"',
+        `exit ${status}`,
+      ].join('\n'),
+    )
+    const run = spawnSync('bash', [script, 'x|y'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, RESULTS_DIR: join(folder, 'results'), ROUNDS: '2' },
+    })
+    assert.equal(run.status, status, run.stderr)
+    const file = join(folder, 'results/demo.json')
+    return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined
+  } finally {
+    rmSync(folder, { recursive: true, force: true })
+  }
+}
+
+test('a shell script that ends well writes its results file from what it printed', () => {
+  const result = runScript(0)
+  assert.equal(result.command, "ROUNDS=2 bash bench/demo.sh 'x|y'")
+  assert.equal(result.source, 'script')
+  assert.deepEqual(result.tables, [{ caption: 'Demo, 2 rounds:', columns: ['a', 'b'], rows: [['1', '2']] }])
+})
+
+test('a shell script that fails leaves the last results file', () => {
+  assert.equal(runScript(1), undefined)
+})
