@@ -12,8 +12,21 @@ import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { Agent, fetch, type Response } from 'undici'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { startService } from '../lib/service.js'
 import { nearestRankPercentile } from '../lib/stats.js'
+
+writeResultOnExit(
+  'big-answer',
+  {
+    title: 'a process answering 15 MB, against the event loop and memory',
+    script: 'bench/execution/big-answer.ts',
+    npm: 'npm run bench:big-answer',
+    history: 'docs/benchmarks/algorithms.md',
+    command: 'npx tsx bench/execution/big-answer.ts',
+  },
+  ['BYTES', 'ROUNDS'],
+)
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
 const BYTES = Number(process.env.BYTES ?? 15_000_000)

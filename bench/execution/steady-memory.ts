@@ -16,8 +16,21 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Pool } from 'undici'
 import { otherCheckout } from '../lib/checkout.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { type RedisServer, startRedis } from '../lib/redis.js'
 import { freePort, ROOT, startService } from '../lib/service.js'
+
+writeResultOnExit(
+  'steady-memory',
+  {
+    title: 'memory under steady load of a module algorithm',
+    script: 'bench/execution/steady-memory.ts',
+    npm: 'npm run bench:steady-memory',
+    history: 'docs/benchmarks/algorithms.md',
+    command: 'npx tsx bench/execution/steady-memory.ts',
+  },
+  ['BACKENDS', 'CONNECTIONS', 'KINDS', 'REV', 'ROUNDS', 'ROUND_S'],
+)
 
 const ROUNDS = Number(process.env.ROUNDS ?? 4)
 const ROUND_S = Number(process.env.ROUND_S ?? 30)

@@ -10,10 +10,22 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
 import { parseExact } from '../../test/helpers/json.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { startService } from '../lib/service.js'
 import { median } from '../lib/stats.js'
 import { gp } from './pari.js'
 import { balancedSemiprime, generator } from './prime-cases.js'
+
+writeResultOnExit(
+  'invoke-50',
+  {
+    title: 'balanced 50-digit semiprimes through /invoke within its 2 s budget',
+    script: 'bench/prime/invoke-50.ts',
+    history: 'docs/benchmarks/prime-checker.md',
+    command: 'npx tsx bench/prime/invoke-50.ts',
+  },
+  ['BENCH_SEED', 'COUNT', 'DIGITS'],
+)
 
 const SEED = Number(process.env.BENCH_SEED ?? 20261123)
 const COUNT = Number(process.env.COUNT ?? 20)

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Pool } from 'undici'
 import { sleep } from '../../test/helpers/time.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import {
   freshPrefix,
   type RedisCluster,
@@ -21,6 +22,18 @@ import {
 } from '../lib/redis.js'
 import { freePort, startService } from '../lib/service.js'
 import { upperMedian } from '../lib/stats.js'
+
+writeResultOnExit(
+  'cluster',
+  {
+    title: 'jobs end to end on a Redis Cluster against one server',
+    script: 'bench/redis/cluster.ts',
+    npm: 'npm run bench:cluster',
+    history: 'docs/benchmarks/redis.md',
+    command: 'npx tsx bench/redis/cluster.ts',
+  },
+  ['CLIENTS', 'JOBS', 'ROUNDS'],
+)
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5)
 const JOBS = Number(process.env.JOBS ?? 2000)

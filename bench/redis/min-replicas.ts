@@ -14,9 +14,22 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Pool } from 'undici'
 import { sleep, until } from '../../test/helpers/time.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { freshPrefix, type RedisServer, redisCommand, startRedis } from '../lib/redis.js'
 import { startService } from '../lib/service.js'
 import { percentile, upperMedian } from '../lib/stats.js'
+
+writeResultOnExit(
+  'min-replicas',
+  {
+    title: 'what ALGOSERVE_REDIS_MIN_REPLICAS=1 costs POST /jobs',
+    script: 'bench/redis/min-replicas.ts',
+    npm: 'npm run bench:min-replicas',
+    history: 'docs/benchmarks/redis.md',
+    command: 'npx tsx bench/redis/min-replicas.ts',
+  },
+  ['CLIENTS', 'POSTS', 'ROUNDS'],
+)
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5)
 const POSTS = Number(process.env.POSTS ?? 3000)

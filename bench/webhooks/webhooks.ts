@@ -28,11 +28,35 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { startRedis } from '../lib/redis.js'
 import { freePort, startService } from '../lib/service.js'
 import { percentile, upperMedian } from '../lib/stats.js'
 import type { PosterReport } from './poster.js'
 import type { ReceiverReport } from './receiver.js'
+
+writeResultOnExit(
+  'webhooks',
+  {
+    title: 'webhooks at a fixed rate of jobs',
+    script: 'bench/webhooks/webhooks.ts',
+    npm: 'npm run bench:webhooks',
+    history: 'docs/benchmarks/webhooks.md',
+    command: 'npx tsx bench/webhooks/webhooks.ts',
+  },
+  [
+    'BACKENDS',
+    'BAD',
+    'DRAIN',
+    'DURATION',
+    'LATENCY_MS',
+    'RATE',
+    'SERVICE_FLAGS',
+    'TIMELINE',
+    'TREES',
+    'WARMUP',
+  ],
+)
 
 const RATE = Number(process.env.RATE ?? 1000)
 const DURATION_S = Number(process.env.DURATION ?? 10)

@@ -6,7 +6,19 @@
 // serve --drain-delay-ms 0, wrk's small-prime load for 3 s (warm-up) then 10 s, SIGTERM.
 // Usage: node bench/http/profile/profile-parts.mjs DIR/CPU.*.0.001.cpuprofile SKIP_S KEEP_S
 //   (the samples from SKIP_S seconds after the profile's start, for KEEP_S seconds: the measured load only)
+import { writeResultOnExit } from '../../lib/markdown-results.mjs'
 import { accountOf, printAccount } from './profile-account.mjs'
+
+writeResultOnExit(
+  'profile-parts',
+  {
+    title: "where a small /invoke's CPU goes: the account",
+    script: 'bench/http/profile/profile-parts.mjs',
+    history: 'docs/benchmarks/invoke.md',
+    command: 'node bench/http/profile/profile-parts.mjs',
+  },
+  [],
+)
 
 const [file, skipS, keepS] = [process.argv[2], Number(process.argv[3] ?? 0), Number(process.argv[4] ?? 1e9)]
 const rules = [

@@ -18,7 +18,20 @@ import { INLINE } from '../../../src/algorithms/algorithm.js'
 import { primeChecker } from '../../../src/algorithms/prime-checker/index.js'
 import { defaultConfig } from '../../../src/config.js'
 import { createService } from '../../../src/service.js'
+import { writeResultOnExit } from '../../lib/markdown-results.js'
 import { percentile, upperMedian } from '../../lib/stats.js'
+
+writeResultOnExit(
+  'hostile-bodies',
+  {
+    title: 'the worst bodies within the size limit',
+    script: 'bench/http/runs/hostile-bodies.ts',
+    npm: 'npm run bench:hostile',
+    history: 'docs/benchmarks/hostile-traffic.md',
+    command: 'npx tsx bench/http/runs/hostile-bodies.ts',
+  },
+  ['LOAD_SECONDS', 'ROUNDS'],
+)
 
 const ROUNDS = Number(process.env.ROUNDS ?? 15)
 const LOAD_SECONDS = Number(process.env.LOAD_SECONDS ?? 10)

@@ -6,7 +6,20 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { writeResultOnExit } from '../../lib/markdown-results.mjs'
 import { startService } from '../../lib/service.mjs'
+
+writeResultOnExit(
+  'slow-clients',
+  {
+    title: 'memory under 1,000 stalled clients',
+    script: 'bench/http/runs/slow-clients.mjs',
+    npm: 'npm run bench:slow',
+    history: 'docs/benchmarks/hostile-traffic.md',
+    command: 'node bench/http/runs/slow-clients.mjs',
+  },
+  ['BODY_KB', 'CLIENTS', 'HOLD_S'],
+)
 
 const CLIENTS = Number(process.env.CLIENTS ?? 1000)
 const BODY_KB = Number(process.env.BODY_KB ?? 900)
