@@ -19,9 +19,9 @@ const HEADER = `# Benchmarks
 The last run of each benchmark script: its command, when and where it ran, and its figures. Each script
 compares the service with a baseline in the same run (a bare server, raw BullMQ, PARI/GP, another revision),
 on a shared 2-core machine unless the run says otherwise, so read a figure against its own run's baseline.
-Most scripts need \`wrk\`; the PrimeChecker ones compare with PARI/GP when \`gp\` is there. A script that
-writes its results file does so at the end of each run (\`RESULTS_DIR=\` elsewhere for a trial run); the
-others' files hold the figures recorded from their last run, and say so. The product's targets, and every
+Most scripts need \`wrk\`; the PrimeChecker ones compare with PARI/GP when \`gp\` is there. Every script
+writes its results file at the end of a run that succeeds (\`RESULTS_DIR=\` elsewhere for a trial run); a
+file that no such run has replaced yet holds the figures recorded by hand from the last run, and says so. The product's targets, and every
 dated run with its context, are in [docs/benchmarks/](docs/benchmarks/README.md).
 `
 
