@@ -25,6 +25,10 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# Stopped by a signal, the script ends with its status (bash would otherwise end with the last command's, 0,
+# and keep the report of a cut run); it does so once the command in the foreground has ended.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # Waits up to SECONDS (5 by default) for a 2xx from URL; otherwise prints LOG (when given) and stops the
 # script.

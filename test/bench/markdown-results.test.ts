@@ -2,8 +2,9 @@
 // benchmarks print into tables and notes, and a shell script run through bench/lib/common.sh writes its
 // results file when it ends well, and not when it fails.
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -45,12 +46,15 @@ test('a heading or a line right above a table is its caption; other text is note
   })
 })
 
-/** Runs a shell script that sources common.sh and ends with `status`; returns the results file, if any. */
-function runScript(status: number) {
+/**
+ * Runs a shell script that sources common.sh and ends with `status`, or is sent SIGTERM once it has printed
+ * its table; returns the results file, if any.
+ */
+async function runScript(status: number | 'SIGTERM') {
   const folder = mkdtempSync(join(tmpdir(), 'markdown-results-'))
   try {
     const script = join(folder, 'bench/demo.sh')
-    spawnSync('mkdir', ['-p', join(folder, 'bench')])
+    mkdirSync(join(folder, 'bench'))
     writeFileSync(
       script,
       [
@@ -61,15 +65,20 @@ function runScript(status: number) {
         'results_on_exit demo "a demo" docs/benchmarks/invoke.md "" ROUNDS UNSET',
         'echo "## Demo, $ROUNDS rounds"',
         'echo "| a | b |"; echo "|---|---|"; echo "| 1 | 2 |"',
-        `exit ${status}`,
+        status === 'SIGTERM' ? 'sleep 30' : `exit ${status}`,
       ].join('\n'),
     )
-    const run = spawnSync('bash', [script, 'x|y'], {
+    const run = spawn('bash', [script, 'x|y'], {
       cwd: ROOT,
-      encoding: 'utf8',
       env: { ...process.env, RESULTS_DIR: join(folder, 'results'), ROUNDS: '2' },
     })
-    assert.equal(run.status, status, run.stderr)
+    let output = ''
+    run.stdout.on('data', (chunk) => {
+      output += chunk
+      if (status === 'SIGTERM' && output.includes('| 1 | 2 |')) run.kill('SIGTERM')
+    })
+    const [code] = await once(run, 'close')
+    assert.equal(code, status === 'SIGTERM' ? 143 : status)
     const file = join(folder, 'results/demo.json')
     return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined
   } finally {
@@ -77,13 +86,14 @@ function runScript(status: number) {
   }
 }
 
-test('a shell script that ends well writes its results file from what it printed', () => {
-  const result = runScript(0)
+test('a shell script that ends well writes its results file from what it printed', async () => {
+  const result = await runScript(0)
   assert.equal(result.command, "ROUNDS=2 bash bench/demo.sh 'x|y'")
   assert.equal(result.source, 'script')
   assert.deepEqual(result.tables, [{ caption: 'Demo, 2 rounds:', columns: ['a', 'b'], rows: [['1', '2']] }])
 })
 
-test('a shell script that fails leaves the last results file', () => {
-  assert.equal(runScript(1), undefined)
+test('a shell script that fails, or is stopped, leaves the last results file', async () => {
+  assert.equal(await runScript(1), undefined)
+  assert.equal(await runScript('SIGTERM'), undefined)
 })
