@@ -101,7 +101,8 @@ for arg in "$@"; do
 done
 : >"$work/report.md"
 exec {results_stdout}>&1 >"$work/report.md"
-tail -f -n +1 -s 0.1 --pid=$$ "$work/report.md" >&"$results_stdout" &
+# Started from a subshell, tail is no child of the script's: a bare `wait` of the script does not wait for it.
+(tail -f -n +1 -s 0.1 --pid=$$ "$work/report.md" >&"$results_stdout" &)
 
 # results_on_exit NAME TITLE HISTORY NPM SETTING...: when the script ends with status 0, cleanup writes
 # bench/results/NAME.json (RESULTS_DIR= elsewhere for a trial run) from the report it printed

@@ -65,6 +65,8 @@ async function runScript(status: number | 'SIGTERM') {
         'results_on_exit demo "a demo" docs/benchmarks/invoke.md "" ROUNDS UNSET',
         'echo "## Demo, $ROUNDS rounds"',
         'echo "| a | b |"; echo "|---|---|"; echo "| 1 | 2 |"',
+        // A bare wait, as some scripts end their rounds: it must not wait for what shows the report.
+        'sleep 0.1 & wait',
         status === 'SIGTERM' ? 'sleep 30' : `exit ${status}`,
       ].join('\n'),
     )
@@ -86,14 +88,18 @@ async function runScript(status: number | 'SIGTERM') {
   }
 }
 
-test('a shell script that ends well writes its results file from what it printed', async () => {
+test('a shell script that ends well writes its results file from what it printed', {
+  timeout: 30_000,
+}, async () => {
   const result = await runScript(0)
   assert.equal(result.command, "ROUNDS=2 bash bench/demo.sh 'x|y'")
   assert.equal(result.source, 'script')
   assert.deepEqual(result.tables, [{ caption: 'Demo, 2 rounds:', columns: ['a', 'b'], rows: [['1', '2']] }])
 })
 
-test('a shell script that fails, or is stopped, leaves the last results file', async () => {
+test('a shell script that fails, or is stopped, leaves the last results file', {
+  timeout: 30_000,
+}, async () => {
   assert.equal(await runScript(1), undefined)
   assert.equal(await runScript('SIGTERM'), undefined)
 })
