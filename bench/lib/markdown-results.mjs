@@ -1,7 +1,8 @@
 // A script's printed report as a results file: most benchmarks print Markdown (a `## ` heading, then a table
 // or lines of text), and this turns that text into the tables and notes writeResult takes, so that each
 // script keeps printing what it prints and only names its run. A heading followed by a table is its caption;
-// any other paragraph is a note, its lines as a list when it has several.
+// lines that are each a JSON object make a table too; any other paragraph is a note, its lines as a list when
+// it has several.
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { commandLine, writeResult } from './results.mjs'
@@ -20,20 +21,42 @@ const isTable = (line) => line.trimStart().startsWith('|')
 const headingText = (line) => `${line.replace(/^#+\s*/, '')}:`
 const isRule = (line) => /^\|(\s*:?-+:?\s*\|)+\s*$/.test(line.trim())
 
+/** A line printed as one JSON object (some scripts print a row so), or undefined. */
+function jsonRow(line) {
+  if (!line.startsWith('{')) return undefined
+  try {
+    const value = JSON.parse(line)
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** What a line is: a line of a Markdown table, a JSON object (a row of a table too), or text. */
+const kind = (line) => (isTable(line) ? 'table' : jsonRow(line) === undefined ? 'text' : 'json')
+
+/** The table of lines that are each a JSON object: a column per key, in the order first seen. */
+function jsonTable(lines) {
+  const objects = lines.map(jsonRow)
+  const columns = [...new Set(objects.flatMap((object) => Object.keys(object)))]
+  const text = (value) => (typeof value === 'object' && value !== null ? JSON.stringify(value) : value)
+  return { columns, rows: objects.map((object) => columns.map((column) => text(object[column]) ?? '')) }
+}
+
 /** The tables and notes of Markdown `text`, in the order printed. */
 export function fromMarkdown(text) {
   const tables = []
   const notes = []
-  // Blocks: runs of non-blank lines, a table's lines apart from text's; a line of text right above a table
-  // (no blank line between) is its caption, as a heading above it is.
+  // Blocks: runs of non-blank lines of one kind; a line of text right above a table (no blank line between)
+  // is its caption, as a heading above it is.
   const blocks = []
   for (const line of text.split('\n')) {
     const last = blocks.at(-1)
     if (line.trim() === '') blocks.push({ lines: [] })
     else if (line.startsWith('#')) blocks.push({ lines: [line] })
-    else if (last !== undefined && last.lines.length > 0 && isTable(last.lines.at(-1)) === isTable(line)) {
+    else if (last !== undefined && last.lines.length > 0 && kind(last.lines.at(-1)) === kind(line)) {
       last.lines.push(line)
-    } else if (last !== undefined && last.lines.length > 0 && isTable(line)) {
+    } else if (last !== undefined && last.lines.length > 0 && kind(last.lines.at(-1)) === 'text') {
       const caption = last.lines.pop()
       blocks.push({ lines: [line], caption: caption.startsWith('#') ? headingText(caption) : caption })
     } else blocks.push({ lines: [line] })
@@ -44,11 +67,12 @@ export function fromMarkdown(text) {
     heading = undefined
   }
   for (const { lines, caption } of blocks.filter((block) => block.lines.length > 0)) {
-    if (isTable(lines[0])) {
+    if (kind(lines[0]) !== 'text') {
       if (caption !== undefined) flushHeading()
       const [columns, ...rows] = lines.filter((line) => !isRule(line)).map(cells)
+      const table = kind(lines[0]) === 'json' ? jsonTable(lines) : { columns, rows }
       const title = caption ?? heading
-      tables.push({ ...(title === undefined ? {} : { caption: title }), columns, rows })
+      tables.push({ ...(title === undefined ? {} : { caption: title }), ...table })
       heading = undefined
       continue
     }

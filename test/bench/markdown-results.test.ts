@@ -46,6 +46,24 @@ test('a heading or a line right above a table is its caption; other text is note
   })
 })
 
+test('lines printed as JSON objects are the rows of a table, a column per key', () => {
+  const report = [
+    'ROUNDS=1',
+    '{"topology":"standalone","jobs/s":90}',
+    '{"topology":"cluster","jobs/s":80,"lost":[1]}',
+  ]
+  assert.deepEqual(fromMarkdown(report.join('\n')).tables, [
+    {
+      caption: 'ROUNDS=1',
+      columns: ['topology', 'jobs/s', 'lost'],
+      rows: [
+        ['standalone', 90, ''],
+        ['cluster', 80, '[1]'],
+      ],
+    },
+  ])
+})
+
 /**
  * Runs a shell script that sources common.sh and ends with `status`, or is sent SIGTERM once it has printed
  * its table; returns the results file, if any.
