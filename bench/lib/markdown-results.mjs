@@ -1,8 +1,8 @@
 // A script's printed report as a results file: most benchmarks print Markdown (a `## ` heading, then a table
 // or lines of text), and this turns that text into the tables and notes writeResult takes, so that each
 // script keeps printing what it prints and only names its run. A heading followed by a table is its caption;
-// lines that are each a JSON object make a table too; any other paragraph is a note, its lines as a list when
-// it has several.
+// lines that are each a JSON object make a table too, as does console.table's box; any other paragraph is a
+// note, its lines as a list when it has several.
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { commandLine, writeResult } from './results.mjs'
@@ -32,8 +32,23 @@ function jsonRow(line) {
   }
 }
 
-/** What a line is: a line of a Markdown table, a JSON object (a row of a table too), or text. */
-const kind = (line) => (isTable(line) ? 'table' : jsonRow(line) === undefined ? 'text' : 'json')
+/** What a line is: a line of a Markdown table, of console.table's box, a JSON object (a row), or text. */
+function kind(line) {
+  if (isTable(line)) return 'table'
+  if (/^[┌│├└]/.test(line)) return 'box'
+  return jsonRow(line) === undefined ? 'text' : 'json'
+}
+
+/** The table console.table drew: its (index) column kept only when it holds names rather than 0, 1, 2... */
+function boxTable(lines) {
+  const unquote = (cell) => cell.trim().replace(/^'(.*)'$/, '$1')
+  const [header, ...rows] = lines
+    .filter((line) => line.startsWith('│'))
+    .map((line) => line.slice(1, -1).split('│').map(unquote))
+  const numbered = header[0] === '(index)' && rows.every((row, i) => row[0] === String(i))
+  if (numbered) return { columns: header.slice(1), rows: rows.map((row) => row.slice(1)) }
+  return { columns: header.map((column) => (column === '(index)' ? '' : column)), rows }
+}
 
 /** The table of lines that are each a JSON object: a column per key, in the order first seen. */
 function jsonTable(lines) {
@@ -53,7 +68,8 @@ export function fromMarkdown(text) {
   for (const line of text.split('\n')) {
     const last = blocks.at(-1)
     if (line.trim() === '') blocks.push({ lines: [] })
-    else if (line.startsWith('#')) blocks.push({ lines: [line] })
+    else if (line.startsWith('#') || (line.startsWith('┌') && last?.lines.length))
+      blocks.push({ lines: [line] })
     else if (last !== undefined && last.lines.length > 0 && kind(last.lines.at(-1)) === kind(line)) {
       last.lines.push(line)
     } else if (last !== undefined && last.lines.length > 0 && kind(last.lines.at(-1)) === 'text') {
@@ -70,7 +86,8 @@ export function fromMarkdown(text) {
     if (kind(lines[0]) !== 'text') {
       if (caption !== undefined) flushHeading()
       const [columns, ...rows] = lines.filter((line) => !isRule(line)).map(cells)
-      const table = kind(lines[0]) === 'json' ? jsonTable(lines) : { columns, rows }
+      const tableOf = { json: jsonTable, box: boxTable, table: () => ({ columns, rows }) }
+      const table = tableOf[kind(lines[0])](lines)
       const title = caption ?? heading
       tables.push({ ...(title === undefined ? {} : { caption: title }), ...table })
       heading = undefined

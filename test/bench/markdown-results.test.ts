@@ -64,6 +64,32 @@ test('lines printed as JSON objects are the rows of a table, a column per key', 
   ])
 })
 
+test("console.table's box is a table, its (index) column left out when it only counts rows", () => {
+  const rows = [
+    { topology: 'standalone', 'jobs/s': 90 },
+    { topology: 'cluster', 'jobs/s': 80 },
+  ]
+  const lines: string[] = []
+  const log = console.log
+  console.log = (line: string) => lines.push(line)
+  try {
+    console.table(rows)
+    console.table({ total: { lost: 0 } })
+  } finally {
+    console.log = log
+  }
+  assert.deepEqual(fromMarkdown(lines.join('\n\n')).tables, [
+    {
+      columns: ['topology', 'jobs/s'],
+      rows: [
+        ['standalone', '90'],
+        ['cluster', '80'],
+      ],
+    },
+    { columns: ['', 'lost'], rows: [['total', '0']] },
+  ])
+})
+
 /**
  * Runs a shell script that sources common.sh and ends with `status`, or is sent SIGTERM once it has printed
  * its table; returns the results file, if any.
