@@ -5,14 +5,28 @@
 // two revisions can be compared in one session; the program is this checkout's
 // test/fixtures/misbehaving/on-demand-js in its mode `huge`.
 // Usage: npm run bench:big-answer [-- /path/to/other/checkout]   (ROUNDS=3 BYTES=15000000)
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { Agent, fetch, type Response } from 'undici'
+import { writeResultOnExit } from '../lib/markdown-results.js'
+import { startService } from '../lib/service.js'
 import { nearestRankPercentile } from '../lib/stats.js'
+
+writeResultOnExit(
+  'big-answer',
+  {
+    title: 'a process answering 15 MB, against the event loop and memory',
+    script: 'bench/execution/big-answer.ts',
+    npm: 'npm run bench:big-answer',
+    history: 'docs/benchmarks/algorithms.md',
+    command: 'npx tsx bench/execution/big-answer.ts',
+  },
+  ['BYTES', 'ROUNDS'],
+)
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
 const BYTES = Number(process.env.BYTES ?? 15_000_000)
@@ -39,28 +53,14 @@ const rssMb = (pid: number) =>
   Number(/VmRSS:\s+([0-9]+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
 
 async function start(): Promise<{ child: ChildProcess; url: string }> {
-  const main = join(checkout, 'src/main.ts')
-  const args = ['--import', 'tsx', main, 'serve', '--port', '0', '--data-dir', join(work, 'data')]
-  const child = spawn(process.execPath, [...args, '--algorithms', work, '--log-level', 'info'], {
-    cwd: checkout,
-    env: { ...process.env, ALGOSERVE_INVOKE_TIMEOUT_MS: '600000' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+  return await startService({
+    checkout,
+    from: 'src',
+    args: ['--data-dir', join(work, 'data'), '--algorithms', work, '--log-level', 'info'],
+    env: { ALGOSERVE_INVOKE_TIMEOUT_MS: '600000' },
+    timeoutMs: 120_000,
+    everyMs: 100,
   })
-  let output = ''
-  child.stdout?.on('data', (chunk) => {
-    output += chunk
-  })
-  for (let waited = 0; waited < 120_000; waited += 100) {
-    const url = /Server listening at (http:\/\/127\.0\.0\.1:[0-9]+)/.exec(output)?.[1]
-    if (url !== undefined && output.includes('"msg":"ready"')) {
-      child.stdout?.removeAllListeners('data')
-      child.stdout?.resume()
-      return { child, url }
-    }
-    await sleep(100)
-  }
-  child.kill('SIGKILL')
-  throw new Error(`the service did not start:\n${output}`)
 }
 
 /**

@@ -9,14 +9,28 @@
 // Usage: npm run bench:steady-memory   (= npx tsx bench/execution/steady-memory.ts; ROUNDS=4 ROUND_S=30
 //        CONNECTIONS=64 KINDS=invoke,jobs BACKENDS=embedded,redis; REV=<git revision> measures that
 //        revision, built in a worktree of its own, instead of this checkout)
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { Pool } from 'undici'
+import { otherCheckout } from '../lib/checkout.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
+import { type RedisServer, startRedis } from '../lib/redis.js'
+import { freePort, ROOT, startService } from '../lib/service.js'
+
+writeResultOnExit(
+  'steady-memory',
+  {
+    title: 'memory under steady load of a module algorithm',
+    script: 'bench/execution/steady-memory.ts',
+    npm: 'npm run bench:steady-memory',
+    history: 'docs/benchmarks/algorithms.md',
+    command: 'npx tsx bench/execution/steady-memory.ts',
+  },
+  ['BACKENDS', 'CONNECTIONS', 'KINDS', 'REV', 'ROUNDS', 'ROUND_S'],
+)
 
 const ROUNDS = Number(process.env.ROUNDS ?? 4)
 const ROUND_S = Number(process.env.ROUND_S ?? 30)
@@ -25,41 +39,35 @@ const KINDS = (process.env.KINDS ?? 'invoke,jobs').split(',')
 const BACKENDS = (process.env.BACKENDS ?? 'embedded,redis').split(',')
 const MAX_GROWTH_MB = 64
 
-const root = join(import.meta.dirname, '../..')
 const work = mkdtempSync(join(tmpdir(), 'algoserve-steady-memory-'))
 const children: ChildProcess[] = []
 
-/** The folder whose dist/main.js is measured: this checkout, or REV built in a worktree of its own. */
-function checkout(): string {
+/** The checkout whose dist/main.js is measured: this one, or REV built in a worktree of its own. */
+function checkout(): { path: string; remove(): void } {
   const rev = process.env.REV
-  if (rev === undefined || rev === '') {
-    execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' })
-    return root
-  }
-  const tree = join(work, 'tree')
-  execFileSync('git', ['worktree', 'add', '--quiet', '--detach', tree, rev], { cwd: root, stdio: 'inherit' })
-  symlinkSync(join(root, 'node_modules'), join(tree, 'node_modules'))
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: tree, stdio: 'inherit' })
-  return tree
+  if (rev !== undefined && rev !== '') return otherCheckout(rev)
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' })
+  return { path: ROOT, remove: () => {} }
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  return port
-}
-
-function start(dir: string, args: string[], env: Record<string, string>, log: string): ChildProcess {
-  const child = spawn('node', ['--max-semi-space-size=1', 'dist/main.js', ...args], {
-    cwd: dir,
-    env: { ...process.env, ALGOSERVE_ALGORITHMS: join(root, 'examples/algorithms/collatz.mjs'), ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+/** Starts `algoserve ROLE` from the build in `dir`, with npm start's flag, and waits until it is ready. */
+async function start(
+  dir: string,
+  role: 'serve' | 'worker',
+  env: Record<string, string>,
+  port?: number,
+): Promise<ChildProcess> {
+  const { child } = await startService({
+    checkout: dir,
+    role,
+    nodeFlags: ['--max-semi-space-size=1'],
+    env: { ALGOSERVE_ALGORITHMS: join(ROOT, 'examples/algorithms/collatz.mjs'), ...env },
+    port,
+    everyMs: 20,
   })
   children.push(child)
   child.once('exit', (code, signal) => {
-    if (!stopping.has(child)) console.error(`${log} exited (${code ?? signal}) during the run`)
+    if (!stopping.has(child)) console.error(`${role} exited (${code ?? signal}) during the run`)
   })
   return child
 }
@@ -70,18 +78,6 @@ async function stop(child: ChildProcess): Promise<void> {
   stopping.add(child)
   child.kill('SIGTERM')
   await once(child, 'exit')
-}
-
-async function waitReady(url: string): Promise<void> {
-  for (let tries = 0; tries < 500; tries++) {
-    const ok = await fetch(`${url}/readyz`).then(
-      (response) => response.ok,
-      () => false,
-    )
-    if (ok) return
-    await sleep(20)
-  }
-  throw new Error(`no answer from ${url}/readyz`)
 }
 
 /** The resident memory of a process, in MB, from /proc. */
@@ -151,12 +147,10 @@ async function measure(
     env.ALGOSERVE_REDIS_URL = redisUrl
     env.ALGOSERVE_REDIS_PREFIX = `steady-${kind}`
   }
-  const processes = [start(dir, ['serve', '--port', String(port)], env, 'serve')]
-  const workerPort = await freePort()
-  if (redisUrl !== undefined)
-    processes.push(start(dir, ['worker', '--worker-port', String(workerPort)], env, 'worker'))
-  await waitReady(`http://127.0.0.1:${port}`)
-  if (redisUrl !== undefined) await waitReady(`http://127.0.0.1:${workerPort}`)
+  const roles = redisUrl === undefined ? (['serve'] as const) : (['serve', 'worker'] as const)
+  const processes = await Promise.all(
+    roles.map((role) => start(dir, role, env, role === 'serve' ? port : undefined)),
+  )
   const names = redisUrl === undefined ? ['serve'] : ['serve', 'worker']
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONNECTIONS })
   const label = `${backend}, ${kind === 'invoke' ? 'POST /algorithms/Collatz/invoke' : 'jobs of Collatz'}`
@@ -173,32 +167,20 @@ async function measure(
   return { label, rss }
 }
 
-function redisAnswers(port: number): boolean {
-  try {
-    return execFileSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' }).trim() === 'PONG'
-  } catch {
-    return false
-  }
-}
-
 const results: Measured[] = []
-let redis: ChildProcess | undefined
+let redis: RedisServer | undefined
+const measured = checkout()
 try {
-  const dir = checkout()
+  const dir = measured.path
   console.log(`steady memory of ${process.env.REV || 'this checkout'} on Node ${process.version}`)
   for (const backend of BACKENDS) {
     let redisUrl: string | undefined
     if (backend === 'redis') {
-      const port = await freePort()
-      redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', ''], {
-        cwd: work,
-        stdio: 'ignore',
-      })
-      redisUrl = `redis://127.0.0.1:${port}`
-      for (let tries = 0; tries < 100 && !redisAnswers(port); tries++) await sleep(50)
+      redis = await startRedis(['--appendonly', 'no'])
+      redisUrl = redis.url
     }
     for (const kind of KINDS) results.push(await measure(dir, backend, kind, redisUrl))
-    if (redis !== undefined) await stop(redis)
+    await redis?.close()
   }
   console.log()
   console.log('| calls | process | RSS after round 1, MB | after the last | growth |')
@@ -221,8 +203,7 @@ try {
   process.exitCode = failed ? 1 : 0
 } finally {
   for (const child of children) await stop(child)
-  if (redis !== undefined) await stop(redis)
-  if (process.env.REV)
-    execFileSync('git', ['worktree', 'remove', '--force', join(work, 'tree')], { cwd: root })
+  await redis?.close()
+  measured.remove()
   rmSync(work, { recursive: true, force: true })
 }

@@ -18,8 +18,21 @@ import { readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
-import { freshPrefix, startRedis } from '../../test/helpers/redis.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
+import { freshPrefix, startRedis } from '../lib/redis.js'
 import { percentile, upperMedian } from '../lib/stats.js'
+
+writeResultOnExit(
+  'job-events',
+  {
+    title: 'job progress and event streams',
+    script: 'bench/jobs/events.ts',
+    npm: 'npm run bench:job-events',
+    history: 'docs/benchmarks/job-control.md',
+    command: 'node --import tsx bench/jobs/events.ts',
+  },
+  ['BACKEND', 'CLIENTS', 'ROUNDS', 'TICK_S', 'WATCH_S'],
+)
 
 const BACKEND = process.env.BACKEND ?? 'embedded'
 const ROUNDS = Number(process.env.ROUNDS ?? 7)

@@ -14,7 +14,20 @@ import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { upperMedian } from '../lib/stats.js'
+
+writeResultOnExit(
+  'idle-streams',
+  {
+    title: 'event streams whose clients do not read',
+    script: 'bench/jobs/idle-streams.ts',
+    npm: 'npm run bench:idle-streams',
+    history: 'docs/benchmarks/job-control.md',
+    command: 'node --import tsx bench/jobs/idle-streams.ts',
+  },
+  ['CLIENTS', 'RESULT_MB', 'ROUNDS', 'WATCH_S'],
+)
 
 const other = process.argv[2]
 if (other === undefined || other === '') throw new Error('usage: idle-streams.ts <other checkout>')

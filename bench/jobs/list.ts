@@ -19,8 +19,20 @@ import { MIGRATIONS } from '../../src/jobs/embedded/migrations/index.js'
 import { inTransaction, openConnection } from '../../src/jobs/embedded/sqlite-driver.js'
 import { DATABASE_FILE, SqliteJobStore } from '../../src/jobs/embedded/sqlite-store.js'
 import { createService } from '../../src/service.js'
-import { freshPrefix, startRedis } from '../../test/helpers/redis.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
+import { freshPrefix, startRedis } from '../lib/redis.js'
 import { median, percentile } from '../lib/stats.js'
+
+writeResultOnExit(
+  'list',
+  {
+    title: 'GET /jobs and GET /job-summary with a million jobs stored',
+    script: 'bench/jobs/list.ts',
+    history: 'docs/benchmarks/job-control.md',
+    command: 'node --import tsx bench/jobs/list.ts',
+  },
+  ['BACKEND', 'EXPIRED', 'JOBS', 'REQUESTS'],
+)
 
 const BACKEND = process.env.BACKEND ?? 'embedded'
 const JOBS = Number(process.env.JOBS ?? (BACKEND === 'redis' ? 100_000 : 1_000_000))

@@ -14,7 +14,7 @@ const service = await createService({
   logLevel: 'silent',
   workerThreads: 1,
   maxJobWaiters: 2000,
-  redisUrl: process.env.REDIS_URL ?? null,
+  redisUrl: process.env.REDIS_URL || null, // empty: the embedded store
   redisPrefix: process.env.REDIS_PREFIX ?? 'algoserve',
 })
 await service.app.listen({ host: '127.0.0.1', port: 0 })

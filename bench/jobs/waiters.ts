@@ -7,7 +7,19 @@ import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { freshPrefix, startRedis } from '../../test/helpers/redis.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
+import { freshPrefix, startRedis } from '../lib/redis.js'
+
+writeResultOnExit(
+  'waiters',
+  {
+    title: '1,000 held waits',
+    script: 'bench/jobs/waiters.ts',
+    history: 'docs/benchmarks/job-control.md',
+    command: 'node --import tsx bench/jobs/waiters.ts',
+  },
+  ['BACKEND', 'IDLE_S', 'WAITERS'],
+)
 
 const WAITERS = Number(process.env.WAITERS ?? 1000)
 const IDLE_S = Number(process.env.IDLE_S ?? 10)

@@ -5,13 +5,26 @@
 // or digits with a d ("300d"); this checkout runs each size on montn ("32") and on mont28 ("28"). The old
 // side is timed from its kernel calls, without the BigInt curve set-up that the new side's time includes (a
 // fraction of a millisecond at 300 digits).
+
 import { Budget } from '../../src/algorithms/prime-checker/budget.js'
 import { ecmCurve } from '../../src/algorithms/prime-checker/ecm.js'
 import type * as KernelModule from '../../src/algorithms/prime-checker/kernel.js'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { median } from '../lib/stats.js'
 import { checkoutArgument, cpuMs, importFrom } from './other-checkout.js'
 import { generator } from './prime-cases.js'
+
+writeResultOnExit(
+  'ecm-ab',
+  {
+    title: "one ECM curve, another checkout's side by side",
+    script: 'bench/prime/ecm-ab.ts',
+    history: 'docs/benchmarks/prime-checker.md',
+    command: 'npx tsx bench/prime/ecm-ab.ts',
+  },
+  ['ROUNDS'],
+)
 
 const other = await importFrom<typeof KernelModule>(
   checkoutArgument('tsx bench/prime/ecm-ab.ts <other checkout> [B1] [limbs...]'),

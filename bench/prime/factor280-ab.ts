@@ -4,11 +4,24 @@
 // `npx tsx bench/prime/factor280-ab.ts /tmp/old 20261121 1 2 3 4`. Both engines run the same curves in the
 // same order, so their ratio is the cost per curve; against PARI each number is mostly the luck of the
 // curves.
+
 import { primeChecker } from '../../src/algorithms/prime-checker/index.js'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { checkoutArgument, cpuMs, primeCheckerOf } from './other-checkout.js'
 import { gp } from './pari.js'
 import { randomPrime, randomPrimeDigits, rowGenerator } from './prime-cases.js'
+
+writeResultOnExit(
+  'factor280-ab',
+  {
+    title: "bench:prime's 280-digit row, another checkout's PrimeChecker side by side",
+    script: 'bench/prime/factor280-ab.ts',
+    history: 'docs/benchmarks/prime-checker.md',
+    command: 'npx tsx bench/prime/factor280-ab.ts',
+  },
+  [],
+)
 
 const USAGE = 'tsx bench/prime/factor280-ab.ts <other checkout> <BENCH_SEED>...'
 const other = await primeCheckerOf(checkoutArgument(USAGE))

@@ -2,11 +2,24 @@
 // checkout's (its path the first argument, with its own kernel built), in one process, CPU time, three rounds
 // each, interleaved, on 50 semiprimes from each of six seeds. `npx tsx bench/prime/factor64-ab.ts /tmp/old`;
 // DIGITS=20 takes balanced semiprimes of that many digits instead.
+
 import { primeChecker } from '../../src/algorithms/prime-checker/index.js'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { median } from '../lib/stats.js'
 import { checkoutArgument, cpuMs, primeCheckerOf } from './other-checkout.js'
 import { balancedSemiprime, generator } from './prime-cases.js'
+
+writeResultOnExit(
+  'factor64-ab',
+  {
+    title: "balanced 64-bit semiprimes, another checkout's PrimeChecker side by side",
+    script: 'bench/prime/factor64-ab.ts',
+    history: 'docs/benchmarks/prime-checker.md',
+    command: 'npx tsx bench/prime/factor64-ab.ts',
+  },
+  ['DIGITS'],
+)
 
 const other = await primeCheckerOf(checkoutArgument('tsx bench/prime/factor64-ab.ts <other checkout>'))
 

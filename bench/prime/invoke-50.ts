@@ -5,16 +5,27 @@
 // answer is complete: factors multiplying back to n, each proven prime by PARI/GP's isprime (an independent
 // implementation). PARI's factor() on the same numbers, in the same run, gives the baseline.
 // Usage: npm run build && npx tsx bench/prime/invoke-50.ts   (COUNT=20 DIGITS=50 BENCH_SEED=20261123)
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
 import { parseExact } from '../../test/helpers/json.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
+import { startService } from '../lib/service.js'
 import { median } from '../lib/stats.js'
 import { gp } from './pari.js'
 import { balancedSemiprime, generator } from './prime-cases.js'
+
+writeResultOnExit(
+  'invoke-50',
+  {
+    title: 'balanced 50-digit semiprimes through /invoke within its 2 s budget',
+    script: 'bench/prime/invoke-50.ts',
+    history: 'docs/benchmarks/prime-checker.md',
+    command: 'npx tsx bench/prime/invoke-50.ts',
+  },
+  ['BENCH_SEED', 'COUNT', 'DIGITS'],
+)
 
 const SEED = Number(process.env.BENCH_SEED ?? 20261123)
 const COUNT = Number(process.env.COUNT ?? 20)
@@ -26,38 +37,11 @@ const lo = 10n ** BigInt(DIGITS - 1)
 // One more number than timed: the first request warms the worker thread (V8's compiles, the kernel's memory).
 const numbers = Array.from({ length: COUNT + 1 }, () => balancedSemiprime(g, lo, lo * 10n, isPrime))
 
-const main = fileURLToPath(new URL('../../dist/main.js', import.meta.url))
 const dataDir = mkdtempSync(join(tmpdir(), 'invoke-50-'))
-const child = spawn(
-  process.execPath,
-  ['--max-semi-space-size=1', main, 'serve', '--port', '0', '--data-dir', dataDir],
-  {
-    env: {
-      ...process.env,
-      ALGOSERVE_INVOKE_FACTOR_BUDGET_MS: String(BUDGET_MS),
-      ALGOSERVE_LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  },
-)
-let output = ''
-child.stdout.on('data', (chunk) => {
-  output += chunk
-})
-child.stderr.on('data', (chunk) => {
-  output += chunk
-})
-const url = await new Promise<string>((resolve, reject) => {
-  const timer = setInterval(() => {
-    const found = /Server listening at (http:\/\/127\.0\.0\.1:[0-9]+)/.exec(output)?.[1]
-    if (found) {
-      clearInterval(timer)
-      resolve(found)
-    } else if (child.exitCode !== null) {
-      clearInterval(timer)
-      reject(new Error(`the service did not start:\n${output}`))
-    }
-  }, 50)
+const { child, url } = await startService({
+  nodeFlags: ['--max-semi-space-size=1'],
+  args: ['--data-dir', dataDir],
+  env: { ALGOSERVE_INVOKE_FACTOR_BUDGET_MS: String(BUDGET_MS), ALGOSERVE_LOG_LEVEL: 'info' },
 })
 
 /** The service process's CPU time in ms (user + system, every thread), from /proc. */

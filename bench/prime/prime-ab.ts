@@ -2,11 +2,24 @@
 // first argument, with its own kernel built), and PARI/GP's ispseudoprime, interleaved round by round so that
 // a busy machine slows all three alike; all three are CPU times (other-checkout.ts).
 // `npx tsx bench/prime/prime-ab.ts /tmp/old [digits,...]`; ROUNDS (default 7).
+
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { median } from '../lib/stats.js'
 import { checkoutArgument, cpuMs, importFrom } from './other-checkout.js'
 import { gp } from './pari.js'
 import { generator, randomPrimeDigits } from './prime-cases.js'
+
+writeResultOnExit(
+  'prime-ab',
+  {
+    title: "Baillie-PSW on big primes, another checkout's engine side by side",
+    script: 'bench/prime/prime-ab.ts',
+    history: 'docs/benchmarks/prime-checker.md',
+    command: 'npx tsx bench/prime/prime-ab.ts',
+  },
+  ['ROUNDS'],
+)
 
 const other = checkoutArgument('tsx bench/prime/prime-ab.ts <other checkout> [digits,...]')
 const digitsList = (process.argv[3] ?? '100,300,1000,3000').split(',').map(Number)

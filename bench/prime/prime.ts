@@ -9,6 +9,7 @@
 import { spawnSync } from 'node:child_process'
 import { primeChecker } from '../../src/algorithms/prime-checker/index.js'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { median } from '../lib/stats.js'
 import { gp } from './pari.js'
 import {
@@ -20,6 +21,18 @@ import {
   randomPrimeDigits,
   rowGenerator as seededRowGenerator,
 } from './prime-cases.js'
+
+writeResultOnExit(
+  'prime',
+  {
+    title: 'the PrimeChecker engine against PARI/GP',
+    script: 'bench/prime/prime.ts',
+    npm: 'npm run bench:prime',
+    history: 'docs/benchmarks/prime-checker.md',
+    command: 'npx tsx bench/prime/prime.ts',
+  },
+  ['BENCH_SEED', 'ROUNDS'],
+)
 
 const SEED = Number(process.env.BENCH_SEED ?? 20261121)
 const ROUNDS = Number(process.env.ROUNDS ?? 5)

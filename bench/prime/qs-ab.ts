@@ -2,12 +2,25 @@
 // the first argument, with its own kernel built), on the same seeded balanced semiprimes, interleaved round
 // by round and in alternating order, so that a busy machine slows both alike; CPU ms (other-checkout.ts).
 // `npx tsx bench/prime/qs-ab.ts /tmp/old [digits,...]` (default 40,50,60); ROUNDS (default 5), BENCH_SEED.
+
 import { Budget } from '../../src/algorithms/prime-checker/budget.js'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
 import { quadraticSieve } from '../../src/algorithms/prime-checker/quadratic-sieve.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { median } from '../lib/stats.js'
 import { checkoutArgument, cpuMs, importFrom } from './other-checkout.js'
 import { balancedSemiprime, generator } from './prime-cases.js'
+
+writeResultOnExit(
+  'qs-ab',
+  {
+    title: "the quadratic sieve, another checkout's side by side",
+    script: 'bench/prime/qs-ab.ts',
+    history: 'docs/benchmarks/prime-checker.md',
+    command: 'npx tsx bench/prime/qs-ab.ts',
+  },
+  ['BENCH_SEED', 'ROUNDS'],
+)
 
 type Sieve = typeof quadraticSieve
 const other = checkoutArgument('tsx bench/prime/qs-ab.ts <other checkout> [digits,...]')

@@ -16,8 +16,20 @@ import {
   MERGE_WEIGHT,
   structuredDependencies,
 } from '../../src/algorithms/prime-checker/qs-matrix.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { median } from '../lib/stats.js'
 import { checkoutArgument, cpuMs, importFrom } from './other-checkout.js'
+
+writeResultOnExit(
+  'qs-linalg-ab',
+  {
+    title: "the quadratic sieve's linear algebra, another checkout's side by side",
+    script: 'bench/prime/qs-linalg-ab.ts',
+    history: 'docs/benchmarks/prime-checker.md',
+    command: 'npx tsx bench/prime/qs-linalg-ab.ts',
+  },
+  ['ROUNDS'],
+)
 
 type Matrix = { columns: number; rows: number[][] }
 type Dense = (odd: number[][], columns: number, budget: Budget) => Uint32Array[] | undefined

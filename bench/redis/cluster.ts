@@ -6,21 +6,34 @@
 // median rate per topology, and the Cluster's median over the standalone's.
 //
 //   npm run bench:cluster   (ROUNDS=5 JOBS=2000 CLIENTS=16)
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Pool } from 'undici'
+import { sleep } from '../../test/helpers/time.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import {
-  freePort,
   freshPrefix,
   type RedisCluster,
   type RedisServer,
   startRedis,
   startRedisCluster,
-} from '../../test/helpers/redis.js'
-import { sleep, until } from '../../test/helpers/time.js'
+} from '../lib/redis.js'
+import { freePort, startService } from '../lib/service.js'
 import { upperMedian } from '../lib/stats.js'
+
+writeResultOnExit(
+  'cluster',
+  {
+    title: 'jobs end to end on a Redis Cluster against one server',
+    script: 'bench/redis/cluster.ts',
+    npm: 'npm run bench:cluster',
+    history: 'docs/benchmarks/redis.md',
+    command: 'npx tsx bench/redis/cluster.ts',
+  },
+  ['CLIENTS', 'JOBS', 'ROUNDS'],
+)
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5)
 const JOBS = Number(process.env.JOBS ?? 2000)
@@ -34,31 +47,14 @@ interface Topology {
   rates: number[]
 }
 
-function startProcess(role: 'serve' | 'worker', env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role], {
-    env: { ...process.env, ALGOSERVE_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
-}
-
 async function start(topology: Topology): Promise<void> {
-  const workerPort = await freePort()
-  topology.children.push(
-    startProcess('serve', { ...topology.env, ALGOSERVE_PORT: String(topology.port) }),
-    startProcess('worker', { ...topology.env, ALGOSERVE_WORKER_PORT: String(workerPort) }),
-  )
-  for (const port of [topology.port, workerPort]) {
-    await until(
-      () =>
-        fetch(`http://127.0.0.1:${port}/readyz`).then(
-          (r) => r.ok,
-          () => false,
-        ),
-      120_000,
-      `${topology.name} ready`,
-      200,
-    )
-  }
+  const env = { ALGOSERVE_LOG_LEVEL: 'warn', ...topology.env }
+  const options = { from: 'src', env, timeoutMs: 120_000, everyMs: 200 } as const
+  const started = await Promise.all([
+    startService({ ...options, role: 'serve', port: topology.port }),
+    startService({ ...options, role: 'worker' }),
+  ])
+  topology.children.push(...started.map(({ child }) => child))
 }
 
 async function round(topology: Topology): Promise<void> {

@@ -14,8 +14,21 @@ import { Redis } from 'ioredis'
 import { startApp } from '../../test/helpers/app.js'
 import { failoverUnderLoad } from '../../test/helpers/failover.js'
 import { waitForJob } from '../../test/helpers/jobs.js'
-import { freshPrefix, redisCommand, startRedisSentinel } from '../../test/helpers/redis.js'
 import { until } from '../../test/helpers/time.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
+import { freshPrefix, redisCommand, startRedisSentinel } from '../lib/redis.js'
+
+writeResultOnExit(
+  'failover',
+  {
+    title: 'Sentinel failovers under load',
+    script: 'bench/redis/failover.ts',
+    npm: 'npm run bench:failover',
+    history: 'docs/benchmarks/redis.md',
+    command: 'npx tsx bench/redis/failover.ts',
+  },
+  ['CLIENTS', 'FAILOVERS', 'LAG_MS', 'SETTINGS'],
+)
 
 const FAILOVERS = Number(process.env.FAILOVERS ?? 5)
 const CLIENTS = Number(process.env.CLIENTS ?? 8)

@@ -8,20 +8,28 @@
 // configuration the median of the rounds' p50 and p99, and that p99 minus the standalone one.
 //
 //   npm run bench:min-replicas   (ROUNDS=5 POSTS=3000 CLIENTS=8)
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Pool } from 'undici'
-import {
-  freePort,
-  freshPrefix,
-  type RedisServer,
-  redisCommand,
-  startRedis,
-} from '../../test/helpers/redis.js'
 import { sleep, until } from '../../test/helpers/time.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
+import { freshPrefix, type RedisServer, redisCommand, startRedis } from '../lib/redis.js'
+import { startService } from '../lib/service.js'
 import { percentile, upperMedian } from '../lib/stats.js'
+
+writeResultOnExit(
+  'min-replicas',
+  {
+    title: 'what ALGOSERVE_REDIS_MIN_REPLICAS=1 costs POST /jobs',
+    script: 'bench/redis/min-replicas.ts',
+    npm: 'npm run bench:min-replicas',
+    history: 'docs/benchmarks/redis.md',
+    command: 'npx tsx bench/redis/min-replicas.ts',
+  },
+  ['CLIENTS', 'POSTS', 'ROUNDS'],
+)
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5)
 const POSTS = Number(process.env.POSTS ?? 3000)
@@ -38,32 +46,21 @@ interface Config {
 }
 
 async function startApi(config: Config, dataDir: string): Promise<void> {
-  const port = await freePort()
   const primary = config.redis[0] as RedisServer
-  config.port = port
-  config.api = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+  const api = await startService({
+    from: 'src',
     env: {
-      ...process.env,
       ALGOSERVE_LOG_LEVEL: 'warn',
-      ALGOSERVE_PORT: String(port),
       ALGOSERVE_DATA_DIR: dataDir,
       ALGOSERVE_REDIS_URL: primary.url,
       ALGOSERVE_REDIS_PREFIX: freshPrefix(),
       ALGOSERVE_REDIS_MIN_REPLICAS: String(config.minReplicas),
       ALGOSERVE_MAX_PENDING_JOBS: '10000000',
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    everyMs: 200,
   })
-  await until(
-    () =>
-      fetch(`http://127.0.0.1:${port}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      ),
-    60_000,
-    `${config.name} ready`,
-    200,
-  )
+  config.port = api.port
+  config.api = api.child
 }
 
 async function round(config: Config, offset: number): Promise<void> {

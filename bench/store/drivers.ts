@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { webhookDelivery } from '../../src/jobs/embedded/dispatcher.js'
 import { type DriverName, usableDrivers } from '../../src/jobs/embedded/sqlite-driver.js'
 import { SqliteJobStore } from '../../src/jobs/embedded/sqlite-store.js'
+import { commandLine, writeResult } from '../lib/results.js'
 import { median } from '../lib/stats.js'
 
 const JOBS = Number(process.env.JOBS ?? 2000)
@@ -79,15 +80,32 @@ for (let r = 0; r < ROUNDS + 1; r++) {
   }
 }
 
-console.log(`Node ${process.version}, ${JOBS} jobs, ${ROUNDS} rounds; median CPU µs per operation`)
-console.log(`| driver | ${OPERATIONS.join(' | ')} |`)
+const caption = `${JOBS} jobs, ${ROUNDS} rounds; median CPU µs per operation`
+console.log(`Node ${process.version}, ${caption}`)
+const columns = ['driver', ...OPERATIONS]
+console.log(`| ${columns.join(' | ')} |`)
 console.log(`|---|${OPERATIONS.map(() => '---|').join('')}`)
 const base = results.get(drivers[0] as DriverName) ?? []
+const rows: string[][] = []
 for (const [driver, rounds] of results) {
   const cells = OPERATIONS.map((op) => {
     const ours = median(rounds.map((t) => t[op]))
     const ratio = ours / median(base.map((t) => t[op]))
     return driver === drivers[0] ? ours.toFixed(1) : `${ours.toFixed(1)} (${ratio.toFixed(2)}×)`
   })
+  rows.push([driver, ...cells])
   console.log(`| ${driver} | ${cells.join(' | ')} |`)
 }
+writeResult('drivers', {
+  title: "the job store's SQLite drivers",
+  script: 'bench/store/drivers.ts',
+  history: 'docs/benchmarks/node-lines.md',
+  command: commandLine(['JOBS', 'ROUNDS', 'DRIVERS'], 'node --import tsx bench/store/drivers.ts'),
+  tables: [{ caption: `${caption}, ratios to ${drivers[0]}:`, columns, rows }],
+  notes:
+    drivers.length > 1
+      ? []
+      : [
+          `Only ${drivers[0]} is usable on this Node: node:sqlite, to compare with, needs a Node that has it.`,
+        ],
+})

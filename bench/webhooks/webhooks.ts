@@ -28,10 +28,35 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { freePort, startRedis } from '../../test/helpers/redis.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
+import { startRedis } from '../lib/redis.js'
+import { freePort, startService } from '../lib/service.js'
 import { percentile, upperMedian } from '../lib/stats.js'
 import type { PosterReport } from './poster.js'
 import type { ReceiverReport } from './receiver.js'
+
+writeResultOnExit(
+  'webhooks',
+  {
+    title: 'webhooks at a fixed rate of jobs',
+    script: 'bench/webhooks/webhooks.ts',
+    npm: 'npm run bench:webhooks',
+    history: 'docs/benchmarks/webhooks.md',
+    command: 'npx tsx bench/webhooks/webhooks.ts',
+  },
+  [
+    'BACKENDS',
+    'BAD',
+    'DRAIN',
+    'DURATION',
+    'LATENCY_MS',
+    'RATE',
+    'SERVICE_FLAGS',
+    'TIMELINE',
+    'TREES',
+    'WARMUP',
+  ],
+)
 
 const RATE = Number(process.env.RATE ?? 1000)
 const DURATION_S = Number(process.env.DURATION ?? 10)
@@ -90,27 +115,11 @@ async function startProcess(
   tree: string,
   role: 'serve' | 'worker',
   env: Record<string, string>,
-  readyPort: number,
+  port?: number,
 ): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [...ROLE_FLAGS[role], ...SERVICE_FLAGS, '--import', 'tsx', 'src/main.ts', role],
-    {
-      cwd: tree,
-      env: { ...process.env, ALGOSERVE_LOG_LEVEL: 'warn', ...env },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    },
-  )
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    const ready = await fetch(`http://127.0.0.1:${readyPort}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    )
-    if (ready) return child
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${role} in ${tree} did not start`)
-    await sleep(200)
-  }
+  const nodeFlags = [...ROLE_FLAGS[role], ...SERVICE_FLAGS]
+  const options = { checkout: tree, from: 'src', role, nodeFlags, port, everyMs: 200 } as const
+  return (await startService({ ...options, env: { ALGOSERVE_LOG_LEVEL: 'warn', ...env } })).child
 }
 
 /** CPU time a process has used so far, in ms (Linux's /proc: user and system ticks of 10 ms). */
@@ -161,18 +170,8 @@ async function run(tree: string, backend: string) {
     ...(redis === undefined ? {} : { ALGOSERVE_REDIS_URL: redis.url }),
   }
   try {
-    services.push(await startProcess(tree, 'serve', { ...common, ALGOSERVE_PORT: String(port) }, port))
-    if (redis !== undefined) {
-      const workerPort = await freePort()
-      services.push(
-        await startProcess(
-          tree,
-          'worker',
-          { ...common, ALGOSERVE_WORKER_PORT: String(workerPort) },
-          workerPort,
-        ),
-      )
-    }
+    services.push(await startProcess(tree, 'serve', common, port))
+    if (redis !== undefined) services.push(await startProcess(tree, 'worker', common))
     const cpuBefore = services.map(cpuMs)
     const { child: poster, line: posted } = await startScript<PosterReport>('poster.ts', {
       API: `http://127.0.0.1:${port}`,

@@ -126,8 +126,8 @@ export class WorkerThreads {
   readonly #pool: Piscina
   #closed = false
   // Runs wait here, first in first out within each lane, until a thread is free. Piscina's own queue
-  // is not FIFO for abortable tasks: under load some waited seconds behind later ones (bench/http/invoke.sh,
-  // 100-digit primes).
+  // is not FIFO for abortable tasks: under load some waited seconds behind later ones
+  // (bench/http/wrk/invoke.sh, 100-digit primes).
   readonly #lanes: Lanes<ThreadRun[]>
   /** The batches on a thread, or whose outcomes are still on their way, by id. */
   readonly #batches = new Map<number, Batch>()

@@ -1,6 +1,6 @@
 // docs/architecture.md against the tree: every path it gives under src/, test/ or bench/ and every file it
-// names (`name.ts`, `jobs/cancel.ts`, `settings.md`) exists, and every folder of src/ and bench/ is on
-// its map, so that a rename or a move that leaves the page behind fails here.
+// names (`name.ts`, `jobs/cancel.ts`, `settings.md`) exists, and every folder of src/, bench/ and
+// bench/http/ is on its map, so that a rename or a move that leaves the page behind fails here.
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -50,8 +50,8 @@ test('every file the page names exists in the tree', () => {
   assert.deepEqual(missing, [], `docs/architecture.md names files the tree lacks: ${missing.join(', ')}`)
 })
 
-test('every folder of src/ and bench/ is on the map', () => {
-  const folders = ['src', 'bench'].flatMap((top) =>
+test('every folder of src/, bench/ and bench/http/ is on the map', () => {
+  const folders = ['src', 'bench', 'bench/http'].flatMap((top) =>
     readdirSync(join(ROOT, top), { withFileTypes: true })
       .filter((entry) => entry.isDirectory())
       .map((entry) => `${entry.name}/`),

@@ -31,7 +31,7 @@ const STEPS2 = 15
 
 /**
  * Below this many limbs the two sums per column of sqr28 cost more than the products they save (mul28 as a
- * square against sqr28: BENCHMARKS.md, History, run of 2026-11-21 19:10 UTC).
+ * square against sqr28: docs/benchmarks/prime-checker.md, run of 2026-11-21 19:10 UTC).
  */
 const SQR_MIN_LIMBS = 80
 
@@ -108,8 +108,8 @@ function lanes(s: v128): u64 {
 
 /**
  * Adds sum over t < count of x[t] y[t] + u[t] v[t] to HI, LO; y and v are stored reversed so that all four
- * walk up, eight limbs a step in SIMD (faster than four a step: BENCHMARKS.md, History, "Figures moved out of
- * code comments"). The count is rounded up to whole steps: every limb a step reads past a column pairs with a zero pad
+ * walk up, eight limbs a step in SIMD (faster than four a step: docs/benchmarks/prime-checker.md, "Figures
+ * moved out of code comments"). The count is rounded up to whole steps: every limb a step reads past a column pairs with a zero pad
  * limb, of y or v below column k and of x or u from column k on.
  */
 // @ts-ignore: decorator

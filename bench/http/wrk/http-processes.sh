@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# ALGOSERVE_HTTP_PROCESSES=1 against 2, same run: two `algoserve serve` of this checkout (built once) on a
+# redis-server of this script's own (the setting above 1 needs Redis), one with one HTTP process, one with
+# two; no process runs jobs, so POST /jobs measures the API alone. Rounds alternate between them: wrk on
+# the small-prime POST /invoke, then on POST /jobs (bench/http/wrk/post-jobs.lua), each a closed loop of
+# CONNECTIONS connections. Reports the median req/s and p99 of each and the ratio of two processes to one,
+# and the idle resident memory of each service (the primary and its processes summed), before any load.
+# Usage: bash bench/http/wrk/http-processes.sh   (DURATION=5s CONNECTIONS=32 ROUNDS=5 PORT=18300)
+# wrk shares the machine with the service: on 2 cores its thread takes a core's share from them.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+
+command -v redis-server >/dev/null || { echo "bench/http/wrk/http-processes.sh needs redis-server" >&2; exit 1; }
+DURATION=${DURATION:-5s}
+CONNECTIONS=${CONNECTIONS:-32}
+ROUNDS=${ROUNDS:-5}
+PORT=${PORT:-18300}
+# shellcheck source=bench/lib/wrk-common.sh
+. bench/lib/wrk-common.sh
+results_on_exit http-processes "one HTTP process against two (ALGOSERVE_HTTP_PROCESSES), Redis mode" \
+  docs/benchmarks/http-processes.md bench:http-processes DURATION CONNECTIONS ROUNDS
+
+start_redis_server "$work/redis" --appendonly no --maxmemory-policy noeviction
+tree=$(revision_tree WORKTREE)
+
+counts=(1 2)
+for i in 0 1; do
+  node --max-semi-space-size=1 "$tree/dist/main.js" serve --port $((PORT + i)) --data-dir "$work/data-$i" \
+    --redis-url "$redis_url" --redis-prefix "bench$i" --http-processes "${counts[$i]}" \
+    --max-pending-jobs 100000000 --log-level info >"$work/service-$i.log" 2>&1 &
+  pids+=($!)
+done
+for i in 0 1; do
+  for _ in $(seq 1 300); do curl -sf -o /dev/null "http://127.0.0.1:$((PORT + i))/readyz" && break; sleep 0.1; done
+  curl -sf -o /dev/null "http://127.0.0.1:$((PORT + i))/readyz" || { cat "$work/service-$i.log" >&2; exit 1; }
+done
+sleep 2
+# Resident memory of a process and its children, in MB.
+tree_rss() {
+  local pid=$1
+  ps -o rss= -p "$pid" --ppid "$pid" | awk '{ s += $1 } END { printf "%.1f", s / 1024 }'
+}
+rss=("$(tree_rss "${pids[1]}")" "$(tree_rss "${pids[2]}")")
+
+cat >"$work/invoke.lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '{"number": 97}'
+LUA
+mkdir -p "$work/ids"
+run() {
+  local i=$1 kind=$2 script
+  if [ "$kind" = invoke ]; then script="$work/invoke.lua"; else script=bench/http/wrk/post-jobs.lua; fi
+  IDS_DIR="$work/ids" wrk -t1 -c"$CONNECTIONS" -d"$3" --latency -s "$script" \
+    "http://127.0.0.1:$((PORT + i))/$kind" >"$work/wrk.out" 2>/dev/null
+}
+# Warm-up: each service's JIT gets both loads before they are measured.
+for i in 0 1; do run "$i" invoke 3s; run "$i" jobs 3s; done
+for _ in $(seq 1 "$ROUNDS"); do
+  for kind in invoke jobs; do
+    for i in 0 1; do
+      run "$i" "$kind" "$DURATION"
+      wrk_summary "$work/wrk.out" >>"$work/$kind-$i.rounds"
+    done
+  done
+done
+
+echo "## ALGOSERVE_HTTP_PROCESSES 1 and 2 (Redis mode), $CONNECTIONS connections, $DURATION per run, median of $ROUNDS rounds"
+echo
+echo "| load | processes | req/s | of 1 process | p99 ms | req/s, each round |"
+echo "|---|---|---|---|---|---|"
+for kind in invoke jobs; do
+  one=$(cut -d' ' -f1 "$work/$kind-0.rounds" | median)
+  for i in 0 1; do
+    rps=$(cut -d' ' -f1 "$work/$kind-$i.rounds" | median)
+    echo "| POST /$kind | ${counts[$i]} | $rps | $(awk -v s="$rps" -v b="$one" 'BEGIN { printf "%.2fx", s / b }') |" \
+      "$(cut -d' ' -f2 "$work/$kind-$i.rounds" | median) | $(cut -d' ' -f1 "$work/$kind-$i.rounds" | tr '\n' ' ')|"
+  done
+done
+echo
+echo "Idle resident memory: 1 process ${rss[0]} MB; 2 processes ${rss[1]} MB (primary and both processes)."
