@@ -92,12 +92,17 @@ revision_tree() {
   echo "$tree"
 }
 
+# WORD as a shell reads it back: as it is when it is plain, else in single quotes.
+shell_word() {
+  if [[ $1 =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then printf '%s' "$1"; else printf "'%s'" "${1//\'/\'\\\'\'}"; fi
+}
+
 # What the script prints goes to $work/report.md, and from there to where its output was going (tail follows
 # the file until the script ends), so that results_write can read the whole report at any moment.
 results_script="bench/${0##*bench/}"
 results_args=""
 for arg in "$@"; do
-  if [[ $arg =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then results_args+=" $arg"; else results_args+=" '${arg//\'/\'\\\'\'}'"; fi
+  results_args+=" $(shell_word "$arg")"
 done
 : >"$work/report.md"
 exec {results_stdout}>&1 >"$work/report.md"
@@ -109,14 +114,16 @@ exec {results_stdout}>&1 >"$work/report.md"
 # (bench/lib/markdown-results.mjs); a failed run leaves the last one's file. Its command gives each SETTING
 # (a variable the script reads from the environment) the value the run used, the empty ones left out, then
 # the script's arguments. NPM is the npm script that runs it, or ''.
+# RESULTS_NAME and RESULTS_TITLE give a run of a general script a results file of its own (the tracing A/B is
+# a run of invoke-ab.sh).
 results=()
 results_on_exit() { results=("$@"); }
 results_write() {
-  local name=$1 title=$2 history=$3 setting command="" npm=()
+  local name=${RESULTS_NAME:-$1} title=${RESULTS_TITLE:-$2} history=$3 setting command="" npm=()
   if [ -n "$4" ]; then npm=(--npm "$4"); fi
   shift 4
-  for setting in "$@"; do
-    if [ -n "${!setting:-}" ]; then command+="$setting=${!setting} "; fi
+  for setting in RESULTS_NAME RESULTS_TITLE "$@"; do
+    if [ -n "${!setting:-}" ]; then command+="$setting=$(shell_word "${!setting}") "; fi
   done
   node "$(dirname "${BASH_SOURCE[0]}")/markdown-results.mjs" "$name" --title "$title" --history "$history" \
     "${npm[@]}" --script "$results_script" --command "${command}bash $results_script$results_args" \
