@@ -78,12 +78,13 @@ start_redis_server() {
 }
 
 # start_algoserve [NAME=VALUE...] ROLE TREE PORT LOG [NODE_FLAGS] [-- SERVICE_ARG...]
-# Starts `algoserve ROLE` (serve or worker) of the checkout in folder TREE (. for this one), in that folder
-# (as bench/lib/service.mjs's startService), with the environment NAME=VALUE..., on PORT (serve's --port, a
-# worker's --worker-port for its /readyz), then SERVICE_ARGs; its output to file LOG ('' for the script's own).
-# NODE_FLAGS is a word list: empty for npm start's (--max-semi-space-size=1) with serve and npm run worker's
-# (none) with worker, `none` for none. Runs the build, dist/main.js, or the sources through tsx when the script
-# sets algoserve_from=src. Lists the process in pids, sets algoserve_pid, and waits up to 60 s for its /readyz.
+# Starts `algoserve ROLE` (serve or worker) of the checkout in folder TREE (. for this one), in that
+# folder (as bench/lib/service.mjs's startService), with the environment NAME=VALUE..., on PORT (serve's
+# --port, a worker's --worker-port for its /readyz), then SERVICE_ARGs; its output to file LOG ('' for the
+# script's own). NODE_FLAGS is a word list: empty for npm start's (--max-semi-space-size=1) with serve and
+# npm run worker's (none) with worker, `none` for none. Runs the build, dist/main.js, or the sources
+# through tsx when the script sets algoserve_from=src. Lists the process in pids, sets algoserve_pid, and
+# waits up to 60 s for its /readyz.
 algoserve_from=dist
 start_algoserve() {
   local env=() role tree port log flags='' main=(dist/main.js) port_flag=--port
