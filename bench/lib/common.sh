@@ -30,11 +30,22 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# Waits up to SECONDS (5 by default) for a 2xx from URL; otherwise prints LOG (when given) and stops the
-# script.
+# Whether process PID has ended (gone, or a child of the script's not waited for yet).
+ended() {
+  local state
+  read -r _ _ state _ 2>/dev/null <"/proc/$1/stat" || return 0
+  [ "$state" = Z ]
+}
+
+# Waits up to SECONDS (5 by default) for a 2xx from URL, and no longer than process PID (when given) lives;
+# otherwise prints LOG (when given) and stops the script.
 wait_ready() {
-  local url=$1 log=${2:-} seconds=${3:-5}
-  for _ in $(seq 1 $((seconds * 100))); do curl -sf -o /dev/null "$url" && return 0; sleep 0.01; done
+  local url=$1 log=${2:-} seconds=${3:-5} pid=${4:-}
+  for _ in $(seq 1 $((seconds * 100))); do
+    curl -sf -o /dev/null "$url" && return 0
+    if [ -n "$pid" ] && ended "$pid"; then break; fi
+    sleep 0.01
+  done
   echo "no answer from $url" >&2
   if [ -n "$log" ]; then cat "$log" >&2; fi
   exit 1
@@ -64,6 +75,38 @@ start_redis_server() {
   pids+=("$redis_pid")
   for _ in $(seq 1 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.05; done
   redis_url="redis://127.0.0.1:$redis_port"
+}
+
+# start_algoserve [NAME=VALUE...] ROLE TREE PORT LOG [NODE_FLAGS] [-- SERVICE_ARG...]
+# Starts `algoserve ROLE` (serve or worker) of the checkout in folder TREE (. for this one), in that
+# folder (as bench/lib/service.mjs's startService), with the environment NAME=VALUE..., on PORT (serve's
+# --port, a worker's --worker-port for its /readyz), then SERVICE_ARGs; its output to file LOG ('' for the
+# script's own). NODE_FLAGS is a word list: empty for npm start's (--max-semi-space-size=1) with serve and
+# npm run worker's (none) with worker, `none` for none. Runs the build, dist/main.js, or the sources
+# through tsx when the script sets algoserve_from=src. Lists the process in pids, sets algoserve_pid, and
+# waits up to 60 s for its /readyz.
+algoserve_from=dist
+start_algoserve() {
+  local env=() role tree port log flags='' main=(dist/main.js) port_flag=--port
+  while [[ ${1:-} =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; do env+=("$1"); shift; done
+  role=$1 tree=${2:-.} port=$3 log=$4
+  shift 4
+  if [ $# -gt 0 ] && [ "$1" != -- ]; then flags=$1; shift; fi
+  if [ "${1:-}" = -- ]; then shift; fi
+  if [ -z "$flags" ] && [ "$role" = serve ]; then flags=--max-semi-space-size=1; fi
+  if [ "$flags" = none ]; then flags=''; fi
+  if [ "$algoserve_from" = src ]; then main=(--import tsx src/main.ts); fi
+  if [ "$role" = worker ]; then port_flag=--worker-port; fi
+  (
+    if [ -n "$log" ]; then exec >"$log" 2>&1; fi
+    cd "$tree"
+    if [ ${#env[@]} -gt 0 ]; then export "${env[@]}"; fi
+    # shellcheck disable=SC2086 # the flags are a word list
+    exec node $flags "${main[@]}" "$role" "$port_flag" "$port" "$@"
+  ) &
+  algoserve_pid=$!
+  pids+=("$algoserve_pid")
+  wait_ready "http://127.0.0.1:$port/readyz" "$log" 60 "$algoserve_pid"
 }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }

@@ -26,39 +26,30 @@ hz=$(getconf CLK_TCK)
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 now() { date +%s.%N; }
 
-# Starts `algoserve ROLE ARGS...` under the profiler, its profile in $work/prof-ROLE; sets started_at.
+declare -A started pid_of
+# Starts `algoserve ROLE` on PORT with ARGS... under the profiler, its profile in $work/prof-ROLE; sets
+# started[ROLE] and pid_of[ROLE].
 profiled() {
-  local role=$1
-  shift
+  local role=$1 port=$2
+  shift 2
   mkdir -p "$work/prof-$role"
-  started_at=$(now)
-  node --max-semi-space-size=1 --cpu-prof --cpu-prof-dir="$work/prof-$role" --cpu-prof-interval 100 \
-    dist/main.js "$role" "$@" --log-level info --drain-delay-ms 0 >"$work/$role.log" 2>&1 &
-  pids+=($!)
+  started[$role]=$(now)
+  start_algoserve "$role" . "$port" "$work/$role.log" \
+    "--max-semi-space-size=1 --cpu-prof --cpu-prof-dir=$work/prof-$role --cpu-prof-interval 100" -- \
+    "$@" --log-level info --drain-delay-ms 0
+  pid_of[$role]=$algoserve_pid
 }
 
 roles=(serve)
-profiled serve --port "$PORT" --data-dir "$work/data"
-api=$!
-declare -A started=([serve]=$started_at)
-declare -A pid_of=([serve]=$api)
 if [ "${REDIS:-}" = "1" ]; then
   start_redis_server "$work/redis" --appendonly yes --appendfsync everysec --maxmemory-policy noeviction
-  # The API restarts on Redis; the worker beside it.
-  kill "$api"
-  wait "$api" 2>/dev/null || true
   export ALGOSERVE_REDIS_URL="redis://127.0.0.1:$redis_port"
-  rm -rf "$work/prof-serve"
-  profiled serve --port "$PORT"
-  pid_of[serve]=$!
-  started[serve]=$started_at
-  profiled worker --worker-port $((PORT + 1))
-  pid_of[worker]=$!
-  started[worker]=$started_at
+  profiled serve "$PORT"
+  profiled worker $((PORT + 1))
   roles+=(worker)
-  wait_ready "http://127.0.0.1:$((PORT + 1))/readyz" "$work/worker.log"
+else
+  profiled serve "$PORT" --data-dir "$work/data"
 fi
-wait_ready "http://127.0.0.1:$PORT/readyz" "$work/serve.log"
 
 mkdir -p "$work/warmup" "$work/ids"
 IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/http/wrk/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >/dev/null

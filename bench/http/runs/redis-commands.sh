@@ -16,12 +16,9 @@ for tree in "$@"; do
   start_redis_server "$work/redis" --appendonly no --maxmemory-policy noeviction
   api_port=$(free_port) worker_port=$(free_port)
   export ALGOSERVE_REDIS_URL=$redis_url ALGOSERVE_LOG_LEVEL=warn ALGOSERVE_WORKER_THREADS=1
-  (cd "$tree" && exec node --import tsx src/main.ts serve --port "$api_port") >/dev/null 2>&1 &
-  pids+=($!)
-  (cd "$tree" && exec node --import tsx src/main.ts worker --worker-port "$worker_port") >/dev/null 2>&1 &
-  pids+=($!)
-  wait_ready "http://127.0.0.1:$api_port/readyz" "" 60
-  wait_ready "http://127.0.0.1:$worker_port/readyz" "" 60
+  algoserve_from=src
+  start_algoserve serve "$tree" "$api_port" /dev/null none
+  start_algoserve worker "$tree" "$worker_port" /dev/null
   redis-cli -p "$redis_port" config resetstat >/dev/null
   ids=()
   for i in $(seq 1 "$JOBS"); do

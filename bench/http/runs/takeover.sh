@@ -14,16 +14,15 @@ results_on_exit takeover "how soon a dead worker's job runs again" \
 stop_signal=KILL
 start_redis_server "$work/redis" --appendonly yes --maxmemory-policy noeviction
 export ALGOSERVE_REDIS_URL=$redis_url ALGOSERVE_JOB_LOCK_MS=$LOCK_MS ALGOSERVE_JOB_FACTOR_BUDGET_MS=600000 ALGOSERVE_LOG_LEVEL=warn
-node dist/main.js serve --port "$PORT" & pids+=($!)
-node dist/main.js worker --worker-port $((PORT + 1)) & w1=$!; pids+=($w1)
-wait_ready "http://127.0.0.1:$PORT/readyz" "" 60; wait_ready "http://127.0.0.1:$((PORT + 1))/readyz" "" 60
+start_algoserve serve . "$PORT" '' none
+start_algoserve worker . $((PORT + 1)) ''
+w1=$algoserve_pid
 rsa100=1522605027922533360535618378132637429718068114961380688657908494580122963258952897654000350692006139
 id=$(curl -s -H 'content-type: application/json' -d "{\"algorithm\":\"PrimeChecker\",\"params\":{\"number\":$rsa100}}" "http://127.0.0.1:$PORT/jobs" | sed 's/.*"job_id":"\([0-9a-f]*\)".*/\1/')
 job() { curl -s "http://127.0.0.1:$PORT/jobs/$id"; }
 until job | grep -q '"status":"running"'; do sleep 0.05; done
 first=$(job | sed 's/.*"started_at":"\([^"]*\)".*/\1/')
-node dist/main.js worker --worker-port $((PORT + 2)) & pids+=($!)
-wait_ready "http://127.0.0.1:$((PORT + 2))/readyz" "" 60
+start_algoserve worker . $((PORT + 2)) ''
 kill -9 "$w1"
 killed=$(date +%s%3N)
 until job | grep -q '"status":"running"' && [ "$(job | sed 's/.*"started_at":"\([^"]*\)".*/\1/')" != "$first" ]; do sleep 0.05; done

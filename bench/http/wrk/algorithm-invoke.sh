@@ -20,10 +20,8 @@ results_on_exit algorithm-invoke "a module algorithm over HTTP, and loading 50 m
 
 npm run build --silent
 
-node --max-semi-space-size=1 dist/main.js serve --port "$PORT" --data-dir "$work/data" \
-  --algorithms examples/algorithms/collatz.mjs >"$work/service.log" 2>&1 &
-pids+=($!)
-wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
+start_algoserve serve . "$PORT" "$work/service.log" -- --data-dir "$work/data" \
+  --algorithms examples/algorithms/collatz.mjs
 
 # Prints "<requests per second> <p99 in ms>" for one wrk run of BODY posted to PATH.
 run_wrk() {
@@ -82,11 +80,9 @@ start_once() {
   rm -rf "$work/data"
   local started pid ready_ms
   started=$(date +%s%3N)
-  node --max-semi-space-size=1 dist/main.js serve --port "$PORT" --data-dir "$work/data" --log-level warn "$@" \
-    >"$work/start.log" 2>&1 &
-  pid=$!
-  pids=("$pid")
-  wait_ready "http://127.0.0.1:$PORT/readyz" "$work/start.log"
+  pids=()
+  start_algoserve serve . "$PORT" "$work/start.log" -- --data-dir "$work/data" --log-level warn "$@"
+  pid=$algoserve_pid
   ready_ms=$(($(date +%s%3N) - started))
   sleep 1
   echo "$ready_ms $(ps -o rss= -p "$pid" | tr -d ' ')"

@@ -75,11 +75,8 @@ service_pid=
 worker_pid=
 start_embedded() {
   rm -rf "$work/data"
-  node --max-semi-space-size=1 dist/main.js serve --port "$PORT" --data-dir "$work/data" --algorithms "$MODULE" \
-    >"$work/service.log" 2>&1 &
-  service_pid=$!
-  pids=("$service_pid")
-  wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
+  start_algoserve serve . "$PORT" "$work/service.log" -- --data-dir "$work/data" --algorithms "$MODULE"
+  service_pid=$algoserve_pid
 }
 stop_processes() {
   kill "$service_pid" ${worker_pid:+"$worker_pid"} 2>/dev/null || true
@@ -95,12 +92,9 @@ start_redis_server "$work/redis" --appendonly yes --appendfsync everysec --maxme
 start_redis() {
   redis-cli -p "$redis_port" flushall >/dev/null
   local env=(ALGOSERVE_REDIS_URL="redis://127.0.0.1:$redis_port" ALGOSERVE_REDIS_PREFIX="bench$1" ALGOSERVE_ALGORITHMS="$MODULE")
-  env "${env[@]}" node --max-semi-space-size=1 dist/main.js serve --port "$PORT" >"$work/service.log" 2>&1 &
-  service_pid=$!
-  env "${env[@]}" node dist/main.js worker --worker-port $((PORT + 1)) >"$work/worker.log" 2>&1 &
-  worker_pid=$!
-  pids=("$service_pid" "$worker_pid")
-  wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
-  wait_ready "http://127.0.0.1:$((PORT + 1))/readyz" "$work/worker.log"
+  start_algoserve "${env[@]}" serve . "$PORT" "$work/service.log"
+  service_pid=$algoserve_pid
+  start_algoserve "${env[@]}" worker . $((PORT + 1)) "$work/worker.log"
+  worker_pid=$algoserve_pid
 }
 compare "Redis, one serve and one worker" start_redis stop_processes

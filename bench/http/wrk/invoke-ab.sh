@@ -32,14 +32,12 @@ for spec in "$@"; do
   IFS='|' read -r name rev node_flags service_flags env_vars <<<"$spec"
   tree=$(revision_tree "$rev")
   port=$((port + 1))
-  # shellcheck disable=SC2086 # the flags are word lists
-  env ${env_vars:-} node ${node_flags:---max-semi-space-size=1} "$tree/dist/main.js" serve --port "$port" \
-    --data-dir "$work/data-$port" ${service_flags:---log-level info} >"$work/service-$port.log" 2>&1 &
-  pids+=($!)
-  server_pids+=($!)
+  # shellcheck disable=SC2086 # the environment and service flags are word lists
+  start_algoserve ${env_vars:-} serve "$tree" "$port" "$work/service-$port.log" "$node_flags" -- \
+    --data-dir "$work/data-$port" ${service_flags:---log-level info}
+  server_pids+=("$algoserve_pid")
   names+=("$name")
   ports+=("$port")
-  wait_ready "http://127.0.0.1:$port/readyz" "$work/service-$port.log"
 done
 answer=$(curl -sf -H 'content-type: application/json' -d '{"number": 97}' "http://127.0.0.1:${ports[1]}/invoke")
 node bench/http/reference/bare-server.mjs "${ports[0]}" "$answer" &

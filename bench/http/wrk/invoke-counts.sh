@@ -31,12 +31,10 @@ requests() { awk '/requests in/ { print $1 }' "$1"; }
 # Starts variant $1's service on port 18300 with extra node flags $2 (and environment $3); sets $service.
 start_service() {
   local tree=$1 extra=$2
-  # shellcheck disable=SC2086 # the flags are word lists
-  env ${3:-} node ${node_flags:---max-semi-space-size=1} $extra "$tree/dist/main.js" serve --port 18300 \
-    --data-dir "$work/data" --drain-delay-ms 0 ${service_flags:---log-level info} >"$work/service.log" 2>&1 &
-  service=$!
-  pids+=("$service")
-  wait_ready http://127.0.0.1:18300/readyz "$work/service.log"
+  # shellcheck disable=SC2086 # the environment and service flags are word lists
+  start_algoserve ${3:-} serve "$tree" 18300 "$work/service.log" "${node_flags:---max-semi-space-size=1} $extra" -- \
+    --data-dir "$work/data" --drain-delay-ms 0 ${service_flags:---log-level info}
+  service=$algoserve_pid
   load 3s >/dev/null
 }
 stop_service() {

@@ -27,10 +27,8 @@ npm run build --silent
 
 names=(bare fastify +logging minimum service)
 ports=(18091 18092 18093 18095 18094)
-node --max-semi-space-size=1 dist/main.js serve --port 18094 --data-dir "$work/data" --log-level info >"$work/service.log" 2>&1 &
-pids+=($!)
-service_pid=$!
-wait_ready http://127.0.0.1:18094/readyz "$work/service.log"
+start_algoserve serve . 18094 "$work/service.log" -- --data-dir "$work/data" --log-level info
+service_pid=$algoserve_pid
 answer=$(curl -sf -H 'content-type: application/json' -d '{"number": 97}' http://127.0.0.1:18094/invoke)
 node bench/http/reference/bare-server.mjs 18091 "$answer" &
 bare_pid=$!

@@ -20,10 +20,8 @@ results_on_exit invoke "POST /invoke against a bare node:http server" \
 npm run build --silent
 
 start_ms=$(date +%s%3N)
-node --max-semi-space-size=1 dist/main.js serve --port "$SERVICE_PORT" --data-dir "$work/data" --log-level "$LOG_LEVEL" >"$work/service.log" 2>&1 &
-service_pid=$!
-pids+=("$service_pid")
-wait_ready "http://127.0.0.1:$SERVICE_PORT/readyz"
+start_algoserve serve . "$SERVICE_PORT" "$work/service.log" -- --data-dir "$work/data" --log-level "$LOG_LEVEL"
+service_pid=$algoserve_pid
 ready_ms=$(($(date +%s%3N) - start_ms))
 sleep 2
 idle_rss_kb=$(ps -o rss= -p "$service_pid" | tr -d ' ')

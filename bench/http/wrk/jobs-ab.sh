@@ -44,7 +44,6 @@ fi
 names=()
 trees=()
 flags=()
-worker_flags=()
 bodies=()
 service_args=()
 for spec in "$@"; do
@@ -52,8 +51,7 @@ for spec in "$@"; do
   tree=$(revision_tree "$rev")
   names+=("$name")
   trees+=("$tree")
-  flags+=("${node_flags:---max-semi-space-size=1}")
-  worker_flags+=("$node_flags")
+  flags+=("$node_flags")
   bodies+=("$body")
   service_args+=("$args")
 done
@@ -73,17 +71,13 @@ measure_redis() {
   rm -rf "$work/ids" "$work/warmup"
   mkdir -p "$work/ids" "$work/warmup"
   export ALGOSERVE_REDIS_URL="redis://127.0.0.1:$redis_port"
-  # shellcheck disable=SC2086 # the flags are a word list
-  node ${flags[$i]} "${trees[$i]}/dist/main.js" serve --port "$PORT" --log-level info ${service_args[$i]} \
-    >"$work/service.log" 2>&1 &
-  api=$!
+  # shellcheck disable=SC2086 # the service's arguments are a word list
+  start_algoserve serve "${trees[$i]}" "$PORT" "$work/service.log" "${flags[$i]}" -- --log-level info ${service_args[$i]}
+  api=$algoserve_pid
   # shellcheck disable=SC2086
-  node ${worker_flags[$i]} "${trees[$i]}/dist/main.js" worker --worker-port $((PORT + 1)) --log-level info \
-    ${service_args[$i]} >"$work/worker.log" 2>&1 &
-  worker=$!
-  pids+=("$api" "$worker")
-  wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
-  wait_ready "http://127.0.0.1:$((PORT + 1))/readyz" "$work/worker.log"
+  start_algoserve worker "${trees[$i]}" $((PORT + 1)) "$work/worker.log" "${flags[$i]}" -- --log-level info \
+    ${service_args[$i]}
+  worker=$algoserve_pid
   JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/http/wrk/post-jobs.lua \
     "http://127.0.0.1:$PORT/jobs" >/dev/null
   until_ended "$(tail -qn1 "$work"/warmup/*.txt | tail -n1)"
@@ -110,12 +104,10 @@ measure() {
   local i=$1 pid before after jobs stats
   rm -rf "$work/data" "$work/ids" "$work/warmup"
   mkdir -p "$work/ids" "$work/warmup"
-  # shellcheck disable=SC2086 # the flags are a word list
-  node ${flags[$i]} "${trees[$i]}/dist/main.js" serve --port "$PORT" --data-dir "$work/data" \
-    --log-level info ${service_args[$i]} >"$work/service.log" 2>&1 &
-  pid=$!
-  pids+=("$pid")
-  wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
+  # shellcheck disable=SC2086 # the service's arguments are a word list
+  start_algoserve serve "${trees[$i]}" "$PORT" "$work/service.log" "${flags[$i]}" -- --data-dir "$work/data" \
+    --log-level info ${service_args[$i]}
+  pid=$algoserve_pid
   if [ -n "$WARMUP" ]; then
     JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/http/wrk/post-jobs.lua \
       "http://127.0.0.1:$PORT/jobs" >/dev/null

@@ -36,7 +36,7 @@ for spec in "$@"; do
   tree=$(revision_tree "$rev")
   names+=("$name")
   trees+=("$tree")
-  flags+=("${node_flags:---max-semi-space-size=1}")
+  flags+=("$node_flags")
 done
 
 hz=$(getconf CLK_TCK)
@@ -44,12 +44,9 @@ hz=$(getconf CLK_TCK)
 measure() {
   local i=$1 pid before after posts
   redis-cli -p "$redis_port" flushall >/dev/null
-  # shellcheck disable=SC2086 # the flags are a word list
-  ALGOSERVE_REDIS_URL="redis://127.0.0.1:$redis_port" ALGOSERVE_MAX_PENDING_JOBS=1000000 \
-    node ${flags[$i]} "${trees[$i]}/dist/main.js" serve --port "$PORT" --log-level info >"$work/service.log" 2>&1 &
-  pid=$!
-  pids+=("$pid")
-  wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
+  start_algoserve ALGOSERVE_REDIS_URL="redis://127.0.0.1:$redis_port" ALGOSERVE_MAX_PENDING_JOBS=1000000 \
+    serve "${trees[$i]}" "$PORT" "$work/service.log" "${flags[$i]}" -- --log-level info
+  pid=$algoserve_pid
   mkdir -p "$work/ids"
   IDS_DIR="$work/ids" wrk -t"$THREADS" -c64 -d2s -s bench/http/wrk/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >/dev/null
   rm -rf "$work/ids" && mkdir -p "$work/ids"

@@ -47,9 +47,8 @@ npm run build --silent
 
 start_service() {
   rm -rf "$work/data"
-  node --max-semi-space-size=1 dist/main.js serve --port "$PORT" --data-dir "$work/data" --log-level "$LOG_LEVEL" >"$work/service.log" 2>&1 &
-  service_pid=$!
-  wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
+  start_algoserve serve . "$PORT" "$work/service.log" -- --data-dir "$work/data" --log-level "$LOG_LEVEL"
+  service_pid=$algoserve_pid
 }
 
 stop_service() {
@@ -98,15 +97,14 @@ if [ "${REDIS:-}" = "1" ]; then
     for workers in $WORKERS_LIST; do
       prefix="bench$round$workers"
       redis-cli -p "$redis_port" flushall >/dev/null
-      ALGOSERVE_REDIS_PREFIX=$prefix node --max-semi-space-size=1 dist/main.js serve --port "$PORT" --log-level "$LOG_LEVEL" >"$work/service.log" 2>&1 &
-      service_pid=$!
+      start_algoserve ALGOSERVE_REDIS_PREFIX="$prefix" serve . "$PORT" "$work/service.log" -- --log-level "$LOG_LEVEL"
+      service_pid=$algoserve_pid
       worker_pids=()
       for w in $(seq 1 "$workers"); do
-        ALGOSERVE_REDIS_PREFIX=$prefix node dist/main.js worker --worker-port $((PORT + w)) --log-level "$LOG_LEVEL" >"$work/worker-$w.log" 2>&1 &
-        worker_pids+=($!)
+        start_algoserve ALGOSERVE_REDIS_PREFIX="$prefix" worker . $((PORT + w)) "$work/worker-$w.log" -- \
+          --log-level "$LOG_LEVEL"
+        worker_pids+=("$algoserve_pid")
       done
-      wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
-      for w in $(seq 1 "$workers"); do wait_ready "http://127.0.0.1:$((PORT + w))/readyz" "$work/worker-$w.log"; done
       if [ "$WARMUP" != "0" ]; then
         # The same load first, its jobs not counted: V8 compiles the hot paths in the first seconds.
         mkdir -p "$work/warmup"

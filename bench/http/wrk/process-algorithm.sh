@@ -48,10 +48,8 @@ for line in sys.stdin:
     sys.stdout.flush()
 PY
 
-node --max-semi-space-size=1 dist/main.js serve --port "$PORT" --data-dir "$work/data" --log-level warn \
-  --algorithms "examples/algorithms/echo-bash,$work/echo-module.mjs,$work/python-echo" >"$work/service.log" 2>&1 &
-pids+=($!)
-wait_ready "http://127.0.0.1:$PORT/readyz" "$work/service.log"
+start_algoserve serve . "$PORT" "$work/service.log" -- --data-dir "$work/data" --log-level warn \
+  --algorithms "examples/algorithms/echo-bash,$work/echo-module.mjs,$work/python-echo"
 for name in EchoModule Echo PythonEcho; do
   answer=$(curl -sf "http://127.0.0.1:$PORT/algorithms/$name/invoke" -H 'content-type: application/json' -d "$BODY")
   case $answer in *'"result":{"text":"hello","n":12345}'*) ;; *) echo "$name answered: $answer" >&2; exit 1 ;; esac
