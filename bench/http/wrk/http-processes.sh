@@ -24,15 +24,12 @@ start_redis_server "$work/redis" --appendonly no --maxmemory-policy noeviction
 tree=$(revision_tree WORKTREE)
 
 counts=(1 2)
+services=()
 for i in 0 1; do
-  node --max-semi-space-size=1 "$tree/dist/main.js" serve --port $((PORT + i)) --data-dir "$work/data-$i" \
+  start_algoserve serve "$tree" $((PORT + i)) "$work/service-$i.log" -- --data-dir "$work/data-$i" \
     --redis-url "$redis_url" --redis-prefix "bench$i" --http-processes "${counts[$i]}" \
-    --max-pending-jobs 100000000 --log-level info >"$work/service-$i.log" 2>&1 &
-  pids+=($!)
-done
-for i in 0 1; do
-  for _ in $(seq 1 300); do curl -sf -o /dev/null "http://127.0.0.1:$((PORT + i))/readyz" && break; sleep 0.1; done
-  curl -sf -o /dev/null "http://127.0.0.1:$((PORT + i))/readyz" || { cat "$work/service-$i.log" >&2; exit 1; }
+    --max-pending-jobs 100000000 --log-level info
+  services+=("$algoserve_pid")
 done
 sleep 2
 # Resident memory of a process and its children, in MB.
@@ -40,7 +37,7 @@ tree_rss() {
   local pid=$1
   ps -o rss= -p "$pid" --ppid "$pid" | awk '{ s += $1 } END { printf "%.1f", s / 1024 }'
 }
-rss=("$(tree_rss "${pids[1]}")" "$(tree_rss "${pids[2]}")")
+rss=("$(tree_rss "${services[0]}")" "$(tree_rss "${services[1]}")")
 
 cat >"$work/invoke.lua" <<'LUA'
 wrk.method = "POST"
