@@ -8,8 +8,20 @@ import { ecm } from '../../src/algorithms/prime-checker/ecm.js'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
 import { quadraticSieve } from '../../src/algorithms/prime-checker/quadratic-sieve.js'
 import { rhoBig } from '../../src/algorithms/prime-checker/rho.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { median } from '../lib/stats.js'
 import { balancedSemiprime, generator } from './prime-cases.js'
+
+writeResultOnExit(
+  'qs-crossover',
+  {
+    title: 'the quadratic sieve against rho and ECM, by size',
+    script: 'bench/prime/qs-crossover.ts',
+    history: 'docs/benchmarks/prime-checker.md',
+    command: 'npx tsx bench/prime/qs-crossover.ts',
+  },
+  ['BENCH_SEED', 'COUNT', 'CAP_MS', 'WARMUP'],
+)
 
 const SEED = Number(process.env.BENCH_SEED ?? 20261121)
 const COUNT = Number(process.env.COUNT ?? 5)
@@ -33,8 +45,9 @@ function cost(run: () => unknown): number {
 }
 
 console.log(
-  `qs-crossover seed ${SEED}, ${COUNT} numbers per size, ECM cap ${CAP_MS} ms, Node ${process.version}`,
+  `## Medians of ${COUNT} balanced semiprimes per size, wall time; rho and ECM capped at ${CAP_MS} ms; seed ${SEED}, Node ${process.version}`,
 )
+console.log()
 console.log('| digits | QS | rho 8000 steps | rho to the factor | ECM |')
 console.log('|---|---|---|---|---|')
 // Untimed runs of each method on WARMUP numbers of every size listed first: V8 optimises over tens of calls,

@@ -7,8 +7,20 @@
 // instead of this one's.
 import { readFileSync } from 'node:fs'
 import { isPrime } from '../../src/algorithms/prime-checker/primality.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { primeCheckerOf } from './other-checkout.js'
 import { balancedSemiprime, rowGenerator } from './prime-cases.js'
+
+writeResultOnExit(
+  'warmup',
+  {
+    title: "a fresh process's factor-row time, round by round",
+    script: 'bench/prime/warmup.ts',
+    history: 'docs/benchmarks/prime-checker.md',
+    command: 'npx tsx bench/prime/warmup.ts',
+  },
+  ['BENCH_SEED'],
+)
 
 const SEED = Number(process.env.BENCH_SEED ?? 20261121)
 const primeChecker = await primeCheckerOf(process.argv[2] ?? '.')
@@ -36,9 +48,13 @@ function row(name: string, numbers: bigint[], rounds: number): void {
     all.push(((used.user + used.system) / 1000 / numbers.length).toFixed(3))
     main.push(((mainThreadMs() - mainStart) / numbers.length).toFixed(3))
   }
-  console.log(`${name}: process ${all.join(' ')} | main thread ${main.join(' ')} (ms per input per round)`)
+  console.log(`| ${name} | ${all.join(' ')} | ${main.join(' ')} |`)
 }
 
+console.log(`## CPU ms per input, each round after an untimed pass; seed ${SEED}, Node ${process.version}`)
+console.log()
+console.log('| row | whole process | main thread |')
+console.log('|---|---|---|')
 const g64 = rowGenerator(SEED, 'factor, balanced 64-bit semiprimes')
 row(
   '64-bit',

@@ -16,7 +16,19 @@ import { loadRegistry } from '../../src/algorithms/registry.js'
 import { Executor } from '../../src/execution/executor.js'
 import { ProcessPoolSet } from '../../src/execution/process-pool.js'
 import { createMetrics } from '../../src/metrics/metrics.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { median, percentile } from '../lib/stats.js'
+
+writeResultOnExit(
+  'echo-hop',
+  {
+    title: 'an echo through Executor.run: process algorithms against a module',
+    script: 'bench/process/echo-hop.ts',
+    history: 'docs/benchmarks/algorithms.md',
+    command: 'npx tsx bench/process/echo-hop.ts',
+  },
+  ['CALLS', 'ROUNDS'],
+)
 
 const CALLS = Number(process.env.CALLS ?? 3000)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)

@@ -9,7 +9,19 @@ import type { FastifyBaseLogger } from 'fastify'
 import pino from 'pino'
 import { loadManifest } from '../../src/algorithms/process-manifest.js'
 import { ProcessPool } from '../../src/execution/process-pool.js'
+import { writeResultOnExit } from '../lib/markdown-results.js'
 import { upperMedian } from '../lib/stats.js'
+
+writeResultOnExit(
+  'exit-per-call',
+  {
+    title: 'a process algorithm that exits after each answer against one that stays',
+    script: 'bench/process/exit-per-call.ts',
+    history: 'docs/benchmarks/algorithms.md',
+    command: 'npx tsx bench/process/exit-per-call.ts',
+  },
+  ['CALLS', 'ROUNDS'],
+)
 
 const CALLS = Number(process.env.CALLS ?? 200)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
@@ -85,8 +97,9 @@ for (let round = 0; round < ROUNDS; round++) {
 await Promise.all([...pools.values()].map((pool) => pool.close()))
 rmSync(work, { recursive: true, force: true })
 
-console.log(`## An echo that stays against one that exits after each answer: ${CALLS} calls in a row`)
-console.log(`## median of ${ROUNDS} rounds of each round's p50, ms`)
+console.log(
+  `## An echo that stays against one that exits after each answer: ${CALLS} calls in a row; median of ${ROUNDS} rounds of each round's p50, ms`,
+)
 console.log()
 console.log('| program | stays | answers once and exits | ratio | each round (exits) |')
 console.log('|---|---|---|---|---|')
