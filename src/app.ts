@@ -98,7 +98,7 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> 
   limitBufferedBodies(
     app,
     config.maxBufferedBodyBytes,
-    largestBounds(deps.algorithms.values(), config).maxBodyBytes,
+    largestBounds(deps.algorithms.all(), config).maxBodyBytes,
   )
   registerBodyParsers(app, bodyBounds(defaultBounds(config), { settings: config }))
   refuse = registerErrorHandlers(app, config.maxBodyBytes)
@@ -163,7 +163,7 @@ const documentText = (config: Config) => ({
 /** The app of `algoserve worker`: liveness, readiness and metrics only. */
 export async function buildWorkerApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
   const { app } = await baseApp(config, deps)
-  await registerStatusRoutes(app, deps, [...(deps.jobAlgorithms ?? deps.algorithms.keys())].sort())
+  await registerStatusRoutes(app, deps, [...(deps.jobAlgorithms ?? deps.algorithms.names())].sort())
   return app
 }
 

@@ -53,8 +53,23 @@ export class AlgorithmNotFoundError extends ContractError {
   readonly code = 'ALGORITHM_NOT_FOUND'
   readonly statusCode = 404
 
-  constructor(name: string, available: readonly string[]) {
-    super(`Algorithm '${shortenText(name)}' is not known.`, { available_algorithms: [...available] })
+  /**
+   * `available`: the loaded names; `version`, for a known name asked at a version or range that no loaded
+   * version matches: what was asked and the versions loaded.
+   */
+  constructor(
+    name: string,
+    available: readonly string[],
+    version?: { wanted: string; loaded: readonly string[] },
+  ) {
+    super(
+      version === undefined
+        ? `Algorithm '${shortenText(name)}' is not known.`
+        : `Algorithm '${shortenText(name)}' has no loaded version matching '${shortenText(version.wanted)}'.`,
+      version === undefined
+        ? { available_algorithms: [...available] }
+        : { available_algorithms: [...available], available_versions: [...version.loaded] },
+    )
   }
 }
 

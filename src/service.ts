@@ -89,16 +89,16 @@ function servedAlgorithms(config: Config, algorithms: Registry): string[] {
   const unknown = config.workerAlgorithms.filter((name) => !algorithms.has(name))
   if (unknown.length > 0) {
     throw new ConfigError(
-      `ALGOSERVE_WORKER_ALGORITHMS names ${unknown.join(', ')}, not loaded here; loaded: ${[...algorithms.keys()].join(', ')}.`,
+      `ALGOSERVE_WORKER_ALGORITHMS names ${unknown.join(', ')}, not loaded here; loaded: ${algorithms.names().join(', ')}.`,
     )
   }
-  return config.workerAlgorithms.length > 0 ? [...new Set(config.workerAlgorithms)] : [...algorithms.keys()]
+  return config.workerAlgorithms.length > 0 ? [...new Set(config.workerAlgorithms)] : algorithms.names()
 }
 
 /** The `concurrency` of the algorithms that declare one. */
 function declaredConcurrency(algorithms: Registry): Map<string, number> {
   const declared = new Map<string, number>()
-  for (const algorithm of algorithms.values())
+  for (const algorithm of algorithms.all())
     if (algorithm.concurrency !== null) declared.set(algorithm.name, algorithm.concurrency)
   return declared
 }
@@ -133,7 +133,7 @@ async function openBackend(
     minReplicas: config.redisMinReplicas,
     prefix: config.redisPrefix,
     lockMs: config.jobLockMs,
-    algorithms: [...algorithms.keys()],
+    algorithms: algorithms.names(),
   })
   try {
     await backend.open()
@@ -157,7 +157,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       'ALGOSERVE_PRIME_CHECKER=false leaves no algorithm to serve: name your modules in ALGOSERVE_ALGORITHMS.',
     )
   }
-  checkDeclaredBounds(algorithms.values(), config)
+  checkDeclaredBounds(algorithms.all(), config)
   const served = servedAlgorithms(config, algorithms)
   const metrics = createMetrics()
   // A worker runs the jobs of its algorithms only: it starts their programs alone, and is ready without
@@ -214,7 +214,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   processes.start(algorithmLog)
   // Jobs kept where only this process reaches them are run here, whatever the settings say.
   const runsJobs = role === 'worker' || !jobs.capabilities.shared || config.runJobs
-  metrics.countJobsWith(() => jobs.counts(), [...algorithms.keys()])
+  metrics.countJobsWith(() => jobs.counts(), algorithms.names())
   const sender = new WebhookSender({
     userAgent: USER_AGENT,
     secret: config.webhookSecret,
@@ -262,7 +262,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
           concurrencyOf: declaredConcurrency(algorithms),
           logEnd: jobEndLog(
             log.child({ component: 'jobs' }),
-            (name) => algorithms.get(name)?.version ?? null,
+            (name) => algorithms.defaultOf(name)?.version ?? null,
           ),
         }),
         jobs.consumeDeliveries((message, signal) => sender.send(message, signal), {

@@ -80,7 +80,7 @@ const executor = new Executor({ threads: 2, algorithmFiles: files, processes }, 
 processes.start(pino({ level: 'warn' }) as unknown as FastifyBaseLogger)
 
 const names = ['EchoModule', 'Echo', 'PythonEcho']
-const algorithms = names.map((name) => registry.get(name) as Algorithm)
+const algorithms = names.map((name) => registry.defaultOf(name) as Algorithm)
 const call = (algorithm: Algorithm) => executor.run(algorithm, PARAMS, { budgetMs: 1000, timeoutMs: 30_000 })
 // Warm: threads loaded, processes up, code paths compiled.
 for (const algorithm of algorithms) for (let i = 0; i < 500; i++) await call(algorithm)

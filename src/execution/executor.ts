@@ -112,7 +112,7 @@ export class Executor {
 
   #chooseWay(algorithm: Algorithm): RunWay {
     if (algorithm.process !== undefined) {
-      const pool = this.#processes?.pool(algorithm.name)
+      const pool = this.#processes?.pool(algorithm)
       if (pool === undefined) throw new Error(`no processes for the algorithm '${algorithm.name}' here`)
       return pool
     }

@@ -37,7 +37,7 @@ interface TaskEnd {
 }
 
 async function runTask(registry: Registry, task: WorkerTask, batch: number, index: number): Promise<TaskEnd> {
-  const { algorithm, params, budgetMs, timeoutMs, followed, maxResultBytes, memoryMb, trace } = task
+  const { algorithm, version, params, budgetMs, timeoutMs, followed, maxResultBytes, memoryMb, trace } = task
   const deadline = timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs
   let timer: NodeJS.Timeout | undefined
   const throttle = followed
@@ -52,8 +52,8 @@ async function runTask(registry: Registry, task: WorkerTask, batch: number, inde
   // heap long after the run (about 1 KB a run, until the thread ran out of memory).
   const stop = new AbortController()
   try {
-    const found = registry.get(algorithm)
-    if (found === undefined) throw new Error(`Unknown algorithm '${algorithm}'`)
+    const found = registry.exact(algorithm, version)
+    if (found === undefined) throw new Error(`Unknown algorithm '${algorithm}' at version ${version}`)
     if (timeoutMs !== undefined) timer = setTimeout(abortAtLimit, Math.min(timeoutMs, 2 ** 31 - 1), stop)
     const progress = throttle?.report ?? ignoreProgress
     const sendable = (result: unknown) => {

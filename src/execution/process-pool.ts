@@ -5,7 +5,7 @@
 // exit: a call written to it as it exits goes to its replacement.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Algorithm } from '../algorithms/algorithm.js'
-import type { Registry } from '../algorithms/registry.js'
+import { type Registry, versionKey } from '../algorithms/registry.js'
 import { shareOf } from '../cluster/share.js'
 import { ServiceUnavailableError } from '../errors.js'
 import { AlgorithmProcess, ExitedBeforeTheCall } from './algorithm-process.js'
@@ -225,14 +225,22 @@ export class ProcessPool implements RunWay {
 const running = (process: AlgorithmProcess): boolean =>
   process.state === 'starting' || process.state === 'idle' || process.state === 'busy'
 
+/** A pool's name in readiness checks: the algorithm's, with its version when the name has several. */
+const poolName = (algorithms: Registry, algorithm: Algorithm): string =>
+  algorithms.versions(algorithm.name).length > 1
+    ? versionKey(algorithm.name, algorithm.version)
+    : algorithm.name
+
 /** One ProcessPool per process algorithm of a registry: all of them, or those `served` names. */
 export class ProcessPoolSet {
   readonly #pools = new Map<string, ProcessPool>()
+  readonly #algorithms: Registry
 
   constructor(algorithms: Registry, options: ProcessPoolOptions, served?: readonly string[]) {
-    for (const algorithm of algorithms.values()) {
+    this.#algorithms = algorithms
+    for (const algorithm of algorithms.all()) {
       if (algorithm.process !== undefined && (served === undefined || served.includes(algorithm.name)))
-        this.#pools.set(algorithm.name, new ProcessPool(algorithm, options))
+        this.#pools.set(poolName(algorithms, algorithm), new ProcessPool(algorithm, options))
     }
   }
 
@@ -241,8 +249,8 @@ export class ProcessPoolSet {
     return this.#pools.size > 0
   }
 
-  pool(name: string): ProcessPool | undefined {
-    return this.#pools.get(name)
+  pool(algorithm: Algorithm): ProcessPool | undefined {
+    return this.#pools.get(poolName(this.#algorithms, algorithm))
   }
 
   start(log: FastifyBaseLogger): void {

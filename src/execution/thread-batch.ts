@@ -18,6 +18,7 @@ export const SKIPPED = 3
 /** One run of a batch, as the thread receives it. */
 export interface WorkerTask {
   algorithm: string
+  version: string
   params: unknown
   budgetMs: number
   /** The run's hard limit in ms, counted from its start on the thread; none when absent. */

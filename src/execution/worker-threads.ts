@@ -331,6 +331,7 @@ export class WorkerThreads {
       run.index = index
       const task: WorkerTask = {
         algorithm: run.algorithm.name,
+        version: run.algorithm.version,
         params: run.params,
         budgetMs: run.budgetMs,
         timeoutMs: run.timeoutMs,

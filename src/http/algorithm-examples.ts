@@ -61,7 +61,7 @@ export function requestExamples(
 }
 
 export const sortedAlgorithms = (algorithms: Registry): Algorithm[] =>
-  [...algorithms.keys()].sort().map((name) => algorithms.get(name) as Algorithm)
+  algorithms.names().map((name) => algorithms.defaultOf(name) as Algorithm)
 
 /** Every algorithm's examples as POST /jobs bodies, by name. */
 export const jobRequestExamples = (algorithms: Registry): Record<string, NamedExample> =>

@@ -21,11 +21,14 @@ const componentsOf = (algorithm: Algorithm, part: keyof typeof SUFFIX): Record<s
 
 /** Every algorithm's params and result components, with their component names as $id. */
 export function algorithmSchemas(algorithms: Registry): Record<string, unknown>[] {
-  return [...algorithms.values()].flatMap((algorithm) =>
-    (['params', 'result'] as const).flatMap((part) =>
-      Object.entries(componentsOf(algorithm, part)).map(([$id, schema]) => ({ ...schema, $id })),
-    ),
-  )
+  return algorithms
+    .names()
+    .map((name) => algorithms.defaultOf(name) as Algorithm)
+    .flatMap((algorithm) =>
+      (['params', 'result'] as const).flatMap((part) =>
+        Object.entries(componentsOf(algorithm, part)).map(([$id, schema]) => ({ ...schema, $id })),
+      ),
+    )
 }
 
 type Schema = Record<string, unknown>
@@ -108,7 +111,7 @@ const BY_ALGORITHM = ['JobRequest', 'JobStatusResponse', 'JobListItem', 'Webhook
  * tell that `not: {enum}` from an overlap: an anyOf, which means the same here.
  */
 export function jobsByAlgorithm(schemas: Record<string, Schema>, algorithms: Registry): void {
-  const names = [...algorithms.keys()].sort()
+  const names = algorithms.names()
   const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` })
   for (const base of BY_ALGORITHM) {
     const original = schemas[base]
@@ -119,7 +122,8 @@ export function jobsByAlgorithm(schemas: Record<string, Schema>, algorithms: Reg
       const branch = structuredClone(original)
       const properties = branch.properties as Record<string, Schema>
       properties.algorithm = { type: 'string', const: name }
-      if (base === 'JobRequest') properties.params = documentedParams(algorithms.get(name) as Algorithm, ref)
+      if (base === 'JobRequest')
+        properties.params = documentedParams(algorithms.defaultOf(name) as Algorithm, ref)
       else properties.result = { anyOf: [ref(algorithmSchemaId(name, 'result')), { type: 'null' }] }
       schemas[id] = branch
       mapping[name] = `#/components/schemas/${id}`
@@ -156,7 +160,7 @@ function otherAlgorithm(original: Schema, names: string[]): Schema {
  * /algorithms/{name} keeps the schemas as the module wrote them.
  */
 export function describeParamDefaults(schemas: Record<string, Schema>, algorithms: Registry): void {
-  for (const name of algorithms.keys()) {
+  for (const name of algorithms.names()) {
     const id = algorithmSchemaId(name, 'params')
     for (const [key, schema] of Object.entries(schemas))
       if (key === id || key.startsWith(`${id}.`)) {

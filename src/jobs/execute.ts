@@ -34,12 +34,12 @@ export function createRunJob(options: RunJobOptions): RunJob {
   const { algorithms, executor, factorBudgetMs, timeoutMs, maxDigits, log } = options
   // Each run in a span of the trace its job was created in (tracing/seams.ts).
   return (job, shutdown, progress, started) =>
-    tracing.run(job, algorithms.get(job.algorithm)?.version ?? null, () =>
+    tracing.run(job, algorithms.defaultOf(job.algorithm)?.version ?? null, () =>
       runJob(job, shutdown, progress, started),
     )
 
   async function runJob(...[job, shutdown, progress, started]: Parameters<RunJob>): Promise<JobOutcome> {
-    const algorithm = algorithms.get(job.algorithm)
+    const algorithm = algorithms.defaultOf(job.algorithm)
     if (algorithm === undefined) {
       return { status: 'failed', error: `The algorithm '${job.algorithm}' is not available.` }
     }

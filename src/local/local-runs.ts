@@ -82,13 +82,13 @@ export class LocalRuns {
       // Then all together, as the service loads them (imported once: the modules' code does not run again):
       // a name taken twice, or PrimeChecker's, or bounds above the operator's ceilings fail here.
       registry = await loadRegistry(files)
-      checkDeclaredBounds(registry.values(), config)
+      checkDeclaredBounds(registry.all(), config)
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error
       failures.push({ file: null, message: error.message })
       return new LocalRuns(config, [], failures, null, log)
     }
-    const algorithms = [...registry.values()].filter((algorithm) => files.includes(algorithm.source))
+    const algorithms = registry.all().filter((algorithm) => files.includes(algorithm.source))
     const processes = new ProcessPoolSet(
       registry,
       { invokeQueueTimeoutMs: START_WAIT_MS, memoryMb: config.algorithmMemoryMb },

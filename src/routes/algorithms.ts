@@ -83,10 +83,10 @@ const summary = ({ name, version, description }: Algorithm) => ({ name, version,
 
 export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> = async (app, options) => {
   const { algorithms, executor, factorBudgetMs } = options
-  const names = [...algorithms.keys()].sort()
-  const sorted = names.map((name) => algorithms.get(name) as Algorithm)
+  const names = algorithms.names()
+  const sorted = names.map((name) => algorithms.defaultOf(name) as Algorithm)
   const find = (name: string): Algorithm => {
-    const algorithm = algorithms.get(name)
+    const algorithm = algorithms.defaultOf(name)
     if (algorithm === undefined) throw new AlgorithmNotFoundError(name, names)
     return algorithm
   }

@@ -115,7 +115,7 @@ export const invokeRoutes: FastifyPluginAsyncTypebox<InvokeRouteOptions> = async
  * of the document.
  */
 function notServed(app: FastifyInstance, algorithms: Registry): void {
-  const available = [...algorithms.keys()].sort()
+  const available = algorithms.names()
   app.post('/invoke', { config: { kind: 'api', errorShape: 'flat' }, schema: { hide: true } }, () => {
     throw new AlgorithmNotFoundError(INVOKE_ALGORITHM, available)
   })

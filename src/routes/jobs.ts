@@ -118,9 +118,9 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobRouteOptions> = async (app
   const { algorithms, backend, metrics } = options
   // The body names its algorithm: it is read under the largest bounds of any (this plugin is a context
   // of its own), then held to the named algorithm's.
-  const largest = largestBounds(algorithms.values(), options.bounds)
+  const largest = largestBounds(algorithms.all(), options.bounds)
   const own = new Map<string, AlgorithmBounds>()
-  for (const algorithm of algorithms.values()) {
+  for (const algorithm of algorithms.all()) {
     const { bounds, owner, paramLimits } = algorithmBounds(algorithm, options.bounds)
     const tighter =
       bounds.maxBodyBytes < largest.maxBodyBytes ||
@@ -192,7 +192,7 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobRouteOptions> = async (app
               value: 'not a url',
             }),
             404: wrapped('ALGORITHM_NOT_FOUND', "Algorithm 'Sorter' is not known.", {
-              available_algorithms: [...algorithms.keys()].sort(),
+              available_algorithms: algorithms.names(),
             }),
             409: wrapped(
               'IDEMPOTENCY_KEY_REUSED',
@@ -207,9 +207,8 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobRouteOptions> = async (app
     },
     async (request, reply) => {
       const { body } = request
-      const algorithm = algorithms.get(body.algorithm)
-      if (algorithm === undefined)
-        throw new AlgorithmNotFoundError(body.algorithm, [...algorithms.keys()].sort())
+      const algorithm = algorithms.defaultOf(body.algorithm)
+      if (algorithm === undefined) throw new AlgorithmNotFoundError(body.algorithm, algorithms.names())
       const bounds = own.get(algorithm.name) as AlgorithmBounds
       if (bounds.tighter) await checkJobBody(request, bounds.bounds, bounds.owner)
       const parsed = readParams(algorithm, body.params, bounds.paramLimits, ['body', 'params'])

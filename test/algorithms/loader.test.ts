@@ -147,8 +147,8 @@ test("JSON Schema's formats and OpenAPI's number formats are known", async () =>
   })
   try {
     const registry = await loadRegistry([formats.file('formats.mjs')])
-    assert.deepEqual(registry.get('Adder')?.checkParams({ a: 1, d: '2026-11-26T00:00:00Z' }), [])
-    assert.equal(registry.get('Adder')?.checkParams({ a: 1, d: 'yesterday' }).length, 1)
+    assert.deepEqual(registry.defaultOf('Adder')?.checkParams({ a: 1, d: '2026-11-26T00:00:00Z' }), [])
+    assert.equal(registry.defaultOf('Adder')?.checkParams({ a: 1, d: 'yesterday' }).length, 1)
   } finally {
     formats.remove()
   }
@@ -225,12 +225,15 @@ test('in a worker thread (checked by the process), the schemas compile at their 
     const registry = await loadRegistry([files.file('adder.mjs'), files.file('bad-result.mjs')], {
       checkedByProcess: true,
     })
-    const adder = registry.get('Adder')
+    const adder = registry.defaultOf('Adder')
     assert.deepEqual(adder?.checkParams({ a: 1, b: 2 }), [])
     assert.equal(adder?.checkParams({ a: 'one', b: 2 }).length, 1)
     assert.deepEqual(adder?.checkResult({ sum: 3 }), [])
     assert.ok((adder?.checkResult({}).length ?? 0) > 0)
-    assert.throws(() => registry.get('BadResult')?.checkResult({}), /its 'result' schema does not compile/)
+    assert.throws(
+      () => registry.defaultOf('BadResult')?.checkResult({}),
+      /its 'result' schema does not compile/,
+    )
   } finally {
     files.remove()
   }

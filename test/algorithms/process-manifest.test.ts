@@ -105,9 +105,9 @@ test('a listed folder with an algorithm.json is that algorithm; a folder of fold
     join(parent.dir, 'whisper', 'algorithm.json'),
   ])
   const registry = await loadRegistry(files)
-  assert.deepEqual([...registry.keys()].sort(), ['Adder', 'PrimeChecker', 'shout', 'whisper'])
-  assert.equal(registry.get('Adder')?.process, undefined)
-  assert.deepEqual(registry.get('whisper')?.process?.command, valid.command)
+  assert.deepEqual(registry.names(), ['Adder', 'PrimeChecker', 'shout', 'whisper'])
+  assert.equal(registry.defaultOf('Adder')?.process, undefined)
+  assert.deepEqual(registry.defaultOf('whisper')?.process?.command, valid.command)
 })
 
 test('a process algorithm whose name a module has taken already stops the start', async () => {

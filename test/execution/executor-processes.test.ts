@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import type { FastifyBaseLogger } from 'fastify'
 import pino from 'pino'
 import { loadManifest } from '../../src/algorithms/process-manifest.js'
+import { Registry } from '../../src/algorithms/registry.js'
 import { AlgorithmError, ServiceUnavailableError } from '../../src/errors.js'
 import { Executor } from '../../src/execution/executor.js'
 import { ProcessPoolSet } from '../../src/execution/process-pool.js'
@@ -17,7 +18,7 @@ import { until } from '../helpers/time.js'
 const misbehaving = loadManifest(
   fileURLToPath(new URL('../fixtures/misbehaving/on-demand-js/algorithm.json', import.meta.url)),
 )
-const registry = new Map([[misbehaving.name, misbehaving]])
+const registry = new Registry([misbehaving])
 const metrics = createMetrics()
 let pools: ProcessPoolSet
 let executor: Executor
@@ -40,7 +41,7 @@ test('a run goes to the process, and the progress hook hears its progress lines'
     { mode: 'progress' },
     { budgetMs: 1000, lane: 'job', progress: (fraction, message) => seen.push([fraction, message]) },
   )
-  assert.equal((run.result as { pid: number }).pid, pools.pool('Misbehaving')?.pids[0])
+  assert.equal((run.result as { pid: number }).pid, pools.pool(misbehaving)?.pids[0])
   assert.deepEqual(seen, [
     [0.25, undefined],
     [0.5, 'half way'],
@@ -65,7 +66,7 @@ test('a crash is an AlgorithmError counted as an error', async () => {
 })
 
 test('with the process busy, an /invoke call is a 503 that counts no run', async () => {
-  await until(() => pools.pool('Misbehaving')?.pids.length === 1, 10_000, 'the process replaced')
+  await until(() => pools.pool(misbehaving)?.pids.length === 1, 10_000, 'the process replaced')
   const busy = executor.run(misbehaving, { mode: 'hang' }, { budgetMs: 1000, lane: 'job', timeoutMs: 500 })
   await assert.rejects(async () => executor.run(misbehaving, {}, { budgetMs: 1000 }), ServiceUnavailableError)
   await assert.rejects(busy, /exceeded its time limit of 0.5 s/)
@@ -75,7 +76,7 @@ test('with the process busy, an /invoke call is a 503 that counts no run', async
 test('closing the executor stops the processes', async () => {
   const pids = await until(
     () => {
-      const running = pools.pool('Misbehaving')?.pids ?? []
+      const running = pools.pool(misbehaving)?.pids ?? []
       return running.length === 1 && running
     },
     10_000,
