@@ -26,9 +26,11 @@ export interface DefaultShare {
 /** The loaded algorithms: every version of every name, and which version a name without one means. */
 export class Registry {
   /** Each name's versions, highest first. */
-  readonly #byName: ReadonlyMap<string, readonly Algorithm[]>
+  #byName: ReadonlyMap<string, readonly Algorithm[]>
   /** Each name's default: one version, or several by weight (a canary). */
-  readonly #defaults: ReadonlyMap<string, readonly { algorithm: Algorithm; weight: number }[]>
+  #defaults: ReadonlyMap<string, readonly { algorithm: Algorithm; weight: number }[]>
+  #generation = 0
+  readonly #listeners: ((registry: Registry) => void)[] = []
 
   /**
    * `algorithms` must hold no name and version twice (loadRegistry checks); `defaults` names the version a
@@ -67,6 +69,27 @@ export class Registry {
       )
     }
     this.#defaults = chosen
+  }
+
+  /**
+   * Takes `next`'s algorithms and defaults as its own (a reload): whoever holds this registry sees the new
+   * set from their next read; what was derived from the old one is rebuilt by the listeners of onChange.
+   */
+  replaceWith(next: Registry): void {
+    this.#byName = next.#byName
+    this.#defaults = next.#defaults
+    this.#generation++
+    for (const listener of this.#listeners) listener(this)
+  }
+
+  /** Hears each replaceWith, after it. */
+  onChange(listener: (registry: Registry) => void): void {
+    this.#listeners.push(listener)
+  }
+
+  /** How many times the set was replaced: what is derived from it can be kept by generation. */
+  get generation(): number {
+    return this.#generation
   }
 
   /** How many names it serves. */

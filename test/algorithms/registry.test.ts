@@ -118,3 +118,14 @@ test('the same name and version twice stops the start, naming both files', async
     ),
   )
 })
+
+test('a replaced set is seen by every holder of the registry, and its listeners hear it', async () => {
+  const registry = await loadRegistry(files.slice(0, 2), {}, false)
+  const heard: number[] = []
+  registry.onChange((changed) => heard.push(changed.generation))
+  assert.equal(registry.generation, 0)
+  registry.replaceWith(await loadRegistry(files, {}, false))
+  assert.deepEqual(registry.names(), ['Other', 'Sum'])
+  assert.equal(registry.resolve('Sum', '1.x')?.version, '1.10.0')
+  assert.deepEqual(heard, [1])
+})
