@@ -319,6 +319,12 @@ export class ShutdownAbort extends InternalFault {
   readonly code = 'SHUTDOWN_ABORT'
 }
 
+/**
+ * A job taken by a process that has not loaded its pinned version (a reload unloaded it since the take): it
+ * is given back, as at a shutdown, and waits for a process that has it.
+ */
+export class VersionNotLoadedAbort extends ShutdownAbort {}
+
 /** The reason a run is aborted once its lock (Redis) has lapsed: the job is another worker's now. */
 export class LockLostAbort extends InternalFault {
   readonly code = 'LOCK_LOST'

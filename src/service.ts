@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { moduleFiles } from './algorithms/loader.js'
-import { loadRegistry, type Registry } from './algorithms/registry.js'
+import { loadRegistry, type Registry, versionKey } from './algorithms/registry.js'
 import { checkDeclaredBounds } from './algorithms/request-bounds.js'
 import { buildApp, buildWorkerApp } from './app.js'
 import { threadsOfOne } from './cluster/share.js'
@@ -95,12 +95,35 @@ function servedAlgorithms(config: Config, algorithms: Registry): string[] {
   return config.workerAlgorithms.length > 0 ? [...new Set(config.workerAlgorithms)] : algorithms.names()
 }
 
-/** The `concurrency` of the algorithms that declare one. */
+/** The `concurrency` of the versions that declare one, by versionKey, kept up to date across reloads. */
 function declaredConcurrency(algorithms: Registry): Map<string, number> {
   const declared = new Map<string, number>()
-  for (const algorithm of algorithms.all())
-    if (algorithm.concurrency !== null) declared.set(algorithm.name, algorithm.concurrency)
+  const fill = () => {
+    declared.clear()
+    for (const algorithm of algorithms.all())
+      if (algorithm.concurrency !== null)
+        declared.set(versionKey(algorithm.name, algorithm.version), algorithm.concurrency)
+  }
+  fill()
+  algorithms.onChange(fill)
   return declared
+}
+
+/**
+ * The versions (by versionKey) loaded now of the names ALGOSERVE_WORKER_ALGORITHMS gives, or of every
+ * name; worked out again only after a reload.
+ */
+function servedVersions(algorithms: Registry, named: readonly string[]): () => readonly string[] {
+  let generation = -1
+  let keys: string[] = []
+  return () => {
+    if (generation !== algorithms.generation) {
+      generation = algorithms.generation
+      const names = named.length > 0 ? named : algorithms.names()
+      keys = names.flatMap((name) => algorithms.versions(name).map((one) => versionKey(name, one.version)))
+    }
+    return keys
+  }
 }
 
 async function openBackend(
@@ -120,7 +143,10 @@ async function openBackend(
     },
     log,
   }
-  if (config.redisUrl === null) return openEmbeddedBackend({ ...common, dataDir: config.dataDir })
+  if (config.redisUrl === null) {
+    const defaultVersion = (name: string) => algorithms.defaultOf(name)?.version
+    return openEmbeddedBackend({ ...common, dataDir: config.dataDir, defaultVersion })
+  }
   // Loaded only in distributed mode: BullMQ and ioredis cost the embedded mode start time and memory.
   const { RedisBackend } = await import('./jobs/redis/backend.js')
   const backend = new RedisBackend({
@@ -259,6 +285,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         jobs.consumeJobs(runJob, {
           concurrency: jobConcurrency,
           algorithms: served,
+          versions: servedVersions(algorithms, config.workerAlgorithms),
           concurrencyOf: declaredConcurrency(algorithms),
           logEnd: jobEndLog(
             log.child({ component: 'jobs' }),

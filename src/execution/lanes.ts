@@ -1,8 +1,8 @@
 // The two waiting lines of runs for something only a few can hold at once (the worker threads, a
 // process algorithm's processes): the lanes take turns when both wait. The invoke lane is first in
-// first out; in the job lane the algorithms take turns, first in first out within each, so that a
-// backlog of one algorithm never puts another's runs behind all of it. An /invoke call waits at most
-// its bound, then gets a 503.
+// first out; in the job lane the algorithms take turns (the worker threads' callers name each version of
+// one apart, by versionKey), first in first out within each, so that a backlog of one algorithm never puts
+// another's runs behind all of it. An /invoke call waits at most its bound, then gets a 503.
 import { ServiceUnavailableError } from '../errors.js'
 
 /** Who asks for the run: a synchronous /invoke call or a background job. */

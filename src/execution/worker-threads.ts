@@ -4,7 +4,7 @@
 // /invoke calls and job runs share the pool through two waiting lines. When a thread frees up and
 // both lines wait, they take turns: a queue of jobs never puts /invoke behind more than the runs
 // already going, and a stream of /invoke calls never keeps jobs from their share of the threads.
-// Within the job line the algorithms take turns (lanes.ts).
+// Within the job line the algorithms take turns, each version on its own (lanes.ts).
 //
 // Runs waiting when a thread frees go to it together, as a batch (thread-batch.ts) that the thread runs
 // one after the other: one message each way per batch, not per run, and the thread never idles while
@@ -22,6 +22,7 @@
 import type { Worker } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { Algorithm } from '../algorithms/algorithm.js'
+import { versionKey } from '../algorithms/registry.js'
 import { AlgorithmError, ConfigError, RunTimeLimitError } from '../errors.js'
 import type { TraceCarrier } from '../tracing/seams.js'
 import { InputRejected } from './input-rejection.js'
@@ -292,7 +293,15 @@ export class WorkerThreads {
    * one tick): sent one by one, all but the first would wait for the first's round trip.
    */
   #queue(run: ThreadRun, first: boolean): void {
-    this.#lanes.enter(run.lane, run.algorithm.name, (batch) => batch.push(run), run.reject, run.signal, first)
+    const { name, version } = run.algorithm
+    this.#lanes.enter(
+      run.lane,
+      versionKey(name, version),
+      (batch) => batch.push(run),
+      run.reject,
+      run.signal,
+      first,
+    )
     if (!this.#sendScheduled && this.#hasFreeThread()) {
       this.#sendScheduled = true
       process.nextTick(() => {

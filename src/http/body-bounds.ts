@@ -5,6 +5,7 @@
 // the parse's counts kept, and checks them against the named algorithm's bounds (checkJobBody).
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Algorithm, ParamLimits, RequestBounds } from '../algorithms/algorithm.js'
+import { REQUEST_BOUNDS } from '../algorithms/contract.js'
 import { isBuiltIn } from '../algorithms/registry.js'
 import { type BoundOwner, type BoundSettings, boundsOf, howToRaise } from '../algorithms/request-bounds.js'
 import { PayloadTooLargeError } from '../errors.js'
@@ -30,6 +31,52 @@ export function algorithmBounds(
     owner,
     paramLimits: { maxDigits: bounds.maxDigits, howToRaise: howToRaise('maxDigits', owner) },
   }
+}
+
+/** An algorithm's bounds as a route that reads bodies under larger ones holds a body to them. */
+export interface HeldBounds {
+  bounds: RequestBounds
+  owner: BoundOwner
+  paramLimits: ParamLimits
+  /** Below the bounds the body is read under in some way: the body is checked again (checkJobBody). */
+  tighter: boolean
+}
+
+/**
+ * Each algorithm's HeldBounds for a route that reads bodies under `read`, worked out at its first request
+ * (a version a reload brings is a new Algorithm, worked out anew).
+ */
+export function heldBounds(
+  read: RequestBounds,
+  settings: BoundSettings,
+): (algorithm: Algorithm) => HeldBounds {
+  const known = new WeakMap<Algorithm, HeldBounds>()
+  return (algorithm) => {
+    let held = known.get(algorithm)
+    if (held === undefined) {
+      const { bounds, owner, paramLimits } = algorithmBounds(algorithm, settings)
+      const tighter =
+        bounds.maxBodyBytes < read.maxBodyBytes ||
+        bounds.maxJsonValues < read.maxJsonValues ||
+        bounds.maxJsonDepth < read.maxJsonDepth ||
+        bounds.maxStringLength < read.maxStringLength
+      held = { bounds, owner, paramLimits, tighter }
+      known.set(algorithm, held)
+    }
+    return held
+  }
+}
+
+/** The bounds that take a body any of `algorithms` takes (the versions of one name): the largest of each. */
+export function unionBounds(algorithms: readonly Algorithm[], settings: BoundSettings): RequestBounds {
+  const [first, ...others] = algorithms.map((algorithm) => boundsOf(algorithm, settings)) as [
+    RequestBounds,
+    ...RequestBounds[],
+  ]
+  const union = { ...first }
+  for (const bounds of others)
+    for (const member of REQUEST_BOUNDS) union[member] = Math.max(union[member], bounds[member])
+  return union
 }
 
 /** The parsers' view of request bounds. */

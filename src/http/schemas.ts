@@ -67,9 +67,23 @@ export const JobStatus = Type.Unsafe<'pending' | 'running' | 'completed' | 'fail
 export const JobRequest = Type.Object(
   {
     algorithm: Type.String({ description: 'Algorithm name, case-sensitive.' }),
+    version: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description:
+          'The version to run: an exact version (`1.2.0`) or a semver range (`1.x`, `^1.2`), which picks the ' +
+          'highest loaded match; without it, the default version. The job is pinned to it at its creation ' +
+          '(header Algorithm-Version); a version no loaded one matches is 404 ALGORITHM_NOT_FOUND.',
+        examples: ['1.0.0', '^1'],
+      }),
+    ),
     params: Type.Object(
       {},
-      { additionalProperties: true, description: 'Algorithm parameters, checked against its params schema.' },
+      {
+        additionalProperties: true,
+        description: 'Algorithm parameters, checked against the params schema of its version.',
+      },
     ),
     webhook: Type.Optional(
       Nullable(

@@ -17,7 +17,8 @@ import type { JobSummary } from './summary.js'
 /**
  * Runs one job, telling `progress` what the algorithm reports and `started` when the algorithm begins
  * (it has its thread or process: until then the job waits, and reads `pending`). Its failures are
- * outcomes (a worker thread that died under it too); it throws only ShutdownAbort (give the job back).
+ * outcomes (a worker thread that died under it too); it throws only ShutdownAbort (give the job back),
+ * or VersionNotLoadedAbort, one of them, when its pinned version is not loaded here.
  */
 export type RunJob = (
   job: JobRecord,
@@ -53,7 +54,15 @@ export interface ConsumeJobsOptions {
    * every job regardless (the service then serves every algorithm it loaded).
    */
   algorithms: readonly string[]
-  /** The algorithms that declare their own `concurrency`: at most that many of their jobs run at once. */
+  /**
+   * The versions of those (by versionKey) whose jobs this process takes, read again at each take (a reload
+   * changes them): a job pinned to another waits. Absent: every version.
+   */
+  versions?: () => readonly string[]
+  /**
+   * The versions (by versionKey) that declare their own `concurrency`: at most that many of their jobs run
+   * at once. Kept up to date by its owner across reloads.
+   */
   concurrencyOf?: ReadonlyMap<string, number>
   /** Called once for each job end that a run taken here stored (job-end.ts): its log line. */
   logEnd?: LogJobEnd

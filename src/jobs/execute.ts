@@ -1,7 +1,8 @@
-// Running one job, the same in every backend: read its params, run it through the executor (cheap
-// ones inline, the rest on the worker pool in the job lane) with the job budget and the hard time
-// limit (the algorithm's timeoutMs, else ALGOSERVE_JOB_TIMEOUT_MS), and say how it ended. `signal` stops the
-// run: a shutdown (the job is given back) or a cancel (the job fails saying so).
+// Running one job, the same in every backend: read its params, run them on exactly the version the job
+// is pinned to through the executor (cheap ones inline, the rest on the worker pool in the job lane) with
+// the job budget and the hard time limit (the algorithm's timeoutMs, else ALGOSERVE_JOB_TIMEOUT_MS), and say
+// how it ended. `signal` stops the run: a shutdown (the job is given back) or a cancel (the job fails
+// saying so). A job whose version is not loaded here is given back: it waits for a process that has it.
 import type { FastifyBaseLogger } from 'fastify'
 import { parse, stringify } from 'lossless-json'
 import { storedParams } from '../algorithms/params.js'
@@ -13,13 +14,20 @@ import {
   ContractError,
   JOB_CANCELLED,
   RunTimeLimitError,
+  VersionNotLoadedAbort,
 } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import { runMetadata } from '../execution/timed-run.js'
 import { tracing } from '../tracing/seams.js'
 import type { RunJob } from './backend.js'
-import type { JobOutcome } from './job.js'
+import type { JobOutcome, JobRecord } from './job.js'
 import { WORKER } from './job-end.js'
+import { pinnedAlgorithm, UNPINNED } from './pinned.js'
+
+const notLoaded = (job: JobRecord): string =>
+  job.version === UNPINNED
+    ? `The algorithm '${job.algorithm}' is not loaded here.`
+    : `Version ${job.version} of the algorithm '${job.algorithm}' is not loaded here.`
 
 export interface RunJobOptions {
   executor: Executor
@@ -34,15 +42,14 @@ export function createRunJob(options: RunJobOptions): RunJob {
   const { algorithms, executor, factorBudgetMs, timeoutMs, maxDigits, log } = options
   // Each run in a span of the trace its job was created in (tracing/seams.ts).
   return (job, shutdown, progress, started) =>
-    tracing.run(job, algorithms.defaultOf(job.algorithm)?.version ?? null, () =>
+    tracing.run(job, job.version === UNPINNED ? null : job.version, () =>
       runJob(job, shutdown, progress, started),
     )
 
   async function runJob(...[job, shutdown, progress, started]: Parameters<RunJob>): Promise<JobOutcome> {
-    const algorithm = algorithms.defaultOf(job.algorithm)
-    if (algorithm === undefined) {
-      return { status: 'failed', error: `The algorithm '${job.algorithm}' is not available.` }
-    }
+    const algorithm = pinnedAlgorithm(algorithms, job)
+    // Taken as its version was unloaded (a reload), or by a process that never had it.
+    if (algorithm === undefined) throw new VersionNotLoadedAbort(notLoaded(job))
     let params: unknown
     try {
       params = storedParams(algorithm, parse(job.params) as Record<string, unknown>, maxDigits)

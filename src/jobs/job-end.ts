@@ -11,6 +11,8 @@ export const WORKER = `${hostname()}:${process.pid}`
 export interface JobEnd {
   id: string
   algorithm: string
+  /** The version it ran on, where the backend tells (else the default of its algorithm is logged). */
+  version?: string
   status: JobEndStatus
   /** The run's number: 1 for the first, counting every run started again (a worker died, a shutdown). */
   attempt: number
@@ -30,7 +32,7 @@ export function jobEndLog(
       {
         job_id: end.id,
         algorithm: end.algorithm,
-        version: versionOf(end.algorithm),
+        version: end.version ?? versionOf(end.algorithm),
         status: end.status,
         attempt: end.attempt,
         duration_ms: end.durationMs,

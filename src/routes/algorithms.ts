@@ -1,27 +1,44 @@
 // The algorithms the service serves: GET /algorithms lists them, GET /algorithms/{name} shows one with
-// its schemas, and POST /algorithms/{name}/invoke calls one synchronously, answered as /invoke is. Each
-// algorithm has its own invoke route, so that the OpenAPI document shows its params and result; an
-// unknown name reaches the parametric route, which answers 404.
+// its schemas, and POST /algorithms/{name}/invoke calls one synchronously, answered as /invoke is, on its
+// default version (drawn, under a canary split); POST /algorithms/{name}/versions/{version}/invoke on the
+// version named (exact, or the highest loaded match of a semver range). Each call reads the registry as
+// it comes, so that it runs on what is loaded then. Each algorithm has its own invoke route, so that the
+// OpenAPI document shows its params and result; an unknown name reaches the parametric route, which
+// answers 404.
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifySchemaCompiler } from 'fastify'
+import type { FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify'
 import { stringify } from 'lossless-json'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { readParams } from '../algorithms/params.js'
-import type { Registry } from '../algorithms/registry.js'
-import { type BoundSettings, shownBounds } from '../algorithms/request-bounds.js'
+import { type Registry, resolveVersion } from '../algorithms/registry.js'
+import {
+  type BoundOwner,
+  type BoundSettings,
+  largestBounds,
+  shownBounds,
+} from '../algorithms/request-bounds.js'
 import { AlgorithmNotFoundError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import { runMetadata, type TimedRun } from '../execution/timed-run.js'
 import { requestExamples, successExample } from '../http/algorithm-examples.js'
 import { algorithmSchemaId, documentedParams } from '../http/algorithm-schemas.js'
-import { algorithmBounds, bodyBounds, withBodyBounds } from '../http/body-bounds.js'
+import {
+  algorithmBounds,
+  bodyBounds,
+  checkJobBody,
+  type HeldBounds,
+  heldBounds,
+  unionBounds,
+  withBodyBounds,
+} from '../http/body-bounds.js'
 import { flat, tooLarge } from '../http/examples.js'
 import { losslessObject } from '../http/json-body.js'
 import { sendJsonText } from '../http/json-reply.js'
 import { described, ErrorResponse, HTTPValidationError, Metadata, wrappedError } from '../http/schemas.js'
 import { answerCall, syncTimeLimit } from '../http/sync-call.js'
 import { validatorCompiler } from '../http/validation.js'
+import { versionHeaders } from '../http/version-headers.js'
 
 export interface AlgorithmRouteOptions {
   algorithms: Registry
@@ -37,6 +54,14 @@ export interface AlgorithmRouteOptions {
 
 const NameParams = Type.Object({
   name: Type.String({ description: 'The algorithm name, case-sensitive.' }),
+})
+
+const VersionParams = Type.Object({
+  ...NameParams.properties,
+  version: Type.String({
+    description:
+      'An exact version (`1.2.0`) or a semver range (`1.x`, `^1.2`), URL-encoded: the highest loaded match.',
+  }),
 })
 
 const AlgorithmSummary = Type.Object({
@@ -209,10 +234,34 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
     },
   )
 
+  /**
+   * Answers a call of `algorithm` (the version resolved for it) whose body was read under larger bounds
+   * than its own when `held.tighter`, as /invoke answers; the version is named in Algorithm-Version.
+   */
+  const call = (algorithm: Algorithm, held: HeldBounds, request: FastifyRequest, reply: FastifyReply) => {
+    versionHeaders(reply, algorithm.version)
+    const start = () => {
+      const params = readParams(algorithm, request.body as Record<string, unknown>, held.paramLimits, [
+        'body',
+      ])
+      const timeoutMs = syncTimeLimit(algorithm, options.timeoutMs)
+      return answerCall(executor, { algorithm, params, budgetMs: factorBudgetMs, timeoutMs }, reply, (run) =>
+        sendResult(algorithm, run, request, reply),
+      )
+    }
+    return held.tighter ? checkJobBody(request, held.bounds, held.owner).then(start) : start()
+  }
+
   for (const algorithm of sorted) {
     const timeoutMs = syncTimeLimit(algorithm, options.timeoutMs)
-    const { bounds, owner, paramLimits } = algorithmBounds(algorithm, options.bounds)
-    await withBodyBounds(app, bodyBounds(bounds, owner), (context) => {
+    // Read under the bounds of any of its versions (of one version, its own), then held to the version
+    // called.
+    const { name } = algorithm
+    const bounds = unionBounds(algorithms.versions(name), options.bounds)
+    const { owner } = algorithmBounds(algorithm, options.bounds)
+    const held = heldBounds(bounds, options.bounds)
+    const measured = algorithms.versions(name).some((version) => held(version).tighter)
+    await withBodyBounds(app, bodyBounds(bounds, owner, measured), (context) => {
       // The context withBodyBounds makes is untyped: its routes are typed again, as this plugin's are.
       context.withTypeProvider<TypeBoxTypeProvider>().post(
         `/algorithms/${algorithm.name}/invoke`,
@@ -226,7 +275,9 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
             tags: ['algorithms'],
             description:
               `${algorithm.description}\n\nThe body is its params. A run is stopped after ${timeoutMs / 1000} s ` +
-              '(its own timeoutMs, at most ALGOSERVE_INVOKE_TIMEOUT_MS) with 500 ALGORITHM_ERROR.',
+              '(its own timeoutMs, at most ALGOSERVE_INVOKE_TIMEOUT_MS) with 500 ALGORITHM_ERROR. It runs on ' +
+              'the default version, named in the Algorithm-Version header; ' +
+              `POST /algorithms/${algorithm.name}/versions/{version}/invoke runs another.`,
             body: losslessObject(Type.Unsafe(documentedParams(algorithm, (id) => Type.Ref(id)))),
             response: {
               200: {
@@ -263,27 +314,33 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
           },
         },
         (request, reply) => {
-          const params = readParams(algorithm, request.body, paramLimits, ['body'])
-          const call = { algorithm, params, budgetMs: factorBudgetMs, timeoutMs }
-          return answerCall(executor, call, reply, (run: TimedRun): void => {
-            const metadata = runMetadata(algorithm, run)
-            reply.type(JSON_TYPE).serializer(String)
-            if (run.resultJson === undefined) {
-              reply.send(
-                stringify({ request_id: request.id, status: 'success', result: run.result, metadata }),
-              )
-              return
-            }
-            // A long result's JSON as it was written off the main thread, bytes and all: nothing to write
-            // again.
-            const head = `{"request_id":${JSON.stringify(request.id)},"status":"success","result":`
-            const tail = `,"metadata":${JSON.stringify(metadata)}}`
-            reply.send(Buffer.concat([Buffer.from(head), run.resultJson, Buffer.from(tail)]))
-          })
+          const called = resolveVersion(algorithms, name)
+          return call(called, held(called), request, reply)
         },
       )
     })
   }
+
+  // Any version of any name: read under the largest bounds of all, then held to the version called.
+  const largest = largestBounds(algorithms.all(), options.bounds)
+  const anyHeld = heldBounds(largest, options.bounds)
+  const readOwner: BoundOwner = { settings: options.bounds }
+  const measured = algorithms.all().some((algorithm) => anyHeld(algorithm).tighter)
+  await withBodyBounds(app, bodyBounds(largest, readOwner, measured), (context) => {
+    context.withTypeProvider<TypeBoxTypeProvider>().post(
+      '/algorithms/:name/versions/:version/invoke',
+      {
+        bodyLimit: largest.maxBodyBytes,
+        config: { kind: 'api', errorShape: 'flat', boundOwner: readOwner },
+        validatorCompiler: anyObjectBody,
+        schema: { hide: true, params: VersionParams, body: Type.Object({}, { additionalProperties: true }) },
+      },
+      (request, reply) => {
+        const called = resolveVersion(algorithms, request.params.name, request.params.version)
+        return call(called, anyHeld(called), request, reply)
+      },
+    )
+  })
 
   app.post(
     '/algorithms/:name/invoke',
@@ -295,6 +352,20 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
       find(request.params.name)
     },
   )
+}
+
+/** Answers a call's run as /invoke does: the result, with its metadata. */
+function sendResult(algorithm: Algorithm, run: TimedRun, request: FastifyRequest, reply: FastifyReply): void {
+  const metadata = runMetadata(algorithm, run)
+  reply.type(JSON_TYPE).serializer(String)
+  if (run.resultJson === undefined) {
+    reply.send(stringify({ request_id: request.id, status: 'success', result: run.result, metadata }))
+    return
+  }
+  // A long result's JSON as it was written off the main thread, bytes and all: nothing to write again.
+  const head = `{"request_id":${JSON.stringify(request.id)},"status":"success","result":`
+  const tail = `,"metadata":${JSON.stringify(metadata)}}`
+  reply.send(Buffer.concat([Buffer.from(head), run.resultJson, Buffer.from(tail)]))
 }
 
 /**

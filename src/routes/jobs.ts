@@ -1,17 +1,16 @@
-// POST /jobs (check, hand to the job backend, answer 202; a consumer runs it) and GET /jobs/{job_id};
-// with job control (docs/jobs.md), an Idempotency-Key on the first and a wait for the job's end on the
-// second. The store's troubles become 503 in the error handler.
+// POST /jobs (resolve the version, check, hand to the job backend, answer 202; a consumer runs it on that
+// version) and GET /jobs/{job_id}; with job control (docs/jobs.md), an Idempotency-Key on the first and a
+// wait for the job's end on the second. The store's troubles become 503 in the error handler.
 import { createHash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { stringify } from 'lossless-json'
-import type { ParamLimits, RequestBounds } from '../algorithms/algorithm.js'
 import { readParams } from '../algorithms/params.js'
-import { invokeAlgorithm, type Registry } from '../algorithms/registry.js'
+import { invokeAlgorithm, type Registry, resolveVersion } from '../algorithms/registry.js'
 import { type BoundOwner, type BoundSettings, largestBounds } from '../algorithms/request-bounds.js'
-import { AlgorithmNotFoundError, DuplicateJobIdError, JobNotFoundError } from '../errors.js'
+import { DuplicateJobIdError, JobNotFoundError } from '../errors.js'
 import { jobRequestExamples, metadataOf } from '../http/algorithm-examples.js'
-import { algorithmBounds, bodyBounds, checkJobBody } from '../http/body-bounds.js'
+import { bodyBounds, checkJobBody, heldBounds } from '../http/body-bounds.js'
 import {
   JOB_ID,
   JOB_ID_PROBLEM,
@@ -32,6 +31,7 @@ import {
   validationFailed,
   wrappedError,
 } from '../http/schemas.js'
+import { versionHeaders } from '../http/version-headers.js'
 import type { IdempotencyClaim, JobBackend } from '../jobs/backend.js'
 import { EndWaits } from '../jobs/end-waits.js'
 import { isEnded, type NewJob } from '../jobs/job.js'
@@ -43,7 +43,7 @@ import {
   newJobId,
 } from '../jobs/job-view.js'
 import { isoTime } from '../jobs/json-text.js'
-import { ServedAlgorithms, unservedMessage } from '../jobs/served.js'
+import { ServedAlgorithms } from '../jobs/served.js'
 import type { Metrics } from '../metrics/metrics.js'
 import { tracing } from '../tracing/seams.js'
 import { checkWebhookUrl } from '../webhooks/address-policy.js'
@@ -99,15 +99,6 @@ const JobQuery = Type.Object({
   ),
 })
 
-/** An algorithm's request bounds as POST /jobs holds a body to them. */
-interface AlgorithmBounds {
-  bounds: RequestBounds
-  owner: BoundOwner
-  paramLimits: ParamLimits
-  /** Below the bounds the body is read under in some way: the body is checked again. */
-  tighter: boolean
-}
-
 /** The invoked algorithm's number refused too, where it is served. */
 const badNumber = (algorithms: Registry) => {
   const invoked = invokeAlgorithm(algorithms)
@@ -119,19 +110,10 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobRouteOptions> = async (app
   // The body names its algorithm: it is read under the largest bounds of any (this plugin is a context
   // of its own), then held to the named algorithm's.
   const largest = largestBounds(algorithms.all(), options.bounds)
-  const own = new Map<string, AlgorithmBounds>()
-  for (const algorithm of algorithms.all()) {
-    const { bounds, owner, paramLimits } = algorithmBounds(algorithm, options.bounds)
-    const tighter =
-      bounds.maxBodyBytes < largest.maxBodyBytes ||
-      bounds.maxJsonValues < largest.maxJsonValues ||
-      bounds.maxJsonDepth < largest.maxJsonDepth ||
-      bounds.maxStringLength < largest.maxStringLength
-    own.set(algorithm.name, { bounds, owner, paramLimits, tighter })
-  }
+  const own = heldBounds(largest, options.bounds)
   const readOwner: BoundOwner = { settings: options.bounds }
   // The parse's counts are kept only when some algorithm's bounds are below the largest.
-  const measured = [...own.values()].some((entry) => entry.tighter)
+  const measured = algorithms.all().some((algorithm) => own(algorithm).tighter)
   addBodyParsers(app, bodyBounds(largest, readOwner, measured))
   const waiters = new EndWaits(options.maxJobWaiters)
   const served = new ServedAlgorithms(() => backend.workers())
@@ -152,23 +134,30 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobRouteOptions> = async (app
         operationId: 'createJob',
         tags: ['jobs'],
         description:
-          'Checks, in order: the schema (422), the algorithm name (404), its params (400 for an integer with ' +
+          'Checks, in order: the schema (422), the algorithm name and `version` (404), its params, against ' +
+          'the params schema of that version (400 for an integer with ' +
           `too many digits${badNumber(algorithms)}; ` +
           '422 for params that fail the algorithm\'s params schema, loc ["body", "params", ...]), the ' +
           'webhook URL (400), ' +
           'capacity and store (503 with Retry-After). With an Idempotency-Key header (job control), a request ' +
           'repeated with the same key and the same checked request (algorithm, params, webhook) answers with ' +
-          'the job the first one created and the header Idempotent-Replayed: true.',
+          'the job the first one created and the header Idempotent-Replayed: true. The job is pinned to the ' +
+          'version `version` picks (exact, or the highest loaded match of a semver range; without it, the ' +
+          'default) and runs on exactly that one; the header Algorithm-Version names it.',
         headers: IdempotencyHeaders,
         body: Type.Ref(JobRequest),
         response: {
           202: described(
             JobCreateResponse,
-            'The job was created and waits to run (or, replayed, was created). When no live worker takes ' +
-              'jobs of its algorithm, `message` says so: the job waits until one does.',
+            'The job was created and waits to run (or, replayed, was created); the header Algorithm-Version ' +
+              'names the version it is pinned to. When no live worker takes jobs of its algorithm, or of ' +
+              'that version, `message` says so: the job waits until one does.',
           ),
           400: wrappedError('VALIDATION_ERROR: bad params or webhook; details names the field.'),
-          404: wrappedError('ALGORITHM_NOT_FOUND; details.available_algorithms lists the known names.'),
+          404: wrappedError(
+            'ALGORITHM_NOT_FOUND; details.available_algorithms lists the known names, and for a known name ' +
+              'whose loaded versions none matches `version`, details.available_versions lists them.',
+          ),
           409: wrappedError('IDEMPOTENCY_KEY_REUSED: this Idempotency-Key came with another request.'),
           413: wrappedError(
             "PAYLOAD_TOO_LARGE: the body is larger than the named algorithm's maxBodyBytes (else ALGOSERVE_MAX_BODY_BYTES).",
@@ -207,9 +196,8 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobRouteOptions> = async (app
     },
     async (request, reply) => {
       const { body } = request
-      const algorithm = algorithms.defaultOf(body.algorithm)
-      if (algorithm === undefined) throw new AlgorithmNotFoundError(body.algorithm, algorithms.names())
-      const bounds = own.get(algorithm.name) as AlgorithmBounds
+      const algorithm = resolveVersion(algorithms, body.algorithm, body.version)
+      const bounds = own(algorithm)
       if (bounds.tighter) await checkJobBody(request, bounds.bounds, bounds.owner)
       const parsed = readParams(algorithm, body.params, bounds.paramLimits, ['body', 'params'])
       const params = stringify(parsed) as string
@@ -224,29 +212,50 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobRouteOptions> = async (app
           ? undefined
           : {
               key,
-              // The checked request, so that the same number written another way is the same request.
+              // The checked request, so that the same number written another way is the same request; the
+              // version as asked (a replay answers with the version the first one pinned, whatever a range
+              // or the default means now), and only when asked: keys made before versions keep matching.
               fingerprint: createHash('sha256')
-                .update(JSON.stringify([algorithm.name, params, webhook]))
+                .update(
+                  JSON.stringify(
+                    body.version === undefined
+                      ? [algorithm.name, params, webhook]
+                      : [algorithm.name, params, webhook, body.version],
+                  ),
+                )
                 .digest('hex'),
             }
       const createdAt = Date.now()
       // 48 random bits: a clash is rare enough that one fresh draw settles it.
-      const job: NewJob = { id: newJobId(), algorithm: algorithm.name, params, webhook, cheap, createdAt }
+      const job: NewJob = {
+        id: newJobId(),
+        algorithm: algorithm.name,
+        version: algorithm.version,
+        params,
+        webhook,
+        cheap,
+        createdAt,
+      }
       const submitted = await tracing.submit(job, () =>
         backend.submit(job, idempotency).catch((error) => {
           if (!(error instanceof DuplicateJobIdError)) throw error
           return backend.submit({ ...job, id: newJobId() }, idempotency)
         }),
       )
-      if (submitted.replayed) reply.header('idempotent-replayed', 'true')
-      else metrics.jobsCreated.inc({ algorithm: algorithm.name })
+      let version = algorithm.version
+      if (submitted.replayed) {
+        reply.header('idempotent-replayed', 'true')
+        // The version the first request pinned its job to.
+        version = (await backend.read(submitted.id, Date.now()))?.version ?? version
+      } else metrics.jobsCreated.inc({ algorithm: algorithm.name })
+      versionHeaders(reply, version)
       reply.code(202)
       return {
         job_id: submitted.id,
         status: 'pending',
-        message: (await served.unserved(algorithm.name))
-          ? unservedMessage(algorithm.name)
-          : 'Job accepted; GET /jobs/{job_id} tells its status.',
+        message:
+          (await served.waiting(algorithm.name, version)) ??
+          'Job accepted; GET /jobs/{job_id} tells its status.',
         created_at: isoTime(submitted.createdAt),
       }
     },
@@ -261,8 +270,9 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobRouteOptions> = async (app
         operationId: 'getJob',
         tags: ['jobs'],
         description:
-          'The job as JobStatusResponse. A pending job that no live worker takes (none serves its algorithm ' +
-          'now) carries one more member, `message` (a string), saying so; no other body has it.',
+          'The job as JobStatusResponse, with the header Algorithm-Version naming the version it is pinned ' +
+          'to. A pending job that no live worker takes (none serves its algorithm, or its version, now) ' +
+          'carries one more member, `message` (a string), saying so; no other body has it.',
         params: JobIdParams,
         querystring: JobQuery,
         response: {
@@ -339,8 +349,9 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobRouteOptions> = async (app
         include === undefined
           ? jobStatusJson(job)
           : jobStatusWithJson(job, new Set(include.split(',') as JobInclude[]))
-      if (job.status === 'pending' && (await served.unserved(job.algorithm)))
-        body = `${body.slice(0, -1)},"message":${JSON.stringify(unservedMessage(job.algorithm))}}`
+      const waiting = job.status === 'pending' ? await served.waiting(job.algorithm, job.version) : undefined
+      if (waiting !== undefined) body = `${body.slice(0, -1)},"message":${JSON.stringify(waiting)}}`
+      versionHeaders(reply, job.version)
       return sendJsonText(reply, body)
     },
   )

@@ -26,6 +26,7 @@ function newJob(extra: Partial<NewJob> = {}): NewJob {
   return {
     id: `c0ffee${String(serial).padStart(6, '0')}`,
     algorithm: 'Echo',
+    version: '1.0.0',
     params: `{"n":${serial}}`,
     webhook: null,
     cheap: true,

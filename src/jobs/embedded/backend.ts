@@ -27,20 +27,26 @@ import type { JobListPage, JobListQuery } from '../listing.js'
 import type { JobSummary } from '../summary.js'
 import { WebhookDispatcher, webhookDelivery } from './dispatcher.js'
 import { JobRunner } from './runner.js'
-import { SqliteJobStore } from './sqlite-store.js'
+import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-store.js'
 import type { JobStore } from './store.js'
 
 export interface EmbeddedBackendOptions extends BackendOptions {
   store: JobStore
 }
 
-/** The embedded backend on the SQLite store in `dataDir` (which it opens, creating or migrating it). */
-export function openEmbeddedBackend(options: BackendOptions & { dataDir: string }): EmbeddedBackend {
+/**
+ * The embedded backend on the SQLite store in `dataDir` (which it opens, creating or migrating it);
+ * `defaultVersion` pins the jobs an earlier release left (SqliteStoreOptions).
+ */
+export function openEmbeddedBackend(
+  options: BackendOptions & Pick<SqliteStoreOptions, 'dataDir' | 'defaultVersion'>,
+): EmbeddedBackend {
   const store = SqliteJobStore.open({
     dataDir: options.dataDir,
     ttlMs: options.ttlMs,
     maxPending: options.maxPending,
     makeDelivery: webhookDelivery,
+    defaultVersion: options.defaultVersion,
   })
   return new EmbeddedBackend({ ...options, store })
 }
@@ -51,6 +57,7 @@ export class EmbeddedBackend implements JobBackend {
   readonly #o: EmbeddedBackendOptions
   #runner: JobRunner | undefined
   #served: readonly string[] = []
+  #versions: () => readonly string[] = () => []
   #dispatcher: WebhookDispatcher | undefined
   // Every job end and change in this process (the only one using the store): waiters and streams of
   // job events listen here.
@@ -130,26 +137,29 @@ export class EmbeddedBackend implements JobBackend {
     return this.#store.ping()
   }
 
-  /** This process is the one that runs every job, once it runs them. */
+  /** This process is the one that runs every job, once it runs them: by name, and by versionKey. */
   async workers(): Promise<ReadonlyMap<string, number>> {
     const running = this.#runner?.running === true ? 1 : 0
-    return new Map(this.#served.map((algorithm) => [algorithm, running]))
+    return new Map([...this.#served, ...this.#versions()].map((key) => [key, running]))
   }
 
   consumeJobs(run: RunJob, options: ConsumeJobsOptions): Consumer {
     this.#served = options.algorithms
+    if (options.versions !== undefined) this.#versions = options.versions
     const runner = new JobRunner({
       store: this.#store,
       run,
       log: this.#o.log,
       concurrency: options.concurrency,
       concurrencyOf: options.concurrencyOf,
+      versions: options.versions,
       // Told once the store has the end, after the run: in the run's span (or the job's trace).
       onEnded: (job, status, seconds) =>
         tracing.ended({ id: job.id, attempt: job.runs, trace: job.trace }, () => {
           this.#jobEnded(job, status, seconds)
           const durationMs = Math.round(seconds * 1000)
-          options.logEnd?.({ id: job.id, algorithm: job.algorithm, status, attempt: job.runs, durationMs })
+          const { id, algorithm, version, runs: attempt } = job
+          options.logEnd?.({ id, algorithm, version, status, attempt, durationMs })
         }),
       onChanged: (id) => this.#ended.emit('changed', id),
     })

@@ -1,10 +1,12 @@
 // The embedded job runner: takes pending jobs from the store in creation order and runs them
-// (`../execute.ts`), at most `concurrency` of those holding a worker thread at a time, and of an
-// algorithm that declares its own `concurrency`, at most that many.
+// (`../execute.ts`), at most `concurrency` of those holding a worker thread at a time, and of a version
+// of an algorithm that declares its own `concurrency`, at most that many; only the jobs of the versions
+// loaded now (the others wait).
 import type { FastifyBaseLogger } from 'fastify'
 import { CANCEL_REASON, ShutdownAbort } from '../../errors.js'
 import type { JobEndStatus, RunJob } from '../backend.js'
 import type { JobProgress, JobRecord } from '../job.js'
+import { jobVersionKey } from '../pinned.js'
 import { type ProgressWriter, throttledProgress } from '../progress.js'
 import type { JobStore } from './store.js'
 import { type Batch, WorkLoop } from './work-loop.js'
@@ -14,8 +16,10 @@ export interface RunnerOptions {
   run: RunJob
   log: FastifyBaseLogger
   concurrency: number
-  /** The algorithms that declare their own `concurrency`: at most that many of their jobs run at once. */
+  /** The versions (versionKey) that declare their own `concurrency`: at most that many of their jobs run at once. */
   concurrencyOf?: ReadonlyMap<string, number>
+  /** The versions (versionKey) whose jobs it takes, read at each take; absent, every one. */
+  versions?: () => readonly string[]
   /** Called once a job's end is stored. */
   onEnded(job: JobRecord, status: JobEndStatus, seconds: number): void
   /** Called once a job's start, give-back or end is stored, with its id. */
@@ -31,7 +35,7 @@ export class JobRunner extends WorkLoop<JobRecord> {
   readonly #o: RunnerOptions
   // Jobs holding a worker thread now; `concurrency` bounds them.
   #heavy = 0
-  // Jobs running now of each algorithm that declares a `concurrency`.
+  // Jobs running now of each version that declares a `concurrency`, by versionKey.
   readonly #running = new Map<string, number>()
   // The latest progress of each run in flight that has reported some.
   readonly #progress = new Map<string, JobProgress>()
@@ -44,9 +48,10 @@ export class JobRunner extends WorkLoop<JobRecord> {
   protected async take(): Promise<Batch<JobRecord>> {
     try {
       const room = new Map<string, number>()
-      for (const [algorithm, most] of this.#o.concurrencyOf ?? [])
-        room.set(algorithm, most - (this.#running.get(algorithm) ?? 0))
-      const limits = { jobs: CLAIM_BATCH, heavy: this.#o.concurrency - this.#heavy, room }
+      for (const [key, most] of this.#o.concurrencyOf ?? [])
+        room.set(key, most - (this.#running.get(key) ?? 0))
+      const served = this.#o.versions?.()
+      const limits = { jobs: CLAIM_BATCH, heavy: this.#o.concurrency - this.#heavy, room, served }
       const items = await this.#o.store.claim(limits, Date.now())
       return { items, more: items.length === CLAIM_BATCH }
     } catch (error) {
@@ -56,14 +61,15 @@ export class JobRunner extends WorkLoop<JobRecord> {
   }
 
   protected async handle(job: JobRecord, shutdown: AbortSignal): Promise<void> {
-    const counted = this.#o.concurrencyOf?.has(job.algorithm) === true
-    if (counted) this.#running.set(job.algorithm, (this.#running.get(job.algorithm) ?? 0) + 1)
+    const key = jobVersionKey(job)
+    const counted = this.#o.concurrencyOf?.has(key) === true
+    if (counted) this.#running.set(key, (this.#running.get(key) ?? 0) + 1)
     if (!job.cheap) this.#heavy++
     try {
       await this.#runOnce(job, shutdown)
     } finally {
       if (!job.cheap) this.#heavy--
-      if (counted) this.#running.set(job.algorithm, (this.#running.get(job.algorithm) as number) - 1)
+      if (counted) this.#running.set(key, (this.#running.get(key) as number) - 1)
     }
   }
 

@@ -5,6 +5,7 @@
 // as such (that process could not).
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { versionKey } from '../../algorithms/registry.js'
 import {
   DuplicateJobIdError,
   IdempotencyKeyReusedError,
@@ -18,6 +19,7 @@ import type { IdempotencyClaim, JobCounts, Submitted } from '../backend.js'
 import type { StoredDelivery } from '../deliveries.js'
 import { type JobRecord, type JobState, lostRunsError, MAX_LOST_RUNS, type NewJob } from '../job.js'
 import type { JobListPage, JobListQuery } from '../listing.js'
+import { UNPINNED } from '../pinned.js'
 import { emptyMinute, type JobSummary, MINUTE_MS, SUMMARY_MINUTES, summaryMinutes } from '../summary.js'
 import { migrate } from './migrations/index.js'
 import {
@@ -49,11 +51,18 @@ export interface SqliteStoreOptions {
   makeDelivery: DeliveryFactory
   /** The SQLite binding; by default the runtime's own where it has one (see sqlite-driver.ts). */
   driver?: DriverName
+  /**
+   * The version a job of `algorithm` that an earlier release stored, pending, is pinned to as the store
+   * opens: the default of a process that loads it; undefined leaves the job without one until then.
+   */
+  defaultVersion?: (algorithm: string) => string | undefined
 }
 
 interface JobRow {
   id: string
   algorithm: string
+  /** NULL for a job an earlier release stored and no process loading its algorithm has pinned yet. */
+  version: string | null
   params: string
   webhook: string | null
   cheap: 0 | 1
@@ -86,8 +95,8 @@ interface GroupedWrite {
 }
 
 const JOB_COLUMNS =
-  'id, algorithm, params, webhook, cheap, status, created_at, started_at, completed_at, result, error, metadata, ' +
-  'runs, lost_runs, trace'
+  'id, algorithm, version, params, webhook, cheap, status, created_at, started_at, completed_at, result, error, ' +
+  'metadata, runs, lost_runs, trace'
 
 export class SqliteJobStore implements JobStore {
   readonly #db: Connection
@@ -118,16 +127,25 @@ export class SqliteJobStore implements JobStore {
     this.#makeDelivery = options.makeDelivery
     this.#sql = {
       insert: db.prepare(
-        `INSERT INTO jobs (id, algorithm, params, webhook, cheap, status, created_at, trace)
-         VALUES (@id, @algorithm, @params, @webhook, @cheap, 'pending', @createdAt, @trace)`,
+        `INSERT INTO jobs (id, algorithm, version, params, webhook, cheap, status, created_at, trace)
+         VALUES (@id, @algorithm, @version, @params, @webhook, @cheap, 'pending', @createdAt, @trace)`,
       ),
       read: db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`),
-      // `full`: a JSON array of the algorithms none of whose jobs may be taken now. Left to itself, SQLite
-      // took jobs_status_created and sorted every pending job by seq at each claim: under a backlog, a
-      // claim that takes one job read them all.
+      // `full`: a JSON array of the versions (versionKey) none of whose jobs may be taken now; `served`, of
+      // those whose jobs may be taken at all, or null for every one (a job of another waits). Left to
+      // itself, SQLite took jobs_status_created and sorted every pending job by seq at each claim: under a
+      // backlog, a claim that takes one job read them all.
       nextPending: db.prepare(
-        `SELECT seq, cheap, algorithm FROM jobs INDEXED BY jobs_pending WHERE status = 'pending'
-         AND algorithm NOT IN (SELECT value FROM json_each(@full)) ORDER BY seq LIMIT @limit`,
+        `SELECT seq, cheap, algorithm, version FROM jobs INDEXED BY jobs_pending WHERE status = 'pending'
+         AND algorithm || '@' || coalesce(version, '') NOT IN (SELECT value FROM json_each(@full))
+         AND (@served IS NULL OR algorithm || '@' || version IN (SELECT value FROM json_each(@served)))
+         ORDER BY seq LIMIT @limit`,
+      ),
+      unpinned: db.prepare(
+        `SELECT DISTINCT algorithm FROM jobs INDEXED BY jobs_pending WHERE status = 'pending' AND version IS NULL`,
+      ),
+      pin: db.prepare(
+        `UPDATE jobs SET version = @version WHERE status = 'pending' AND version IS NULL AND algorithm = @algorithm`,
       ),
       start: db.prepare(
         // A cheap job runs inline within its claim's batch: it starts now. Any other starts when its
@@ -283,6 +301,7 @@ export class SqliteJobStore implements JobStore {
       migrate(db)
       const store = new SqliteJobStore(db, options)
       store.#recover(Date.now())
+      if (options.defaultVersion !== undefined) store.#pinUnpinned(options.defaultVersion)
       return store
     } catch (error) {
       db.close()
@@ -307,9 +326,10 @@ export class SqliteJobStore implements JobStore {
         throw new StoreFullError(`${this.#pending} jobs are waiting, the most allowed.`)
       }
       try {
-        const { id, algorithm, params, webhook, createdAt } = job
+        const { id, algorithm, version, params, webhook, createdAt } = job
         const trace = job.trace ?? null
-        this.#sql.insert.run({ id, algorithm, params, webhook, cheap: job.cheap ? 1 : 0, createdAt, trace })
+        const cheap = job.cheap ? 1 : 0
+        this.#sql.insert.run({ id, algorithm, version, params, webhook, cheap, createdAt, trace })
       } catch (error) {
         if (sqliteCode(error) === SQLITE_CONSTRAINT_UNIQUE) throw new DuplicateJobIdError(job.id)
         throw error
@@ -401,23 +421,26 @@ export class SqliteJobStore implements JobStore {
       const claimed: JobRecord[] = []
       const room = new Map(limits.room)
       let heavy = 0
-      // Read again when an algorithm's room ran out in the rows read: later rows of others may be free.
+      const served = limits.served === undefined ? null : JSON.stringify(limits.served)
+      // Read again when a version's room ran out in the rows read: later rows of others may be free.
       let again = true
       take: while (again && claimed.length < limits.jobs) {
         again = false
-        const full = [...room].flatMap(([algorithm, left]) => (left > 0 ? [] : [algorithm]))
+        const full = [...room].flatMap(([key, left]) => (left > 0 ? [] : [key]))
         const rows = this.#sql.nextPending.all({
           limit: limits.jobs - claimed.length,
           full: JSON.stringify(full),
-        }) as { seq: number; cheap: 0 | 1; algorithm: string }[]
-        for (const { seq, cheap, algorithm } of rows) {
-          const left = room.get(algorithm)
+          served,
+        }) as { seq: number; cheap: 0 | 1; algorithm: string; version: string | null }[]
+        for (const { seq, cheap, algorithm, version } of rows) {
+          const key = versionKey(algorithm, version ?? UNPINNED)
+          const left = room.get(key)
           if (left !== undefined && left <= 0) {
             again = true
             continue
           }
           if (!cheap && ++heavy > limits.heavy) break take
-          if (left !== undefined) room.set(algorithm, left - 1)
+          if (left !== undefined) room.set(key, left - 1)
           claimed.push(toRecord(this.#sql.start.get({ seq, now }) as JobRow))
         }
       }
@@ -659,6 +682,16 @@ export class SqliteJobStore implements JobStore {
     })
   }
 
+  /** Pins each pending job an earlier release stored to the default version of its algorithm, if loaded. */
+  #pinUnpinned(defaultVersion: (algorithm: string) => string | undefined): void {
+    inTransaction(this.#db, () => {
+      for (const { algorithm } of this.#sql.unpinned.all() as { algorithm: string }[]) {
+        const version = defaultVersion(algorithm)
+        if (version !== undefined) this.#sql.pin.run({ algorithm, version })
+      }
+    })
+  }
+
   /** `row` was just put back to pending with one more lost run: it waits, or fails for good. */
   #afterLostRun(row: JobRow, now: number): JobState {
     if (row.lost_runs < MAX_LOST_RUNS) {
@@ -748,6 +781,7 @@ function toRecord(row: JobRow): JobRecord {
   return {
     id: row.id,
     algorithm: row.algorithm,
+    version: row.version ?? UNPINNED,
     params: row.params,
     webhook: row.webhook,
     cheap: row.cheap === 1,

@@ -10,12 +10,14 @@ import type { JobSummary } from '../summary.js'
 
 /**
  * How many jobs one claim may take: in all, of those not cheap (each holds a worker thread), and of
- * each algorithm in `room` (those that declare a `concurrency`: what is left of it).
+ * each version in `room` (by versionKey: those that declare a `concurrency`, what is left of it); and
+ * of which versions (by versionKey) at all, when `served` says: the jobs of others wait.
  */
 export interface ClaimLimits {
   jobs: number
   heavy: number
   room?: ReadonlyMap<string, number>
+  served?: readonly string[]
 }
 
 /** The end of run `run` of job `id`. */
@@ -74,7 +76,8 @@ export interface JobStore {
   /**
    * Moves pending jobs, oldest first, to running (claimed: begun only if cheap) and returns them: up to
    * `limits.jobs`, stopping at the first job that is not cheap once `limits.heavy` such jobs are taken (jobs
-   * start in creation order), and passing over the jobs of an algorithm once its `limits.room` is taken.
+   * start in creation order), and passing over the jobs of a version once its `limits.room` is taken, and
+   * those of the versions `limits.served` leaves out.
    */
   claim(limits: ClaimLimits, now: number): Promise<JobRecord[]>
   /**

@@ -97,12 +97,19 @@ export function consumeJobs(
         durationMs: Math.max(0, (job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now())),
       })
     })
-  // Each algorithm's Worker takes up to its declared `concurrency` of its jobs, or the process's: a
-  // backlog of one waits in its own queue while the others' jobs are taken.
+  // Each algorithm's Worker takes up to its declared `concurrency` of its jobs (the least any of its
+  // versions declares: one queue holds them all), or the process's: a backlog of one waits in its own
+  // queue while the others' jobs are taken.
+  const concurrencyOf = (algorithm: string) => {
+    const declared = [...(options.concurrencyOf ?? [])].flatMap(([key, most]) =>
+      key.startsWith(`${algorithm}@`) ? [most] : [],
+    )
+    return declared.length > 0 ? Math.min(...declared) : options.concurrency
+  }
   const workers = options.algorithms.map((algorithm) => {
     const worker = redis.worker<RedisJobData, RedisJobResult>(
       jobQueueName(algorithm),
-      options.concurrencyOf?.get(algorithm) ?? options.concurrency,
+      concurrencyOf(algorithm),
       process,
       { ...JOB_METRICS, name: RUNNER },
       redis.log,

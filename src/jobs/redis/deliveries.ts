@@ -13,6 +13,7 @@ import { ReceiverPace } from '../../webhooks/receiver-pace.js'
 import type { ConsumeDeliveriesOptions, Consumer } from '../backend.js'
 import { type DeliveryHistory, deliveryHistory } from '../deliveries.js'
 import type { JobRecord } from '../job.js'
+import { UNPINNED } from '../pinned.js'
 import { type RedisConnections, WEBHOOKS } from './connections.js'
 import { allOf, bullConsumer, shutdownOfRuns } from './consumers.js'
 import { type DeliveryData, type RedisJob, type RedisJobResult, readJob, recordOf } from './view.js'
@@ -147,6 +148,7 @@ async function payloadOf(
     ...(record ?? {}),
     id: jobId,
     algorithm,
+    version: record?.version ?? UNPINNED,
     params: '{}',
     webhook: delivery.data.url,
     cheap: false,

@@ -120,7 +120,12 @@ function jobOptions(redis: RedisConnections, job: NewJob): JobsOptions {
 }
 
 async function add(redis: RedisConnections, job: NewJob): Promise<void> {
-  const data: RedisJobData = { params: job.params, webhook: job.webhook, cheap: job.cheap }
+  const data: RedisJobData = {
+    version: job.version,
+    params: job.params,
+    webhook: job.webhook,
+    cheap: job.cheap,
+  }
   if (job.trace !== undefined) data.trace = job.trace
   const { settings } = redis
   try {

@@ -13,9 +13,12 @@ import {
   lostRunsError,
   MAX_LOST_RUNS,
 } from '../job.js'
+import { UNPINNED } from '../pinned.js'
 
 /** What a job carries in Redis; its BullMQ name is the algorithm. */
 export interface RedisJobData {
+  /** Its pinned version (JobRecord's `version`); absent on a job stored before versions. */
+  version?: string
   params: string
   webhook: string | null
   cheap: boolean
@@ -137,6 +140,7 @@ export function recordOf(
   return {
     id: job.id as string,
     algorithm: job.name,
+    version: job.data.version ?? UNPINNED,
     params: job.data.params,
     webhook: job.data.webhook,
     cheap: job.data.cheap,

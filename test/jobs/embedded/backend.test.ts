@@ -35,7 +35,14 @@ test('a submitted job starts in the turn of the event loop that commits it, not 
   await sleep(50)
   for (let i = 0; i < 3; i++) {
     turnEnded = false
-    const job = { id: `0000000000a${i}`, algorithm: 'Echo', params: '{}', webhook: null, cheap: true }
+    const job = {
+      id: `0000000000a${i}`,
+      algorithm: 'Echo',
+      version: '1.0.0',
+      params: '{}',
+      webhook: null,
+      cheap: true,
+    }
     const submitted = backend.submit({ ...job, createdAt: Date.now() })
     // The store commits a turn's inserts in a callback of the turn's end; this one follows it there.
     setImmediate(() => {

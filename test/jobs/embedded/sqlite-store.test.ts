@@ -45,6 +45,7 @@ const job = (
 ) => ({
   id,
   algorithm: extra.algorithm ?? 'PrimeChecker',
+  version: '1.0.0',
   params: extra.params ?? '{"number":7}',
   webhook: extra.webhook ?? null,
   cheap: extra.cheap ?? true,
@@ -62,13 +63,13 @@ each('the schema is versioned; a newer one is refused, naming the versions', asy
   const dir = freshDir()
   await open(driver, dir).close()
   const db = openConnection(join(dir, DATABASE_FILE), { driver })
-  assert.equal((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 4)
+  assert.equal((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 5)
   assert.equal((db.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode, 'wal')
   db.exec('PRAGMA user_version = 99')
   db.close()
   assert.throws(
     () => open(driver, dir),
-    /schema version 99, newer than this version of algoserve knows \(4\)/,
+    /schema version 99, newer than this version of algoserve knows \(5\)/,
   )
 })
 
@@ -142,7 +143,7 @@ each('a claim stops at the first job needing a thread once the threads are taken
 })
 
 each(
-  'a claim passes over the jobs of an algorithm whose room is taken, in one claim or across',
+  'a claim passes over the jobs of a version whose room is taken, in one claim or across',
   async (driver) => {
     const store = open(driver, freshDir())
     for (let i = 1; i <= 4; i++)
@@ -150,7 +151,9 @@ each(
     await store.submit(job('000000000005', { algorithm: 'Fast', cheap: false }))
     await store.submit(job('000000000006', { algorithm: 'Slow', cheap: false }))
     const ids = async (jobs: number, room: number) =>
-      (await store.claim({ jobs, heavy: 10, room: new Map([['Slow', room]]) }, Date.now())).map((j) => j.id)
+      (await store.claim({ jobs, heavy: 10, room: new Map([['Slow@1.0.0', room]]) }, Date.now())).map(
+        (j) => j.id,
+      )
     // Two rows read, both Slow, room for one: the Fast job behind them is read next.
     assert.deepEqual(await ids(2, 1), ['000000000001', '000000000005'])
     assert.deepEqual(await ids(10, 0), [])
@@ -417,13 +420,22 @@ each("a job's trace context is kept with it and with its delivery", async (drive
   await store.submit({
     id: 'traced',
     algorithm: 'A',
+    version: '1.0.0',
     params: '{}',
     webhook: null,
     cheap: true,
     createdAt: 1,
     trace,
   })
-  await store.submit({ id: 'plain', algorithm: 'A', params: '{}', webhook: null, cheap: true, createdAt: 2 })
+  await store.submit({
+    id: 'plain',
+    algorithm: 'A',
+    version: '1.0.0',
+    params: '{}',
+    webhook: null,
+    cheap: true,
+    createdAt: 2,
+  })
   assert.equal((await store.read('traced', 3))?.trace, trace)
   assert.equal((await store.read('plain', 3))?.trace, undefined)
   await store.close()

@@ -30,6 +30,7 @@ function newJob(webhook: string): NewJob {
   return {
     id: `f1257${String(serial).padStart(7, '0')}`,
     algorithm: 'Echo',
+    version: '1.0.0',
     params: `{"n":${serial}}`,
     webhook,
     cheap: true,

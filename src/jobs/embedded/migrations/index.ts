@@ -6,8 +6,15 @@ import { V1_JOBS } from './v1-jobs.js'
 import { V2_JOB_CONTROL } from './v2-job-control.js'
 import { V3_JOB_SUMMARY } from './v3-job-summary.js'
 import { V4_TRACE_CONTEXT } from './v4-trace-context.js'
+import { V5_JOB_VERSION } from './v5-job-version.js'
 
-export const MIGRATIONS: readonly string[] = [V1_JOBS, V2_JOB_CONTROL, V3_JOB_SUMMARY, V4_TRACE_CONTEXT]
+export const MIGRATIONS: readonly string[] = [
+  V1_JOBS,
+  V2_JOB_CONTROL,
+  V3_JOB_SUMMARY,
+  V4_TRACE_CONTEXT,
+  V5_JOB_VERSION,
+]
 
 /** Brings `db` to the latest version, in one transaction; refuses a schema newer than this code's. */
 export function migrate(db: Connection): void {
