@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { afterEach, test } from 'node:test'
 import { StoreFullError, StoreUnavailableError } from '../../../src/errors.js'
 import { webhookDelivery } from '../../../src/jobs/embedded/dispatcher.js'
+import { MIGRATIONS } from '../../../src/jobs/embedded/migrations/index.js'
 import { type DriverName, openConnection, usableDrivers } from '../../../src/jobs/embedded/sqlite-driver.js'
 import { DATABASE_FILE, SqliteJobStore } from '../../../src/jobs/embedded/sqlite-store.js'
 import { tempDataDir } from '../../helpers/app.js'
@@ -20,7 +21,11 @@ afterEach(async () => {
 function open(
   driver: DriverName,
   dataDir: string,
-  options: { ttlMs?: number; maxPending?: number } = {},
+  options: {
+    ttlMs?: number
+    maxPending?: number
+    defaultVersion?: (algorithm: string) => string | undefined
+  } = {},
 ): SqliteJobStore {
   const store = SqliteJobStore.open({
     driver,
@@ -28,6 +33,7 @@ function open(
     ttlMs: options.ttlMs ?? 60_000,
     maxPending: options.maxPending ?? 100,
     makeDelivery: webhookDelivery,
+    defaultVersion: options.defaultVersion,
   })
   stores.push(store)
   return store
@@ -412,6 +418,74 @@ for (const writer of usableDrivers()) {
     },
   )
 }
+
+each(
+  "jobs the release before versions left are pinned: a completed one to the version that ran it, a pending one to its algorithm's default once loaded",
+  async (driver) => {
+    const dir = freshDir()
+    const now = Date.now()
+    // That release's schema: 1.0.0's, moved up by the migrations it had (released ones never change).
+    const db = openConnection(join(dir, DATABASE_FILE), { driver })
+    db.exec('PRAGMA journal_mode = WAL')
+    db.exec(RELEASE_1_0_0_SCHEMA)
+    for (const migration of MIGRATIONS.slice(1, 4)) db.exec(migration)
+    db.exec('PRAGMA user_version = 4')
+    const insert = db.prepare(
+      `INSERT INTO jobs (id, algorithm, params, webhook, cheap, status, created_at, completed_at, result, error,
+         metadata, runs)
+       VALUES (?, ?, '{}', NULL, 1, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    const metadata = '{"algorithm":"Sum","version":"1.0.0","elapsed_time":0.001}'
+    insert.run('0000000000c1', 'Sum', 'completed', now - 5, now - 4, '{"sum":1}', null, metadata, 1)
+    insert.run('0000000000c2', 'Sum', 'failed', now - 4, now - 3, null, 'no', null, 1)
+    insert.run('0000000000c3', 'Sum', 'running', now - 3, null, null, null, null, 1)
+    insert.run('0000000000c4', 'Gone', 'pending', now - 2, null, null, null, null, 0)
+    insert.run('0000000000c5', 'Sum', 'pending', now - 1, null, null, null, null, 0)
+    db.close()
+
+    const defaults: Record<string, string> = { Sum: '1.2.0' }
+    let store = open(driver, dir, { defaultVersion: (name) => defaults[name] })
+    const versionOf = async (id: string) => (await store.read(id, now))?.version
+    assert.equal(await versionOf('0000000000c1'), '1.0.0', 'the version that ran it')
+    assert.equal(await versionOf('0000000000c2'), '', 'none: it never ran')
+    assert.equal(await versionOf('0000000000c3'), '1.2.0', 'lost, pending again, and pinned')
+    assert.equal(await versionOf('0000000000c4'), '', 'its algorithm is not loaded')
+    assert.equal(await versionOf('0000000000c5'), '1.2.0')
+    const served = ['Sum@1.2.0', 'Gone@3.0.0']
+    assert.deepEqual(
+      (await store.claim({ jobs: 10, heavy: 10, served }, now)).map((job) => [job.id, job.version]),
+      [
+        ['0000000000c3', '1.2.0'],
+        ['0000000000c5', '1.2.0'],
+      ],
+      'the job of no version waits',
+    )
+    await store.close()
+    defaults.Gone = '3.0.0'
+    store = open(driver, dir, { defaultVersion: (name) => defaults[name] })
+    assert.deepEqual(
+      (await store.claim({ jobs: 10, heavy: 10, served }, now)).map((job) => [job.id, job.version]),
+      [
+        ['0000000000c3', '1.2.0'],
+        ['0000000000c4', '3.0.0'],
+        ['0000000000c5', '1.2.0'],
+      ],
+      'pinned by the first process that loads its algorithm (and the runs the close cut short back too)',
+    )
+  },
+)
+
+each('a claim takes only the jobs of the versions served, when it names them', async (driver) => {
+  const store = open(driver, freshDir())
+  await store.submit({ ...job('000000000001'), version: '1.0.0' })
+  await store.submit({ ...job('000000000002'), version: '2.0.0' })
+  await store.submit({ ...job('000000000003'), version: '1.0.0' })
+  const ids = async (served?: string[]) =>
+    (await store.claim({ jobs: 10, heavy: 10, served }, Date.now())).map((j) => j.id)
+  assert.deepEqual(await ids(['PrimeChecker@2.0.0', 'Other@1.0.0']), ['000000000002'])
+  assert.deepEqual(await ids([]), [])
+  assert.deepEqual(await ids(), ['000000000001', '000000000003'])
+})
 
 each("a job's trace context is kept with it and with its delivery", async (driver) => {
   const dir = freshDir()
