@@ -165,7 +165,8 @@ export interface JobBackend {
   ping(): Promise<boolean>
   /**
    * How many live processes take each algorithm's jobs (GET /algorithms), by algorithm; null when the
-   * backend cannot tell.
+   * backend cannot tell. A backend that can tell versions apart counts them too, by versionKey: every
+   * version a live process has (served.ts reads a version missing there as one no process has).
    */
   workers(): Promise<ReadonlyMap<string, number> | null>
   consumeJobs(run: RunJob, options: ConsumeJobsOptions): Consumer
