@@ -4,6 +4,7 @@
 // loaded; POST /algorithms/{name}/versions/{version}/invoke runs the version named. On the embedded store,
 // a job whose version is not loaded waits, saying so, and runs once it is loaded again.
 import assert from 'node:assert/strict'
+import { readdirSync } from 'node:fs'
 import { after, before, test } from 'node:test'
 import { loadRegistry } from '../../src/algorithms/registry.js'
 import { moduleSource, validMembers, writeModules } from '../helpers/algorithms.js'
@@ -18,6 +19,13 @@ const sumAt = (version: string) =>
     validMembers('Sum', `(p) => ({ sum: p.a + p.b, by: '${version}' })`).replace("'1.0.0'", `'${version}'`),
   )
 
+/** Tiny at `version`, with `bounds` (contract members): it counts the members of its params. */
+const tinyAt = (version: string, bounds: string) =>
+  moduleSource(`
+  name: 'Tiny', version: '${version}', description: 'Counts members.', ${bounds}
+  params: { type: 'object' }, result: { type: 'object' },
+  run: (p) => ({ members: Object.keys(p).length, by: '${version}' }),`)
+
 const modules = writeModules({
   'sum-1.0.0.mjs': sumAt('1.0.0'),
   'sum-1.1.0.mjs': sumAt('1.1.0'),
@@ -30,8 +38,19 @@ const modules = writeModules({
         "b: { type: 'integer', minimum: 0 }, c: { type: 'integer' }",
       ),
   ),
+  // 1.0.0 holds bodies to bounds below the settings'; 2.0.0 to the settings'.
+  'tiny-1.0.0.mjs': tinyAt('1.0.0', 'maxBodyBytes: 600, maxJsonValues: 50,'),
+  'tiny-2.0.0.mjs': tinyAt('2.0.0', ''),
 })
 after(() => modules.remove())
+
+/** The registry of every module file but `left` (a reload that leaves a version out). */
+const registryWithout = (left?: string) =>
+  loadRegistry(
+    readdirSync(modules.dir)
+      .filter((file) => file !== left)
+      .map(modules.file),
+  )
 
 const LOADED = ['2.0.0', '1.1.0', '1.0.0']
 
@@ -108,8 +127,8 @@ forEachBackend((backend) => {
     assert.equal(first.headers.get('algorithm-version'), '1.1.0')
     // Without 1.1.0, '^1' means 1.0.0 now: the replay still answers the job the first request made.
     const { algorithms } = server.service
-    const kept = await loadRegistry(['sum-1.0.0.mjs', 'sum-1.1.0.mjs', 'sum-2.0.0.mjs'].map(modules.file))
-    algorithms.replaceWith(await loadRegistry(['sum-1.0.0.mjs', 'sum-2.0.0.mjs'].map(modules.file)))
+    const kept = await registryWithout()
+    algorithms.replaceWith(await registryWithout('sum-1.1.0.mjs'))
     const again = await send().finally(() => algorithms.replaceWith(kept))
     assert.equal(again.status, 202)
     assert.equal(again.headers.get('idempotent-replayed'), 'true')
@@ -156,6 +175,24 @@ forEachBackend((backend) => {
     )
   })
 
+  test('a call or job is held to the request bounds of the version it picks', async () => {
+    // 100 members, about 1 KB: past 1.0.0's maxBodyBytes (600) and maxJsonValues (50).
+    const params = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`m${i}`, i]))
+    const body = JSON.stringify(params)
+    const at = (path: string) => postRaw(`${server.url}/algorithms/Tiny${path}`, body)
+    assert.equal((await at('/versions/1.0.0/invoke')).status, 413)
+    const ok = await at('/versions/2.0.0/invoke')
+    assert.equal(ok.status, 200)
+    assert.deepEqual((ok.json as { result: unknown }).result, { members: 100, by: '2.0.0' })
+    assert.equal((await at('/invoke')).status, 200, 'the default, 2.0.0')
+    const fewer = JSON.stringify(Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`m${i}`, 1])))
+    const tooMany = await postRaw(`${server.url}/algorithms/Tiny/versions/1.0.0/invoke`, fewer)
+    assert.equal(tooMany.status, 422, 'more JSON values than 1.0.0 takes')
+    const job = (version: string) => createJob(server.url, { algorithm: 'Tiny', version, params })
+    assert.equal((await job('1.0.0')).status, 413)
+    assert.equal((await job('2.0.0')).status, 202)
+  })
+
   test('POST /invoke names the version that served it', async () => {
     const response = await postRaw(`${server.url}/invoke`, '{"number": 97}')
     assert.equal(response.status, 200)
@@ -169,8 +206,8 @@ forEachBackend((backend) => {
     skip: backend.name === 'redis' ? "the Redis backend's routing by version is its own" : false,
   }, async () => {
     const { algorithms, backend: jobs } = server.service
-    const all = await loadRegistry(['sum-1.0.0.mjs', 'sum-1.1.0.mjs', 'sum-2.0.0.mjs'].map(modules.file))
-    const without = await loadRegistry(['sum-1.0.0.mjs', 'sum-2.0.0.mjs'].map(modules.file))
+    const all = await registryWithout()
+    const without = await registryWithout('sum-1.1.0.mjs')
     algorithms.replaceWith(without)
     try {
       const refused = await createJob(server.url, {
