@@ -242,7 +242,7 @@ export const SETTINGS = [
     default: 1,
     parse: integer(1, 256),
     description:
-      '`algoserve serve`: HTTP processes sharing the port, the worker threads and the programs of process algorithms divided among them; more than 1 needs ALGOSERVE_REDIS_URL for now.',
+      '`algoserve serve`: HTTP processes sharing the port, the worker threads and the programs of process algorithms divided among them; more than 1 needs ALGOSERVE_REDIS_URL for now. `algoserve worker` refuses more than 1.',
   }),
   setting({
     key: 'shutdownGraceMs',

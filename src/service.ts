@@ -175,6 +175,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
   if (role === 'worker' && config.redisUrl === null) {
     throw new ConfigError('algoserve worker runs jobs from Redis: set ALGOSERVE_REDIS_URL (or --redis-url).')
   }
+  // Refused rather than ignored: whoever set it expected more of this worker than one process gives.
+  if (role === 'worker' && config.httpProcesses > 1) {
+    throw new ConfigError(
+      'ALGOSERVE_HTTP_PROCESSES is a setting of algoserve serve; a worker is one process (to run more jobs, start more workers).',
+    )
+  }
   // Before anything starts: a module that breaks the contract stops the start here.
   const algorithmFiles = moduleFiles(config.algorithms)
   const algorithms = await loadRegistry(algorithmFiles, {}, config.primeChecker)

@@ -32,6 +32,19 @@ test('algoserve worker without a Redis URL is refused, naming the setting', asyn
   assert.match(child.output(), /ALGOSERVE_REDIS_URL/)
 })
 
+// Refused before it connects: nothing need listen at the URL (a worker that did not refuse would wait
+// for Redis there until the timeout).
+test('algoserve worker with more than one HTTP process is refused, saying the setting is for serve', {
+  timeout: 60_000,
+}, async () => {
+  const child = start(['worker', '--http-processes', '2'], { ALGOSERVE_REDIS_URL: 'redis://127.0.0.1:1' })
+  assert.equal(await child.exit, 2)
+  assert.match(
+    child.stderr(),
+    /^algoserve: ALGOSERVE_HTTP_PROCESSES is a setting of algoserve serve; a worker is one process/,
+  )
+})
+
 test('a module that breaks the contract stops the start, naming the file and the problem', async () => {
   const modules = writeModules({
     'broken.mjs': moduleSource(validMembers('Adder').replace("version: '1.0.0'", "version: 'one'")),

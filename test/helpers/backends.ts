@@ -2,7 +2,8 @@
 // (a redis-server of the file's own, a fresh key prefix for each app), each under a describe that
 // names the backend: for suites that go through HTTP. `forEachJobBackend` does the same one level down,
 // for suites of the JobBackend seam itself: one factory opens either backend with the same settings.
-// Without a redis-server the Redis half is skipped, saying so.
+// Without a redis-server the Redis half is skipped, saying so. Under CI's matrix entry with several HTTP
+// processes (served.ts), `serve` starts them in a child process.
 import { rmSync } from 'node:fs'
 import { after, before, describe } from 'node:test'
 import type { FastifyBaseLogger } from 'fastify'
@@ -14,29 +15,36 @@ import { RedisBackend } from '../../src/jobs/redis/backend.js'
 import type { ServiceOptions } from '../../src/service.js'
 import { startApp, type TestApp, tempDataDir } from './app.js'
 import { freshPrefix, type RedisServer, skipWithoutRedis, startRedis } from './redis.js'
+import { HTTP_PROCESSES_VARIABLE, type ServedApp, serveApp, TEST_HTTP_PROCESSES } from './served.js'
 
 export interface BackendUnderTest {
   name: 'embedded' | 'redis'
-  /** Starts the service, running jobs, on this backend. */
+  /** Starts the service, running jobs, on this backend, in this process (for tests of its internals). */
   start(overrides?: Partial<Config>, options?: ServiceOptions): Promise<TestApp>
+  /** Starts the service, running jobs, on this backend, for tests that reach it through HTTP only. */
+  serve(overrides?: Partial<Config>): Promise<ServedApp>
   /** The settings that put `algoserve serve` in a child process on this backend, running jobs. */
   childEnv(): Record<string, string>
 }
 
+// With several HTTP processes the embedded store refuses to start.
+const embeddedSkip =
+  TEST_HTTP_PROCESSES > 1 ? `the embedded store serves one HTTP process (${HTTP_PROCESSES_VARIABLE})` : false
+
 export function forEachBackend(suite: (backend: BackendUnderTest) => void): void {
-  describe('embedded', () => suite({ name: 'embedded', start: startApp, childEnv: () => ({}) }))
+  describe('embedded', { skip: embeddedSkip }, () =>
+    suite({ name: 'embedded', start: startApp, serve: serveApp, childEnv: () => ({}) }),
+  )
   describe('redis', { skip: skipWithoutRedis }, () => {
     let redis: RedisServer | undefined
     before(async () => {
       redis = await startRedis()
     })
+    const onRedis = () => ({ redisUrl: redis?.url ?? null, redisPrefix: freshPrefix(), runJobs: true })
     suite({
       name: 'redis',
-      start: (overrides = {}, options = {}) =>
-        startApp(
-          { redisUrl: redis?.url ?? null, redisPrefix: freshPrefix(), runJobs: true, ...overrides },
-          options,
-        ),
+      start: (overrides = {}, options = {}) => startApp({ ...onRedis(), ...overrides }, options),
+      serve: (overrides = {}) => serveApp({ ...onRedis(), ...overrides }),
       childEnv: () => ({
         ALGOSERVE_REDIS_URL: redis?.url ?? '',
         ALGOSERVE_REDIS_PREFIX: freshPrefix(),

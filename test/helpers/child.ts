@@ -34,8 +34,10 @@ export function start(
   nodeFlags: string[] = [],
 ): Child {
   const [command = process.execPath, ...before] = [...launcher, process.execPath]
+  // The tests' own variables (ALGOSERVE_TEST_*) are no settings: the service would warn of each.
+  const inherited = Object.entries(process.env).filter(([name]) => !name.startsWith('ALGOSERVE_TEST_'))
   const child = spawn(command, [...before, ...nodeFlags, '--import', 'tsx', MAIN, ...args], {
-    env: { ...process.env, ...env },
+    env: { ...Object.fromEntries(inherited), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   started.add(child)

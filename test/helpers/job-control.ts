@@ -2,11 +2,12 @@
 // own on a backend, with slow jobs (RSA-100, running until stopped) that are cancelled after each test.
 import assert from 'node:assert/strict'
 import { after, afterEach, before } from 'node:test'
+import { shareOf } from '../../src/cluster/share.js'
 import type { Config } from '../../src/config.js'
-import type { TestApp } from './app.js'
 import type { BackendUnderTest } from './backends.js'
 import { createJob } from './jobs.js'
 import { RSA_100 } from './numbers.js'
+import { type ServedApp, TEST_HTTP_PROCESSES } from './served.js'
 
 export const CANCELLED = 'The job was cancelled.'
 /** The service's ALGOSERVE_MAX_JOB_WAITERS. */
@@ -44,21 +45,28 @@ export interface JobControlService {
 
 /**
  * Starts the service for the suite it is called in, and closes it after: two worker threads, a 60 s
- * factorisation budget (so RSA-100 runs until stopped), webhooks to loopback retried after 300 ms.
+ * factorisation budget (so RSA-100 runs until stopped), webhooks to loopback. With `webhookRetryWaitsMs`
+ * (no setting: the contract's schedule is fixed) the service runs in this process, which alone can take
+ * it; otherwise it is served as the matrix asks (served.ts).
  */
-export function jobControlService(backend: BackendUnderTest): JobControlService {
-  let server: TestApp | undefined
+export function jobControlService(
+  backend: BackendUnderTest,
+  { webhookRetryWaitsMs }: { webhookRetryWaitsMs?: readonly number[] } = {},
+): JobControlService {
+  let server: Omit<ServedApp, 'workers'> | undefined
   before(async () => {
-    server = await backend.start(
-      {
-        jobFactorBudgetMs: 60_000,
-        webhookAllowPrivate: true,
-        maxJobWaiters: MAX_WAITERS,
-        workerThreads: 2,
-        jobConcurrency: 2,
-      },
-      { webhooks: { retryWaitsMs: [300, 300, 300] } },
-    )
+    const settings = {
+      jobFactorBudgetMs: 60_000,
+      webhookAllowPrivate: true,
+      maxJobWaiters: MAX_WAITERS,
+      workerThreads: 2,
+      // Each process has its own job slots: the service's two, divided as its worker threads are.
+      jobConcurrency: shareOf(2, TEST_HTTP_PROCESSES),
+    }
+    server =
+      webhookRetryWaitsMs === undefined
+        ? await backend.serve(settings)
+        : await backend.start(settings, { webhooks: { retryWaitsMs: webhookRetryWaitsMs } })
   })
   after(() => server?.close())
   const started = () => {

@@ -7,14 +7,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { invoke97, startApp, type TestApp } from '../helpers/app.js'
+import { invoke97 } from '../helpers/app.js'
+import { type ServedApp, serveApp } from '../helpers/served.js'
 
 const KEY = 'ak_live_5f0c3b9e2d71'
 const FILE_KEY = 'ak_from_the_file_8812'
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 test('by default no endpoint asks for a key, and the document declares no security', async () => {
-  const server = await startApp()
+  const server = await serveApp()
   try {
     assert.equal((await invoke97(server.url)).status, 200)
     assert.equal((await fetch(`${server.url}/metrics`)).status, 200)
@@ -26,13 +27,13 @@ test('by default no endpoint asks for a key, and the document declares no securi
 })
 
 describe('with API keys set', () => {
-  let server: TestApp
+  let server: ServedApp
   let dir: string
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'algoserve-keys-'))
     const file = join(dir, 'keys')
     writeFileSync(file, `# deploy key\nsha256:${sha256(FILE_KEY)}\n`)
-    server = await startApp({ apiKeys: [sha256(KEY)], apiKeysFile: file })
+    server = await serveApp({ apiKeys: [sha256(KEY)], apiKeysFile: file })
   })
   after(async () => {
     await server.close()
@@ -132,7 +133,7 @@ describe('with API keys set', () => {
 })
 
 test('/metrics and the documentation need a key when their settings say so', async () => {
-  const server = await startApp({ apiKeys: [sha256(KEY)], apiKeysForMetrics: true, apiKeysForDocs: true })
+  const server = await serveApp({ apiKeys: [sha256(KEY)], apiKeysForMetrics: true, apiKeysForDocs: true })
   try {
     for (const path of ['/metrics', '/openapi.json', '/docs', '/docs/static/swagger-ui.css', '/redoc']) {
       const refused = await fetch(`${server.url}${path}`)

@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import { after, before, describe, test } from 'node:test'
-import { postRaw, startApp, type TestApp } from '../helpers/app.js'
+import { postRaw } from '../helpers/app.js'
 import { parseExact } from '../helpers/json.js'
 import { RSA_100 } from '../helpers/numbers.js'
+import { type ServedApp, serveApp } from '../helpers/served.js'
 import { sleep } from '../helpers/time.js'
 
-let server: TestApp
+let server: ServedApp
 let url: string
 
 before(async () => {
-  server = await startApp()
+  server = await serveApp()
   url = `${server.url}/invoke`
 })
 after(() => server.close())
@@ -437,8 +438,8 @@ describe('isolation', () => {
 describe('client disconnects', () => {
   test('an /invoke whose client goes away stops its run', async () => {
     const metric = async () => {
-      const text = await server.service.metrics.registry.getSingleMetricAsString('algorithm_executions_total')
-      return Number(/status="success"\} ([0-9]+)/.exec(text)?.[1] ?? 0)
+      const text = await (await fetch(`${server.url}/metrics`)).text()
+      return Number(/^algorithm_executions_total\{[^}]*status="success"\} ([0-9]+)/m.exec(text)?.[1] ?? 0)
     }
     const before = await metric()
     const rsa129 =

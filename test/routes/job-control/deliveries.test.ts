@@ -8,7 +8,8 @@ import { startReceiver } from '../../helpers/receiver.js'
 import { until } from '../../helpers/time.js'
 
 forEachBackend((backend) => {
-  const service = jobControlService(backend)
+  // Retried after 300 ms: the given-up delivery's four attempts within a test's time.
+  const service = jobControlService(backend, { webhookRetryWaitsMs: [300, 300, 300] })
   const { quickJob } = service
 
   describe('GET /jobs/{job_id}/deliveries', () => {

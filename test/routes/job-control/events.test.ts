@@ -6,11 +6,11 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { bodyText, readEvents, type StreamEvent } from '../../../src/client/event-stream.js'
-import type { TestApp } from '../../helpers/app.js'
 import { apiAndWorker, forEachBackend } from '../../helpers/backends.js'
 import { CANCELLED, call, detailOf } from '../../helpers/job-control.js'
 import { createJob } from '../../helpers/jobs.js'
 import { skipWithoutRedis } from '../../helpers/redis.js'
+import { inProcessOnly, perProcessBound, type ServedApp } from '../../helpers/served.js'
 import { until } from '../../helpers/time.js'
 
 const STEPPING = fileURLToPath(new URL('../../fixtures/stepping-process', import.meta.url))
@@ -43,9 +43,9 @@ const dataOf = (event: StreamEvent | undefined) =>
   JSON.parse(event?.data ?? 'null') as Record<string, unknown>
 
 forEachBackend((backend) => {
-  let server: TestApp
+  let server: ServedApp
   before(async () => {
-    server = await backend.start({ algorithms: [STEPPING], maxEventStreams: MAX_STREAMS })
+    server = await backend.serve({ algorithms: [STEPPING], maxEventStreams: MAX_STREAMS })
   })
   after(() => server.close())
 
@@ -140,7 +140,9 @@ forEachBackend((backend) => {
       assert.equal(malformed.status, 422)
     })
 
-    test('beyond ALGOSERVE_MAX_EVENT_STREAMS a stream is a 503 with Retry-After; one that closes frees its place', async () => {
+    test('beyond ALGOSERVE_MAX_EVENT_STREAMS a stream is a 503 with Retry-After; one that closes frees its place', {
+      skip: perProcessBound,
+    }, async () => {
       const id = await submit(600, 100)
       const clients = Array.from({ length: MAX_STREAMS }, () => new AbortController())
       try {
@@ -171,7 +173,11 @@ forEachBackend((backend) => {
     })
   })
 
-  test('a shutdown ends the open streams instead of waiting for them', { timeout: 30_000 }, async () => {
+  // In this process: it closes the HTTP server alone, before the rest of the service.
+  test('a shutdown ends the open streams instead of waiting for them', {
+    timeout: 30_000,
+    skip: inProcessOnly,
+  }, async () => {
     const own = await backend.start({ algorithms: [STEPPING] })
     try {
       const created = await createJob(own.url, {

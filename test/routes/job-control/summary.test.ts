@@ -14,6 +14,7 @@ import { call } from '../../helpers/job-control.js'
 import { createJob, type JobBody, waitForJob } from '../../helpers/jobs.js'
 import { RSA_100 } from '../../helpers/numbers.js'
 import { redisCommand } from '../../helpers/redis.js'
+import { inProcessOnly } from '../../helpers/served.js'
 import { until } from '../../helpers/time.js'
 
 forEachBackend((backend) => {
@@ -93,7 +94,9 @@ forEachBackend((backend) => {
     const ends = (summary: Summary, status: 'completed' | 'failed') =>
       summary.ended_per_minute.reduce((sum, m) => sum + m[status], 0)
 
-    test('counts every job by state, and the ends and latencies of each of the last 15 minutes, as the jobs show them', async () => {
+    test('counts every job by state, and the ends and latencies of each of the last 15 minutes, as the jobs show them', {
+      skip: inProcessOnly,
+    }, async () => {
       // A service of its own, so that every job counted is known: one job at a time, so one slow job
       // runs and the next waits.
       const own = await backend.start({ jobFactorBudgetMs: 60_000, workerThreads: 1, jobConcurrency: 1 })
@@ -145,7 +148,9 @@ forEachBackend((backend) => {
       }
     })
 
-    test('a job past its retention is not counted, before and after the sweep; its end still is, in its minute', async () => {
+    test('a job past its retention is not counted, before and after the sweep; its end still is, in its minute', {
+      skip: inProcessOnly,
+    }, async () => {
       // A job that fails on the hard time limit, beside one that completes.
       const short = await backend.start({ jobTtlSeconds: 3, jobTimeoutMs: 300, jobFactorBudgetMs: 30_000 })
       // The sweep runs when the test says: first the expired jobs are still stored.
@@ -187,7 +192,7 @@ forEachBackend((backend) => {
 
     if (backend.name === 'redis') {
       test("ends in earlier minutes are read from BullMQ's data points, each in its own minute", async () => {
-        const own = await backend.start()
+        const own = await backend.serve()
         const port = Number(new URL(own.config.redisUrl as string).port)
         const metrics = `${own.config.redisPrefix}:jobs.PrimeChecker:metrics:completed`
         const quick = async () => {
