@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { moduleFiles } from './algorithms/loader.js'
-import { loadRegistry, type Registry } from './algorithms/registry.js'
+import { loadRegistry, type Registry, versionKey } from './algorithms/registry.js'
 import { checkDeclaredBounds } from './algorithms/request-bounds.js'
 import { buildApp, buildWorkerApp } from './app.js'
 import { threadsOfOne } from './cluster/share.js'
@@ -95,6 +95,10 @@ function servedAlgorithms(config: Config, algorithms: Registry): string[] {
   return config.workerAlgorithms.length > 0 ? [...new Set(config.workerAlgorithms)] : algorithms.names()
 }
 
+/** The versions loaded, by versionKey: the Redis queues of their jobs. */
+const versionKeys = (algorithms: Registry): string[] =>
+  algorithms.all().map((algorithm) => versionKey(algorithm.name, algorithm.version))
+
 /** The `concurrency` of the algorithms that declare one. */
 function declaredConcurrency(algorithms: Registry): Map<string, number> {
   const declared = new Map<string, number>()
@@ -133,7 +137,13 @@ async function openBackend(
     minReplicas: config.redisMinReplicas,
     prefix: config.redisPrefix,
     lockMs: config.jobLockMs,
-    algorithms: algorithms.names(),
+    versions: versionKeys(algorithms),
+  })
+  // A reload's new versions are this process's queues too: their jobs are created and waited for here.
+  algorithms.onChange(() => {
+    backend
+      .follow(versionKeys(algorithms))
+      .catch((error: unknown) => log.warn({ err: error }, 'could not name the queues of reloaded versions'))
   })
   try {
     await backend.open()
@@ -260,6 +270,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
           concurrency: jobConcurrency,
           algorithms: served,
           concurrencyOf: declaredConcurrency(algorithms),
+          loaded: algorithms,
           logEnd: jobEndLog(
             log.child({ component: 'jobs' }),
             (name) => algorithms.defaultOf(name)?.version ?? null,

@@ -42,6 +42,7 @@ async function round(driver: DriverName): Promise<Record<Operation, number>> {
       await store.submit({
         id,
         algorithm: 'PrimeChecker',
+        version: '1.0.0',
         params: '{"number":7}',
         webhook: i % 2 ? webhook : null,
         cheap: true,

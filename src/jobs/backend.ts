@@ -45,8 +45,18 @@ export interface BackendCapabilities {
   readonly shared: boolean
 }
 
+/**
+ * What a consumer reads of the loaded algorithms (a Registry is one): each name's versions, its default,
+ * and the reloads that change them.
+ */
+export interface LoadedVersions {
+  versions(name: string): readonly { readonly version: string; readonly concurrency: number | null }[]
+  defaultOf(name: string): { readonly version: string } | undefined
+  onChange(listener: () => void): void
+}
+
 export interface ConsumeJobsOptions {
-  /** Jobs holding a worker thread at once (on Redis, of each algorithm). */
+  /** Jobs holding a worker thread at once (on Redis, of each algorithm version). */
   concurrency: number
   /**
    * The algorithms whose jobs this process takes. A backend whose jobs only this process runs takes
@@ -55,6 +65,12 @@ export interface ConsumeJobsOptions {
   algorithms: readonly string[]
   /** The algorithms that declare their own `concurrency`: at most that many of their jobs run at once. */
   concurrencyOf?: ReadonlyMap<string, number>
+  /**
+   * The versions of the algorithms, followed through reloads: on Redis a process takes the jobs of every
+   * loaded version of the algorithms it serves, each version's from its own queue, at the version's own
+   * `concurrency` (else `concurrency`).
+   */
+  loaded: LoadedVersions
   /** Called once for each job end that a run taken here stored (job-end.ts): its log line. */
   logEnd?: LogJobEnd
 }
@@ -155,10 +171,15 @@ export interface JobBackend {
   /** Answers whether the backend can serve (readiness). */
   ping(): Promise<boolean>
   /**
-   * How many live processes take each algorithm's jobs (GET /algorithms), by algorithm; null when the
-   * backend cannot tell.
+   * How many live processes take each algorithm's jobs (GET /algorithms), by algorithm, and, where the
+   * backend counts them apart, those of each version by versionKey too; null when the backend cannot tell.
    */
   workers(): Promise<ReadonlyMap<string, number> | null>
+  /**
+   * How many live processes take the jobs of each algorithm version, by versionKey (`Name@1.2.0`); null
+   * when the backend cannot tell.
+   */
+  versionWorkers(): Promise<ReadonlyMap<string, number> | null>
   consumeJobs(run: RunJob, options: ConsumeJobsOptions): Consumer
   consumeDeliveries(attempt: AttemptDelivery, options: ConsumeDeliveriesOptions): Consumer
   /** Deletes finished jobs past the retention; returns how many. */

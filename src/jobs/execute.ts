@@ -18,7 +18,7 @@ import type { Executor } from '../execution/executor.js'
 import { runMetadata } from '../execution/timed-run.js'
 import { tracing } from '../tracing/seams.js'
 import type { RunJob } from './backend.js'
-import type { JobOutcome } from './job.js'
+import type { JobOutcome, JobRecord } from './job.js'
 import { WORKER } from './job-end.js'
 
 export interface RunJobOptions {
@@ -32,14 +32,15 @@ export interface RunJobOptions {
 
 export function createRunJob(options: RunJobOptions): RunJob {
   const { algorithms, executor, factorBudgetMs, timeoutMs, maxDigits, log } = options
+  // The version the job is pinned to; a job stored without one runs on the default.
+  const versionOf = (job: JobRecord) =>
+    job.version === '' ? algorithms.defaultOf(job.algorithm) : algorithms.exact(job.algorithm, job.version)
   // Each run in a span of the trace its job was created in (tracing/seams.ts).
   return (job, shutdown, progress, started) =>
-    tracing.run(job, algorithms.defaultOf(job.algorithm)?.version ?? null, () =>
-      runJob(job, shutdown, progress, started),
-    )
+    tracing.run(job, versionOf(job)?.version ?? null, () => runJob(job, shutdown, progress, started))
 
   async function runJob(...[job, shutdown, progress, started]: Parameters<RunJob>): Promise<JobOutcome> {
-    const algorithm = algorithms.defaultOf(job.algorithm)
+    const algorithm = versionOf(job)
     if (algorithm === undefined) {
       return { status: 'failed', error: `The algorithm '${job.algorithm}' is not available.` }
     }

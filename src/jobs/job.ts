@@ -6,6 +6,8 @@ export type JobState = 'pending' | 'running' | 'completed' | 'failed'
 export interface JobRecord {
   id: string
   algorithm: string
+  /** The version of its algorithm it was pinned to at its creation: it runs on exactly that one. */
+  version: string
   /** The algorithm's checked params as JSON; integers are exact decimal literals. */
   params: string
   webhook: string | null
@@ -40,6 +42,8 @@ export interface JobProgress {
 export interface NewJob {
   id: string
   algorithm: string
+  /** The version of its algorithm it was pinned to at its creation: it runs on exactly that one. */
+  version: string
   params: string
   webhook: string | null
   cheap: boolean

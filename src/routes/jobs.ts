@@ -231,7 +231,15 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobRouteOptions> = async (app
             }
       const createdAt = Date.now()
       // 48 random bits: a clash is rare enough that one fresh draw settles it.
-      const job: NewJob = { id: newJobId(), algorithm: algorithm.name, params, webhook, cheap, createdAt }
+      const job: NewJob = {
+        id: newJobId(),
+        algorithm: algorithm.name,
+        version: algorithm.version,
+        params,
+        webhook,
+        cheap,
+        createdAt,
+      }
       const submitted = await tracing.submit(job, () =>
         backend.submit(job, idempotency).catch((error) => {
           if (!(error instanceof DuplicateJobIdError)) throw error

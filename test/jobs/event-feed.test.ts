@@ -9,6 +9,7 @@ import type { JobRecord } from '../../src/jobs/job.js'
 const job = (extra: Partial<JobRecord> = {}): JobRecord => ({
   id: '0123456789ab',
   algorithm: 'Echo',
+  version: '1.0.0',
   params: '{}',
   webhook: null,
   cheap: false,

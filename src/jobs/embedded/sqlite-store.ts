@@ -748,6 +748,8 @@ function toRecord(row: JobRow): JobRecord {
   return {
     id: row.id,
     algorithm: row.algorithm,
+    // Not kept by this store: a job reads as of its algorithm's version at its run.
+    version: '',
     params: row.params,
     webhook: row.webhook,
     cheap: row.cheap === 1,

@@ -16,6 +16,8 @@ import {
 
 /** What a job carries in Redis; its BullMQ name is the algorithm. */
 export interface RedisJobData {
+  /** The version it is pinned to; absent on a job queued before versions (it runs on the default). */
+  version?: string
   params: string
   webhook: string | null
   cheap: boolean
@@ -34,6 +36,8 @@ export type RedisJob = Job<RedisJobData, RedisJobResult>
 export interface DeliveryData {
   jobId: string
   algorithm: string
+  /** Its job's version (absent for a job queued before versions): with the algorithm, its queue. */
+  version?: string
   url: string
   webhookId: string
   /** Stored at the first attempt, so that every attempt sends the same body. */
@@ -137,6 +141,7 @@ export function recordOf(
   return {
     id: job.id as string,
     algorithm: job.name,
+    version: job.data.version ?? '',
     params: job.data.params,
     webhook: job.data.webhook,
     cheap: job.data.cheap,

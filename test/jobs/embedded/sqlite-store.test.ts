@@ -45,6 +45,7 @@ const job = (
 ) => ({
   id,
   algorithm: extra.algorithm ?? 'PrimeChecker',
+  version: '1.0.0',
   params: extra.params ?? '{"number":7}',
   webhook: extra.webhook ?? null,
   cheap: extra.cheap ?? true,
@@ -417,13 +418,22 @@ each("a job's trace context is kept with it and with its delivery", async (drive
   await store.submit({
     id: 'traced',
     algorithm: 'A',
+    version: '1.0.0',
     params: '{}',
     webhook: null,
     cheap: true,
     createdAt: 1,
     trace,
   })
-  await store.submit({ id: 'plain', algorithm: 'A', params: '{}', webhook: null, cheap: true, createdAt: 2 })
+  await store.submit({
+    id: 'plain',
+    algorithm: 'A',
+    version: '1.0.0',
+    params: '{}',
+    webhook: null,
+    cheap: true,
+    createdAt: 2,
+  })
   assert.equal((await store.read('traced', 3))?.trace, trace)
   assert.equal((await store.read('plain', 3))?.trace, undefined)
   await store.close()
