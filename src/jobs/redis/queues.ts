@@ -53,8 +53,8 @@ export class JobQueues {
 
   /**
    * `connection` is the one BullMQ's queues share; `client`, ours; `key` names a key of ours; `own`,
-   * the queue keys of the versions this process loads; `onError` hears the queues' errors (Redis away: the readiness
-   * check tells that).
+   * the queue keys of the versions this process loads; `onError` hears the queues' errors (Redis away:
+   * the readiness check tells that).
    */
   constructor(
     connection: RedisClient,
