@@ -141,7 +141,8 @@ export function consumeJobs(
     return keys
   }
   for (const [key, concurrency] of wanted()) start(key, concurrency)
-  // Stopped versions finish their runs: closed without the shutdown's abort, out of the set at once.
+  // Stopped versions finish their runs (and hear their cancels): closed without the shutdown's abort.
+  const retiring = new Set<Worker<RedisJobData, RedisJobResult>>()
   const retired: Promise<void>[] = []
   let stopped = false
   options.loaded.onChange(() => {
@@ -151,15 +152,19 @@ export function consumeJobs(
     for (const [key, worker] of workers) {
       if (next.has(key) || isLegacyKey(key)) continue
       workers.delete(key)
+      retiring.add(worker)
       retired.push(
-        worker.close().catch((error: unknown) => redis.log.warn({ err: error }, 'a worker did not close')),
+        worker
+          .close()
+          .catch((error: unknown) => redis.log.warn({ err: error }, 'a worker did not close'))
+          .finally(() => retiring.delete(worker)),
       )
     }
     for (const key of fresh) start(key, next.get(key) as number)
   })
   // Cancels reach this process through its QueueEvents; the run is in one of the Workers.
   events.stopRun = (id) => {
-    for (const worker of workers.values()) worker.cancelJob(id, CANCEL_REASON)
+    for (const worker of [...workers.values(), ...retiring]) worker.cancelJob(id, CANCEL_REASON)
   }
   events
     .subscribeCancels()
