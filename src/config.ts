@@ -594,7 +594,7 @@ export const SETTINGS = [
     default: [],
     parse: list,
     description:
-      'With Redis: the algorithms whose jobs this process takes, comma-separated names of loaded algorithms; empty for every one it loads. Jobs of the others wait for a process that takes them.',
+      'With Redis: the algorithms whose jobs this process takes (of every version of each it loads), comma-separated names of loaded algorithms; empty for every one it loads. Jobs of the others wait for a process that takes them.',
   }),
   setting({
     key: 'invokeTimeoutMs',

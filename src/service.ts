@@ -95,6 +95,10 @@ function servedAlgorithms(config: Config, algorithms: Registry): string[] {
   return config.workerAlgorithms.length > 0 ? [...new Set(config.workerAlgorithms)] : algorithms.names()
 }
 
+/** The versions loaded, by versionKey: the Redis queues of their jobs. */
+const versionKeys = (algorithms: Registry): string[] =>
+  algorithms.all().map((algorithm) => versionKey(algorithm.name, algorithm.version))
+
 /** The `concurrency` of the versions that declare one, by versionKey, kept up to date across reloads. */
 function declaredConcurrency(algorithms: Registry): Map<string, number> {
   const declared = new Map<string, number>()
@@ -159,7 +163,13 @@ async function openBackend(
     minReplicas: config.redisMinReplicas,
     prefix: config.redisPrefix,
     lockMs: config.jobLockMs,
-    algorithms: algorithms.names(),
+    versions: versionKeys(algorithms),
+  })
+  // A reload's new versions are this process's queues too: their jobs are created and waited for here.
+  algorithms.onChange(() => {
+    backend
+      .follow(versionKeys(algorithms))
+      .catch((error: unknown) => log.warn({ err: error }, 'could not name the queues of reloaded versions'))
   })
   try {
     await backend.open()
@@ -293,6 +303,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
           algorithms: served,
           versions: servedVersions(algorithms, config.workerAlgorithms),
           concurrencyOf: declaredConcurrency(algorithms),
+          loaded: algorithms,
           logEnd: jobEndLog(
             log.child({ component: 'jobs' }),
             (name) => algorithms.defaultOf(name)?.version ?? null,

@@ -46,8 +46,18 @@ export interface BackendCapabilities {
   readonly shared: boolean
 }
 
+/**
+ * What a consumer reads of the loaded algorithms (a Registry is one): each name's versions, its default,
+ * and the reloads that change them.
+ */
+export interface LoadedVersions {
+  versions(name: string): readonly { readonly version: string; readonly concurrency: number | null }[]
+  defaultOf(name: string): { readonly version: string } | undefined
+  onChange(listener: () => void): void
+}
+
 export interface ConsumeJobsOptions {
-  /** Jobs holding a worker thread at once (on Redis, of each algorithm). */
+  /** Jobs holding a worker thread at once (on Redis, of each algorithm version). */
   concurrency: number
   /**
    * The algorithms whose jobs this process takes. A backend whose jobs only this process runs takes
@@ -64,6 +74,12 @@ export interface ConsumeJobsOptions {
    * at once. Kept up to date by its owner across reloads.
    */
   concurrencyOf?: ReadonlyMap<string, number>
+  /**
+   * The versions of the algorithms, followed through reloads: on Redis a process takes the jobs of every
+   * loaded version of the algorithms it serves, each version's from its own queue, at the version's own
+   * `concurrency` (else `concurrency`).
+   */
+  loaded: LoadedVersions
   /** Called once for each job end that a run taken here stored (job-end.ts): its log line. */
   logEnd?: LogJobEnd
 }
@@ -169,6 +185,11 @@ export interface JobBackend {
    * version a live process has (served.ts reads a version missing there as one no process has).
    */
   workers(): Promise<ReadonlyMap<string, number> | null>
+  /**
+   * How many live processes take the jobs of each algorithm version, by versionKey (`Name@1.2.0`); null
+   * when the backend cannot tell.
+   */
+  versionWorkers(): Promise<ReadonlyMap<string, number> | null>
   consumeJobs(run: RunJob, options: ConsumeJobsOptions): Consumer
   consumeDeliveries(attempt: AttemptDelivery, options: ConsumeDeliveriesOptions): Consumer
   /** Deletes finished jobs past the retention; returns how many. */

@@ -42,7 +42,7 @@ export function createRunJob(options: RunJobOptions): RunJob {
   const { algorithms, executor, factorBudgetMs, timeoutMs, maxDigits, log } = options
   // Each run in a span of the trace its job was created in (tracing/seams.ts).
   return (job, shutdown, progress, started) =>
-    tracing.run(job, job.version === UNPINNED ? null : job.version, () =>
+    tracing.run(job, pinnedAlgorithm(algorithms, job)?.version ?? null, () =>
       runJob(job, shutdown, progress, started),
     )
 

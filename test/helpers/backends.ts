@@ -8,8 +8,9 @@ import { rmSync } from 'node:fs'
 import { after, before, describe } from 'node:test'
 import type { FastifyBaseLogger } from 'fastify'
 import pino from 'pino'
+import { versionKey } from '../../src/algorithms/registry.js'
 import type { Config } from '../../src/config.js'
-import type { BackendOptions, JobBackend, JobEndStatus } from '../../src/jobs/backend.js'
+import type { BackendOptions, JobBackend, JobEndStatus, LoadedVersions } from '../../src/jobs/backend.js'
 import { openEmbeddedBackend } from '../../src/jobs/embedded/backend.js'
 import { RedisBackend } from '../../src/jobs/redis/backend.js'
 import type { ServiceOptions } from '../../src/service.js'
@@ -72,8 +73,21 @@ export interface JobBackendFactory {
   open(settings?: BackendSettings): Promise<OpenedBackend>
 }
 
-/** The algorithms of the jobs the job backend suites submit (a Redis backend's queues). */
+/** The algorithms of the jobs the job backend suites submit. */
 export const SUITE_ALGORITHMS = ['Echo', 'Other']
+
+/** The one version of the suites' jobs. */
+export const SUITE_VERSION = '1.0.0'
+
+/** The suites' versions by versionKey: a Redis backend's queues. */
+export const SUITE_VERSIONS = SUITE_ALGORITHMS.map((name) => versionKey(name, SUITE_VERSION))
+
+/** What a consumer of the suites' jobs reads of the loaded versions: SUITE_VERSION of each. */
+export const SUITE_LOADED: LoadedVersions = {
+  versions: () => [{ version: SUITE_VERSION, concurrency: null }],
+  defaultOf: () => ({ version: SUITE_VERSION }),
+  onChange: () => {},
+}
 
 export const silentLog = pino({ level: 'silent' }) as unknown as FastifyBaseLogger
 
@@ -117,7 +131,7 @@ export function forEachJobBackend(suite: (factory: JobBackendFactory) => void): 
           url: redis?.url as string,
           prefix: freshPrefix(),
           lockMs: 2000,
-          algorithms: SUITE_ALGORITHMS,
+          versions: SUITE_VERSIONS,
         })
         await backend.open()
         return { backend, ends, close: () => backend.close() }

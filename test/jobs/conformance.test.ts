@@ -15,7 +15,13 @@ import type { Consumer, RunJob } from '../../src/jobs/backend.js'
 import type { JobRecord, NewJob } from '../../src/jobs/job.js'
 import { PROGRESS_WRITE_INTERVAL_MS } from '../../src/jobs/progress.js'
 import { WebhookSender } from '../../src/webhooks/sender.js'
-import { forEachJobBackend, type OpenedBackend, SUITE_ALGORITHMS, silentLog } from '../helpers/backends.js'
+import {
+  forEachJobBackend,
+  type OpenedBackend,
+  SUITE_ALGORITHMS,
+  SUITE_LOADED,
+  silentLog,
+} from '../helpers/backends.js'
 import { type Receiver, startReceiver } from '../helpers/receiver.js'
 import { until } from '../helpers/time.js'
 
@@ -82,7 +88,13 @@ forEachJobBackend((factory) => {
     return opened.backend
   }
   const run = () => {
-    consumers.push(opened.backend.consumeJobs(echo, { concurrency: 2, algorithms: SUITE_ALGORITHMS }))
+    consumers.push(
+      opened.backend.consumeJobs(echo, {
+        concurrency: 2,
+        algorithms: SUITE_ALGORITHMS,
+        loaded: SUITE_LOADED,
+      }),
+    )
   }
   const deliver = () => {
     const options = { maxInFlight: 16, onAttempt: () => {}, log: silentLog }
@@ -160,7 +172,13 @@ forEachJobBackend((factory) => {
     }
     // A failed check must not leave the run waiting: the suite's clean-up waits for it.
     try {
-      consumers.push(backend.consumeJobs(reporting, { concurrency: 2, algorithms: SUITE_ALGORITHMS }))
+      consumers.push(
+        backend.consumeJobs(reporting, {
+          concurrency: 2,
+          algorithms: SUITE_ALGORITHMS,
+          loaded: SUITE_LOADED,
+        }),
+      )
       const job = newJob()
       await backend.submit(job)
       const read = async () => (await backend.read(job.id, Date.now())) as JobRecord

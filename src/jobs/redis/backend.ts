@@ -27,6 +27,7 @@ import { consumeJobs, RUNNER } from './consumers.js'
 import { consumeDeliveries, deliveries } from './deliveries.js'
 import { JobEvents } from './events.js'
 import { cleanOldest, list } from './listing.js'
+import { isLegacyKey, nameOfKey } from './queues.js'
 import { submit } from './submit.js'
 import { counts, summary } from './summary.js'
 import { recordOf } from './view.js'
@@ -98,6 +99,15 @@ export class RedisBackend implements JobBackend {
     await this.#events.subscribe()
   }
 
+  /**
+   * Takes the versions of a reload (by versionKey) as this process's too: named in the deployment's set,
+   * and heard of by its waiters.
+   */
+  async follow(versions: readonly string[]): Promise<void> {
+    this.#events.follow(versions)
+    await this.#redis.guard(() => this.#redis.queues.add(versions))
+  }
+
   counts(): Promise<JobCounts> {
     return this.#redis.guard(() => counts(this.#redis))
   }
@@ -107,23 +117,58 @@ export class RedisBackend implements JobBackend {
   }
 
   /**
-   * Each algorithm's Workers that run jobs, from Redis's list of connections (BullMQ names them by
-   * queue); null where CLIENT LIST is not allowed (an ACL user without it, some managed Redis).
+   * The live processes that take each algorithm's jobs (from those of its versions' queues, each process
+   * once), and those of each version by versionKey: a name and a versionKey never clash ('@').
    */
-  workers(): Promise<ReadonlyMap<string, number> | null> {
+  async workers(): Promise<ReadonlyMap<string, number> | null> {
+    const runners = await this.#runners()
+    if (runners === null) return null
+    const byName = new Map<string, Set<string>>()
+    for (const [key, marks] of runners) {
+      const name = nameOfKey(key)
+      byName.set(name, new Set([...(byName.get(name) ?? []), ...marks]))
+    }
+    return new Map([
+      ...[...byName].map(([name, marks]) => [name, marks.size] as const),
+      ...this.#byVersion(runners),
+    ])
+  }
+
+  async versionWorkers(): Promise<ReadonlyMap<string, number> | null> {
+    const runners = await this.#runners()
+    return runners === null ? null : new Map(this.#byVersion(runners))
+  }
+
+  #byVersion(runners: ReadonlyMap<string, ReadonlySet<string>>): [string, number][] {
+    return [...runners].flatMap(([key, marks]) => (isLegacyKey(key) ? [] : [[key, marks.size]]))
+  }
+
+  /**
+   * The processes whose Workers run jobs of each queue, by their marks, from Redis's list of connections
+   * (BullMQ names them by queue; a process of a release before versions has no mark, and each of its
+   * connections is one); null where CLIENT LIST is not allowed (an ACL user without it, some managed
+   * Redis).
+   */
+  #runners(): Promise<ReadonlyMap<string, ReadonlySet<string>> | null> {
     const redis = this.#redis
     return redis.guard(async () => {
-      const algorithms = redis.queues.known()
+      const keys = redis.queues.known()
       try {
-        const counts = await Promise.all(
-          algorithms.map(async (algorithm) => {
-            const connections = await redis.queues.of(algorithm).getWorkers()
+        const marks = await Promise.all(
+          keys.map(async (key) => {
+            const connections = await redis.queues.of(key).getWorkers()
             // BullMQ answers a Redis without CLIENT LIST (GCP's) with a stand-in entry.
             if (connections.some(({ rawname }) => rawname === undefined)) throw new Error('no CLIENT LIST')
-            return connections.filter(({ rawname }) => rawname?.endsWith(`:w:${RUNNER}`)).length
+            const found = new Set<string>()
+            for (const { rawname, id } of connections) {
+              if (rawname?.endsWith(`:w:${RUNNER}`)) found.add(`connection ${id}`)
+              const at = rawname?.indexOf(`:w:${RUNNER}.`) ?? -1
+              if (at >= 0) found.add((rawname as string).slice(at + `:w:${RUNNER}.`.length))
+            }
+            return found
           }),
         )
-        return new Map(algorithms.map((algorithm, i) => [algorithm, counts[i] as number]))
+        return new Map(keys.map((key, i) => [key, marks[i] as Set<string>]))
       } catch (error) {
         redis.log.debug({ err: error }, 'could not count the workers (CLIENT LIST)')
         return null
@@ -144,7 +189,7 @@ export class RedisBackend implements JobBackend {
     const redis = this.#redis
     return redis.guard(async () => {
       const grace = redis.settings.ttlMs
-      const queues = redis.queues.known().map((algorithm) => redis.queues.of(algorithm))
+      const queues = redis.queues.known().map((key) => redis.queues.of(key))
       const [removed] = await Promise.all([
         Promise.all(
           queues.flatMap((queue) => [

@@ -10,7 +10,6 @@ import { afterCancel, beforeCancel, CANCEL_WAIT_MS, settledBy } from '../cancel.
 import { isEnded } from '../job.js'
 import type { RedisConnections } from './connections.js'
 import type { JobEvents } from './events.js'
-import { jobQueueName } from './queues.js'
 import { countEnd, JOB_METRICS } from './summary.js'
 import { type RedisJob, type RedisJobData, type RedisJobResult, recordOf } from './view.js'
 
@@ -23,8 +22,8 @@ const CANCEL_TAKE_TRIES = 5
 export class RedisCancel {
   readonly #redis: RedisConnections
   readonly #events: JobEvents
-  // Workers without a processor (BullMQ's manual fetching), one per algorithm, each made at the first
-  // cancel of a waiting job of its algorithm.
+  // Workers without a processor (BullMQ's manual fetching), one per queue (a version's), each made at
+  // the first cancel of a waiting job in it.
   readonly #fetchers = new Map<string, Worker<RedisJobData, RedisJobResult>>()
 
   constructor(redis: RedisConnections, events: JobEvents) {
@@ -40,7 +39,7 @@ export class RedisCancel {
         const before = recordOf(job, state, redis.settings.ttlMs, now)
         const ended = beforeCancel(before)
         if (ended !== null || job === undefined) return ended ?? { kind: 'not_found' }
-        const queue = redis.queues.of(job.name)
+        const queue = redis.queues.ofJob(job)
         await job.updateData({ ...job.data, cancelledAt: now })
         await this.#events.subscribe()
         // Woken by the job's end in any process (QueueEvents); the event of the cancel itself wakes it
@@ -95,19 +94,13 @@ export class RedisCancel {
 
   async #takeAndFail(job: RedisJob): Promise<void> {
     const redis = this.#redis
-    const algorithm = job.name
-    let fetcher = this.#fetchers.get(algorithm)
+    const { queueName } = job
+    let fetcher = this.#fetchers.get(queueName)
     if (fetcher === undefined) {
-      fetcher = redis.worker<RedisJobData, RedisJobResult>(
-        jobQueueName(algorithm),
-        1,
-        null,
-        JOB_METRICS,
-        redis.log,
-      )
-      this.#fetchers.set(algorithm, fetcher)
+      fetcher = redis.worker<RedisJobData, RedisJobResult>(queueName, 1, null, JOB_METRICS, redis.log)
+      this.#fetchers.set(queueName, fetcher)
     }
-    const queue = redis.queues.of(algorithm)
+    const queue = redis.queues.ofJob(job)
     for (let tries = 0; tries < CANCEL_TAKE_TRIES; tries++) {
       const state = await queue.getJobState(job.id as string)
       if (state !== 'waiting' && state !== 'prioritized') return

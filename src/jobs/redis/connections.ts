@@ -39,8 +39,11 @@ export interface RedisBackendOptions extends BackendOptions, RedisTopology {
   lockMs: number
   /** Replicas that must acknowledge a new job's writes before it is accepted; 0 for none. */
   minReplicas?: number
-  /** The algorithms this process loads: the queues it submits to and hears the ends of. */
-  algorithms: readonly string[]
+  /**
+   * The versions this process loads, by versionKey: the queues it submits to and hears the ends of
+   * (those it loads at a reload are added: RedisBackend.follow).
+   */
+  versions: readonly string[]
 }
 
 /** The queue of webhook deliveries, and the event stream of our own events (cancels). */
@@ -108,7 +111,7 @@ export class RedisConnections {
       this.client,
       settings.prefix,
       (name) => this.key(name),
-      settings.algorithms,
+      settings.versions,
       onError,
     )
     this.webhooks = new Queue(WEBHOOKS, shared)

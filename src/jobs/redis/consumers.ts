@@ -1,7 +1,8 @@
-// Running jobs from Redis: a BullMQ Worker on the queue of each algorithm this process serves takes
-// them, holds their locks and finds the runs of dead workers (the stalled checker); its processor runs
-// each job (../execute.ts) and says how it ended in BullMQ's terms. Also how any BullMQ Worker of ours
-// stops at a shutdown.
+// Running jobs from Redis: a BullMQ Worker on the queue of each algorithm version this process serves
+// takes them, holds their locks and finds the runs of dead workers (the stalled checker); its processor
+// runs each job (../execute.ts) on the version it is pinned to and says how it ended in BullMQ's terms.
+// The Workers follow reloads: a version loaded since gets its own, one no longer loaded finishes its runs
+// and takes no more. Also how any BullMQ Worker of ours stops at a shutdown.
 import { setMaxListeners } from 'node:events'
 import { UnrecoverableError, WaitingError, type Worker } from 'bullmq'
 import type { FastifyBaseLogger } from 'fastify'
@@ -11,9 +12,10 @@ import type { ConsumeJobsOptions, Consumer, JobEndStatus, RunJob } from '../back
 import { type JobOutcome, type JobRecord, lostRunsError, MAX_LOST_RUNS } from '../job.js'
 import { WORKER } from '../job-end.js'
 import { throttledProgress } from '../progress.js'
+import { randomHex } from '../random-hex.js'
 import { type RedisConnections, settledWithin } from './connections.js'
 import type { JobEvents } from './events.js'
-import { jobQueueName } from './queues.js'
+import { isLegacyKey, jobQueueName, queueKey } from './queues.js'
 import { countEnd, JOB_METRICS } from './summary.js'
 import {
   lostRunOf,
@@ -27,6 +29,12 @@ import {
 
 /** The name of the BullMQ Workers that run jobs (not those that only fetch cancelled ones): counted. */
 export const RUNNER = 'runner'
+
+/**
+ * This process's mark in its runners' connection names (`runner.<mark>`): a process with several
+ * versions of one algorithm has a connection per version, and counts once for the algorithm.
+ */
+export const RUNNER_MARK = randomHex(6)
 
 /** How long a stop waits, after the grace period, for work to be given back before closing anyway. */
 const FORCE_CLOSE_AFTER_MS = 2000
@@ -51,6 +59,8 @@ export function consumeJobs(
     }
     if (lost >= MAX_LOST_RUNS) throw new UnrecoverableError(lostRunsError(lost))
     const record = recordOf(job, 'active', redis.settings.ttlMs, Date.now()) as JobRecord
+    // Queued before versions: it runs on the default version of this process, which its metadata tells.
+    if (record.version === '') record.version = options.loaded.defaultOf(record.algorithm)?.version ?? ''
     const run = record.runs
     // Its start, then its progress, stored on the job (BullMQ's progress, which every process's
     // QueueEvents hears of) with its run; every update carries the start, which it replaces.
@@ -97,21 +107,15 @@ export function consumeJobs(
         durationMs: Math.max(0, (job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now())),
       })
     })
-  // Each algorithm's Worker takes up to its declared `concurrency` of its jobs (the least any of its
-  // versions declares: one queue holds them all), or the process's: a backlog of one waits in its own
-  // queue while the others' jobs are taken.
-  const concurrencyOf = (algorithm: string) => {
-    const declared = [...(options.concurrencyOf ?? [])].flatMap(([key, most]) =>
-      key.startsWith(`${algorithm}@`) ? [most] : [],
-    )
-    return declared.length > 0 ? Math.min(...declared) : options.concurrency
-  }
-  const workers = options.algorithms.map((algorithm) => {
+  // Each version's Worker takes up to its declared `concurrency` of its jobs, or the process's: a backlog
+  // of one waits in its own queue while the others' jobs are taken.
+  const workers = new Map<string, Worker<RedisJobData, RedisJobResult>>()
+  const start = (key: string, concurrency: number) => {
     const worker = redis.worker<RedisJobData, RedisJobResult>(
-      jobQueueName(algorithm),
-      concurrencyOf(algorithm),
+      jobQueueName(key),
+      concurrency,
       process,
-      { ...JOB_METRICS, name: RUNNER },
+      { ...JOB_METRICS, name: `${RUNNER}.${RUNNER_MARK}` },
       redis.log,
       shutdown.signal,
     )
@@ -120,16 +124,63 @@ export function consumeJobs(
       // Also emitted for a run that is retried; only a final failure has finishedOn.
       if (job?.finishedOn) ended(job, 'failed')
     })
-    return worker
+    workers.set(key, worker)
+  }
+  // The queues this process takes from now: each loaded version's of the algorithms it serves, and the
+  // queue of an algorithm's jobs queued before versions while the deployment has one (a process of a
+  // release before versions named it).
+  const wanted = () => {
+    const keys = new Map<string, number>()
+    const known = new Set(redis.queues.known())
+    for (const name of options.algorithms) {
+      const versions = options.loaded.versions(name)
+      for (const { version, concurrency } of versions)
+        keys.set(queueKey(name, version), concurrency ?? options.concurrency)
+      if (versions.length > 0 && known.has(name)) keys.set(name, options.concurrency)
+    }
+    return keys
+  }
+  for (const [key, concurrency] of wanted()) start(key, concurrency)
+  // Stopped versions finish their runs (and hear their cancels): closed without the shutdown's abort.
+  const retiring = new Set<Worker<RedisJobData, RedisJobResult>>()
+  const retired: Promise<void>[] = []
+  let stopped = false
+  options.loaded.onChange(() => {
+    if (stopped) return
+    const next = wanted()
+    const fresh = [...next.keys()].filter((key) => !workers.has(key))
+    for (const [key, worker] of workers) {
+      if (next.has(key) || isLegacyKey(key)) continue
+      workers.delete(key)
+      retiring.add(worker)
+      retired.push(
+        worker
+          .close()
+          .catch((error: unknown) => redis.log.warn({ err: error }, 'a worker did not close'))
+          .finally(() => retiring.delete(worker)),
+      )
+    }
+    for (const key of fresh) start(key, next.get(key) as number)
   })
   // Cancels reach this process through its QueueEvents; the run is in one of the Workers.
   events.stopRun = (id) => {
-    for (const worker of workers) worker.cancelJob(id, CANCEL_REASON)
+    for (const worker of [...workers.values(), ...retiring]) worker.cancelJob(id, CANCEL_REASON)
   }
   events
     .subscribeCancels()
     .catch((error: unknown) => redis.log.error({ err: error }, 'could not listen for job cancels'))
-  return allOf(workers.map((worker) => bullConsumer(worker, shutdown, redis.log)))
+  return {
+    get running() {
+      return !stopped && [...workers.values()].every((worker) => worker.isRunning())
+    },
+    async stop(graceMs: number) {
+      stopped = true
+      await Promise.all([
+        ...[...workers.values()].map((worker) => bullConsumer(worker, shutdown, redis.log).stop(graceMs)),
+        ...retired,
+      ])
+    },
+  }
 }
 
 /**

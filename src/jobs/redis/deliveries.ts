@@ -16,6 +16,7 @@ import type { JobRecord } from '../job.js'
 import { UNPINNED } from '../pinned.js'
 import { type RedisConnections, WEBHOOKS } from './connections.js'
 import { allOf, bullConsumer, shutdownOfRuns } from './consumers.js'
+import { queueKey } from './queues.js'
 import { type DeliveryData, type RedisJob, type RedisJobResult, readJob, recordOf } from './view.js'
 
 /** BullMQ Workers taking deliveries in one process. */
@@ -128,8 +129,8 @@ async function payloadOf(
   delivery: Job<DeliveryData>,
   log: FastifyBaseLogger,
 ): Promise<string> {
-  const { jobId, algorithm } = delivery.data
-  const job = (await Job.fromId(redis.queues.of(algorithm), jobId)) as RedisJob | undefined
+  const { jobId, algorithm, version = UNPINNED } = delivery.data
+  const job = (await Job.fromId(redis.queues.of(queueKey(algorithm, version)), jobId)) as RedisJob | undefined
   // BullMQ released the delivery in the step that ended the job: which end shows in its fields, with
   // no read of its state.
   const state = Array.isArray(job?.returnvalue) ? 'completed' : 'failed'
@@ -148,7 +149,7 @@ async function payloadOf(
     ...(record ?? {}),
     id: jobId,
     algorithm,
-    version: record?.version ?? UNPINNED,
+    version,
     params: '{}',
     webhook: delivery.data.url,
     cheap: false,

@@ -1,7 +1,7 @@
 // What every process hears of the others, through BullMQ's QueueEvents, made at the first need: cancels
 // (to stop a run wherever it runs), on our own event stream, and job ends (for waiters and cancels) and
 // other changes (starts, give-backs, progress: for streams of job events), on the queue of each
-// algorithm this process loads.
+// algorithm version this process loads (from a reload on, those it loads since too).
 import { EventEmitter } from 'node:events'
 import type { QueueEvents, QueueEventsProducer } from 'bullmq'
 import { CONTROL, type RedisConnections } from './connections.js'
@@ -15,7 +15,7 @@ const CANCEL_MEMORY_MS = 10_000
 export class JobEvents {
   readonly #redis: RedisConnections
   #control: QueueEvents | undefined
-  #ends: QueueEvents[] | undefined
+  #ends: Map<string, QueueEvents> | undefined
   #producer: QueueEventsProducer | undefined
   readonly #ended = new EventEmitter().setMaxListeners(0)
   // Cancels asked, by job id (with when): a run that starts just after one is still stopped.
@@ -56,24 +56,39 @@ export class JobEvents {
   /** Starts listening to job ends, and to cancels (once per process). */
   async subscribe(): Promise<void> {
     if (this.#ends === undefined) {
-      const ended = ({ jobId }: { jobId: string }) => {
-        this.#ended.emit('ended', jobId)
-        this.#ended.emit('changed', jobId)
-      }
-      const changed = ({ jobId }: { jobId: string }) => this.#ended.emit('changed', jobId)
-      this.#ends = this.#redis.settings.algorithms.map((algorithm) => {
-        const events = this.#redis.queueEvents(jobQueueName(algorithm))
-        events.on('completed', ended)
-        events.on('failed', ended)
-        // A job taken, given back (or retried after a lost run), or its progress stored.
-        events.on('active', changed)
-        events.on('waiting', changed)
-        events.on('progress', changed)
-        events.on('stalled', changed)
-        return events
-      })
+      this.#ends = new Map()
+      this.#hear(this.#redis.settings.versions)
     }
-    await Promise.all([this.subscribeCancels(), ...this.#ends.map((events) => events.waitUntilReady())])
+    await Promise.all([
+      this.subscribeCancels(),
+      ...[...this.#ends.values()].map((events) => events.waitUntilReady()),
+    ])
+  }
+
+  /** Hears the queues of versions loaded since (a reload), once subscribed. */
+  follow(keys: readonly string[]): void {
+    if (this.#ends !== undefined) this.#hear(keys)
+  }
+
+  #hear(keys: readonly string[]): void {
+    const ends = this.#ends as Map<string, QueueEvents>
+    const ended = ({ jobId }: { jobId: string }) => {
+      this.#ended.emit('ended', jobId)
+      this.#ended.emit('changed', jobId)
+    }
+    const changed = ({ jobId }: { jobId: string }) => this.#ended.emit('changed', jobId)
+    for (const key of keys) {
+      if (ends.has(key)) continue
+      const events = this.#redis.queueEvents(jobQueueName(key))
+      events.on('completed', ended)
+      events.on('failed', ended)
+      // A job taken, given back (or retried after a lost run), or its progress stored.
+      events.on('active', changed)
+      events.on('waiting', changed)
+      events.on('progress', changed)
+      events.on('stalled', changed)
+      ends.set(key, events)
+    }
   }
 
   /** Starts listening to cancels only (what a worker needs; once per process). */

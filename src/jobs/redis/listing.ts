@@ -36,12 +36,12 @@ export async function list(redis: RedisConnections, query: JobListQuery, now: nu
     const members = await redis.client.zrangebylex(index, start, '+', 'LIMIT', 0, batch)
     if (members.length === 0) return { jobs, next: null }
     const ids = members.map(memberId)
-    const algorithms = await redis.queues.algorithmsOf(ids)
+    const keys = await redis.queues.keysOf(ids)
     const records = await Promise.all(
       ids.map(async (id, i) => {
-        const algorithm = algorithms[i]
-        if (algorithm == null) return null
-        const { job, state } = await readJob(redis.queues.of(algorithm), id)
+        const key = keys[i]
+        if (key == null) return null
+        const { job, state } = await readJob(redis.queues.of(key), id)
         return recordOf(job, state, redis.settings.ttlMs, now)
       }),
     )
@@ -79,17 +79,17 @@ export async function cleanOldest(redis: RedisConnections, batch: number): Promi
 }
 
 /**
- * Removes the members (and the entries in the id → algorithm index) of jobs that no longer exist (a
+ * Removes the members (and the entries in the id → queue index) of jobs that no longer exist (a
  * job past its retention may linger a moment).
  */
 async function cleanMembers(redis: RedisConnections, members: string[]): Promise<void> {
   const { queues } = redis
   const ids = members.map(memberId)
-  const algorithms = await queues.algorithmsOf(ids)
+  const keys = await queues.keysOf(ids)
   const exists = await Promise.all(
     ids.map((id, i) => {
-      const algorithm = algorithms[i]
-      return algorithm == null ? 0 : redis.client.exists(queues.jobKey(algorithm, id))
+      const key = keys[i]
+      return key == null ? 0 : redis.client.exists(queues.jobKey(key, id))
     }),
   )
   const gone = members.filter((_, i) => exists[i] === 0)

@@ -1,20 +1,40 @@
-// A BullMQ queue per algorithm: a worker takes jobs only from the queues of the algorithms it has, and
-// one algorithm's backlog waits in its own queue, out of the others' way. A job's id finds its queue
-// through a hash of ours (id → algorithm), written with the job's listing member; the deployment's
+// A BullMQ queue per algorithm version: a worker takes jobs only from the queues of the versions it has,
+// and one version's backlog waits in its own queue, out of the others' way. A job's id finds its queue
+// through a hash of ours (id → queue key), written with the job's listing member; the deployment's
 // queues are named in a set of ours, so that counts, the summary and sweeps read across all of them,
-// including those of algorithms this process does not load.
+// including those of versions this process does not load. A queue key is the version's versionKey
+// (`Name@1.2.0`); a bare name is the queue of jobs queued before versions (docs/distributed.md).
 import { Queue } from 'bullmq'
+import { versionKey } from '../../algorithms/registry.js'
 import type { RedisClient } from './topology.js'
 import { type RedisJob, type RedisJobData, type RedisJobResult, readJob } from './view.js'
 
 export type JobQueue = Queue<RedisJobData, RedisJobResult>
 
-/** The queue of an algorithm's jobs (BullMQ refuses ':' in a name; algorithm names have none). */
-export const jobQueueName = (algorithm: string): string => `jobs.${algorithm}`
+const QUEUE_PREFIX = 'jobs.'
 
-/** Ids whose algorithm this process remembers: most reads are of jobs it made or read lately. */
+/**
+ * The queue of a version's jobs, by its key (BullMQ refuses ':' in a name; algorithm names and semantic
+ * versions have none, and it takes '@' and '.').
+ */
+export const jobQueueName = (key: string): string => `${QUEUE_PREFIX}${key}`
+
+/** The queue key of a job of `algorithm` pinned to `version`; '' (queued before versions): the bare name. */
+export const queueKey = (algorithm: string, version: string): string =>
+  version === '' ? algorithm : versionKey(algorithm, version)
+
+/** The algorithm name of a queue key. */
+export const nameOfKey = (key: string): string => {
+  const at = key.indexOf('@')
+  return at < 0 ? key : key.slice(0, at)
+}
+
+/** Whether a queue key is that of jobs queued before versions (a bare name). */
+export const isLegacyKey = (key: string): boolean => !key.includes('@')
+
+/** Ids whose queue this process remembers: most reads are of jobs it made or read lately. */
 const REMEMBERED_IDS = 10_000
-/** How long the deployment's list of algorithms is used before it is read again. */
+/** How long the deployment's list of queues is used before it is read again. */
 const KNOWN_FOR_MS = 5000
 
 export class JobQueues {
@@ -25,6 +45,7 @@ export class JobQueues {
   readonly #namesKey: string
   readonly #queues = new Map<string, JobQueue>()
   readonly #remembered = new Map<string, string>()
+  #own: readonly string[]
   #known: readonly string[]
   #knownAt = 0
   #reading: Promise<void> | undefined
@@ -32,8 +53,8 @@ export class JobQueues {
 
   /**
    * `connection` is the one BullMQ's queues share; `client`, ours; `key` names a key of ours; `own`,
-   * the algorithms this process loads; `onError` hears the queues' errors (Redis away: the readiness
-   * check tells that).
+   * the queue keys of the versions this process loads; `onError` hears the queues' errors (Redis away:
+   * the readiness check tells that).
    */
   constructor(
     connection: RedisClient,
@@ -49,36 +70,51 @@ export class JobQueues {
     this.#prefix = prefix
     this.#indexKey = key('algorithm-of')
     this.#namesKey = key('algorithms')
-    this.#known = [...new Set(own)]
+    this.#own = [...new Set(own)]
+    this.#known = [...this.#own]
   }
 
-  /** The queue of `algorithm`'s jobs, made at its first use. */
-  of(algorithm: string): JobQueue {
-    let queue = this.#queues.get(algorithm)
+  /** The queue of key `key`, made at its first use. */
+  of(key: string): JobQueue {
+    let queue = this.#queues.get(key)
     if (queue === undefined) {
-      queue = new Queue<RedisJobData, RedisJobResult>(jobQueueName(algorithm), {
+      queue = new Queue<RedisJobData, RedisJobResult>(jobQueueName(key), {
         connection: this.#connection,
         prefix: this.#prefix,
       })
       queue.on('error', this.#onError)
-      this.#queues.set(algorithm, queue)
+      this.#queues.set(key, queue)
     }
     return queue
   }
 
-  /** The key of job `id`'s hash (BullMQ's), in `algorithm`'s queue. */
-  jobKey(algorithm: string, id: string): string {
-    return `${this.#prefix}:${jobQueueName(algorithm)}:${id}`
+  /** The queue a job read from BullMQ is in. */
+  ofJob(job: RedisJob): JobQueue {
+    return this.of(job.queueName.slice(QUEUE_PREFIX.length))
   }
 
-  /** Names this process's algorithms in the deployment's set (at every connection). */
+  /** The key of job `id`'s hash (BullMQ's), in the queue of key `key`. */
+  jobKey(key: string, id: string): string {
+    return `${this.#prefix}:${jobQueueName(key)}:${id}`
+  }
+
+  /** Names this process's queues in the deployment's set (at every connection). */
   async register(): Promise<void> {
-    await this.#client.sadd(this.#namesKey, ...this.#known)
+    await this.#client.sadd(this.#namesKey, ...this.#own)
     await this.#readKnown()
   }
 
+  /** Adds the queues of versions loaded since (a reload) to this process's, and names them. */
+  async add(keys: readonly string[]): Promise<void> {
+    const fresh = keys.filter((key) => !this.#own.includes(key))
+    if (fresh.length === 0) return
+    this.#own = [...this.#own, ...fresh]
+    this.#known = [...new Set([...this.#known, ...fresh])].sort()
+    await this.#client.sadd(this.#namesKey, ...fresh)
+  }
+
   /**
-   * The algorithms of the deployment (every one a process has registered), as last read; read again
+   * The queue keys of the deployment (every one a process has registered), as last read; read again
    * in the background when older than KNOWN_FOR_MS.
    */
   known(): readonly string[] {
@@ -100,52 +136,51 @@ export class JobQueues {
   }
 
   /** The index entry of a new job, for the pipeline that writes its listing member. */
-  claimIndex(pipeline: ReturnType<RedisClient['pipeline']>, id: string, algorithm: string): void {
-    pipeline.hsetnx(this.#indexKey, id, algorithm).hget(this.#indexKey, id)
+  claimIndex(pipeline: ReturnType<RedisClient['pipeline']>, id: string, key: string): void {
+    pipeline.hsetnx(this.#indexKey, id, key).hget(this.#indexKey, id)
   }
 
-  /** Points job `id` at `algorithm` (its entry named a job that no longer exists). */
-  async reindex(id: string, algorithm: string): Promise<void> {
-    await this.#client.hset(this.#indexKey, id, algorithm)
-    this.remember(id, algorithm)
+  /** Points job `id` at queue `key` (its entry named a job that no longer exists). */
+  async reindex(id: string, key: string): Promise<void> {
+    await this.#client.hset(this.#indexKey, id, key)
+    this.remember(id, key)
   }
 
-  remember(id: string, algorithm: string): void {
+  remember(id: string, key: string): void {
     if (this.#remembered.size >= REMEMBERED_IDS) {
       this.#remembered.delete(this.#remembered.keys().next().value as string)
     }
-    this.#remembered.set(id, algorithm)
+    this.#remembered.set(id, key)
   }
 
-  /** The algorithm of job `id` as the index has it now (null when no job has it), remembered. */
-  async #indexed(id: string): Promise<string | null> {
-    const algorithm = await this.#client.hget(this.#indexKey, id)
-    if (algorithm !== null) this.remember(id, algorithm)
-    return algorithm
+  /** The queue key of job `id` as the index has it now (null when no job has it), remembered. */
+  async indexed(id: string): Promise<string | null> {
+    const key = await this.#client.hget(this.#indexKey, id)
+    if (key !== null) this.remember(id, key)
+    return key
   }
 
   /**
-   * Job `id` and its BullMQ state (`unknown` when no job has the id), from the queue of its algorithm.
-   * A remembered algorithm can be stale when the id was taken again, by a job of another algorithm,
-   * after the first one expired: a job not found there is looked for in the index.
+   * Job `id` and its BullMQ state (`unknown` when no job has the id), from its queue. A remembered
+   * queue can be stale when the id was taken again, by a job of another version, after the first one
+   * expired: a job not found there is looked for in the index.
    */
   async read(id: string): Promise<{ job: RedisJob | undefined; state: string }> {
     const remembered = this.#remembered.get(id)
-    const algorithm = remembered ?? (await this.#indexed(id))
-    if (algorithm === null) return { job: undefined, state: 'unknown' }
-    const found = await readJob(this.of(algorithm), id)
+    const key = remembered ?? (await this.indexed(id))
+    if (key === null) return { job: undefined, state: 'unknown' }
+    const found = await readJob(this.of(key), id)
     if (found.job !== undefined || remembered === undefined) return found
-    const fresh = await this.#indexed(id)
-    return fresh === null || fresh === algorithm ? found : readJob(this.of(fresh), id)
+    const fresh = await this.indexed(id)
+    return fresh === null || fresh === key ? found : readJob(this.of(fresh), id)
   }
 
-  /** The algorithms of jobs `ids`, in one read. */
-  async algorithmsOf(ids: readonly string[]): Promise<Array<string | null>> {
+  /** The queue keys of jobs `ids`, in one read. */
+  async keysOf(ids: readonly string[]): Promise<Array<string | null>> {
     if (ids.length === 0) return []
-    const algorithms = await this.#client.hmget(this.#indexKey, ...ids)
-    for (const [i, algorithm] of algorithms.entries())
-      if (algorithm !== null) this.remember(ids[i] as string, algorithm)
-    return algorithms
+    const keys = await this.#client.hmget(this.#indexKey, ...ids)
+    for (const [i, key] of keys.entries()) if (key !== null) this.remember(ids[i] as string, key)
+    return keys
   }
 
   /** Forgets the entries of jobs that no longer exist. */

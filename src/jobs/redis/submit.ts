@@ -1,4 +1,4 @@
-// POST /jobs on Redis: a job added to its algorithm's BullMQ queue (with a webhook, as the child of its
+// POST /jobs on Redis: a job added to its version's BullMQ queue (with a webhook, as the child of its
 // delivery in a flow, so that BullMQ releases the delivery in the same step that ends the job), after
 // the checks BullMQ has no mechanism for (a taken id, the bound on waiting jobs); and the
 // Idempotency-Key that makes a retried request answer with the job the first one made.
@@ -17,7 +17,7 @@ import { MAX_LOST_RUNS, type NewJob } from '../job.js'
 import { type RedisConnections, WEBHOOKS } from './connections.js'
 import { DELIVERY_PRIORITY } from './deliveries.js'
 import { createdKey, listMember } from './listing.js'
-import { jobQueueName } from './queues.js'
+import { jobQueueName, queueKey } from './queues.js'
 import { withPending } from './summary.js'
 import type { DeliveryData, RedisJobData } from './view.js'
 
@@ -66,13 +66,17 @@ export async function submit(
   }
   if (seen.fingerprint !== idempotency.fingerprint) throw new IdempotencyKeyReusedError()
   // The request that won may still be adding the job: answer once it exists (or 503 if it never does).
-  // Its algorithm is this request's: the fingerprints match.
-  const jobKey = redis.queues.jobKey(job.algorithm, seen.id)
+  // Its algorithm is this request's (the fingerprints match), its version maybe not (a canary's draw):
+  // its queue is the index's, written before the job is added.
+  const exists = async () => {
+    const key = await redis.queues.indexed(seen.id).catch(() => null)
+    return key !== null && (await redis.client.exists(redis.queues.jobKey(key, seen.id)).catch(() => 0)) === 1
+  }
   for (let waited = 0; waited < 2000; waited += 20) {
-    if ((await redis.client.exists(jobKey).catch(() => 0)) === 1) break
+    if (await exists()) break
     await sleep(20)
   }
-  if ((await redis.client.exists(jobKey).catch(() => 0)) !== 1) {
+  if (!(await exists())) {
     throw new StoreUnavailableError('The job of this Idempotency-Key was not created.')
   }
   return { id: seen.id, createdAt: seen.createdAt, replayed: true }
@@ -131,14 +135,15 @@ async function add(redis: RedisConnections, job: NewJob): Promise<void> {
   try {
     // BullMQ ignores an add with a taken id, and has no bounded queue: both are checked first, and
     // the bound is soft across API processes (docs/distributed.md).
-    // The job's member in our sorted set (listing.ts) and its entry in the id → algorithm index
+    // The job's member in our sorted set (listing.ts) and its entry in the id → queue index
     // (queues.ts) are written before the add, in the same round trip as the checks: a refused or
     // failed add leaves a member whose job is missing, which a listing skips and removes; an add
     // without them cannot happen. Plain reads in one pipeline: one write to Redis, and no Lua script.
     const member = listMember(job)
     const { queues } = redis
+    const key = queueKey(job.algorithm, job.version)
     const pipeline = redis.client.pipeline()
-    queues.claimIndex(pipeline, job.id, job.algorithm)
+    queues.claimIndex(pipeline, job.id, key)
     const [pending, claimed, indexed] = await withPending(redis, pipeline.zadd(createdKey(redis), 0, member))
     if (claimed === 0) {
       // The id is indexed already: taken, unless its job is gone (expired, or never added).
@@ -148,19 +153,20 @@ async function add(redis: RedisConnections, job: NewJob): Promise<void> {
         await redis.client.zrem(createdKey(redis), member)
         throw new DuplicateJobIdError(job.id)
       }
-      if (other !== job.algorithm) await queues.reindex(job.id, job.algorithm)
+      if (other !== key) await queues.reindex(job.id, key)
     }
-    queues.remember(job.id, job.algorithm)
+    queues.remember(job.id, key)
     if (pending >= settings.maxPending)
       throw new StoreFullError(`${pending} jobs are waiting, the most allowed.`)
     if (job.webhook === null) {
-      await queues.of(job.algorithm).add(job.algorithm, data, jobOptions(redis, job))
+      await queues.of(key).add(job.algorithm, data, jobOptions(redis, job))
       return
     }
     const age = Math.ceil(settings.ttlMs / 1000)
     const delivery: DeliveryData = {
       jobId: job.id,
       algorithm: job.algorithm,
+      version: job.version,
       url: job.webhook,
       webhookId: newWebhookId(),
     }
@@ -181,7 +187,7 @@ async function add(redis: RedisConnections, job: NewJob): Promise<void> {
       children: [
         {
           name: job.algorithm,
-          queueName: jobQueueName(job.algorithm),
+          queueName: jobQueueName(key),
           data,
           opts: { ...jobOptions(redis, job), ignoreDependencyOnFailure: true },
         },

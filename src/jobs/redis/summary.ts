@@ -13,7 +13,7 @@ import {
   summaryMinutes,
 } from '../summary.js'
 import type { RedisConnections } from './connections.js'
-import type { JobQueue } from './queues.js'
+import { type JobQueue, nameOfKey } from './queues.js'
 import { type RedisJob, recordOf, startOf } from './view.js'
 
 /**
@@ -22,13 +22,13 @@ import { type RedisJob, recordOf, startOf } from './view.js'
  */
 export const JOB_METRICS: Partial<WorkerOptions> = { metrics: { maxDataPoints: SUMMARY_MINUTES } }
 
-/** The queues of the deployment's algorithms (every one a process has named). */
+/** The queues of the deployment's algorithm versions (every one a process has named). */
 function jobQueues(redis: RedisConnections): JobQueue[] {
-  return redis.queues.known().map((algorithm) => redis.queues.of(algorithm))
+  return redis.queues.known().map((key) => redis.queues.of(key))
 }
 
 /**
- * Runs `pipeline` with the pending count added at its end (in every algorithm's queue, BullMQ's wait
+ * Runs `pipeline` with the pending count added at its end (in every version's queue, BullMQ's wait
  * list and its prioritized and delayed sets: the one definition of pending), and gives that count
  * first, then the pipeline's own answers. Throws the first error.
  */
@@ -70,14 +70,14 @@ const sumOf = (values: unknown[], from: number, queues: number): number =>
   values.slice(from, from + queues).reduce((sum: number, value) => sum + Number(value ?? 0), 0)
 
 /**
- * The gauges' counts, by algorithm from each algorithm's queue: pending as withPending counts it, running
+ * The gauges' counts, by algorithm from the queues of its versions: pending as withPending counts it, running
  * by its active list (a job a worker took counts as running there, even while it waits in that worker for
  * a thread or a process of its algorithm).
  */
 export async function counts(redis: RedisConnections): Promise<JobCounts> {
-  const algorithms = redis.queues.known()
+  const queueKeys = redis.queues.known()
   const pipeline = redis.client.pipeline()
-  for (const { keys } of algorithms.map((algorithm) => redis.queues.of(algorithm))) {
+  for (const { keys } of queueKeys.map((key) => redis.queues.of(key))) {
     pipeline
       .llen(keys.wait as string)
       .zcard(keys.prioritized as string)
@@ -91,12 +91,15 @@ export async function counts(redis: RedisConnections): Promise<JobCounts> {
   const byAlgorithm = new Map<string, { waiting: number; running: number }>()
   let waiting = 0
   let running = 0
-  algorithms.forEach((algorithm, i) => {
+  queueKeys.forEach((key, i) => {
     const [wait = 0, prioritized = 0, delayed = 0, active = 0] = values.slice(4 * i, 4 * i + 4)
-    const counts = { waiting: wait + prioritized + delayed, running: active }
-    byAlgorithm.set(algorithm, counts)
-    waiting += counts.waiting
-    running += counts.running
+    const name = nameOfKey(key)
+    const counts = byAlgorithm.get(name) ?? { waiting: 0, running: 0 }
+    counts.waiting += wait + prioritized + delayed
+    counts.running += active
+    byAlgorithm.set(name, counts)
+    waiting += wait + prioritized + delayed
+    running += active
   })
   return { waiting, running, byAlgorithm }
 }

@@ -17,7 +17,7 @@ import { UNPINNED } from '../pinned.js'
 
 /** What a job carries in Redis; its BullMQ name is the algorithm. */
 export interface RedisJobData {
-  /** Its pinned version (JobRecord's `version`); absent on a job stored before versions. */
+  /** The version it is pinned to; absent on a job queued before versions (it runs on the default). */
   version?: string
   params: string
   webhook: string | null
@@ -37,6 +37,8 @@ export type RedisJob = Job<RedisJobData, RedisJobResult>
 export interface DeliveryData {
   jobId: string
   algorithm: string
+  /** Its job's version (absent for a job queued before versions): with the algorithm, its queue. */
+  version?: string
   url: string
   webhookId: string
   /** Stored at the first attempt, so that every attempt sends the same body. */

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { RunJob } from '../../../src/jobs/backend.js'
 import { openEmbeddedBackend } from '../../../src/jobs/embedded/backend.js'
 import { tempDataDir } from '../../helpers/app.js'
-import { silentLog } from '../../helpers/backends.js'
+import { SUITE_LOADED, silentLog } from '../../helpers/backends.js'
 import { until } from '../../helpers/time.js'
 
 test('a submitted job starts in the turn of the event loop that commits it, not after the next turn', async (t) => {
@@ -29,7 +29,7 @@ test('a submitted job starts in the turn of the event loop that commits it, not 
     startedInTurn.push(!turnEnded)
     return { status: 'completed', result: '1', metadata: '{}' }
   }
-  const consumer = backend.consumeJobs(run, { concurrency: 2, algorithms: ['Echo'] })
+  const consumer = backend.consumeJobs(run, { concurrency: 2, algorithms: ['Echo'], loaded: SUITE_LOADED })
   t.after(() => consumer.stop(0))
   // The consumer's first look, which finds nothing, is over.
   await sleep(50)

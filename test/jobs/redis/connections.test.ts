@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { StoreUnavailableError } from '../../../src/errors.js'
 import { type RedisBackendOptions, RedisConnections } from '../../../src/jobs/redis/connections.js'
-import { SUITE_ALGORITHMS, silentLog } from '../../helpers/backends.js'
+import { SUITE_VERSIONS, silentLog } from '../../helpers/backends.js'
 import { freePort, freshPrefix, type RedisServer, skipWithoutRedis, startRedis } from '../../helpers/redis.js'
 import { tcpRelay } from '../../helpers/tcp-relay.js'
 
@@ -17,7 +17,7 @@ function settings(url: string): RedisBackendOptions {
     url,
     prefix: freshPrefix(),
     lockMs: 2000,
-    algorithms: SUITE_ALGORITHMS,
+    versions: SUITE_VERSIONS,
     ttlMs: 60_000,
     maxPending: 100,
     retryWaitsMs: [1000],

@@ -11,7 +11,7 @@ import type { NewJob } from '../../../src/jobs/job.js'
 import { RedisBackend } from '../../../src/jobs/redis/backend.js'
 import { WEBHOOKS } from '../../../src/jobs/redis/connections.js'
 import { WebhookSender } from '../../../src/webhooks/sender.js'
-import { SUITE_ALGORITHMS, silentLog } from '../../helpers/backends.js'
+import { SUITE_LOADED, SUITE_VERSIONS, silentLog } from '../../helpers/backends.js'
 import { byDelivery, type Receiver, startReceiver } from '../../helpers/receiver.js'
 import { freshPrefix, type RedisServer, skipWithoutRedis, startRedis } from '../../helpers/redis.js'
 import { until } from '../../helpers/time.js'
@@ -64,7 +64,7 @@ describe('redis', { skip: skipWithoutRedis }, () => {
       url: redis.url,
       prefix,
       lockMs: 2000,
-      algorithms: SUITE_ALGORITHMS,
+      versions: SUITE_VERSIONS,
       ttlMs: 60_000,
       maxPending: 10_000,
       retryWaitsMs: [FIRST_WAIT_MS, 5000, 15_000],
@@ -75,7 +75,7 @@ describe('redis', { skip: skipWithoutRedis }, () => {
     })
     await backend.open()
     // Echo's jobs; the last test starts Other's itself.
-    consumers.push(backend.consumeJobs(echo, { concurrency: 4, algorithms: ['Echo'] }))
+    consumers.push(backend.consumeJobs(echo, { concurrency: 4, algorithms: ['Echo'], loaded: SUITE_LOADED }))
     // Four places: the backlog keeps every one busy once the failing receiver's first answers are in.
     const deliveries = { maxInFlight: 4, onAttempt: () => {}, log: silentLog }
     consumers.push(backend.consumeDeliveries((message, signal) => sender.send(message, signal), deliveries))
@@ -152,7 +152,7 @@ describe('redis', { skip: skipWithoutRedis }, () => {
     } finally {
       await webhooks.close()
     }
-    consumers.push(backend.consumeJobs(echo, { concurrency: 1, algorithms: ['Other'] }))
+    consumers.push(backend.consumeJobs(echo, { concurrency: 1, algorithms: ['Other'], loaded: SUITE_LOADED }))
     await receiver.waitFor(2, 15_000)
     const history = await until(async () => {
       const now = await backend.deliveries(job.id, Date.now())
