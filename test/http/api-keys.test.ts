@@ -36,7 +36,7 @@ describe('with API keys set', () => {
     server = await serveApp({ apiKeys: [sha256(KEY)], apiKeysFile: file })
   })
   after(async () => {
-    await server.close()
+    await server?.close()
     rmSync(dir, { recursive: true, force: true })
   })
 
