@@ -19,7 +19,11 @@ const at = (name: string, version: string) =>
 const modules = writeModules({
   'sum-1.0.0.mjs': at('Sum', '1.0.0'),
   'sum-1.1.0.mjs': at('Sum', '1.1.0'),
-  'sum-2.0.0.mjs': at('Sum', '2.0.0'),
+  // Its own params: a member c, which the older versions do not take.
+  'sum-2.0.0.mjs': at('Sum', '2.0.0').replace(
+    "b: { type: 'integer', minimum: 0 } }",
+    "b: { type: 'integer', minimum: 0 }, c: { type: 'integer' } }",
+  ),
 })
 after(() => modules.remove())
 
@@ -139,5 +143,29 @@ describe('versions of one algorithm', () => {
     assert.deepEqual([...counts.keys()].sort(), ['1.0.0', '1.1.0'])
     // 50/50 over 400 draws: below 140 or above 260 has a chance of about 1e-9.
     for (const [version, count] of counts) assert.ok(count > 140 && count < 260, `${version}: ${count}`)
+  })
+
+  test("the document has each version's invoke operation with its own schemas; a deprecated one is marked", async () => {
+    const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+      paths: Record<string, { post: Record<string, unknown> }>
+      components: { schemas: Record<string, { properties?: Record<string, unknown> }> }
+    }
+    const { schemas } = document.components
+    for (const version of ['1.0.0', '1.1.0', '2.0.0']) {
+      const operation = document.paths[`/algorithms/Sum/versions/${version}/invoke`]?.post
+      assert.equal(operation?.operationId, `invoke_Sum_${version}`)
+      assert.equal(operation?.deprecated, version === '1.0.0' ? true : undefined, version)
+      const body = operation?.requestBody as { content: Record<string, { schema: unknown }> }
+      assert.deepEqual(body.content['application/json']?.schema, {
+        $ref: `#/components/schemas/Sum.${version}.Params`,
+      })
+      assert.ok(schemas[`Sum.${version}.Result`], version)
+    }
+    assert.deepEqual(Object.keys(schemas['Sum.2.0.0.Params']?.properties ?? {}), ['a', 'b', 'c'])
+    assert.deepEqual(Object.keys(schemas['Sum.1.1.0.Params']?.properties ?? {}), ['a', 'b'])
+    // The name's own route: its default, drawn between the split, as before.
+    const byName = document.paths['/algorithms/Sum/invoke']?.post
+    assert.equal(byName?.operationId, 'invoke_Sum')
+    assert.match(String(byName?.description), /drawn per call: 1\.0\.0 50%, 1\.1\.0 50%/)
   })
 })
