@@ -130,6 +130,18 @@ describe('versions of one algorithm', () => {
   })
 
   test('the default route draws each call between the canary split, and reports the version that served it', async () => {
+    const runs = async (version: string) => {
+      const text = await (await fetch(`${server.url}/metrics`)).text()
+      const line = text
+        .split('\n')
+        .find((one) =>
+          one.startsWith(
+            `algorithm_version_executions_total{algorithm="Sum",version="${version}",status="success"} `,
+          ),
+        )
+      return Number(line?.split(' ')[1] ?? 0)
+    }
+    const before = { '1.0.0': await runs('1.0.0'), '1.1.0': await runs('1.1.0') }
     const counts = new Map<string, number>()
     for (let i = 0; i < 400; i++) {
       const answer = await call('/algorithms/Sum/invoke')
@@ -143,6 +155,9 @@ describe('versions of one algorithm', () => {
     assert.deepEqual([...counts.keys()].sort(), ['1.0.0', '1.1.0'])
     // 50/50 over 400 draws: below 140 or above 260 has a chance of about 1e-9.
     for (const [version, count] of counts) assert.ok(count > 140 && count < 260, `${version}: ${count}`)
+    // The metric by version counts the same runs.
+    for (const version of ['1.0.0', '1.1.0'] as const)
+      assert.equal((await runs(version)) - before[version], counts.get(version), version)
   })
 
   test("the document has each version's invoke operation with its own schemas; a deprecated one is marked", async () => {
