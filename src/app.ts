@@ -3,6 +3,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Registry } from './algorithms/registry.js'
 import { defaultBounds, largestBounds } from './algorithms/request-bounds.js'
+import { VersionPolicy } from './algorithms/version-policy.js'
 import type { Config } from './config.js'
 import type { Executor } from './execution/executor.js'
 import { algorithmSchemas } from './http/algorithm-schemas.js'
@@ -20,6 +21,7 @@ import { AccessLog, lazyRequestLogger } from './http/request-log.js'
 import { RouteDeclarations } from './http/route-declaration.js'
 import { sharedSchemas } from './http/schemas.js'
 import { validatorCompiler } from './http/validation.js'
+import { registerVersionPolicy } from './http/version-headers.js'
 import type { JobBackend } from './jobs/backend.js'
 import { type ProcessLogger, processLogger } from './logging/process-logger.js'
 import { type Metrics, UNMATCHED_ENDPOINT } from './metrics/metrics.js'
@@ -37,6 +39,8 @@ export interface AppDependencies {
   executor: Executor
   /** The algorithms served, by name (the built-in modules and ALGOSERVE_ALGORITHMS's). */
   algorithms: Registry
+  /** Which versions are deprecated; default, none. */
+  versions?: VersionPolicy
   /** The algorithms whose jobs this process takes (ALGOSERVE_WORKER_ALGORITHMS); default, all. */
   jobAlgorithms?: readonly string[]
   metrics: Metrics
@@ -90,6 +94,7 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> 
   app.server.on('checkExpectation', expectationFailed)
   // First, so that every hook below reads the declaration of each route registered later.
   const declarations = new RouteDeclarations(app)
+  registerVersionPolicy(app, deps.versions ?? new VersionPolicy())
 
   const shared = sharedSchemas(deps.algorithms)
   app.setValidatorCompiler(validatorCompiler(shared))
@@ -130,6 +135,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     factorBudgetMs: config.invokeFactorBudgetMs,
     timeoutMs: config.invokeTimeoutMs,
     workers: () => deps.backend.workers(),
+    versionWorkers: () => deps.backend.versionWorkers(),
   })
   await app.register(invokeRoutes, {
     algorithms,

@@ -1,6 +1,9 @@
 // Settings: each one an ALGOSERVE_* environment variable and a matching flag (the flag wins), read once
 // and validated at start. A bad value stops the process with a message naming the setting.
 import { readFileSync } from 'node:fs'
+import semver from 'semver'
+import { type DefaultShare, versionKey } from './algorithms/registry.js'
+import type { DeprecatedVersions } from './algorithms/version-policy.js'
 import { ConfigError } from './errors.js'
 import { DEFAULT_RECEIVER_MAX_IN_FLIGHT } from './webhooks/receiver-pace.js'
 
@@ -180,6 +183,69 @@ const origins = (raw: string): string[] =>
     }
     return url.origin
   })
+
+const ALGORITHM_NAME = /^[A-Za-z0-9_-]{1,64}$/
+
+/** `Name@version` then, after a colon, what `tail` reads (or nothing): each entry of a version list. */
+const versionEntries = <T>(raw: string, tail: (text: string, entry: string) => T) =>
+  list(raw).map((entry) => {
+    const match = /^([^@:]+)@([^:]+)(?::(.*))?$/.exec(entry)
+    const [, name, version, rest] = match ?? []
+    if (name === undefined || version === undefined || !ALGORITHM_NAME.test(name)) {
+      throw new Error(`'${entry}' is not Name@version`)
+    }
+    if (semver.valid(version) !== version)
+      throw new Error(`'${entry}': ${version} is not an exact semver version`)
+    return { name, version, tail: rest === undefined ? undefined : tail(rest, entry) }
+  })
+
+/** `Name@version` or `Name@version:weight`, comma-separated: each name's default, split by weight. */
+const defaultVersions = (raw: string): ReadonlyMap<string, readonly DefaultShare[]> => {
+  const defaults = new Map<string, DefaultShare[]>()
+  const unweighted = new Set<string>()
+  for (const { name, version, tail } of versionEntries(raw, (text, entry) => {
+    if (!/^[0-9]{1,6}$/.test(text) || Number(text) === 0) {
+      throw new Error(`'${entry}': the weight must be a whole number from 1 to 999999`)
+    }
+    return Number(text)
+  })) {
+    const shares = defaults.get(name) ?? []
+    if (shares.some((share) => share.version === version))
+      throw new Error(`${name}@${version} is named twice`)
+    if (tail === undefined) unweighted.add(name)
+    shares.push({ version, weight: tail ?? 1 })
+    defaults.set(name, shares)
+  }
+  for (const name of unweighted) {
+    if ((defaults.get(name)?.length ?? 0) > 1) {
+      throw new Error(
+        `${name}'s default is split between versions: give each its weight (${name}@version:weight)`,
+      )
+    }
+  }
+  return defaults
+}
+
+/** `Name@version` or `Name@version:YYYY-MM-DD` (its sunset day), comma-separated. */
+const deprecatedVersions = (raw: string): DeprecatedVersions => {
+  const deprecated = new Map<string, { sunset: string | null }>()
+  for (const { name, version, tail } of versionEntries(raw, (text, entry) => {
+    const day = new Date(`${text}T00:00:00Z`)
+    if (
+      !/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(text) ||
+      Number.isNaN(day.getTime()) ||
+      day.toISOString().slice(0, 10) !== text
+    ) {
+      throw new Error(`'${entry}': the sunset must be a day, YYYY-MM-DD`)
+    }
+    return text
+  })) {
+    const key = versionKey(name, version)
+    if (deprecated.has(key)) throw new Error(`${key} is named twice`)
+    deprecated.set(key, { sunset: tail ?? null })
+  }
+  return deprecated
+}
 
 function setting<const K extends string, T>(s: Setting<K, T>): Setting<K, T> {
   return s
@@ -589,6 +655,22 @@ export const SETTINGS = [
       'Algorithm modules to serve (besides PrimeChecker, unless ALGOSERVE_PRIME_CHECKER=false), comma-separated: module files (.js/.mjs), folders (one with an algorithm.json is a process algorithm; otherwise each .js/.mjs file and each folder with an algorithm.json directly inside) and installed package names (docs/algorithms.md).',
   }),
   setting({
+    key: 'defaultVersions',
+    env: 'ALGOSERVE_DEFAULT_VERSIONS',
+    default: new Map() as ReadonlyMap<string, readonly DefaultShare[]>,
+    parse: defaultVersions,
+    description:
+      'The version an algorithm called without one runs, where not its highest: comma-separated Name@version; two or more of one name split its calls and jobs by weight (Sum@1.2.0:90,Sum@1.3.0:10). A version not loaded stops the start.',
+  }),
+  setting({
+    key: 'deprecatedVersions',
+    env: 'ALGOSERVE_DEPRECATED_VERSIONS',
+    default: new Map() as DeprecatedVersions,
+    parse: deprecatedVersions,
+    description:
+      'Deprecated versions, comma-separated Name@version, each with its sunset day if any (Sum@1.0.0:2027-06-30): their responses carry Deprecation (and Sunset) headers, and the listings and API documents mark them.',
+  }),
+  setting({
     key: 'workerAlgorithms',
     env: 'ALGOSERVE_WORKER_ALGORITHMS',
     default: [],
@@ -828,6 +910,7 @@ export function settingsHelp(): string {
 
 /** A default as --help and docs/settings.md show it. */
 export function shownDefault(value: unknown): string {
+  if (value instanceof Map) return value.size > 0 ? [...value.keys()].join(',') : 'none'
   if (Array.isArray(value)) return value.length > 0 ? value.join(',') : 'none'
   return String(value ?? 'none')
 }

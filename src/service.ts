@@ -8,6 +8,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { moduleFiles } from './algorithms/loader.js'
 import { loadRegistry, type Registry, versionKey } from './algorithms/registry.js'
 import { checkDeclaredBounds } from './algorithms/request-bounds.js'
+import { VersionPolicy } from './algorithms/version-policy.js'
 import { buildApp, buildWorkerApp } from './app.js'
 import { threadsOfOne } from './cluster/share.js'
 import type { Config } from './config.js'
@@ -193,7 +194,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   }
   // Before anything starts: a module that breaks the contract stops the start here.
   const algorithmFiles = moduleFiles(config.algorithms)
-  const algorithms = await loadRegistry(algorithmFiles, {}, config.primeChecker)
+  const algorithms = await loadRegistry(algorithmFiles, {}, config.primeChecker, config.defaultVersions)
   if (algorithms.size === 0) {
     throw new ConfigError(
       'ALGOSERVE_PRIME_CHECKER=false leaves no algorithm to serve: name your modules in ALGOSERVE_ALGORITHMS.',
@@ -240,6 +241,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       logger,
       checks: options.checks,
       algorithms,
+      versions: new VersionPolicy(config.deprecatedVersions),
       jobAlgorithms: served,
     }
     app = role === 'worker' ? await buildWorkerApp(config, deps) : await buildApp(config, deps)

@@ -84,6 +84,8 @@ test('the defaults are these values', () => {
     invokeQueueTimeoutMs: 2_000,
     drainDelayMs: 5_000,
     algorithms: [],
+    defaultVersions: new Map(),
+    deprecatedVersions: new Map(),
     workerAlgorithms: [],
     invokeTimeoutMs: 30_000,
     threadHeapMb: 0,
@@ -445,4 +447,68 @@ test('more than one HTTP process needs Redis: with the embedded store the start 
   const redis = { ALGOSERVE_REDIS_URL: 'redis://127.0.0.1:6379' }
   assert.equal(loadConfig(['--http-processes', '2'], redis).httpProcesses, 2)
   assert.equal(loadConfig([], {}).httpProcesses, 1)
+})
+
+test('ALGOSERVE_DEFAULT_VERSIONS names a default per algorithm, or splits one by weight', () => {
+  const read = (raw: string) => loadConfig(['--default-versions', raw], {}).defaultVersions
+  assert.deepEqual(
+    read('Sum@1.2.0:90, Sum@1.3.0:10,Other@0.3.0'),
+    new Map([
+      [
+        'Sum',
+        [
+          { version: '1.2.0', weight: 90 },
+          { version: '1.3.0', weight: 10 },
+        ],
+      ],
+      ['Other', [{ version: '0.3.0', weight: 1 }]],
+    ]),
+  )
+  assert.deepEqual(read(''), new Map())
+  for (const [bad, said] of [
+    ['Sum', "'Sum' is not Name@version"],
+    ['Sum@^1', "'Sum@^1': ^1 is not an exact semver version"],
+    ['Sum@1.2', "'Sum@1.2': 1.2 is not an exact semver version"],
+    ['Sum@1.2.0:0', 'the weight must be a whole number from 1 to 999999'],
+    ['Sum@1.2.0:half', 'the weight must be a whole number'],
+    ['Sum@1.2.0,Sum@1.3.0:10', "Sum's default is split between versions: give each its weight"],
+    ['Sum@1.2.0:5,Sum@1.2.0:5', 'Sum@1.2.0 is named twice'],
+    ['S.um@1.2.0', "'S.um@1.2.0' is not Name@version"],
+  ] as const) {
+    assert.throws(
+      () => loadConfig([], { ALGOSERVE_DEFAULT_VERSIONS: bad }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.message.startsWith(`Invalid ALGOSERVE_DEFAULT_VERSIONS=${JSON.stringify(bad)}`) &&
+        error.message.includes(said),
+      bad,
+    )
+  }
+})
+
+test('ALGOSERVE_DEPRECATED_VERSIONS names versions by name, each with its sunset day or none', () => {
+  const read = (raw: string) => loadConfig([], { ALGOSERVE_DEPRECATED_VERSIONS: raw }).deprecatedVersions
+  assert.deepEqual(
+    read('Sum@1.0.0:2027-06-30,Sum@1.1.0-rc.1'),
+    new Map([
+      ['Sum@1.0.0', { sunset: '2027-06-30' }],
+      ['Sum@1.1.0-rc.1', { sunset: null }],
+    ]),
+  )
+  for (const [bad, said] of [
+    ['Sum@1.0.0:2027-02-30', 'the sunset must be a day, YYYY-MM-DD'],
+    ['Sum@1.0.0:tomorrow', 'the sunset must be a day'],
+    ['Sum@1.x', '1.x is not an exact semver version'],
+    ['@1.0.0', "'@1.0.0' is not Name@version"],
+    ['Sum@1.0.0,Sum@1.0.0:2027-01-01', 'Sum@1.0.0 is named twice'],
+  ] as const) {
+    assert.throws(
+      () => loadConfig(['--deprecated-versions', bad], {}),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.message.startsWith('Invalid --deprecated-versions (ALGOSERVE_DEPRECATED_VERSIONS)') &&
+        error.message.includes(said),
+      bad,
+    )
+  }
 })

@@ -4,7 +4,7 @@
 //
 //   api.js           the service's JSON API, with the API key the user gave
 //   overview.js      counts and charts from GET /job-summary
-//   job-list.js      GET /jobs, a page at a time, and the algorithm filter (GET /algorithms)
+//   job-list.js      GET /jobs, a page at a time, the algorithm filter (GET /algorithms) and the version filter
 //   job-panel.js     the open job, its webhook deliveries and its live progress
 //   event-stream.js  the reader of GET /jobs/{id}/events
 //   result-view.js   a result for a person, member by member; PrimeChecker's in words
@@ -17,7 +17,7 @@
 // (the open job's live progress), GET /jobs/{id}/deliveries and POST /jobs/{id}/cancel.
 import { api, apiKey, jobPath, KEY_STORAGE } from './api.js'
 import { $ } from './dom.js'
-import { refreshList } from './job-list.js'
+import { fillVersions, refreshList } from './job-list.js'
 import { closeJob, jobFromHash, openJob, renderJob } from './job-panel.js'
 import { clearMessage, showMessage } from './messages.js'
 import { refresh } from './refresh.js'
@@ -52,8 +52,14 @@ $('status-filter').addEventListener('change', (event) => {
 })
 $('algorithm-filter').addEventListener('change', (event) => {
   state.algorithm = event.target.value
+  state.version = ''
+  fillVersions()
   state.cursors = [null]
   state.page = 0
+  refreshList()
+})
+$('version-filter').addEventListener('change', (event) => {
+  state.version = event.target.value
   refreshList()
 })
 

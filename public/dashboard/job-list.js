@@ -1,4 +1,5 @@
-// The job list (GET /jobs, newest first, a page at a time) and its algorithm filter (GET /algorithms).
+// The job list (GET /jobs, newest first, a page at a time), its algorithm filter (GET /algorithms) and its
+// version filter, which GET /jobs does not take: it keeps the jobs of that version on the page shown.
 import { api } from './api.js'
 import { $, badge, element, progressBar } from './dom.js'
 import { duration, resultSummary, text, time, took } from './format.js'
@@ -28,9 +29,13 @@ function statusCell(job) {
   return cell
 }
 
+/** The version a job is pinned to, or that ran it; unknown (null) for a job whose record says neither. */
+export const jobVersion = (job) => job.version ?? job.metadata?.version ?? null
+
 export function renderList(body) {
   state.nextCursor = body.next_cursor
-  const rows = body.jobs.map((job) => {
+  const shown = state.version ? body.jobs.filter((job) => jobVersion(job) === state.version) : body.jobs
+  const rows = shown.map((job) => {
     const open = element('button', {
       type: 'button',
       class: 'job-link',
@@ -41,6 +46,7 @@ export function renderList(body) {
       element('td', { 'data-label': 'Job' }, [open]),
       element('td', { 'data-label': 'Status' }, statusCell(job)),
       element('td', { 'data-label': 'Algorithm', text: text(job.algorithm) }),
+      element('td', { 'data-label': 'Version', text: text(jobVersion(job)) }),
       element('td', { 'data-label': 'Result', text: resultSummary(job) }),
       element('td', { 'data-label': 'Created', text: time(job.created_at) }),
       element('td', { 'data-label': 'Took', text: duration(took(job)) }),
@@ -53,7 +59,7 @@ export function renderList(body) {
     .querySelector('tbody')
     .replaceChildren(...rows)
   $('no-jobs').hidden = rows.length > 0
-  const of = state.algorithm ? ` of ${state.algorithm}` : ''
+  const of = state.algorithm ? ` of ${state.algorithm}${state.version ? ` ${state.version}` : ''}` : ''
   $('no-jobs').textContent = state.status ? `No ${state.status} jobs${of}.` : `No jobs${of}.`
   $('newer').disabled = state.page === 0
   $('older').disabled = !state.nextCursor
@@ -68,9 +74,25 @@ export async function loadAlgorithms() {
   const options = body.algorithms.map((a) =>
     element('option', { value: a.name, text: `${a.name} ${a.version}`, title: text(a.description) }),
   )
+  state.versions = new Map(body.algorithms.map((a) => [a.name, a.versions ?? []]))
   select.replaceChildren(element('option', { value: '', text: 'all' }), ...options)
   select.value = state.algorithm
   state.algorithmsLoaded = true
+  fillVersions()
+}
+
+/** The version filter's choices: the versions of the algorithm picked, default and deprecated marked. */
+export function fillVersions() {
+  const select = $('version-filter')
+  const versions = state.versions.get(state.algorithm) ?? []
+  const options = versions.map((v) => {
+    const marks = [v.default ? 'default' : '', v.deprecated ? 'deprecated' : ''].filter(Boolean)
+    const label = marks.length > 0 ? `${v.version} (${marks.join(', ')})` : v.version
+    return element('option', { value: v.version, text: label })
+  })
+  select.replaceChildren(element('option', { value: '', text: 'all' }), ...options)
+  select.disabled = state.algorithm === ''
+  select.value = state.version
 }
 export async function refreshList() {
   try {

@@ -48,6 +48,7 @@ export function renderJob(job) {
   const fields = [
     ['Status', badge(job.status)],
     ['Algorithm', text(job.algorithm)],
+    ['Version', text(job.version ?? job.metadata?.version)],
     ['Created', text(job.created_at)],
     ['Started', text(job.started_at)],
     ['Ended', text(job.completed_at)],

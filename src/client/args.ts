@@ -26,10 +26,10 @@ export const DEFAULT_WAIT_SECONDS = 300
  */
 export type Work =
   | { algorithm: null; number: string }
-  | { algorithm: string; params: Record<string, unknown> }
+  | { algorithm: string; version: string | null; params: Record<string, unknown> }
 
 export type ClientCommand =
-  | { name: 'algorithms'; algorithm: string | null }
+  | { name: 'algorithms'; algorithm: string | null; version: string | null }
   | { name: 'call'; work: Work }
   | { name: 'create'; work: Work; webhook: string | null; idempotencyKey: string | null }
   | { name: 'get'; id: string }
@@ -140,6 +140,22 @@ function algorithmName(text: string): string {
   return text
 }
 
+/**
+ * `Name` or `Name@version`, the version exact (`1.2.0`) or a semver range (`1.2`, `^1`, `1.x`): passed
+ * on as written, for the service to resolve.
+ */
+function algorithmAndVersion(text: string): { algorithm: string; version: string | null } {
+  const at = text.indexOf('@')
+  if (at === -1) return { algorithm: algorithmName(text), version: null }
+  const version = text.slice(at + 1)
+  if (!/^[^\s@]+$/.test(version)) {
+    throw new UsageError(
+      `'${shorten(text)}' is not Name@version (a version such as 1.2.0, or a range: 1.2, ^1, 1.x)`,
+    )
+  }
+  return { algorithm: algorithmName(text.slice(0, at)), version }
+}
+
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value) && !isLosslessNumber(value)
 
@@ -174,7 +190,7 @@ function work(command: string, given: string[], paramsFlag: string | null): Work
   if (pairs.length === 0 && paramsFlag === null && /^[+-]?[0-9.]+$/.test(first)) {
     return { algorithm: null, number: integerLiteral(first) }
   }
-  return { algorithm: algorithmName(first), params: paramsOf(paramsFlag, pairs) }
+  return { ...algorithmAndVersion(first), params: paramsOf(paramsFlag, pairs) }
 }
 
 /** Params from `--params '<json object>'` (or none) and `key=value` pairs, which set keys over it. */
@@ -263,7 +279,10 @@ export function parseClientArgs(argv: string[], env: NodeJS.ProcessEnv): ClientO
     case 'algorithms': {
       if (given.length > 1)
         throw new UsageError(`algorithms: unexpected argument '${shorten(given[1] as string)}'`)
-      command = { name, algorithm: given[0] === undefined ? null : algorithmName(given[0]) }
+      command =
+        given[0] === undefined
+          ? { name, algorithm: null, version: null }
+          : { name, ...algorithmAndVersion(given[0]) }
       break
     }
     case 'call':
@@ -320,13 +339,17 @@ export function parseClientArgs(argv: string[], env: NodeJS.ProcessEnv): ClientO
 export const USAGE_HINT = "Run 'algoserve --help' for the commands and their options."
 
 export const CLIENT_USAGE = `Client commands (talk to a running service):
-  algoserve algorithms [<algorithm>]          GET /algorithms: the algorithms served; with a name, its
-                                              params and result schemas and examples
+  algoserve algorithms [<algorithm>]          GET /algorithms: the algorithms served and their versions;
+                                              with a name, its params and result schemas and examples
+                                              (Name@1.2: that version's)
   algoserve call <algorithm> [--params JSON] [key=value ...]
-                                              POST /algorithms/{name}/invoke: one run, answered now
+                                              POST /algorithms/{name}/invoke: one run, answered now, by
+                                              its default version (Name@1.2: that version, or a range's
+                                              highest match: Name@^1, Name@1.x)
   algoserve call <number>                     POST /invoke: is it prime, and its factors (PrimeChecker)
   algoserve jobs create <algorithm> [--params JSON] [key=value ...] [--webhook URL]
-                    [--idempotency-key K]     POST /jobs: a job of that algorithm
+                    [--idempotency-key K]     POST /jobs: a job of that algorithm (Name@^1: pinned to
+                                              a version, or a range's highest match)
   algoserve jobs create <number> [...]        POST /jobs: a PrimeChecker job
   algoserve jobs get <id>                     GET /jobs/{id}
   algoserve jobs list [--status S] [--algorithm A] [--limit N] [--cursor C]

@@ -27,6 +27,7 @@ import {
   type Progress,
   progressBar,
   progressLine,
+  type ServedVersion,
 } from './format.js'
 import { type Answer, answerOf, ConnectionError, openStream, request, type Target } from './http.js'
 
@@ -51,7 +52,9 @@ const MIN_POLL_MS = 500
 
 const ended = (status: unknown) => status === 'completed' || status === 'failed'
 const path = (id: string) => `/jobs/${encodeURIComponent(id)}`
-const algorithmPath = (name: string) => `/algorithms/${encodeURIComponent(name)}`
+/** An algorithm's path, or one version's: `Sum@^1` is /algorithms/Sum/versions/%5E1. */
+const algorithmPath = (name: string, version: string | null = null) =>
+  `/algorithms/${encodeURIComponent(name)}${version === null ? '' : `/versions/${encodeURIComponent(version)}`}`
 
 /** Runs a client command; returns the process's exit code. */
 export async function runClient(argv: string[], env: NodeJS.ProcessEnv, output: Output): Promise<number> {
@@ -93,13 +96,15 @@ function send(target: Target, command: Exclude<ClientCommand, { name: 'wait' }>)
       return request(
         target,
         'GET',
-        command.algorithm === null ? '/algorithms' : algorithmPath(command.algorithm),
+        command.algorithm === null ? '/algorithms' : algorithmPath(command.algorithm, command.version),
       )
     case 'call': {
       const { work } = command
       return work.algorithm === null
         ? request(target, 'POST', '/invoke', { body: json({ number: new LosslessNumber(work.number) }) })
-        : request(target, 'POST', `${algorithmPath(work.algorithm)}/invoke`, { body: json(work.params) })
+        : request(target, 'POST', `${algorithmPath(work.algorithm, work.version)}/invoke`, {
+            body: json(work.params),
+          })
     }
     case 'create': {
       const job: Record<string, unknown> = jobOf(command.work)
@@ -131,20 +136,37 @@ const json = (value: unknown) => stringify(value) as string
 const jobOf = (work: Work): Record<string, unknown> =>
   work.algorithm === null
     ? { algorithm: 'PrimeChecker', params: { number: new LosslessNumber(work.number) } }
-    : { algorithm: work.algorithm, params: work.params }
+    : work.version === null
+      ? { algorithm: work.algorithm, params: work.params }
+      : { algorithm: work.algorithm, version: work.version, params: work.params }
 
 function readable(command: ClientCommand, answer: Answer, urlFlag: string | null): string {
   switch (command.name) {
     case 'algorithms':
       return command.algorithm === null ? formatAlgorithms(answer.body) : formatAlgorithm(answer.body)
     case 'call':
-      return formatInvoke(answer.body)
+      return formatInvoke(answer.body, versionOf(answer))
     case 'create':
-      return formatCreated(answer.body, answer.headers.get('idempotent-replayed') === 'true')
+      return formatCreated(
+        answer.body,
+        answer.headers.get('idempotent-replayed') === 'true',
+        versionOf(answer),
+      )
     case 'list':
       return formatList(answer.body, command, urlFlag)
     default:
-      return formatJob(answer.body)
+      return formatJob(answer.body, versionOf(answer))
+  }
+}
+
+/** The version that served a call or that a job is pinned to, and whether it is deprecated, from the headers. */
+function versionOf(answer: Answer): ServedVersion | null {
+  const version = answer.headers.get('algorithm-version')
+  if (version === null) return null
+  return {
+    version,
+    deprecated: answer.headers.get('deprecation') !== null,
+    sunset: answer.headers.get('sunset'),
   }
 }
 

@@ -26,6 +26,20 @@ const lines = (rows: [string, string][]): string => {
   return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join('\n')
 }
 
+/** The version that answered (a call) or that a job is pinned to, read from the response's headers. */
+export interface ServedVersion {
+  version: string
+  deprecated: boolean
+  /** The Sunset header, when it came. */
+  sunset: string | null
+}
+
+/** A row saying the version is deprecated, when it is. */
+const deprecationRows = (served: ServedVersion | null): [string, string][] =>
+  served?.deprecated === true
+    ? [['deprecated', served.sunset === null ? 'yes' : `yes; served until ${served.sunset}`]]
+    : []
+
 /** PrimeChecker's result in words: "97 is prime", "91 is not prime: 7 × 13". */
 export function describePrime(result: unknown): [string, string][] {
   if (!isObject(result)) return [['result', text(result)]]
@@ -64,24 +78,28 @@ export function describeResult(algorithm: unknown, result: unknown): [string, st
   return rows.length === 0 ? [['result', '{}']] : rows
 }
 
-export function formatInvoke(body: unknown): string {
+export function formatInvoke(body: unknown, served: ServedVersion | null = null): string {
   if (!isObject(body)) return String(body)
   const metadata = isObject(body.metadata) ? body.metadata : {}
   const rows: [string, string][] = []
   const algorithm = metadata.algorithm ?? PRIME_CHECKER
   if (algorithm !== PRIME_CHECKER) rows.push(['algorithm', `${text(algorithm)} ${text(metadata.version)}`])
+  rows.push(...deprecationRows(served))
   rows.push(...describeResult(algorithm, body.result))
   if (metadata.elapsed_time !== undefined) rows.push(['elapsed', seconds(metadata.elapsed_time)])
   rows.push(['request id', text(body.request_id)])
   return lines(rows)
 }
 
-export function formatJob(job: unknown): string {
+export function formatJob(job: unknown, served: ServedVersion | null = null): string {
   if (!isObject(job)) return String(job)
+  const version = served?.version ?? (isObject(job.metadata) ? job.metadata.version : undefined)
   const rows: [string, string][] = [
     ['job', text(job.job_id)],
     ['status', text(job.status)],
     ['algorithm', text(job.algorithm)],
+    ...(version === undefined ? [] : [['version', text(version)] as [string, string]]),
+    ...deprecationRows(served),
     ['created', text(job.created_at)],
     ['started', text(job.started_at)],
     ['ended', text(job.completed_at)],
@@ -103,13 +121,14 @@ export function formatJob(job: unknown): string {
   return lines(rows)
 }
 
-export function formatCreated(body: unknown, replayed: boolean): string {
+export function formatCreated(body: unknown, replayed: boolean, served: ServedVersion | null = null): string {
   if (!isObject(body)) return String(body)
   const rows: [string, string][] = [
     ['job', text(body.job_id)],
     ['status', text(body.status)],
     ['created', text(body.created_at)],
   ]
+  if (served !== null) rows.push(['version', served.version], ...deprecationRows(served))
   if (replayed) rows.push(['replayed', 'yes: the Idempotency-Key was used before; this is that job'])
   return lines(rows)
 }
@@ -146,15 +165,34 @@ export function formatAlgorithms(body: unknown): string {
   if (!isObject(body) || !Array.isArray(body.algorithms)) return String(body)
   const algorithms = body.algorithms.filter(isObject)
   if (algorithms.length === 0) return 'No algorithms.'
+  // A column of versions only when one says more than VERSION does: the table stays as it was otherwise.
+  const versions = algorithms.map((a) => (Array.isArray(a.versions) ? a.versions.filter(isObject) : []))
+  const shown = versions.some((list) => list.length > 1 || list.some((one) => one.deprecated === true))
   return table([
-    ['NAME', 'VERSION', 'WORKERS', 'DESCRIPTION'],
-    ...algorithms.map((a) => [
+    ['NAME', 'VERSION', 'WORKERS', ...(shown ? ['VERSIONS'] : []), 'DESCRIPTION'],
+    ...algorithms.map((a, i) => [
       text(a.name),
       text(a.version),
       a.workers == null ? '?' : text(a.workers),
+      ...(shown ? [(versions[i] ?? []).map(versionNote).join(', ')] : []),
       text(a.description),
     ]),
   ]).join('\n')
+}
+
+/** `1.2.0`, `1.2.0 (default 90%)`, `1.0.0 (deprecated until 2027-06-30)`: a version and what marks it. */
+function versionNote(version: Json, _i: number, all: Json[]): string {
+  const marks: string[] = []
+  const defaults = all.filter((one) => one.default === true)
+  // Numbers come as LosslessNumber.
+  const weight = (one: Json) => Number(String(one.weight ?? 0))
+  const total = defaults.reduce((sum, one) => sum + weight(one), 0)
+  // A name with one version: that it is the default says nothing.
+  if (version.default === true && all.length > 1)
+    marks.push(defaults.length > 1 ? `default ${Math.round((100 * weight(version)) / total)}%` : 'default')
+  if (version.deprecated === true)
+    marks.push(version.sunset == null ? 'deprecated' : `deprecated until ${text(version.sunset)}`)
+  return marks.length === 0 ? text(version.version) : `${text(version.version)} (${marks.join(', ')})`
 }
 
 /** GET /algorithms/{name}: what it is, its schemas, and its examples as commands to run. */
@@ -165,6 +203,14 @@ export function formatAlgorithm(body: unknown): string {
     ['name', text(body.name)],
     ['version', text(body.version)],
     ['description', text(body.description)],
+    ...(body.deprecated === true
+      ? [
+          ['deprecated', body.sunset == null ? 'yes' : `yes; served until ${text(body.sunset)}`] as [
+            string,
+            string,
+          ],
+        ]
+      : []),
     ['time limit', limit === null || limit === undefined ? "the service's default" : `${text(limit)} ms`],
   ]
   const bounds = body.limits
@@ -175,14 +221,22 @@ export function formatAlgorithm(body: unknown): string {
         `${text(bounds.max_json_depth)}, ${text(bounds.max_string_length)} characters a string, ` +
         `${text(bounds.max_digits)} digits an integer`,
     ])
-  const out = [lines(rows), '', 'Params (JSON Schema):', stringify(body.params, null, 2) as string]
+  const out = [lines(rows)]
+  const versions = Array.isArray(body.versions) ? body.versions.filter(isObject) : []
+  if (versions.length > 1 || versions.some((one) => one.deprecated === true)) {
+    out.push('', `Versions (algoserve algorithms ${text(body.name)}@<version> shows one):`)
+    out.push(...versions.map((one, i, all) => `  ${versionNote(one, i, all)}`))
+  }
+  out.push('', 'Params (JSON Schema):', stringify(body.params, null, 2) as string)
   out.push('', 'Result (JSON Schema):', stringify(body.result, null, 2) as string)
   const examples = Array.isArray(body.examples) ? body.examples.filter(isObject) : []
   if (examples.length > 0) {
     out.push('', 'Examples:')
     for (const example of examples) {
       const params = stringify(example.params ?? {}) as string
-      out.push(`  algoserve call ${shellWord(text(body.name))} --params ${shellWord(params)}`)
+      // A version's own page (it says whether it is a default) calls that version.
+      const target = body.default === undefined ? text(body.name) : `${text(body.name)}@${text(body.version)}`
+      out.push(`  algoserve call ${shellWord(target)} --params ${shellWord(params)}`)
     }
   }
   return out.join('\n')

@@ -3,6 +3,7 @@
 // call never stalls the event loop, and the calls a built-in module finds cheap on the event loop
 // (inline-way.ts). Counts every run in the algorithm metrics, whichever way ran it.
 import type { Algorithm, InlineRuns } from '../algorithms/algorithm.js'
+import { versionKey } from '../algorithms/registry.js'
 import { AlgorithmError, AlgorithmInputError, ServiceUnavailableError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import { InlineWay } from './inline-way.js'
@@ -147,16 +148,29 @@ export class Executor {
 
   /** The algorithm's label children, looked up once: hashing the labels on every run showed in profiles. */
   #metricsOf(algorithm: Algorithm): AlgorithmMetrics {
-    let metrics = this.#algorithmMetrics.get(algorithm.name)
+    const key = versionKey(algorithm.name, algorithm.version)
+    let metrics = this.#algorithmMetrics.get(key)
     if (metrics === undefined) {
-      const { algorithmExecutions, algorithmDuration } = this.#metrics
-      metrics = {
-        successes: algorithmExecutions.labels({ algorithm: algorithm.name, status: 'success' }),
-        errors: algorithmExecutions.labels({ algorithm: algorithm.name, status: 'error' }),
-        invalidParams: algorithmExecutions.labels({ algorithm: algorithm.name, status: 'invalid_params' }),
-        duration: algorithmDuration.labels({ algorithm: algorithm.name }),
+      const { algorithmExecutions, algorithmDuration, versionExecutions } = this.#metrics
+      const { name, version } = algorithm
+      // Each run counted by name, as always, and by version beside it.
+      const counted = (status: 'success' | 'error' | 'invalid_params') => {
+        const byName = algorithmExecutions.labels({ algorithm: name, status })
+        const byVersion = versionExecutions.labels({ algorithm: name, version, status })
+        return {
+          inc() {
+            byName.inc()
+            byVersion.inc()
+          },
+        }
       }
-      this.#algorithmMetrics.set(algorithm.name, metrics)
+      metrics = {
+        successes: counted('success'),
+        errors: counted('error'),
+        invalidParams: counted('invalid_params'),
+        duration: algorithmDuration.labels({ algorithm: name }),
+      }
+      this.#algorithmMetrics.set(key, metrics)
     }
     return metrics
   }

@@ -8,27 +8,51 @@ import type { Registry } from '../algorithms/registry.js'
 import { SCHEMA_KEYWORDS, schemaComponents } from '../algorithms/schema-components.js'
 
 const SUFFIX = { params: 'Params', result: 'Result' } as const
+type Part = keyof typeof SUFFIX
 
+/** The default version's components: `Sum.Params`. */
 export const algorithmSchemaId = (name: string, part: keyof typeof SUFFIX): string =>
   `${name}.${SUFFIX[part]}`
+
+/**
+ * One version's components, every version's (the default's too): `Sum.1.2.0.Params`. A build's `+`
+ * becomes `_`: component names are letters, digits, `.`, `-` and `_`.
+ */
+export const versionSchemaId = (
+  { name, version }: { name: string; version: string },
+  part: keyof typeof SUFFIX,
+): string => `${name}.${version.replaceAll('+', '_')}.${SUFFIX[part]}`
 
 /**
  * The module's schema as components: its own under its component name, and each schema its references
  * name under that name and a dot (schema-components.ts). References name components.
  */
-const componentsOf = (algorithm: Algorithm, part: keyof typeof SUFFIX): Record<string, Schema> =>
-  schemaComponents(algorithm.module[part], algorithmSchemaId(algorithm.name, part))
+const componentsOf = (
+  algorithm: Algorithm,
+  part: keyof typeof SUFFIX,
+  id = algorithmSchemaId(algorithm.name, part),
+): Record<string, Schema> => schemaComponents(algorithm.module[part], id)
 
-/** Every algorithm's params and result components, with their component names as $id. */
+/**
+ * Every algorithm's params and result components, with their component names as $id: its default
+ * version's under its name, and each version's under its name and version.
+ */
 export function algorithmSchemas(algorithms: Registry): Record<string, unknown>[] {
-  return algorithms
-    .names()
-    .map((name) => algorithms.defaultOf(name) as Algorithm)
-    .flatMap((algorithm) =>
-      (['params', 'result'] as const).flatMap((part) =>
-        Object.entries(componentsOf(algorithm, part)).map(([$id, schema]) => ({ ...schema, $id })),
-      ),
-    )
+  const defaults = algorithms.names().map((name) => algorithms.defaultOf(name) as Algorithm)
+  const named = [
+    ...defaults.map((algorithm) => ({
+      algorithm,
+      id: (part: Part) => algorithmSchemaId(algorithm.name, part),
+    })),
+    ...algorithms
+      .all()
+      .map((algorithm) => ({ algorithm, id: (part: Part) => versionSchemaId(algorithm, part) })),
+  ]
+  return named.flatMap(({ algorithm, id }) =>
+    (['params', 'result'] as const).flatMap((part) =>
+      Object.entries(componentsOf(algorithm, part, id(part))).map(([$id, schema]) => ({ ...schema, $id })),
+    ),
+  )
 }
 
 type Schema = Record<string, unknown>
@@ -88,8 +112,11 @@ export function sampleComponent(algorithm: Algorithm, part: keyof typeof SUFFIX)
  * its params component or any object, so that a client or proxy holding requests to the document sends
  * such a value on to that 400, and the component still says what it reads.
  */
-export function documentedParams(algorithm: Algorithm, ref: (id: string) => Schema): Schema {
-  const id = algorithmSchemaId(algorithm.name, 'params')
+export function documentedParams(
+  algorithm: Algorithm,
+  ref: (id: string) => Schema,
+  id = algorithmSchemaId(algorithm.name, 'params'),
+): Schema {
   if (algorithm.inline === undefined) return ref(id)
   return {
     description:
@@ -160,8 +187,11 @@ function otherAlgorithm(original: Schema, names: string[]): Schema {
  * /algorithms/{name} keeps the schemas as the module wrote them.
  */
 export function describeParamDefaults(schemas: Record<string, Schema>, algorithms: Registry): void {
-  for (const name of algorithms.names()) {
-    const id = algorithmSchemaId(name, 'params')
+  const ids = [
+    ...algorithms.names().map((name) => algorithmSchemaId(name, 'params')),
+    ...algorithms.all().map((algorithm) => versionSchemaId(algorithm, 'params')),
+  ]
+  for (const id of ids) {
     for (const [key, schema] of Object.entries(schemas))
       if (key === id || key.startsWith(`${id}.`)) {
         // A copy: the schemas the routes were given stay as they are.

@@ -15,7 +15,15 @@ export async function registerCors(
       origin: origins.includes('*') ? '*' : [...origins],
       methods: ['GET', 'POST', 'OPTIONS'],
       allowedHeaders: ['authorization', 'content-type', 'x-request-id', 'idempotency-key'],
-      exposedHeaders: ['x-request-id', 'retry-after', 'www-authenticate', 'idempotent-replayed'],
+      exposedHeaders: [
+        'x-request-id',
+        'retry-after',
+        'www-authenticate',
+        'idempotent-replayed',
+        'algorithm-version',
+        'deprecation',
+        'sunset',
+      ],
       maxAge: 600,
     }),
   )

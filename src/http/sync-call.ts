@@ -38,7 +38,7 @@ export function answerCall<T>(
     // Not a getter: an object with an accessor cost about 25 µs more per small /invoke.
     signalOnHop: () => abortOnDisconnect(reply),
   }
-  versionHeaders(reply, algorithm.version)
+  versionHeaders(reply, algorithm)
   const run = executor.start(algorithm, params, options)
   return run instanceof Promise ? run.then(answer) : answer(run)
 }

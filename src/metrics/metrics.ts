@@ -145,6 +145,12 @@ export function createMetrics() {
       labelNames: ['algorithm', 'status'] as const,
       registers,
     }),
+    versionExecutions: new LabelledCounter({
+      name: 'algorithm_version_executions_total',
+      help: 'Algorithm executions by version: algorithm_executions_total with the version that ran (a canary split read by version).',
+      labelNames: ['algorithm', 'version', 'status'] as const,
+      registers,
+    }),
     algorithmDuration: new LabelledHistogram({
       name: 'algorithm_execution_duration_seconds',
       help: 'Algorithm execution latency in seconds.',

@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastif
 import { stringify } from 'lossless-json'
 import type { Algorithm } from '../algorithms/algorithm.js'
 import { readParams } from '../algorithms/params.js'
-import { type Registry, resolveVersion } from '../algorithms/registry.js'
+import { type Registry, resolveVersion, versionKey } from '../algorithms/registry.js'
 import {
   type BoundOwner,
   type BoundSettings,
@@ -22,7 +22,7 @@ import { AlgorithmNotFoundError } from '../errors.js'
 import type { Executor } from '../execution/executor.js'
 import { runMetadata, type TimedRun } from '../execution/timed-run.js'
 import { requestExamples, successExample } from '../http/algorithm-examples.js'
-import { algorithmSchemaId, documentedParams } from '../http/algorithm-schemas.js'
+import { algorithmSchemaId, documentedParams, versionSchemaId } from '../http/algorithm-schemas.js'
 import {
   algorithmBounds,
   bodyBounds,
@@ -38,7 +38,6 @@ import { sendJsonText } from '../http/json-reply.js'
 import { described, ErrorResponse, HTTPValidationError, Metadata, wrappedError } from '../http/schemas.js'
 import { answerCall, syncTimeLimit } from '../http/sync-call.js'
 import { validatorCompiler } from '../http/validation.js'
-import { versionHeaders } from '../http/version-headers.js'
 
 export interface AlgorithmRouteOptions {
   algorithms: Registry
@@ -50,6 +49,8 @@ export interface AlgorithmRouteOptions {
   timeoutMs: number
   /** How many live processes take each algorithm's jobs; null when unknown (the job backend's). */
   workers: () => Promise<ReadonlyMap<string, number> | null>
+  /** How many take each version's jobs, by versionKey; null when the backend cannot tell. */
+  versionWorkers: () => Promise<ReadonlyMap<string, number> | null>
 }
 
 const NameParams = Type.Object({
@@ -76,7 +77,40 @@ const Workers = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
     'request; null when the job store cannot tell. At 0, its jobs wait until a worker serving it starts.',
 })
 
-const ListedAlgorithm = Type.Object({ ...AlgorithmSummary.properties, workers: Workers })
+const VersionFlags = {
+  default: Type.Boolean({
+    description:
+      'Whether a call or job that names no version may run it: the highest version, else the one ALGOSERVE_DEFAULT_VERSIONS names (several, split by weight).',
+  }),
+  weight: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+    description:
+      "Its weight in the default's split (ALGOSERVE_DEFAULT_VERSIONS); null when it is not a default.",
+  }),
+  deprecated: Type.Boolean({
+    description: 'Whether ALGOSERVE_DEPRECATED_VERSIONS deprecates it: its responses carry Deprecation.',
+  }),
+  sunset: Type.Union([Type.String({ format: 'date' }), Type.Null()], {
+    description: 'The day it may stop being served (its responses carry Sunset); null when none is set.',
+  }),
+}
+
+const ListedVersion = Type.Object(
+  {
+    version: Type.String(),
+    ...VersionFlags,
+    workers: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+      description: "Live processes that take this version's jobs; null when the job store cannot tell.",
+    }),
+  },
+  { description: 'One loaded version.' },
+)
+
+const Versions = Type.Array(ListedVersion, { description: 'Its loaded versions, highest first.' })
+
+const ListedAlgorithm = Type.Object(
+  { ...AlgorithmSummary.properties, workers: Workers, versions: Versions },
+  { description: "An algorithm: the top-level members are its default version's." },
+)
 
 const RequestLimits = Type.Object(
   {
@@ -108,24 +142,55 @@ const summary = ({ name, version, description }: Algorithm) => ({ name, version,
 
 export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> = async (app, options) => {
   const { algorithms, executor, factorBudgetMs } = options
-  const names = algorithms.names()
-  const sorted = names.map((name) => algorithms.defaultOf(name) as Algorithm)
+  const policy = app.versionPolicy
+  // Read per request: a reload changes the set in place.
+  const defaults = () => algorithms.names().map((name) => algorithms.defaultOf(name) as Algorithm)
   const find = (name: string): Algorithm => {
     const algorithm = algorithms.defaultOf(name)
-    if (algorithm === undefined) throw new AlgorithmNotFoundError(name, names)
+    if (algorithm === undefined) throw new AlgorithmNotFoundError(name, algorithms.names())
     return algorithm
   }
+  const flags = (algorithm: Algorithm) => {
+    const share = algorithms.defaultShares(algorithm.name).find((one) => one.algorithm === algorithm)
+    const deprecation = policy.deprecation(algorithm)
+    return {
+      default: share !== undefined,
+      weight: share?.weight ?? null,
+      deprecated: deprecation !== undefined,
+      sunset: deprecation?.sunset?.toISOString().slice(0, 10) ?? null,
+    }
+  }
+  const counts = async () => {
+    const [byName, byVersion] = await Promise.all([
+      options.workers().catch(() => null),
+      options.versionWorkers().catch(() => null),
+    ])
+    return {
+      of: (name: string) => (byName === null ? null : (byName.get(name) ?? 0)),
+      ofVersion: (algorithm: Algorithm) =>
+        byVersion === null ? null : (byVersion.get(versionKey(algorithm.name, algorithm.version)) ?? 0),
+    }
+  }
+  type Counts = Awaited<ReturnType<typeof counts>>
+  const versionsOf = (name: string, workers: Counts) =>
+    algorithms.versions(name).map((algorithm) => ({
+      version: algorithm.version,
+      ...flags(algorithm),
+      workers: workers.ofVersion(algorithm),
+    }))
   const listing = async () => {
-    const workers = await options.workers().catch(() => null)
+    const workers = await counts()
     return JSON.stringify({
-      algorithms: sorted.map(({ name, version, description }) => ({
+      algorithms: defaults().map(({ name, version, description }) => ({
         name,
         version,
         description,
-        workers: workers === null ? null : (workers.get(name) ?? 0),
+        workers: workers.of(name),
+        versions: versionsOf(name, workers),
       })),
     })
   }
+  const versionsExample = (name: string) => versionsOf(name, { of: () => 1, ofVersion: () => 1 })
 
   app.get(
     '/algorithms',
@@ -136,13 +201,20 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
         operationId: 'listAlgorithms',
         tags: ['algorithms'],
         description:
-          'Every algorithm this service serves, sorted by name, with how many live processes take its jobs.',
+          'Every algorithm this service serves, sorted by name, with how many live processes take its jobs, ' +
+          'and its loaded versions (which are default or deprecated, and the live processes of each).',
         response: {
           200: Type.Object({ algorithms: Type.Array(ListedAlgorithm) }, { description: 'The algorithms.' }),
         },
         'x-examples': () => ({
           responses: {
-            200: { algorithms: sorted.map((algorithm) => ({ ...summary(algorithm), workers: 1 })) },
+            200: {
+              algorithms: defaults().map((algorithm) => ({
+                ...summary(algorithm),
+                workers: 1,
+                versions: versionsExample(algorithm.name),
+              })),
+            },
           },
         }),
       },
@@ -150,22 +222,40 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
     async (_request, reply) => sendJsonText(reply, await listing()),
   )
 
-  // Written once: the schemas are the modules' own, shown as they are.
-  const details = new Map(
-    sorted.map((algorithm) => [
-      algorithm.name,
-      stringify({
-        name: algorithm.name,
-        version: algorithm.version,
-        description: algorithm.description,
-        params: algorithm.module.params,
-        result: algorithm.module.result,
-        examples: algorithm.module.examples ?? [],
-        timeout_ms: algorithm.timeoutMs,
-        limits: shownBounds(algorithm, options.bounds),
-      }) as string,
-    ]),
-  )
+  // The schemas are the modules' own, shown as they are.
+  const detail = (algorithm: Algorithm) =>
+    stringify({
+      name: algorithm.name,
+      version: algorithm.version,
+      description: algorithm.description,
+      params: algorithm.module.params,
+      result: algorithm.module.result,
+      examples: algorithm.module.examples ?? [],
+      timeout_ms: algorithm.timeoutMs,
+      limits: shownBounds(algorithm, options.bounds),
+    }) as string
+  const detailExample = (algorithm: Algorithm) => ({
+    ...summary(algorithm),
+    params: algorithm.module.params,
+    result: algorithm.module.result,
+    examples: algorithm.module.examples ?? [],
+    timeout_ms: algorithm.timeoutMs,
+    limits: shownBounds(algorithm, options.bounds),
+    workers: 1,
+  })
+  const DetailMembers = {
+    ...AlgorithmSummary.properties,
+    params: Type.Object({}, { additionalProperties: true, description: 'JSON Schema of its params.' }),
+    result: Type.Object({}, { additionalProperties: true, description: 'JSON Schema of its result.' }),
+    examples: Type.Array(Type.Object({ params: Type.Object({}, { additionalProperties: true }) })),
+    timeout_ms: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'Its own time limit of one run, in ms; null when it has none.',
+    }),
+    limits: RequestLimits,
+    workers: Workers,
+  }
+  const notFound = (example: string) =>
+    wrappedError(`ALGORITHM_NOT_FOUND; details.available_algorithms lists the known names${example}.`)
 
   app.get(
     '/algorithms/:name',
@@ -175,48 +265,23 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
         summary: 'Read an algorithm, with its schemas',
         operationId: 'getAlgorithm',
         tags: ['algorithms'],
+        description:
+          "Its default version's schemas, examples and limits, and the list of its loaded versions.",
         params: NameParams,
         response: {
-          200: Type.Object(
-            {
-              ...AlgorithmSummary.properties,
-              params: Type.Object(
-                {},
-                { additionalProperties: true, description: 'JSON Schema of its params.' },
-              ),
-              result: Type.Object(
-                {},
-                { additionalProperties: true, description: 'JSON Schema of its result.' },
-              ),
-              examples: Type.Array(Type.Object({ params: Type.Object({}, { additionalProperties: true }) })),
-              timeout_ms: Type.Union([Type.Integer(), Type.Null()], {
-                description: 'Its own time limit of one run, in ms; null when it has none.',
-              }),
-              limits: RequestLimits,
-              workers: Workers,
-            },
-            { description: 'The algorithm.' },
-          ),
-          404: wrappedError('ALGORITHM_NOT_FOUND; details.available_algorithms lists the known names.'),
+          200: Type.Object({ ...DetailMembers, versions: Versions }, { description: 'The algorithm.' }),
+          404: notFound(''),
         },
         'x-examples': () => {
           // The first algorithm by name.
-          const [first] = sorted as [Algorithm]
+          const [first] = defaults() as [Algorithm]
           return {
             parameters: { name: first.name },
             responses: {
-              200: {
-                ...summary(first),
-                params: first.module.params,
-                result: first.module.result,
-                examples: first.module.examples ?? [],
-                timeout_ms: first.timeoutMs,
-                limits: shownBounds(first, options.bounds),
-                workers: 1,
-              },
+              200: { ...detailExample(first), versions: versionsExample(first.name) },
               404: {
                 detail: flat('ALGORITHM_NOT_FOUND', "Algorithm 'Sorter' is not known.", {
-                  available_algorithms: names,
+                  available_algorithms: algorithms.names(),
                 }),
               },
             },
@@ -225,12 +290,62 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
       },
     },
     async (request, reply) => {
-      const { name } = request.params
-      find(name)
-      const workers = await options.workers().catch(() => null)
-      const count = workers === null ? null : (workers.get(name) ?? 0)
-      // The fixed members as written once, and the live count.
-      return sendJsonText(reply, `${(details.get(name) as string).slice(0, -1)},"workers":${count}}`)
+      const algorithm = find(request.params.name)
+      const workers = await counts()
+      const versions = JSON.stringify(versionsOf(algorithm.name, workers))
+      // The fixed members as written by lossless-json (integers of any size), and the live ones.
+      return sendJsonText(
+        reply,
+        `${detail(algorithm).slice(0, -1)},"workers":${workers.of(algorithm.name)},"versions":${versions}}`,
+      )
+    },
+  )
+
+  app.get(
+    '/algorithms/:name/versions/:version',
+    {
+      config: { kind: 'api', errorShape: 'wrapped' },
+      schema: {
+        summary: 'Read one version of an algorithm, with its schemas',
+        operationId: 'getAlgorithmVersion',
+        tags: ['algorithms'],
+        description:
+          'The schemas, examples and limits of one version: an exact version, or a semver range (`1.x`, `^1.2`) ' +
+          'that picks the highest loaded match.',
+        params: VersionParams,
+        response: {
+          200: Type.Object(
+            { ...DetailMembers, ...VersionFlags },
+            { description: 'The version: `workers` counts the live processes that take its jobs.' },
+          ),
+          404: notFound(', and details.available_versions its loaded versions'),
+        },
+        'x-examples': () => {
+          const [first] = defaults() as [Algorithm]
+          return {
+            parameters: { name: first.name, version: first.version },
+            responses: {
+              200: { ...detailExample(first), ...flags(first) },
+              404: {
+                detail: flat(
+                  'ALGORITHM_NOT_FOUND',
+                  `Algorithm '${first.name}' has no loaded version matching '9.x'.`,
+                  {
+                    available_algorithms: algorithms.names(),
+                    available_versions: algorithms.versions(first.name).map((one) => one.version),
+                  },
+                ),
+              },
+            },
+          }
+        },
+      },
+    },
+    async (request, reply) => {
+      const algorithm = resolveVersion(algorithms, request.params.name, request.params.version)
+      const workers = await counts()
+      const live = JSON.stringify({ workers: workers.ofVersion(algorithm), ...flags(algorithm) }).slice(1)
+      return sendJsonText(reply, `${detail(algorithm).slice(0, -1)},${live}`)
     },
   )
 
@@ -239,7 +354,6 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
    * than its own when `held.tighter`, as /invoke answers; the version is named in Algorithm-Version.
    */
   const call = (algorithm: Algorithm, held: HeldBounds, request: FastifyRequest, reply: FastifyReply) => {
-    versionHeaders(reply, algorithm.version)
     const start = () => {
       const params = readParams(algorithm, request.body as Record<string, unknown>, held.paramLimits, [
         'body',
@@ -252,39 +366,57 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
     return held.tighter ? checkJobBody(request, held.bounds, held.owner).then(start) : start()
   }
 
-  for (const algorithm of sorted) {
+  // A route per name (its default, drawn per call under a canary split: read under the bounds of any of
+  // its versions, then held to the version drawn) and per loaded version (its own bounds), so that the
+  // document shows each one's params and result.
+  const routes = [
+    ...defaults().map((algorithm) => ({ algorithm, versioned: false })),
+    ...algorithms.all().map((algorithm) => ({ algorithm, versioned: true })),
+  ]
+  for (const { algorithm, versioned } of routes) {
+    const { name, version } = algorithm
     const timeoutMs = syncTimeLimit(algorithm, options.timeoutMs)
-    // Read under the bounds of any of its versions (of one version, its own), then held to the version
-    // called.
-    const { name } = algorithm
-    const bounds = unionBounds(algorithms.versions(name), options.bounds)
+    const bounds = versioned
+      ? algorithmBounds(algorithm, options.bounds).bounds
+      : unionBounds(algorithms.versions(name), options.bounds)
     const { owner } = algorithmBounds(algorithm, options.bounds)
     const held = heldBounds(bounds, options.bounds)
-    const measured = algorithms.versions(name).some((version) => held(version).tighter)
+    const measured = !versioned && algorithms.versions(name).some((one) => held(one).tighter)
+    const deprecation = policy.deprecation(algorithm)
+    const id = (part: 'params' | 'result') =>
+      versioned ? versionSchemaId(algorithm, part) : algorithmSchemaId(name, part)
     await withBodyBounds(app, bodyBounds(bounds, owner, measured), (context) => {
       // The context withBodyBounds makes is untyped: its routes are typed again, as this plugin's are.
       context.withTypeProvider<TypeBoxTypeProvider>().post(
-        `/algorithms/${algorithm.name}/invoke`,
+        versioned ? `/algorithms/${name}/versions/${version}/invoke` : `/algorithms/${name}/invoke`,
         {
           bodyLimit: bounds.maxBodyBytes,
           config: { kind: 'api', errorShape: 'flat', boundOwner: owner },
           validatorCompiler: anyObjectBody,
           schema: {
-            summary: `Call ${algorithm.name}`,
-            operationId: `invoke_${algorithm.name}`,
+            summary: versioned ? `Call ${name} ${version}` : `Call ${name}`,
+            operationId: versioned
+              ? `invoke_${name}_${version.replace(/[^A-Za-z0-9._-]/g, '_')}`
+              : `invoke_${name}`,
             tags: ['algorithms'],
+            ...(versioned && deprecation !== undefined ? { deprecated: true } : {}),
             description:
-              `${algorithm.description}\n\nThe body is its params. A run is stopped after ${timeoutMs / 1000} s ` +
-              '(its own timeoutMs, at most ALGOSERVE_INVOKE_TIMEOUT_MS) with 500 ALGORITHM_ERROR. It runs on ' +
-              'the default version, named in the Algorithm-Version header; ' +
-              `POST /algorithms/${algorithm.name}/versions/{version}/invoke runs another.`,
-            body: losslessObject(Type.Unsafe(documentedParams(algorithm, (id) => Type.Ref(id)))),
+              `${algorithm.description}\n\n${versioned ? `Version ${version} exactly.` : defaultNote(algorithms, name)} ` +
+              `The body is its params. A run is stopped after ${timeoutMs / 1000} s ` +
+              '(its own timeoutMs, at most ALGOSERVE_INVOKE_TIMEOUT_MS) with 500 ALGORITHM_ERROR. The ' +
+              'Algorithm-Version header names the version that served the call' +
+              (deprecation === undefined || !versioned
+                ? '; Deprecation and Sunset headers come with a deprecated one.'
+                : `: it is deprecated (Deprecation header${deprecation.sunset === null ? '' : `; Sunset: ${deprecation.sunset.toUTCString()}`}).`),
+            body: losslessObject(
+              Type.Unsafe(documentedParams(algorithm, (ref) => Type.Ref(ref), id('params'))),
+            ),
             response: {
               200: {
                 ...Type.Object({
                   request_id: Type.String(),
                   status: Type.Literal('success'),
-                  result: Type.Ref(algorithmSchemaId(algorithm.name, 'result')),
+                  result: Type.Ref(id('result')),
                   metadata: Type.Ref(Metadata),
                 }),
                 description: 'The result, with metadata.',
@@ -314,7 +446,7 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
           },
         },
         (request, reply) => {
-          const called = resolveVersion(algorithms, name)
+          const called = versioned ? algorithm : resolveVersion(algorithms, name)
           return call(called, held(called), request, reply)
         },
       )
@@ -352,6 +484,17 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
       find(request.params.name)
     },
   )
+}
+
+/** What the default route of a name runs. */
+function defaultNote(algorithms: Registry, name: string): string {
+  const shares = algorithms.defaultShares(name)
+  if (shares.length <= 1) return `Its default version (${algorithms.defaultOf(name)?.version}).`
+  const total = shares.reduce((sum, share) => sum + share.weight, 0)
+  const split = shares.map(
+    ({ algorithm, weight }) => `${algorithm.version} ${Math.round((100 * weight) / total)}%`,
+  )
+  return `Its default version, drawn per call: ${split.join(', ')}.`
 }
 
 /** Answers a call's run as /invoke does: the result, with its metadata. */

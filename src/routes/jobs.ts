@@ -248,7 +248,7 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobRouteOptions> = async (app
         // The version the first request pinned its job to.
         version = (await backend.read(submitted.id, Date.now()))?.version ?? version
       } else metrics.jobsCreated.inc({ algorithm: algorithm.name })
-      versionHeaders(reply, version)
+      versionHeaders(reply, { name: algorithm.name, version })
       reply.code(202)
       return {
         job_id: submitted.id,
@@ -351,7 +351,7 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobRouteOptions> = async (app
           : jobStatusWithJson(job, new Set(include.split(',') as JobInclude[]))
       const waiting = job.status === 'pending' ? await served.waiting(job.algorithm, job.version) : undefined
       if (waiting !== undefined) body = `${body.slice(0, -1)},"message":${JSON.stringify(waiting)}}`
-      versionHeaders(reply, job.version)
+      versionHeaders(reply, { name: job.algorithm, version: job.version })
       return sendJsonText(reply, body)
     },
   )

@@ -77,6 +77,9 @@ describe('call and jobs create', () => {
       [['jobs', 'get', 'abc', '--params', '{}'], /get takes no --params/],
       [['algorithms', 'a', 'b'], /algorithms: unexpected argument 'b'/],
       [['algorithms', 'a/b'], /'a\/b' is not an algorithm name/],
+      [['call', 'Sum@', 'a=1'], /'Sum@' is not Name@version/],
+      [['jobs', 'create', 'Sum@1@2', 'a=1'], /'Sum@1@2' is not Name@version/],
+      [['call', 'S/um@1.2.0'], /'S\/um' is not an algorithm name/],
     ]
     for (const [argv, message] of cases) {
       assert.throws(
@@ -92,6 +95,15 @@ describe('call and jobs create', () => {
 })
 
 test('algorithms, with or without a name', () => {
-  assert.deepEqual(read('algorithms'), { name: 'algorithms', algorithm: null })
-  assert.deepEqual(read('algorithms', 'Collatz', '--json'), { name: 'algorithms', algorithm: 'Collatz' })
+  assert.deepEqual(read('algorithms'), { name: 'algorithms', algorithm: null, version: null })
+  assert.deepEqual(read('algorithms', 'Collatz', '--json'), {
+    name: 'algorithms',
+    algorithm: 'Collatz',
+    version: null,
+  })
+  assert.deepEqual(read('algorithms', 'Collatz@^1'), {
+    name: 'algorithms',
+    algorithm: 'Collatz',
+    version: '^1',
+  })
 })

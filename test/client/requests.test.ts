@@ -102,3 +102,18 @@ test('algorithms [name] and jobs list --algorithm: the GETs they make', async ()
   const list = await sent('jobs', 'list', '--algorithm', 'Collatz', '--status', 'completed', '--limit', '5')
   assert.equal(list.url, '/jobs?status=completed&algorithm=Collatz&limit=5')
 })
+
+test('Name@version: the version path of algorithms and call, the version member of jobs create', async () => {
+  assert.equal((await sent('algorithms', 'Sum@^1.2')).url, '/algorithms/Sum/versions/%5E1.2')
+  const call = await sent('call', 'Sum@1.2.0', 'a=1', 'b=2')
+  assert.equal(call.method, 'POST')
+  assert.equal(call.url, '/algorithms/Sum/versions/1.2.0/invoke')
+  assert.equal(call.body, '{"a":1,"b":2}')
+  const range = await sent('call', 'Sum@1.x', 'a=1')
+  assert.equal(range.url, '/algorithms/Sum/versions/1.x/invoke')
+  const job = await sent('jobs', 'create', 'Sum@^1', 'a=1', 'b=2')
+  assert.equal(job.url, '/jobs')
+  assert.equal(job.body, '{"algorithm":"Sum","version":"^1","params":{"a":1,"b":2}}')
+  // Without a version, as before: no member.
+  assert.equal((await sent('jobs', 'create', 'Sum', 'a=1')).body, '{"algorithm":"Sum","params":{"a":1}}')
+})

@@ -76,6 +76,7 @@ describe('the algorithm routes', () => {
       version: '1.0.0',
       description: 'Adds two integers.',
       workers: 1,
+      versions: [{ version: '1.0.0', default: true, weight: 1, deprecated: false, sunset: null, workers: 1 }],
     })
   })
 
@@ -99,6 +100,7 @@ describe('the algorithm routes', () => {
       },
       // The embedded store's one process takes every job.
       workers: 1,
+      versions: [{ version: '1.0.0', default: true, weight: 1, deprecated: false, sunset: null, workers: 1 }],
     })
     const adder = (await (await fetch(`${server.url}/algorithms/Adder`)).json()) as Record<string, unknown>
     assert.deepEqual(adder.examples, [{ params: { a: 1, b: 2 } }])

@@ -97,6 +97,8 @@ describe('GET /openapi.json', () => {
       '/algorithms': { get: ['200'] },
       '/algorithms/{name}': { get: ['200', '404'] },
       '/algorithms/PrimeChecker/invoke': { post: ['200', '400', '413', '422', '500', '503'] },
+      '/algorithms/{name}/versions/{version}': { get: ['200', '404'] },
+      '/algorithms/PrimeChecker/versions/1.0.0/invoke': { post: ['200', '400', '413', '422', '500', '503'] },
       // 409 only with an Idempotency-Key, and GET /jobs, are job control (tag job-control).
       '/jobs': { post: ['202', '400', '404', '409', '413', '422', '503'], get: ['200', '422', '503'] },
       '/jobs/{job_id}': { get: ['200', '404', '422', '503'] },
@@ -167,12 +169,14 @@ describe('the OpenAPI document reads as ours and is exact', () => {
       'cancelJob',
       'createJob',
       'getAlgorithm',
+      'getAlgorithmVersion',
       'getJob',
       'getJobDeliveries',
       'getJobSummary',
       'healthz',
       'invoke',
       'invoke_PrimeChecker',
+      'invoke_PrimeChecker_1.0.0',
       'listAlgorithms',
       'listJobs',
       'metrics',
@@ -208,8 +212,8 @@ describe('the OpenAPI document reads as ours and is exact', () => {
     }
     assert.equal(
       checked,
-      25,
-      'error examples: invoke and invoke_PrimeChecker 400, 413, 500, 503; getAlgorithm 404; createJob 400, 404, 409, 413, 503; getJob 404, 503; ' +
+      30,
+      'error examples: invoke, invoke_PrimeChecker and invoke_PrimeChecker_1.0.0 400, 413, 500, 503; getAlgorithm and getAlgorithmVersion 404; createJob 400, 404, 409, 413, 503; getJob 404, 503; ' +
         'cancelJob 404, 409, 503; listJobs 503; streamJobEvents 404, 503; getJobDeliveries 404, 503; getJobSummary 503',
     )
   })

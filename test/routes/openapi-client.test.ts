@@ -65,6 +65,8 @@ test('the generated client calls every operation of the document', async () => {
     listAlgorithms: 200,
     getAlgorithm: 200,
     invoke_PrimeChecker: 200,
+    getAlgorithmVersion: 200,
+    'invoke_PrimeChecker_1.0.0': 200,
     createJob: 202,
     getJob: 200,
     listJobs: 200,

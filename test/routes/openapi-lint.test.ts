@@ -117,3 +117,41 @@ test("without PrimeChecker, with one algorithm of the deployment's and its own t
     'operation-4xx-response #/paths/~1readyz/get/responses',
   ])
 })
+
+test("with several versions of one name, a canary split, a deprecated version and a build in a version: 0 errors, the default's warnings", async () => {
+  const at = (version: string) => moduleSource(validMembers('Sum').replace("'1.0.0'", `'${version}'`))
+  const modules = writeModules({
+    'sum-1.0.0.mjs': at('1.0.0'),
+    'sum-1.1.0.mjs': at('1.1.0'),
+    'sum-2.0.0-rc.1.mjs': at('2.0.0-rc.1'),
+    'sum-2.0.0-build.mjs': at('2.0.0+build.5'),
+  })
+  try {
+    const result = await lint(
+      {
+        algorithms: [modules.dir],
+        defaultVersions: new Map([
+          [
+            'Sum',
+            [
+              { version: '1.0.0', weight: 9 },
+              { version: '1.1.0', weight: 1 },
+            ],
+          ],
+        ]),
+        deprecatedVersions: new Map([['Sum@1.0.0', { sunset: '2027-06-30' }]]),
+      },
+      join(ROOT, 'redocly.yaml'),
+    )
+    assert.equal(result.totals.errors, 0, JSON.stringify(result.problems, null, 1))
+    assert.deepEqual(warnings(result), [
+      'operation-4xx-response #/paths/~1algorithms/get/responses',
+      'operation-4xx-response #/paths/~1healthz/get/responses',
+      'operation-4xx-response #/paths/~1job-summary/get/responses',
+      'operation-4xx-response #/paths/~1metrics/get/responses',
+      'operation-4xx-response #/paths/~1readyz/get/responses',
+    ])
+  } finally {
+    modules.remove()
+  }
+})
