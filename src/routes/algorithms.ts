@@ -38,6 +38,7 @@ import { sendJsonText } from '../http/json-reply.js'
 import { described, ErrorResponse, HTTPValidationError, Metadata, wrappedError } from '../http/schemas.js'
 import { answerCall, syncTimeLimit } from '../http/sync-call.js'
 import { validatorCompiler } from '../http/validation.js'
+import { versionHeaders } from '../http/version-headers.js'
 
 export interface AlgorithmRouteOptions {
   algorithms: Registry
@@ -354,6 +355,8 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
    * than its own when `held.tighter`, as /invoke answers; the version is named in Algorithm-Version.
    */
   const call = (algorithm: Algorithm, held: HeldBounds, request: FastifyRequest, reply: FastifyReply) => {
+    // Before the params are read: a 400 or 422 names the version whose schema refused them too.
+    versionHeaders(reply, algorithm)
     const start = () => {
       const params = readParams(algorithm, request.body as Record<string, unknown>, held.paramLimits, [
         'body',
