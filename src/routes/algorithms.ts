@@ -4,9 +4,9 @@
 // unknown name reaches the parametric route, which answers 404.
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifySchemaCompiler } from 'fastify'
+import type { FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify'
 import { stringify } from 'lossless-json'
-import type { Algorithm } from '../algorithms/algorithm.js'
+import type { Algorithm, ParamLimits } from '../algorithms/algorithm.js'
 import { readParams } from '../algorithms/params.js'
 import type { Registry } from '../algorithms/registry.js'
 import { type BoundSettings, shownBounds } from '../algorithms/request-bounds.js'
@@ -16,6 +16,7 @@ import { runMetadata, type TimedRun } from '../execution/timed-run.js'
 import { requestExamples, successExample } from '../http/algorithm-examples.js'
 import { algorithmSchemaId, documentedParams } from '../http/algorithm-schemas.js'
 import { algorithmBounds, bodyBounds, withBodyBounds } from '../http/body-bounds.js'
+import { answerErrorsAs } from '../http/error-handler.js'
 import { flat, tooLarge } from '../http/examples.js'
 import { losslessObject } from '../http/json-body.js'
 import { sendJsonText } from '../http/json-reply.js'
@@ -81,24 +82,88 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 
 const summary = ({ name, version, description }: Algorithm) => ({ name, version, description })
 
+/** What the routes show of a set of algorithms: kept until a reload replaces the set. */
+interface Shown {
+  generation: number
+  names: string[]
+  /** Each name's default version, by name. */
+  sorted: Algorithm[]
+  /** GET /algorithms/{name}'s fixed members, written once per set. */
+  details: Map<string, string>
+}
+
 export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> = async (app, options) => {
   const { algorithms, executor, factorBudgetMs } = options
-  const names = algorithms.names()
-  const sorted = names.map((name) => algorithms.defaultOf(name) as Algorithm)
+  let shown: Shown | undefined
+  // Read per request, written again after a reload: the routes show the set being served.
+  const current = (): Shown => {
+    if (shown?.generation === algorithms.generation) return shown
+    const names = algorithms.names()
+    const sorted = names.map((name) => algorithms.defaultOf(name) as Algorithm)
+    // The schemas are the modules' own, shown as they are.
+    const details = new Map(
+      sorted.map((algorithm) => [
+        algorithm.name,
+        stringify({
+          name: algorithm.name,
+          version: algorithm.version,
+          description: algorithm.description,
+          params: algorithm.module.params,
+          result: algorithm.module.result,
+          examples: algorithm.module.examples ?? [],
+          timeout_ms: algorithm.timeoutMs,
+          limits: shownBounds(algorithm, options.bounds),
+        }) as string,
+      ]),
+    )
+    shown = { generation: algorithms.generation, names, sorted, details }
+    return shown
+  }
   const find = (name: string): Algorithm => {
     const algorithm = algorithms.defaultOf(name)
-    if (algorithm === undefined) throw new AlgorithmNotFoundError(name, names)
+    if (algorithm === undefined) throw new AlgorithmNotFoundError(name, algorithms.names())
     return algorithm
   }
   const listing = async () => {
     const workers = await options.workers().catch(() => null)
     return JSON.stringify({
-      algorithms: sorted.map(({ name, version, description }) => ({
+      algorithms: current().sorted.map(({ name, version, description }) => ({
         name,
         version,
         description,
         workers: workers === null ? null : (workers.get(name) ?? 0),
       })),
+    })
+  }
+  /** Each version's bounds, timeout and digit limit, worked out at its first call. */
+  const limitsOf = new WeakMap<Algorithm, { timeoutMs: number; paramLimits: ParamLimits }>()
+  const limits = (algorithm: Algorithm) => {
+    let found = limitsOf.get(algorithm)
+    if (found === undefined) {
+      const { paramLimits } = algorithmBounds(algorithm, options.bounds)
+      found = { timeoutMs: syncTimeLimit(algorithm, options.timeoutMs), paramLimits }
+      limitsOf.set(algorithm, found)
+    }
+    return found
+  }
+  /** One synchronous call of the version that serves it, answered as /invoke is. */
+  const invoke = (algorithm: Algorithm, request: FastifyRequest, reply: FastifyReply) => {
+    const { timeoutMs, paramLimits } = limits(algorithm)
+    // Checked to be an object by the route's schema.
+    const params = readParams(algorithm, request.body as Record<string, unknown>, paramLimits, ['body'])
+    const call = { algorithm, params, budgetMs: factorBudgetMs, timeoutMs }
+    return answerCall(executor, call, reply, (run: TimedRun): void => {
+      const metadata = runMetadata(algorithm, run)
+      reply.type(JSON_TYPE).serializer(String)
+      if (run.resultJson === undefined) {
+        reply.send(stringify({ request_id: request.id, status: 'success', result: run.result, metadata }))
+        return
+      }
+      // A long result's JSON as it was written off the main thread, bytes and all: nothing to write
+      // again.
+      const head = `{"request_id":${JSON.stringify(request.id)},"status":"success","result":`
+      const tail = `,"metadata":${JSON.stringify(metadata)}}`
+      reply.send(Buffer.concat([Buffer.from(head), run.resultJson, Buffer.from(tail)]))
     })
   }
 
@@ -117,29 +182,12 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
         },
         'x-examples': () => ({
           responses: {
-            200: { algorithms: sorted.map((algorithm) => ({ ...summary(algorithm), workers: 1 })) },
+            200: { algorithms: current().sorted.map((algorithm) => ({ ...summary(algorithm), workers: 1 })) },
           },
         }),
       },
     },
     async (_request, reply) => sendJsonText(reply, await listing()),
-  )
-
-  // Written once: the schemas are the modules' own, shown as they are.
-  const details = new Map(
-    sorted.map((algorithm) => [
-      algorithm.name,
-      stringify({
-        name: algorithm.name,
-        version: algorithm.version,
-        description: algorithm.description,
-        params: algorithm.module.params,
-        result: algorithm.module.result,
-        examples: algorithm.module.examples ?? [],
-        timeout_ms: algorithm.timeoutMs,
-        limits: shownBounds(algorithm, options.bounds),
-      }) as string,
-    ]),
   )
 
   app.get(
@@ -176,7 +224,7 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
         },
         'x-examples': () => {
           // The first algorithm by name.
-          const [first] = sorted as [Algorithm]
+          const [first] = current().sorted as [Algorithm]
           return {
             parameters: { name: first.name },
             responses: {
@@ -191,7 +239,7 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
               },
               404: {
                 detail: flat('ALGORITHM_NOT_FOUND', "Algorithm 'Sorter' is not known.", {
-                  available_algorithms: names,
+                  available_algorithms: current().names,
                 }),
               },
             },
@@ -205,13 +253,14 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
       const workers = await options.workers().catch(() => null)
       const count = workers === null ? null : (workers.get(name) ?? 0)
       // The fixed members as written once, and the live count.
-      return sendJsonText(reply, `${(details.get(name) as string).slice(0, -1)},"workers":${count}}`)
+      const fixed = current().details.get(name) as string
+      return sendJsonText(reply, `${fixed.slice(0, -1)},"workers":${count}}`)
     },
   )
 
-  for (const algorithm of sorted) {
+  for (const algorithm of current().sorted) {
     const timeoutMs = syncTimeLimit(algorithm, options.timeoutMs)
-    const { bounds, owner, paramLimits } = algorithmBounds(algorithm, options.bounds)
+    const { bounds, owner } = algorithmBounds(algorithm, options.bounds)
     await withBodyBounds(app, bodyBounds(bounds, owner), (context) => {
       // The context withBodyBounds makes is untyped: its routes are typed again, as this plugin's are.
       context.withTypeProvider<TypeBoxTypeProvider>().post(
@@ -262,24 +311,11 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
             'x-examples': () => invokeExamples(algorithm, options.bounds.maxBodyBytes),
           },
         },
+        // The name's default now: a reload may have added versions since the route was written, or
+        // removed the name (a 404 then, wrapped as for any unknown name).
         (request, reply) => {
-          const params = readParams(algorithm, request.body, paramLimits, ['body'])
-          const call = { algorithm, params, budgetMs: factorBudgetMs, timeoutMs }
-          return answerCall(executor, call, reply, (run: TimedRun): void => {
-            const metadata = runMetadata(algorithm, run)
-            reply.type(JSON_TYPE).serializer(String)
-            if (run.resultJson === undefined) {
-              reply.send(
-                stringify({ request_id: request.id, status: 'success', result: run.result, metadata }),
-              )
-              return
-            }
-            // A long result's JSON as it was written off the main thread, bytes and all: nothing to write
-            // again.
-            const head = `{"request_id":${JSON.stringify(request.id)},"status":"success","result":`
-            const tail = `,"metadata":${JSON.stringify(metadata)}}`
-            reply.send(Buffer.concat([Buffer.from(head), run.resultJson, Buffer.from(tail)]))
-          })
+          if (!algorithms.has(algorithm.name)) answerErrorsAs(request, 'wrapped')
+          return invoke(find(algorithm.name), request, reply)
         },
       )
     })
@@ -291,8 +327,12 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
       config: { kind: 'api', errorShape: 'wrapped' },
       schema: { hide: true, params: NameParams },
     },
-    async (request) => {
-      find(request.params.name)
+    // A name a reload added, read under the settings' request bounds, answered as the others; an unknown
+    // name, 404.
+    (request, reply) => {
+      const algorithm = find(request.params.name)
+      answerErrorsAs(request, 'flat')
+      return invoke(algorithm, request, reply)
     },
   )
 }
