@@ -1,7 +1,7 @@
 // POST /admin/reload: loads ALGOSERVE_ALGORITHMS again, as SIGHUP does
-// (docs/operating.md#reloading-the-algorithms), and says what it did or why it was refused. Registered only when API keys are on: the key is what keeps
-// a stranger from making the service import files; without keys the operator sends SIGHUP, and the path
-// is a 404 like any other unknown one.
+// (docs/operating.md#reloading-the-algorithms), and says what it did or why it was refused. Registered
+// only when API keys are on: the key is what keeps a stranger from making the service import files;
+// without keys the operator sends SIGHUP, and the path is a 404 like any other unknown one.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ReloadOutcome } from '../algorithms/reload.js'
 
