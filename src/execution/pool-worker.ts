@@ -1,6 +1,7 @@
 // The piscina worker: loads the same algorithm modules as the process, once, before its first task
 // (the resolved files come in workerData), and runs batches of algorithm calls (thread-batch.ts) off
 // the thread that serves HTTP, one call after the other, posting each outcome as its call ends.
+import { existsSync } from 'node:fs'
 import { parentPort, threadId, workerData } from 'node:worker_threads'
 import type { Algorithm, RunContext } from '../algorithms/algorithm.js'
 import { loadModuleFile } from '../algorithms/loader.js'
@@ -194,8 +195,10 @@ export interface ThreadLoad {
 // A module that fails to load here but not in the process (one that checks isMainThread) is told in a
 // message, not by a rejection, which piscina would meet only at a run (and tsx garbles on Node 20).
 const data = workerData as PoolWorkerData | undefined
+// A file a reload listed may have gone since (a later reload removed its version): the thread loads the
+// others, and imports at its first run a version it lacks.
 export default loadRegistry(
-  data?.algorithmFiles ?? [],
+  (data?.algorithmFiles ?? []).filter((file) => existsSync(file)),
   { checkedByProcess: true },
   data?.builtIn ?? true,
 ).then(

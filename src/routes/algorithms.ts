@@ -1,7 +1,9 @@
 // The algorithms the service serves: GET /algorithms lists them, GET /algorithms/{name} shows one with
 // its schemas, and POST /algorithms/{name}/invoke calls one synchronously, answered as /invoke is. Each
 // algorithm has its own invoke route, so that the OpenAPI document shows its params and result; an
-// unknown name reaches the parametric route, which answers 404.
+// unknown name reaches the parametric route, which answers 404. After a reload (algorithms/reload.ts) each
+// route calls its name's default of the moment, and a name the reload added is called through the
+// parametric route.
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify'

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { stringify } from 'lossless-json'
-import type { ParamLimits, RequestBounds } from '../algorithms/algorithm.js'
+import type { Algorithm, ParamLimits, RequestBounds } from '../algorithms/algorithm.js'
 import { readParams } from '../algorithms/params.js'
 import { invokeAlgorithm, type Registry } from '../algorithms/registry.js'
 import { type BoundOwner, type BoundSettings, largestBounds } from '../algorithms/request-bounds.js'
@@ -119,19 +119,21 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobRouteOptions> = async (app
   // The body names its algorithm: it is read under the largest bounds of any (this plugin is a context
   // of its own), then held to the named algorithm's.
   const largest = largestBounds(algorithms.all(), options.bounds)
-  const own = new Map<string, AlgorithmBounds>()
-  for (const algorithm of algorithms.all()) {
+  const boundsOf = (algorithm: Algorithm): AlgorithmBounds => {
     const { bounds, owner, paramLimits } = algorithmBounds(algorithm, options.bounds)
     const tighter =
       bounds.maxBodyBytes < largest.maxBodyBytes ||
       bounds.maxJsonValues < largest.maxJsonValues ||
       bounds.maxJsonDepth < largest.maxJsonDepth ||
       bounds.maxStringLength < largest.maxStringLength
-    own.set(algorithm.name, { bounds, owner, paramLimits, tighter })
+    return { bounds, owner, paramLimits, tighter }
   }
+  // By version: a reload brings new ones, whose bounds are worked out at their first job.
+  const own = new WeakMap<Algorithm, AlgorithmBounds>()
+  for (const algorithm of algorithms.all()) own.set(algorithm, boundsOf(algorithm))
   const readOwner: BoundOwner = { settings: options.bounds }
   // The parse's counts are kept only when some algorithm's bounds are below the largest.
-  const measured = [...own.values()].some((entry) => entry.tighter)
+  const measured = algorithms.all().some((algorithm) => own.get(algorithm)?.tighter)
   addBodyParsers(app, bodyBounds(largest, readOwner, measured))
   const waiters = new EndWaits(options.maxJobWaiters)
   const served = new ServedAlgorithms(() => backend.workers())
@@ -209,7 +211,11 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<JobRouteOptions> = async (app
       const { body } = request
       const algorithm = algorithms.defaultOf(body.algorithm)
       if (algorithm === undefined) throw new AlgorithmNotFoundError(body.algorithm, algorithms.names())
-      const bounds = own.get(algorithm.name) as AlgorithmBounds
+      let bounds = own.get(algorithm)
+      if (bounds === undefined) {
+        bounds = boundsOf(algorithm)
+        own.set(algorithm, bounds)
+      }
       if (bounds.tighter) await checkJobBody(request, bounds.bounds, bounds.owner)
       const parsed = readParams(algorithm, body.params, bounds.paramLimits, ['body', 'params'])
       const params = stringify(parsed) as string

@@ -3,8 +3,9 @@
 // changed file at a loaded version, or a list that does not load, is refused with the running set as it
 // was; the OpenAPI document follows the set.
 import assert from 'node:assert/strict'
-import { rmSync, writeFileSync } from 'node:fs'
+import { cpSync, rmSync, writeFileSync } from 'node:fs'
 import { after, before, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import { resolveVersion } from '../../src/algorithms/registry.js'
 import { AlgorithmNotFoundError, ReloadFailedError, VersionChangedError } from '../../src/errors.js'
 import { moduleSource, validMembers, writeModules } from '../helpers/algorithms.js'
@@ -20,6 +21,8 @@ const at = (name: string, version: string, run?: string) =>
       `'${version}'`,
     ),
   )
+
+const ECHO = fileURLToPath(new URL('../../examples/algorithms/echo-bash', import.meta.url))
 
 /** Slow 1.0.0 holds its thread for a while: long enough for a reload to remove it meanwhile. */
 const SLOW_RUN = '() => { const end = Date.now() + 1500; while (Date.now() < end) {} return { sum: 7 } }'
@@ -72,14 +75,21 @@ forEachBackend((backend) => {
       assert.deepEqual(body.result, { sum: 1 })
     }
     // A name that had no route at the start.
-    const product = await call(server.url, 'Product')
-    assert.equal(product.status, 200, JSON.stringify(product.body))
-    assert.deepEqual(product.body.result, { sum: 3 })
+    const called = await call(server.url, 'Product')
+    assert.equal(called.status, 200, JSON.stringify(called.body))
+    assert.deepEqual(called.body.result, { sum: 3 })
     const created = await createJob(server.url, { algorithm: 'Sum', params: { a: 1, b: 2 } })
     assert.equal(created.status, 202)
     const job = await waitForJob(server.url, created.json.job_id as string)
     assert.equal(job.status, 'completed', JSON.stringify(job))
     assert.equal(job.metadata?.version, '1.1.0')
+    // A job of a name the reload added is taken; on Redis its consumers are the backend's algorithmsChanged.
+    const product = await createJob(server.url, { algorithm: 'Product', params: { a: 2, b: 2 } })
+    assert.equal(product.status, 202, JSON.stringify(product.json))
+    if (backend.name === 'embedded') {
+      const ran = await waitForJob(server.url, product.json.job_id as string)
+      assert.deepEqual(ran.result, { sum: 3 })
+    }
     const detail = (await (await fetch(`${server.url}/algorithms/Sum`)).json()) as { version: string }
     assert.equal(detail.version, '1.1.0')
     const document = JSON.stringify(await (await fetch(`${server.url}/openapi.json`)).json())
@@ -146,5 +156,24 @@ forEachBackend((backend) => {
     } finally {
       rmSync(folder.file('broken.mjs'))
     }
+  })
+  test('a process algorithm added starts its processes and is callable; removed, it is gone', async () => {
+    cpSync(ECHO, folder.file('echo'), { recursive: true })
+    assert.deepEqual((await server.service.reload('test')).added, ['Echo@1.0.0'])
+    const response = await fetch(`${server.url}/algorithms/Echo/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'hi' }),
+    })
+    assert.equal(response.status, 200)
+    assert.deepEqual(((await response.json()) as { result: unknown }).result, { text: 'hi' })
+    rmSync(folder.file('echo'), { recursive: true })
+    assert.deepEqual((await server.service.reload('test')).removed, ['Echo@1.0.0'])
+    const gone = await fetch(`${server.url}/algorithms/Echo/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'hi' }),
+    })
+    assert.equal(gone.status, 404)
   })
 })
