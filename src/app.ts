@@ -2,6 +2,7 @@
 // listen on port 0.
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Registry } from './algorithms/registry.js'
+import type { ReloadOutcome } from './algorithms/reload.js'
 import { defaultBounds, largestBounds } from './algorithms/request-bounds.js'
 import { VersionPolicy } from './algorithms/version-policy.js'
 import type { Config } from './config.js'
@@ -25,6 +26,7 @@ import { registerVersionPolicy } from './http/version-headers.js'
 import type { JobBackend } from './jobs/backend.js'
 import { type ProcessLogger, processLogger } from './logging/process-logger.js'
 import { type Metrics, UNMATCHED_ENDPOINT } from './metrics/metrics.js'
+import { adminRoutes } from './routes/admin.js'
 import { algorithmRoutes } from './routes/algorithms.js'
 import { dashboardRoutes } from './routes/dashboard.js'
 import { docsRoutes, registerOpenApi } from './routes/docs.js'
@@ -52,12 +54,16 @@ export interface AppDependencies {
   checks?: Record<string, () => boolean>
   /** The process's logger, which the backend logs through too. Default: stdout at the config's level. */
   logger?: ProcessLogger
+  /** Loads the algorithms again (POST /admin/reload, with API keys on). */
+  reload?: (trigger: string) => Promise<ReloadOutcome>
 }
 
 interface BaseApp {
   app: FastifyInstance
   /** For plugins whose routes declare nothing themselves. */
   declarations: RouteDeclarations
+  /** API keys are on (ALGOSERVE_API_KEYS, ALGOSERVE_API_KEYS_FILE). */
+  keysOn: boolean
 }
 
 /** The Fastify instance with what every app of ours has: logging, body parsing, errors, metrics. */
@@ -121,11 +127,11 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> 
     rateLimit: config.rateLimit > 0 ? config : null,
     text: documentText(config),
   })
-  return { app, declarations }
+  return { app, declarations, keysOn: isKeyRequired !== null }
 }
 
 export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
-  const { app, declarations } = await baseApp(config, deps)
+  const { app, declarations, keysOn } = await baseApp(config, deps)
   const { algorithms } = deps
   for (const schema of algorithmSchemas(algorithms)) app.addSchema(schema)
   await app.register(algorithmRoutes, {
@@ -155,6 +161,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   await app.register(jobControlRoutes, { backend: deps.backend, metrics: deps.metrics })
   await app.register(jobEventRoutes, { backend: deps.backend, maxStreams: config.maxEventStreams })
   await registerStatusRoutes(app, deps)
+  if (keysOn && deps.reload !== undefined) await app.register(adminRoutes, { reload: deps.reload })
   await app.register(docsRoutes, { declarations, text: documentText(config) })
   await app.register(dashboardRoutes)
   return app

@@ -711,6 +711,14 @@ export const SETTINGS = [
       'Serve the built-in PrimeChecker and POST /invoke; false serves only ALGOSERVE_ALGORITHMS (POST /invoke then answers 404 ALGORITHM_NOT_FOUND).',
   }),
   setting({
+    key: 'watch',
+    env: 'ALGOSERVE_WATCH',
+    default: false,
+    parse: boolean,
+    description:
+      'Reload the algorithms when a file or folder of ALGOSERVE_ALGORITHMS changes, as SIGHUP does (docs/operating.md#reloading-the-algorithms).',
+  }),
+  setting({
     key: 'apiTitle',
     env: 'ALGOSERVE_API_TITLE',
     default: null,

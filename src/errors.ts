@@ -142,6 +142,32 @@ export class RunTimeLimitError extends AlgorithmError {
   }
 }
 
+/**
+ * 409: a reload found a file whose content changed at a version already loaded (versions are immutable:
+ * a change is a new version). The running set stays as it was.
+ */
+export class VersionChangedError extends ContractError {
+  readonly code = 'VERSION_CHANGED'
+  readonly statusCode = 409
+
+  constructor(file: string, name: string, version: string, loadedFrom: string) {
+    super(
+      `Algorithm ${file}: '${name}' ${version} is loaded already with other content (from ${loadedFrom}); a version cannot change: give the changed file a new version. Nothing was reloaded.`,
+      { file, algorithm: name, version },
+    )
+  }
+}
+
+/** 422: the algorithms a reload read could not be loaded; the running set stays as it was. */
+export class ReloadFailedError extends ContractError {
+  readonly code = 'RELOAD_FAILED'
+  readonly statusCode = 422
+
+  constructor(reason: string, cause?: unknown) {
+    super(`The algorithms could not be reloaded: ${reason} Nothing was reloaded.`, null, { cause })
+  }
+}
+
 export class InternalError extends ContractError {
   readonly code = 'INTERNAL_ERROR'
   readonly statusCode = 500

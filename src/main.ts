@@ -1,7 +1,8 @@
 #!/usr/bin/env -S node --max-semi-space-size=1
 // The command line: `algoserve serve|worker [--flag value ...]`. Reads the config once, wires the parts
-// together, listens, and shuts down gracefully on SIGTERM/SIGINT. `serve` is the HTTP API; `worker`
-// runs jobs and webhooks from Redis (distributed mode) and serves only /healthz, /readyz and /metrics.
+// together, listens, shuts down gracefully on SIGTERM/SIGINT, and reloads the algorithms on SIGHUP.
+// `serve` is the HTTP API; `worker` runs jobs and webhooks from Redis (distributed mode) and serves only
+// /healthz, /readyz and /metrics.
 // `algorithms`, `call` and `jobs ...` are a client of a running service (src/client/); `check` and `run`
 // try algorithms in this process before they are served (src/local/).
 //
@@ -126,6 +127,13 @@ async function run(role: Role, args: string[]): Promise<void> {
   }
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
   process.once('SIGINT', () => void shutdown('SIGINT'))
+  // A refused reload is logged with its reason, and the running set stays.
+  const reload = (trigger: string) => void service.reload(trigger).catch(() => {})
+  process.on('SIGHUP', () => reload('SIGHUP'))
+  if (config.watch) {
+    const { watchAlgorithms } = await import('./algorithms/watch.js')
+    watchAlgorithms(config.algorithms, () => reload('watch'))
+  }
   member?.onShutdown((signal) => void shutdown(signal))
   watchNpmParent(() => void shutdown('SIGTERM'))
 

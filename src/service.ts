@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { moduleFiles } from './algorithms/loader.js'
 import { loadRegistry, type Registry, versionKey } from './algorithms/registry.js'
+import { Reloader, type ReloadOutcome } from './algorithms/reload.js'
 import { checkDeclaredBounds } from './algorithms/request-bounds.js'
 import { VersionPolicy } from './algorithms/version-policy.js'
 import { buildApp, buildWorkerApp } from './app.js'
@@ -64,6 +65,11 @@ export interface Service {
   readonly jobConcurrency: number
   /** True from the moment a shutdown begins. */
   readonly shuttingDown: boolean
+  /**
+   * Loads ALGOSERVE_ALGORITHMS again and serves the new set (SIGHUP, POST /admin/reload, --watch); rejects
+   * with why it was refused, the running set unchanged. `trigger` names the cause in the log.
+   */
+  reload(trigger: string): Promise<ReloadOutcome>
   /** Starts running jobs and sending webhooks, when this process does (listening is the caller's). */
   start(): void
   /**
@@ -99,6 +105,22 @@ function servedAlgorithms(config: Config, algorithms: Registry): string[] {
 /** The versions loaded, by versionKey: the Redis queues of their jobs. */
 const versionKeys = (algorithms: Registry): string[] =>
   algorithms.all().map((algorithm) => versionKey(algorithm.name, algorithm.version))
+
+/**
+ * The registry of these files, checked as the start and every reload check it: something to serve, bounds
+ * within the operator's ceilings, and the algorithms a worker is told to take all there.
+ */
+async function loadAlgorithms(config: Config, role: Role, files: string[]): Promise<Registry> {
+  const algorithms = await loadRegistry(files, {}, config.primeChecker, config.defaultVersions)
+  if (algorithms.size === 0) {
+    throw new ConfigError(
+      'ALGOSERVE_PRIME_CHECKER=false leaves no algorithm to serve: name your modules in ALGOSERVE_ALGORITHMS.',
+    )
+  }
+  checkDeclaredBounds(algorithms.all(), config)
+  if (role === 'worker') servedAlgorithms(config, algorithms)
+  return algorithms
+}
 
 /** The `concurrency` of the versions that declare one, by versionKey, kept up to date across reloads. */
 function declaredConcurrency(algorithms: Registry): Map<string, number> {
@@ -194,13 +216,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   }
   // Before anything starts: a module that breaks the contract stops the start here.
   const algorithmFiles = moduleFiles(config.algorithms)
-  const algorithms = await loadRegistry(algorithmFiles, {}, config.primeChecker, config.defaultVersions)
-  if (algorithms.size === 0) {
-    throw new ConfigError(
-      'ALGOSERVE_PRIME_CHECKER=false leaves no algorithm to serve: name your modules in ALGOSERVE_ALGORITHMS.',
-    )
-  }
-  checkDeclaredBounds(algorithms.all(), config)
+  const algorithms = await loadAlgorithms(config, role, algorithmFiles)
   const served = servedAlgorithms(config, algorithms)
   const metrics = createMetrics()
   // A worker runs the jobs of its algorithms only: it starts their programs alone, and is ready without
@@ -229,6 +245,13 @@ export async function createService(config: Config, options: ServiceOptions = {}
   // is built on it.
   const logger = processLogger(options.logger ?? { level: config.logLevel })
   const { log } = logger
+  const algorithmLog = log.child({ component: 'algorithms' })
+  const reloader = new Reloader(
+    algorithms,
+    { entries: config.algorithms, load: (files) => loadAlgorithms(config, role, files) },
+    algorithmLog,
+  )
+  const reload = (trigger: string) => reloader.reload(trigger)
   let backend: JobBackend | undefined
   let app: FastifyInstance
   try {
@@ -243,6 +266,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       algorithms,
       versions: new VersionPolicy(config.deprecatedVersions),
       jobAlgorithms: served,
+      reload,
     }
     app = role === 'worker' ? await buildWorkerApp(config, deps) : await buildApp(config, deps)
     // A module that loads in the process but not in a thread stops the start here, not at a first run.
@@ -252,7 +276,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
     throw error
   }
   const jobs: JobBackend = backend
-  const algorithmLog = log.child({ component: 'algorithms' })
+  // What was derived from the set at start follows a reload: threads, process pools, the backend's consumers.
+  algorithms.onChange((next) => {
+    executor.algorithmsChanged(next)
+    jobs.algorithmsChanged?.(next)
+  })
   // What a predecessor that died left running is ended before this one starts its own.
   const forgetOwner = processes.any ? await recordOwner(config.dataDir, algorithmLog) : async () => {}
   processes.start(algorithmLog)
@@ -297,6 +325,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     get shuttingDown() {
       return shuttingDown
     },
+    reload,
     start() {
       if (!runsJobs || consumers.length > 0) return
       consumers.push(

@@ -91,6 +91,7 @@ test('the defaults are these values', () => {
     threadHeapMb: 0,
     algorithmMemoryMb: 0,
     primeChecker: true,
+    watch: false,
     apiTitle: null,
     apiVersion: null,
     apiDescription: null,

@@ -3,9 +3,10 @@
 // process-manifest.ts), and checks each against the contract (contract.ts, which compiles its schemas). The
 // same list is loaded in the process and in every worker thread; anything wrong stops the start with an
 // error naming the file and the problem.
-import { readdirSync, statSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { basename, extname, join, resolve } from 'node:path'
+import { basename, dirname, extname, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { ConfigError } from '../errors.js'
 import type { Algorithm } from './algorithm.js'
@@ -70,12 +71,43 @@ function packageEntry(name: string, cwd: string): string {
   }
 }
 
-/** Imports a module file and checks its default export; reads and checks an algorithm.json. */
+/**
+ * A digest of what an algorithm file is: a module's bytes; for an algorithm.json, its bytes and those of
+ * each part of its command that is a file of its folder (the script or program it starts). A version is
+ * immutable: a reload refuses a file whose digest changed at a version already loaded.
+ */
+export function contentHash(file: string): string {
+  const hash = createHash('sha256')
+  const bytes = readFileSync(file)
+  hash.update(bytes)
+  if (basename(file) === MANIFEST) {
+    let command: unknown
+    try {
+      command = (JSON.parse(bytes.toString('utf8')) as { command?: unknown }).command
+    } catch {
+      // Unreadable JSON: loadManifest says why.
+    }
+    for (const part of Array.isArray(command) ? command : []) {
+      if (typeof part !== 'string') continue
+      const path = resolve(dirname(file), part)
+      if (statSync(path, { throwIfNoEntry: false })?.isFile())
+        hash.update(`\0${part}\0`).update(readFileSync(path))
+    }
+  }
+  return hash.digest('hex').slice(0, 16)
+}
+
+/**
+ * Imports a module file and checks its default export; reads and checks an algorithm.json. The import's
+ * URL carries the file's digest: Node keeps a module by its URL, and a file that changed since (a reload
+ * of a new version written over an old one) is imported afresh. Files it imports itself are kept as
+ * they were first imported.
+ */
 export async function loadModuleFile(file: string, options: CheckOptions = {}): Promise<Algorithm> {
   if (basename(file) === MANIFEST) return loadManifest(file, options)
   let imported: { default?: unknown }
   try {
-    imported = await import(pathToFileURL(file).href)
+    imported = await import(`${pathToFileURL(file).href}?v=${contentHash(file)}`)
   } catch (error) {
     throw new ConfigError(`Algorithm module ${file} could not be loaded: ${(error as Error).message}`)
   }

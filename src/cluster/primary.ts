@@ -1,8 +1,8 @@
 // The primary of `algoserve serve` with ALGOSERVE_HTTP_PROCESSES above 1: it serves nothing itself. It
 // forks the HTTP processes (each a whole `serve` on the shared port: Node.js's cluster module hands the
 // connections round-robin), replaces one that dies, tells each how many serve (their /readyz), passes a
-// SIGTERM or SIGINT on to every one and exits when all have drained, and merges their metrics for a
-// scrape that any of them takes.
+// SIGTERM or SIGINT on to every one and exits when all have drained, passes SIGHUP on (each reloads its
+// algorithms), and merges their metrics for a scrape that any of them takes.
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from 'pino'
 import { AggregatorRegistry } from 'prom-client'
@@ -178,6 +178,11 @@ export function runPrimary({ config, log, marginMs }: PrimaryOptions): Promise<n
       drainDelayMs + config.shutdownGraceMs + 2 * marginMs,
     ).unref()
   }
+  // Each HTTP process loads the algorithms again on its own signal, and logs what it did.
+  process.on('SIGHUP', () => {
+    for (const { worker } of members.values())
+      if (worker.process.pid !== undefined) worker.process.kill('SIGHUP')
+  })
   process.once('SIGTERM', () => stop('SIGTERM'))
   process.once('SIGINT', () => stop('SIGINT'))
 

@@ -3,7 +3,7 @@
 // call never stalls the event loop, and the calls a built-in module finds cheap on the event loop
 // (inline-way.ts). Counts every run in the algorithm metrics, whichever way ran it.
 import type { Algorithm, InlineRuns } from '../algorithms/algorithm.js'
-import { versionKey } from '../algorithms/registry.js'
+import { isBuiltIn, type Registry, versionKey } from '../algorithms/registry.js'
 import { AlgorithmError, AlgorithmInputError, ServiceUnavailableError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import { InlineWay } from './inline-way.js'
@@ -63,6 +63,17 @@ export class Executor {
   /** The worker threads kept; one more starts while every one of them holds a long run. */
   get threads(): number {
     return this.#threads.threads
+  }
+
+  /**
+   * After a reload: threads and process pools follow the new set; the ways of versions removed are let go
+   * (a call running on one holds it until it ends).
+   */
+  algorithmsChanged(algorithms: Registry): void {
+    const all = algorithms.all()
+    this.#threads.algorithmsChanged(all.filter((one) => !isBuiltIn(one)).map((one) => one.source))
+    this.#processes?.algorithmsChanged(algorithms)
+    for (const algorithm of this.#ways.keys()) if (!all.includes(algorithm)) this.#ways.delete(algorithm)
   }
 
   /** The pool is open and has its worker threads. */

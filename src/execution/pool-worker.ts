@@ -1,9 +1,11 @@
 // The piscina worker: loads the same algorithm modules as the process, once, before its first task
 // (the resolved files come in workerData), and runs batches of algorithm calls (thread-batch.ts) off
 // the thread that serves HTTP, one call after the other, posting each outcome as its call ends.
+import { existsSync } from 'node:fs'
 import { parentPort, threadId, workerData } from 'node:worker_threads'
-import type { RunContext } from '../algorithms/algorithm.js'
-import { loadRegistry, type Registry } from '../algorithms/registry.js'
+import type { Algorithm, RunContext } from '../algorithms/algorithm.js'
+import { loadModuleFile } from '../algorithms/loader.js'
+import { loadRegistry, type Registry, versionKey } from '../algorithms/registry.js'
 import { stringifyExact } from './exact-json.js'
 import { inputRejectionOf } from './input-rejection.js'
 import { ignoreProgress, ProgressThrottle, type ProgressUpdate } from './progress.js'
@@ -30,6 +32,29 @@ export interface PoolWorkerData {
   builtIn: boolean
 }
 
+/** The versions this thread imported after its start, as their first run came (a reload added them). */
+const added = new Map<string, Promise<Algorithm>>()
+
+/** The task's algorithm: loaded at the thread's start, or imported from its file now, once. */
+async function algorithmOf(registry: Registry, task: WorkerTask): Promise<Algorithm> {
+  const { algorithm: name, version, source } = task
+  const found = registry.exact(name, version)
+  if (found !== undefined) return found
+  if (source === undefined) throw new Error(`Unknown algorithm '${name}' at version ${version}`)
+  const key = versionKey(name, version)
+  let loading = added.get(key)
+  if (loading === undefined) {
+    loading = loadModuleFile(source, { checkedByProcess: true })
+    added.set(key, loading)
+    // A file that could not be read now may be read by the next run.
+    loading.catch(() => added.delete(key))
+  }
+  const algorithm = await loading
+  if (algorithm.name !== name || algorithm.version !== version)
+    throw new Error(`${source} holds '${algorithm.name}' ${algorithm.version} now, not ${version}`)
+  return algorithm
+}
+
 /** How a run ended on the thread; `replaceThread`: it passed its memory limit, and its thread ends. */
 interface TaskEnd {
   outcome: WorkerOutcome
@@ -37,7 +62,7 @@ interface TaskEnd {
 }
 
 async function runTask(registry: Registry, task: WorkerTask, batch: number, index: number): Promise<TaskEnd> {
-  const { algorithm, version, params, budgetMs, timeoutMs, followed, maxResultBytes, memoryMb, trace } = task
+  const { params, budgetMs, timeoutMs, followed, maxResultBytes, memoryMb, trace } = task
   const deadline = timeoutMs === undefined ? Number.MAX_SAFE_INTEGER : Date.now() + timeoutMs
   let timer: NodeJS.Timeout | undefined
   const throttle = followed
@@ -52,8 +77,7 @@ async function runTask(registry: Registry, task: WorkerTask, batch: number, inde
   // heap long after the run (about 1 KB a run, until the thread ran out of memory).
   const stop = new AbortController()
   try {
-    const found = registry.exact(algorithm, version)
-    if (found === undefined) throw new Error(`Unknown algorithm '${algorithm}' at version ${version}`)
+    const found = await algorithmOf(registry, task)
     if (timeoutMs !== undefined) timer = setTimeout(abortAtLimit, Math.min(timeoutMs, 2 ** 31 - 1), stop)
     const progress = throttle?.report ?? ignoreProgress
     const sendable = (result: unknown) => {
@@ -171,8 +195,10 @@ export interface ThreadLoad {
 // A module that fails to load here but not in the process (one that checks isMainThread) is told in a
 // message, not by a rejection, which piscina would meet only at a run (and tsx garbles on Node 20).
 const data = workerData as PoolWorkerData | undefined
+// A file a reload listed may have gone since (a later reload removed its version): the thread loads the
+// others, and imports at its first run a version it lacks.
 export default loadRegistry(
-  data?.algorithmFiles ?? [],
+  (data?.algorithmFiles ?? []).filter((file) => existsSync(file)),
   { checkedByProcess: true },
   data?.builtIn ?? true,
 ).then(

@@ -52,6 +52,10 @@ export class ProcessPool implements RunWay {
   #log: FastifyBaseLogger | undefined
   #budgets: { stderr: LogBudget; strays: LogBudget } | undefined
   #closed = false
+  /** Calls taken and not yet ended. */
+  #calls = 0
+  /** Set once a reload removed its version: it closes when its last call ends. */
+  #retired: (() => void) | undefined
 
   constructor(algorithm: Algorithm, options: ProcessPoolOptions) {
     const instances = shareOf(algorithm.process?.instances ?? 1, options.sharedBy ?? 1)
@@ -92,6 +96,15 @@ export class ProcessPool implements RunWay {
    * its time limit. A program has no budget to cut its work short by: `budgetMs` is a module's.
    */
   async run(params: unknown, options: Omit<RunOptions, 'budgetMs'>): Promise<TimedRun> {
+    this.#calls++
+    try {
+      return await this.#run(params, options)
+    } finally {
+      if (--this.#calls === 0) this.#retired?.()
+    }
+  }
+
+  async #run(params: unknown, options: Omit<RunOptions, 'budgetMs'>): Promise<TimedRun> {
     const signal = signalOf(options)
     const { lane = 'invoke', timeoutMs, progress, logContext, trace } = options
     let first: number | undefined
@@ -211,6 +224,14 @@ export class ProcessPool implements RunWay {
     return this.failure === undefined || this.#processes.some((process) => process && running(process))
   }
 
+  /** Closes once the calls it has taken end: a reload removed its version, which takes no new calls. */
+  retire(): Promise<void> {
+    if (this.#calls === 0) return this.close()
+    return new Promise((resolve) => {
+      this.#retired = () => resolve(this.close())
+    })
+  }
+
   /** Closes every process's stdin, then stops those still there after a grace. */
   async close(): Promise<void> {
     this.#closed = true
@@ -231,17 +252,37 @@ const poolName = (algorithms: Registry, algorithm: Algorithm): string =>
     ? versionKey(algorithm.name, algorithm.version)
     : algorithm.name
 
-/** One ProcessPool per process algorithm of a registry: all of them, or those `served` names. */
+/**
+ * One ProcessPool per process algorithm of a registry: all of them, or those `served` names. A reload
+ * (algorithmsChanged) starts the pools of the versions it added and retires those of the versions it removed.
+ */
 export class ProcessPoolSet {
+  /** By version (versionKey): a version is immutable, so its pool outlives the reloads that keep it. */
   readonly #pools = new Map<string, ProcessPool>()
-  readonly #algorithms: Registry
+  /** Pools of removed versions, until their last call ends. */
+  readonly #retiring = new Set<ProcessPool>()
+  readonly #options: ProcessPoolOptions
+  readonly #served: readonly string[] | undefined
+  #log: FastifyBaseLogger | undefined
+  /** Readiness check names, as at start: the health routes read them once. */
+  readonly #checkNames = new Map<string, string>()
 
   constructor(algorithms: Registry, options: ProcessPoolOptions, served?: readonly string[]) {
-    this.#algorithms = algorithms
-    for (const algorithm of algorithms.all()) {
-      if (algorithm.process !== undefined && (served === undefined || served.includes(algorithm.name)))
-        this.#pools.set(poolName(algorithms, algorithm), new ProcessPool(algorithm, options))
+    this.#options = options
+    this.#served = served
+    for (const algorithm of this.#wanted(algorithms)) {
+      const key = versionKey(algorithm.name, algorithm.version)
+      this.#pools.set(key, new ProcessPool(algorithm, options))
+      this.#checkNames.set(key, poolName(algorithms, algorithm))
     }
+  }
+
+  /** The process algorithms of a registry that this process runs. */
+  #wanted(algorithms: Registry): Algorithm[] {
+    const served = this.#served
+    return algorithms
+      .all()
+      .filter((one) => one.process !== undefined && (served === undefined || served.includes(one.name)))
   }
 
   /** Whether there is any process algorithm. */
@@ -250,19 +291,45 @@ export class ProcessPoolSet {
   }
 
   pool(algorithm: Algorithm): ProcessPool | undefined {
-    return this.#pools.get(poolName(this.#algorithms, algorithm))
+    return this.#pools.get(versionKey(algorithm.name, algorithm.version))
   }
 
   start(log: FastifyBaseLogger): void {
+    this.#log = log
     for (const pool of this.#pools.values()) pool.start(log)
+  }
+
+  /**
+   * After a reload: the pools of new versions start, and those of versions no longer loaded close once
+   * their calls end (a job or call running on one finishes there).
+   */
+  algorithmsChanged(algorithms: Registry): void {
+    const wanted = new Map(this.#wanted(algorithms).map((one) => [versionKey(one.name, one.version), one]))
+    for (const [key, pool] of this.#pools) {
+      if (wanted.has(key)) continue
+      this.#pools.delete(key)
+      this.#retiring.add(pool)
+      void pool.retire().then(() => this.#retiring.delete(pool))
+    }
+    for (const [key, algorithm] of wanted) {
+      if (this.#pools.has(key)) continue
+      const pool = new ProcessPool(algorithm, this.#options)
+      this.#pools.set(key, pool)
+      if (this.#log !== undefined) pool.start(this.#log)
+    }
   }
 
   /** A readiness check per process algorithm, `process:<name>`: false while none of its processes runs. */
   checks(): Record<string, () => boolean> {
-    return Object.fromEntries([...this.#pools].map(([name, pool]) => [`process:${name}`, () => pool.ready()]))
+    return Object.fromEntries(
+      [...this.#checkNames].map(([key, name]) => [
+        `process:${name}`,
+        () => this.#pools.get(key)?.ready() ?? true,
+      ]),
+    )
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.#pools.values()].map((pool) => pool.close()))
+    await Promise.all([...this.#pools.values(), ...this.#retiring].map((pool) => pool.close()))
   }
 }

@@ -19,6 +19,11 @@ export const SKIPPED = 3
 export interface WorkerTask {
   algorithm: string
   version: string
+  /**
+   * The module file of an algorithm not built in: a thread that did not load that version at its start
+   * (a reload added it) imports it from there.
+   */
+  source?: string
   params: unknown
   budgetMs: number
   /** The run's hard limit in ms, counted from its start on the thread; none when absent. */

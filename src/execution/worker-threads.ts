@@ -22,7 +22,7 @@
 import type { Worker } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { Algorithm } from '../algorithms/algorithm.js'
-import { versionKey } from '../algorithms/registry.js'
+import { isBuiltIn, versionKey } from '../algorithms/registry.js'
 import { AlgorithmError, ConfigError, RunTimeLimitError } from '../errors.js'
 import type { TraceCarrier } from '../tracing/seams.js'
 import { InputRejected } from './input-rejection.js'
@@ -144,6 +144,8 @@ export class WorkerThreads {
   readonly #exiting = new Set<Promise<void>>()
   /** Settles once every kept thread has loaded the modules, or one could not. */
   readonly #loaded: Promise<void>
+  /** What each thread loads at its start: piscina gives this object to every thread it starts. */
+  readonly #workerData: PoolWorkerData
 
   constructor(options: WorkerThreadsOptions) {
     const threads = options.threads
@@ -154,6 +156,7 @@ export class WorkerThreads {
       algorithmFiles: options.algorithmFiles ?? [],
       builtIn: options.builtInAlgorithms ?? true,
     }
+    this.#workerData = workerData
     this.#pool = new Piscina({
       filename: WORKER_FILE.href,
       minThreads: threads,
@@ -228,6 +231,14 @@ export class WorkerThreads {
       this.#pool.on('message', onMessage)
       this.#pool.on('error', onError)
     })
+  }
+
+  /**
+   * After a reload: threads started from now on load these files. Those running keep what they loaded,
+   * so that their runs of a removed version end; a version they lack they import at its first run.
+   */
+  algorithmsChanged(files: string[]): void {
+    this.#workerData.algorithmFiles = files
   }
 
   /** The pool is open and has its worker threads. */
@@ -346,6 +357,7 @@ export class WorkerThreads {
         timeoutMs: run.timeoutMs,
         maxResultBytes: run.algorithm.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
       }
+      if (!isBuiltIn(run.algorithm)) task.source = run.algorithm.source
       if (run.progress !== undefined) task.followed = true
       if (run.trace !== undefined) task.trace = run.trace
       if (run.onStart !== undefined) task.announced = true

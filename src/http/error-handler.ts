@@ -16,8 +16,19 @@ import {
   shortenValue,
   type ValidationDetail,
 } from '../errors.js'
+import type { ErrorShape } from './route-declaration.js'
 import { RouteTable } from './route-table.js'
 import { JobIdParams } from './schemas.js'
+
+/**
+ * A request answered in another shape than its route declares: POST /algorithms/{name}/invoke reaches a
+ * route written at start, whose name a reload may have removed (an unknown name is wrapped), or the
+ * parametric route, with a name a reload added (its calls are flat).
+ */
+const shapes = new WeakMap<FastifyRequest, ErrorShape>()
+export const answerErrorsAs = (request: FastifyRequest, shape: ErrorShape): void => {
+  shapes.set(request, shape)
+}
 
 /** Error bodies may echo client input, so they are written by the lossless serializer. */
 const serializeJson = (payload: unknown): string => stringify(payload) ?? 'null'
@@ -52,7 +63,7 @@ export function registerErrorHandlers(app: FastifyInstance, maxBodyBytes: number
       details: known.details,
       request_id: request.id,
     }
-    const wrapped = request.routeOptions.config?.errorShape === 'wrapped'
+    const wrapped = (shapes.get(request) ?? request.routeOptions.config?.errorShape) === 'wrapped'
     return sendJson(reply, known.statusCode, wrapped ? { detail: body } : body)
   })
 

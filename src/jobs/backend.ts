@@ -4,6 +4,7 @@
 // this file: running a job (execute.ts), the job's view, listing, the summary's shape, the cancel rule
 // and the deliveries' view; what a webhook attempt means is webhooks/'s.
 import type { FastifyBaseLogger } from 'fastify'
+import type { Registry } from '../algorithms/registry.js'
 import type { AttemptDelivery } from '../webhooks/attempt.js'
 import type { AttemptStatus } from '../webhooks/policy.js'
 import type { ReceiverPace } from '../webhooks/receiver-pace.js'
@@ -191,6 +192,11 @@ export interface JobBackend {
    */
   versionWorkers(): Promise<ReadonlyMap<string, number> | null>
   consumeJobs(run: RunJob, options: ConsumeJobsOptions): Consumer
+  /**
+   * A reload changed the algorithms loaded: a backend whose consumers are per algorithm or version takes
+   * the jobs of those added (those of a version removed wait for a process that has it).
+   */
+  algorithmsChanged?(algorithms: Registry): void
   consumeDeliveries(attempt: AttemptDelivery, options: ConsumeDeliveriesOptions): Consumer
   /** Deletes finished jobs past the retention; returns how many. */
   expire(now: number): Promise<number>

@@ -4,7 +4,8 @@
 // version named (exact, or the highest loaded match of a semver range). Each call reads the registry as
 // it comes, so that it runs on what is loaded then. Each algorithm has its own invoke route, so that the
 // OpenAPI document shows its params and result; an unknown name reaches the parametric route, which
-// answers 404.
+// answers 404. After a reload (algorithms/reload.ts)
+// each route calls what is loaded then, and a name the reload added is called through the parametric route.
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify'
@@ -15,6 +16,7 @@ import { type Registry, resolveVersion, versionKey } from '../algorithms/registr
 import {
   type BoundOwner,
   type BoundSettings,
+  defaultBounds,
   largestBounds,
   shownBounds,
 } from '../algorithms/request-bounds.js'
@@ -32,6 +34,7 @@ import {
   unionBounds,
   withBodyBounds,
 } from '../http/body-bounds.js'
+import { answerErrorsAs } from '../http/error-handler.js'
 import { flat, tooLarge } from '../http/examples.js'
 import { losslessObject } from '../http/json-body.js'
 import { sendJsonText } from '../http/json-reply.js'
@@ -448,8 +451,14 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
             'x-examples': () => invokeExamples(algorithm, options.bounds.maxBodyBytes),
           },
         },
+        // The name's default now: a reload may have added versions since the route was written, or
+        // removed the name (a 404 then, wrapped as for any unknown name).
         (request, reply) => {
-          const called = versioned ? algorithm : resolveVersion(algorithms, name)
+          // A name or version a reload removed: the 404 in the shape the parametric route documents.
+          if (!algorithms.has(name)) answerErrorsAs(request, 'wrapped')
+          const called = versioned
+            ? resolveVersion(algorithms, name, version)
+            : resolveVersion(algorithms, name)
           return call(called, held(called), request, reply)
         },
       )
@@ -459,6 +468,8 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
   // Any version of any name: read under the largest bounds of all, then held to the version called.
   const largest = largestBounds(algorithms.all(), options.bounds)
   const anyHeld = heldBounds(largest, options.bounds)
+  // A name a reload added is read by the app's own parsers, under the settings' bounds.
+  const settingsHeld = heldBounds(defaultBounds(options.bounds), options.bounds)
   const readOwner: BoundOwner = { settings: options.bounds }
   const measured = algorithms.all().some((algorithm) => anyHeld(algorithm).tighter)
   await withBodyBounds(app, bodyBounds(largest, readOwner, measured), (context) => {
@@ -483,8 +494,13 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
       config: { kind: 'api', errorShape: 'wrapped' },
       schema: { hide: true, params: NameParams },
     },
-    async (request) => {
+    // A name a reload added, read under the settings' request bounds, answered as the others; an unknown
+    // name, 404.
+    (request, reply) => {
       find(request.params.name)
+      answerErrorsAs(request, 'flat')
+      const called = resolveVersion(algorithms, request.params.name)
+      return call(called, settingsHeld(called), request, reply)
     },
   )
 }

@@ -27,6 +27,17 @@ export async function registerOpenApi(app: FastifyInstance, options: DocumentOpt
     if (declaration === undefined) throw new Error(`no route declaration for operation ${operationId}`)
     return declaration
   }
+  // The document is built once, at its first read, and kept by @fastify/swagger: after a reload it is
+  // completed again, in place, from a copy of what the plugin built, with the new set.
+  let built: Record<string, unknown> | undefined
+  let completed: Record<string, unknown> | undefined
+  options.algorithms.onChange((algorithms) => {
+    if (built === undefined || completed === undefined) return
+    const again = { ...copyOf(built), ...documentInfo(options.text, algorithms) }
+    const next = completeDocument(again, declarationOf, { ...options, algorithms })
+    for (const key of Object.keys(completed)) delete completed[key]
+    Object.assign(completed, next)
+  })
   await app.register(swagger, {
     openapi: documentInfo(options.text, options.algorithms),
     // Shared schemas keep their $id (the interface's names) as component names.
@@ -38,9 +49,20 @@ export async function registerOpenApi(app: FastifyInstance, options: DocumentOpt
     },
     transformObject: (document) => {
       if (!('openapiObject' in document)) return document.swaggerObject
-      return completeDocument(document.openapiObject, declarationOf, options)
+      built = copyOf(document.openapiObject as Record<string, unknown>)
+      completed = completeDocument(document.openapiObject as Record<string, unknown>, declarationOf, options)
+      return completed
     },
   })
+}
+
+/** A deep copy of plain objects and arrays; anything else (the examples' functions) is shared. */
+function copyOf<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(copyOf) as T
+  if (typeof value !== 'object' || value === null) return value
+  const prototype = Object.getPrototypeOf(value)
+  if (prototype !== Object.prototype && prototype !== null) return value
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, copyOf(item)])) as T
 }
 
 export interface DocsRouteOptions {

@@ -3,7 +3,7 @@
 // job created wakes the runner, a job ended with a webhook wakes the dispatcher).
 import { EventEmitter } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { versionKey } from '../../algorithms/registry.js'
+import { type Registry, versionKey } from '../../algorithms/registry.js'
 import { tracing } from '../../tracing/seams.js'
 import type { AttemptDelivery } from '../../webhooks/attempt.js'
 import { ReceiverPace } from '../../webhooks/receiver-pace.js'
@@ -156,6 +156,11 @@ export class EmbeddedBackend implements JobBackend {
         ),
       ),
     )
+  }
+
+  /** Its one process runs every job: GET /algorithms counts it for the names a reload added too. */
+  algorithmsChanged(algorithms: Registry): void {
+    if (this.#runner !== undefined) this.#served = algorithms.names()
   }
 
   consumeJobs(run: RunJob, options: ConsumeJobsOptions): Consumer {
