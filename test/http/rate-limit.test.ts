@@ -122,8 +122,8 @@ test('the OpenAPI document gives the rate-limited operations, and only those, a 
     }
     assert.equal(
       limited,
-      11,
-      'invoke, createJob, getJob, listJobs, cancelJob, getJobDeliveries, streamJobEvents, getJobSummary, listAlgorithms, getAlgorithm, invoke_PrimeChecker',
+      13,
+      'invoke, createJob, getJob, listJobs, cancelJob, getJobDeliveries, streamJobEvents, getJobSummary, listAlgorithms, getAlgorithm, getAlgorithmVersion, invoke_PrimeChecker and its one version',
     )
   } finally {
     await server.close()
