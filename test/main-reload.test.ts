@@ -8,8 +8,7 @@ import { type Child, listening, loggedLines, serveFresh } from './helpers/child.
 import { freshPrefix, skipWithoutRedis, startRedis } from './helpers/redis.js'
 import { until } from './helpers/time.js'
 
-const at = (name: string, version: string) =>
-  moduleSource(validMembers(name).replace("'1.0.0'", `'${version}'`))
+const at = (name: string, version: string) => moduleSource(validMembers(name, undefined, version))
 
 async function listed(url: string): Promise<string[]> {
   const { algorithms } = (await (await fetch(`${url}/algorithms`)).json()) as {

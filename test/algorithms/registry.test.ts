@@ -2,16 +2,9 @@ import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import { loadRegistry, resolveVersion } from '../../src/algorithms/registry.js'
 import { AlgorithmNotFoundError, ConfigError } from '../../src/errors.js'
-import { moduleSource, validMembers, writeModules } from '../helpers/algorithms.js'
+import { minorAt, writeModules } from '../helpers/algorithms.js'
 
-/** A valid module `name` at `version` whose run answers the version, to tell which one ran. */
-const at = (name: string, version: string) =>
-  moduleSource(
-    validMembers(name, `() => ({ sum: ${Number(version.split('.')[1])} })`).replace(
-      "'1.0.0'",
-      `'${version}'`,
-    ),
-  )
+const at = minorAt
 
 const folder = writeModules({
   'sum-1.0.0.mjs': at('Sum', '1.0.0'),

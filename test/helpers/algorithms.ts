@@ -21,15 +21,26 @@ export function writeModules(files: Record<string, string>): ModuleFolder {
 /** A module's source: its default export from the members given as JavaScript text. */
 export const moduleSource = (members: string): string => `export default {\n${members}\n}\n`
 
-/** The members, one a line, of a small valid module named `name` whose run is `run` (a function's text). */
-export const validMembers = (name: string, run = '(params) => ({ sum: params.a + params.b })') => `
+/**
+ * The members, one a line, of a small valid module named `name` at `version` whose run is `run` (a
+ * function's text).
+ */
+export const validMembers = (
+  name: string,
+  run = '(params) => ({ sum: params.a + params.b })',
+  version = '1.0.0',
+) => `
   name: '${name}',
-  version: '1.0.0',
+  version: '${version}',
   description: 'Adds two integers.',
   params: { type: 'object', required: ['a', 'b'], additionalProperties: false, properties: { a: { type: 'integer' }, b: { type: 'integer', minimum: 0 } } },
   result: { type: 'object', required: ['sum'], properties: { sum: { type: 'integer' } } },
   examples: [{ params: { a: 1, b: 2 } }],
   run: ${run},`
+
+/** A valid module `name` at `version` whose sum is its minor version, to tell which version ran. */
+export const minorAt = (name: string, version: string): string =>
+  moduleSource(validMembers(name, `() => ({ sum: ${Number(version.split('.')[1])} })`, version))
 
 /**
  * Modules whose schemas refer to parts of themselves, in the ways JSON Schema and TypeBox write it:

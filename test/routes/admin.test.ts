@@ -11,8 +11,7 @@ import { startApp, type TestApp } from '../helpers/app.js'
 const KEY = 'ak_reload_41d7c0'
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
-const at = (version: string, run?: string) =>
-  moduleSource(validMembers('Sum', run).replace("'1.0.0'", `'${version}'`))
+const at = (version: string, run?: string) => moduleSource(validMembers('Sum', run, version))
 
 async function reload(url: string, key?: string) {
   const response = await fetch(`${url}/admin/reload`, {

@@ -4,17 +4,10 @@
 // every answer names its version in Algorithm-Version and, for a deprecated one, Deprecation and Sunset.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { moduleSource, validMembers, writeModules } from '../helpers/algorithms.js'
+import { minorAt, writeModules } from '../helpers/algorithms.js'
 import { postRaw, startApp, type TestApp } from '../helpers/app.js'
 
-/** A valid module `name` at `version` whose sum is its minor version, to tell which one ran. */
-const at = (name: string, version: string) =>
-  moduleSource(
-    validMembers(name, `() => ({ sum: ${Number(version.split('.')[1])} })`).replace(
-      "'1.0.0'",
-      `'${version}'`,
-    ),
-  )
+const at = minorAt
 
 const modules = writeModules({
   'sum-1.0.0.mjs': at('Sum', '1.0.0'),

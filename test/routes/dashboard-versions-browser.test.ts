@@ -10,7 +10,7 @@ import { hasBrowser, launchBrowser, NO_BROWSER, TEST_HOST, watchPage } from '../
 import { createJob, waitForJob } from '../helpers/jobs.js'
 import { until } from '../helpers/time.js'
 
-const at = (version: string) => moduleSource(validMembers('Sum').replace("'1.0.0'", `'${version}'`))
+const at = (version: string) => moduleSource(validMembers('Sum', undefined, version))
 
 describe('the dashboard with versions', { skip: !hasBrowser() && NO_BROWSER }, () => {
   const modules = writeModules({ 'a.mjs': at('1.0.0'), 'b.mjs': at('2.0.0') })

@@ -15,9 +15,7 @@ import { until } from '../helpers/time.js'
 
 /** Sum at `version`: its result says which version ran it. */
 const sumAt = (version: string) =>
-  moduleSource(
-    validMembers('Sum', `(p) => ({ sum: p.a + p.b, by: '${version}' })`).replace("'1.0.0'", `'${version}'`),
-  )
+  moduleSource(validMembers('Sum', `(p) => ({ sum: p.a + p.b, by: '${version}' })`, version))
 
 /** Tiny at `version`, with `bounds` (contract members): it counts the members of its params. */
 const tinyAt = (version: string, bounds: string) =>

@@ -20,7 +20,8 @@ const adderAt = (version: string) =>
     validMembers(
       'Adder',
       '(params) => new Promise((resolve) => setTimeout(() => resolve({ sum: params.a + params.b }), params.b))',
-    ).replace("'1.0.0'", `'${version}'`),
+      version,
+    ),
   )
 
 /** How long each step of the upgrade leaves the load running before the next one. */

@@ -10,7 +10,7 @@ import { createJob, type JobBody, waitForJob } from '../../helpers/jobs.js'
 import { freshPrefix, type RedisServer, skipWithoutRedis, startRedis } from '../../helpers/redis.js'
 import { sleep, until } from '../../helpers/time.js'
 
-const at = (version: string) => moduleSource(validMembers('Adder').replace("'1.0.0'", `'${version}'`))
+const at = (version: string) => moduleSource(validMembers('Adder', undefined, version))
 
 /** How long a job no worker takes is watched staying pending. */
 const STAYS_PENDING_MS = 1500
