@@ -7,6 +7,8 @@ import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join } from 'node:path'
+import primeChecker from '../../src/algorithms/prime-checker/index.js'
+import { jobQueueName, queueKey } from '../../src/jobs/redis/queues.js'
 import { until } from './time.js'
 
 function findRedisServer(): string | undefined {
@@ -458,3 +460,10 @@ export async function startRedisSentinel(replicaCount = 1, sentinelCount = 1): P
     close,
   }
 }
+
+/** The name of the BullMQ queue that holds the jobs of `algorithm` at `version` (one queue per version). */
+export const jobQueueOf = (algorithm: string, version: string): string =>
+  jobQueueName(queueKey(algorithm, version))
+
+/** The queue of the built-in PrimeChecker's jobs. */
+export const PRIME_CHECKER_QUEUE = jobQueueOf(primeChecker.name, primeChecker.version)

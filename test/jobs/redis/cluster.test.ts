@@ -9,6 +9,7 @@ import { RSA_100 } from '../../helpers/numbers.js'
 import { type Receiver, startReceiver } from '../../helpers/receiver.js'
 import {
   freshPrefix,
+  PRIME_CHECKER_QUEUE,
   type RedisCluster,
   redisCommand,
   skipWithoutRedis,
@@ -160,7 +161,7 @@ describe('distributed mode on a Redis Cluster', { skip: skipWithoutRedis, timeou
       .json.job_id as string
     await waitForJob(app.url, running, (job) => job.status === 'running')
     const migration = await startMigration(cluster, prefix)
-    const oldKey = `${prefix}:jobs.PrimeChecker:${old}`
+    const oldKey = `${prefix}:${PRIME_CHECKER_QUEUE}:${old}`
     await migration.migrate([oldKey])
     assert.match(
       await redisCommand(migration.source, `HGETALL ${oldKey}`),

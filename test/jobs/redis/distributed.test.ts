@@ -13,6 +13,7 @@ import { type Receiver, startReceiver } from '../../helpers/receiver.js'
 import {
   freePort,
   freshPrefix,
+  PRIME_CHECKER_QUEUE,
   type RedisCluster,
   type RedisServer,
   redisCommand,
@@ -217,7 +218,10 @@ function distributed(name: string, topology: Topology): void {
       assert.equal(back?.started_at, null)
       // BullMQ writes the stall and attempt counters only once they are above 0.
       const holder = await redis.holder(c.prefix)
-      const counters = await redisCommand(holder.port, `HMGET ${c.prefix}:jobs.PrimeChecker:${id} stc atm`)
+      const counters = await redisCommand(
+        holder.port,
+        `HMGET ${c.prefix}:${PRIME_CHECKER_QUEUE}:${id} stc atm`,
+      )
       assert.deepEqual(
         counters.split('\n').filter((n) => n !== '' && n !== '0'),
         [],
@@ -271,7 +275,7 @@ function distributed(name: string, topology: Topology): void {
       await until(async () => (await fetch(`${api}/readyz`)).status === 200, 15_000, 'readiness came back')
       await sleep(500)
       const holder = await late.holder(c.prefix)
-      const keys = await redisCommand(holder.port, `KEYS ${c.prefix}:jobs.PrimeChecker:*`)
+      const keys = await redisCommand(holder.port, `KEYS ${c.prefix}:${PRIME_CHECKER_QUEUE}:*`)
       const jobKeys = keys.split('\n').filter((key) => /:jobs\.PrimeChecker:[0-9a-f]{12}$/.test(key))
       assert.deepEqual(jobKeys, [], 'no job was created behind a 503')
       const created = await createJob(api, { algorithm: 'PrimeChecker', params: { number: 7 } })

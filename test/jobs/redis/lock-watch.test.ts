@@ -8,7 +8,13 @@ import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { startApp, type TestApp } from '../../helpers/app.js'
 import { createJob, waitForJob } from '../../helpers/jobs.js'
-import { freshPrefix, type RedisServer, skipWithoutRedis, startRedis } from '../../helpers/redis.js'
+import {
+  freshPrefix,
+  jobQueueOf,
+  type RedisServer,
+  skipWithoutRedis,
+  startRedis,
+} from '../../helpers/redis.js'
 import { sleep, until } from '../../helpers/time.js'
 
 const SLOW_COUNT = fileURLToPath(new URL('../../../examples/algorithms/slow-count.mjs', import.meta.url))
@@ -60,7 +66,9 @@ describe('a run whose lock cannot be renewed', { skip: skipWithoutRedis, timeout
     )
     const client = new Redis(redis.url)
     try {
-      const ends = (await client.xrange(`${prefix}:jobs.SlowCount:events`, '-', '+')).filter(([, fields]) => {
+      const ends = (
+        await client.xrange(`${prefix}:${jobQueueOf('SlowCount', '1.0.0')}:events`, '-', '+')
+      ).filter(([, fields]) => {
         const at = fields.indexOf('jobId')
         return fields[at + 1] === id && (fields.includes('completed') || fields.includes('failed'))
       })

@@ -12,7 +12,13 @@ import { type Child, start } from '../../helpers/child.js'
 import { createJob, waitForJob } from '../../helpers/jobs.js'
 import { createNetns, type Netns, skipWithoutNetns } from '../../helpers/netns.js'
 import { type Receiver, startReceiver } from '../../helpers/receiver.js'
-import { freshPrefix, type RedisServer, skipWithoutRedis, startRedis } from '../../helpers/redis.js'
+import {
+  freshPrefix,
+  jobQueueOf,
+  type RedisServer,
+  skipWithoutRedis,
+  startRedis,
+} from '../../helpers/redis.js'
 import { sleep, until } from '../../helpers/time.js'
 
 const SLOW_COUNT = fileURLToPath(new URL('../../../examples/algorithms/slow-count.mjs', import.meta.url))
@@ -131,8 +137,8 @@ describe('a worker cut off from Redis for longer than the lock', {
           )
           return event.jobId === id && (event.event === 'completed' || event.event === 'failed')
         }).length
-      assert.equal(await ends('jobs.SlowCount', slowId), 1)
-      assert.equal(await ends('jobs.SlowCount', hookedId), 1)
+      assert.equal(await ends(jobQueueOf('SlowCount', '1.0.0'), slowId), 1)
+      assert.equal(await ends(jobQueueOf('SlowCount', '1.0.0'), hookedId), 1)
       assert.equal(await ends('webhooks', hookedId), 1)
     } finally {
       client.disconnect()

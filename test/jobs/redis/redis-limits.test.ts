@@ -9,6 +9,7 @@ import { createJob, waitForJob } from '../../helpers/jobs.js'
 import { RSA_100 } from '../../helpers/numbers.js'
 import {
   freshPrefix,
+  PRIME_CHECKER_QUEUE,
   type RedisServer,
   redisCommand,
   skipWithoutRedis,
@@ -104,7 +105,7 @@ describe('Redis limits', { skip: skipWithoutRedis }, () => {
     )
     let retaken = 0
     for (const id of ids) {
-      if (Number(await redisCommand(redis.port, `HGET ${killPrefix}:jobs.PrimeChecker:${id} stc`)) > 0)
+      if (Number(await redisCommand(redis.port, `HGET ${killPrefix}:${PRIME_CHECKER_QUEUE}:${id} stc`)) > 0)
         retaken++
     }
     const slowest = Math.max(
@@ -127,7 +128,7 @@ describe('Redis limits', { skip: skipWithoutRedis }, () => {
       slow.push(created.json.job_id as string)
     }
     await waitForJob(app.url, slow[0] as string, (job) => job.status === 'running')
-    const keysBefore = await redisCommand(redis.port, `KEYS ${prefix}:jobs.PrimeChecker:*`)
+    const keysBefore = await redisCommand(redis.port, `KEYS ${prefix}:${PRIME_CHECKER_QUEUE}:*`)
     assert.equal(await redisCommand(redis.port, 'CONFIG SET maxmemory 1'), '+OK')
     const full = new Date().toISOString()
     t.after(() => redisCommand(redis.port, 'CONFIG SET maxmemory 0'))
@@ -149,7 +150,7 @@ describe('Redis limits', { skip: skipWithoutRedis }, () => {
       t.diagnostic(`/readyz with Redis full: ${ready.status} ${await ready.text()}`)
       // Long enough for the running job to try to finish, and a waiting one to be taken, while full.
       await sleep(2500)
-      const keysDuring = await redisCommand(redis.port, `KEYS ${prefix}:jobs.PrimeChecker:*`)
+      const keysDuring = await redisCommand(redis.port, `KEYS ${prefix}:${PRIME_CHECKER_QUEUE}:*`)
       assert.equal(
         keysDuring.split('\n').filter((key) => /:jobs\.PrimeChecker:[0-9a-f]{12}$/.test(key)).length,
         keysBefore.split('\n').filter((key) => /:jobs\.PrimeChecker:[0-9a-f]{12}$/.test(key)).length,

@@ -7,7 +7,7 @@ import { forEachBackend } from '../../helpers/backends.js'
 import { CANCELLED, call, detailOf, jobControlService, samples } from '../../helpers/job-control.js'
 import { type JobBody, waitForJob } from '../../helpers/jobs.js'
 import { type Receiver, startReceiver } from '../../helpers/receiver.js'
-import { redisCommand } from '../../helpers/redis.js'
+import { PRIME_CHECKER_QUEUE, redisCommand } from '../../helpers/redis.js'
 import { sleep, until } from '../../helpers/time.js'
 
 forEachBackend((backend) => {
@@ -107,7 +107,7 @@ forEachBackend((backend) => {
         // Ended in BullMQ's terms too: in its failed set with finishedOn, so retention, BullMQ's own
         // counts and the sweeper treat it as any failed job.
         const port = Number(new URL(service.config.redisUrl as string).port)
-        const key = `${service.config.redisPrefix}:jobs.PrimeChecker`
+        const key = `${service.config.redisPrefix}:${PRIME_CHECKER_QUEUE}`
         assert.notEqual(await redisCommand(port, `ZSCORE ${key}:failed ${last}`), '', 'in the failed set')
         assert.match(await redisCommand(port, `HGET ${key}:${last} finishedOn`), /^\d+$/)
         assert.equal(await redisCommand(port, `HGET ${key}:${last} failedReason`), CANCELLED)

@@ -13,7 +13,7 @@ import { forEachBackend } from '../../helpers/backends.js'
 import { call } from '../../helpers/job-control.js'
 import { createJob, type JobBody, waitForJob } from '../../helpers/jobs.js'
 import { RSA_100 } from '../../helpers/numbers.js'
-import { redisCommand } from '../../helpers/redis.js'
+import { PRIME_CHECKER_QUEUE, redisCommand } from '../../helpers/redis.js'
 import { inProcessOnly } from '../../helpers/served.js'
 import { until } from '../../helpers/time.js'
 
@@ -194,7 +194,7 @@ forEachBackend((backend) => {
       test("ends in earlier minutes are read from BullMQ's data points, each in its own minute", async () => {
         const own = await backend.serve()
         const port = Number(new URL(own.config.redisUrl as string).port)
-        const metrics = `${own.config.redisPrefix}:jobs.PrimeChecker:metrics:completed`
+        const metrics = `${own.config.redisPrefix}:${PRIME_CHECKER_QUEUE}:metrics:completed`
         const quick = async () => {
           const created = await createJob(own.url, { algorithm: 'PrimeChecker', params: { number: 97 } })
           return waitForJob(own.url, created.json.job_id as string)
