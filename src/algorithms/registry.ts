@@ -148,8 +148,9 @@ export class Registry {
   }
 
   /**
-   * The version `wanted` picks: none, the default (drawn, under a canary split); an exact version, that one; a semver range (`1.x`,
-   * `^1.2`), the highest loaded match. Undefined when nothing matches or `wanted` is neither.
+   * The version `wanted` picks: none, the default (drawn, under a canary split); an exact version, that
+   * one; a semver range (`1.x`, `^1.2`), the highest loaded match. Undefined when nothing matches or
+   * `wanted` is neither.
    */
   resolve(name: string, wanted?: string): Algorithm | undefined {
     if (wanted === undefined) return this.pickDefault(name)

@@ -159,7 +159,10 @@ function readable(command: ClientCommand, answer: Answer, urlFlag: string | null
   }
 }
 
-/** The version that served a call or that a job is pinned to, and whether it is deprecated, from the headers. */
+/**
+ * The version that served a call or that a job is pinned to, and whether it is deprecated, from the
+ * headers.
+ */
 function versionOf(answer: Answer): ServedVersion | null {
   const version = answer.headers.get('algorithm-version')
   if (version === null) return null

@@ -13,7 +13,10 @@ export const unservedMessage = (algorithm: string): string =>
   `Job accepted, but no live worker takes jobs of the algorithm '${algorithm}' now: it waits until one ` +
   'does (GET /algorithms shows the workers serving each algorithm).'
 
-/** What a job pinned to `version` is told while live processes take its algorithm's jobs, but none that version's. */
+/**
+ * What a job pinned to `version` is told while live processes take its algorithm's jobs, but none that
+ * version's.
+ */
 export const unservedVersionMessage = (algorithm: string, version: string): string =>
   `Job accepted, but no live worker takes jobs of version ${version} of the algorithm '${algorithm}' now: ` +
   'it waits until one does (GET /algorithms shows the versions loaded and the workers serving them).'

@@ -16,7 +16,10 @@ export interface RunnerOptions {
   run: RunJob
   log: FastifyBaseLogger
   concurrency: number
-  /** The versions (versionKey) that declare their own `concurrency`: at most that many of their jobs run at once. */
+  /**
+   * The versions (versionKey) that declare their own `concurrency`: at most that many of their jobs run
+   * at once.
+   */
   concurrencyOf?: ReadonlyMap<string, number>
   /** The versions (versionKey) whose jobs it takes, read at each take; absent, every one. */
   versions?: () => readonly string[]
