@@ -342,14 +342,16 @@ export class DuplicateJobIdError extends InternalFault {
 
 /** The reason work in flight is aborted at the end of a shutdown's grace period: it is given back. */
 export class ShutdownAbort extends InternalFault {
-  readonly code = 'SHUTDOWN_ABORT'
+  readonly code: string = 'SHUTDOWN_ABORT'
 }
 
 /**
  * A job taken by a process that has not loaded its pinned version (a reload unloaded it since the take): it
  * is given back, as at a shutdown, and waits for a process that has it.
  */
-export class VersionNotLoadedAbort extends ShutdownAbort {}
+export class VersionNotLoadedAbort extends ShutdownAbort {
+  override readonly code = 'VERSION_NOT_LOADED'
+}
 
 /** The reason a run is aborted once its lock (Redis) has lapsed: the job is another worker's now. */
 export class LockLostAbort extends InternalFault {

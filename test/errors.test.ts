@@ -30,6 +30,9 @@ const instances: errors.CodedError[] = [
   new errors.ProcessStateError('cannot go from busy to busy'),
   new errors.ConfigError('bad setting'),
   new errors.RedisRefusedError('evicts keys'),
+  new errors.VersionChangedError('/srv/sum.mjs', 'Sum', '1.0.0', '/srv/old/sum.mjs'),
+  new errors.ReloadFailedError('the list did not load.'),
+  new errors.VersionNotLoadedAbort('Version 1.0.0 of the algorithm Sum is not loaded here.'),
 ]
 
 test('every error class of errors.ts is covered here', () => {
