@@ -102,10 +102,6 @@ function servedAlgorithms(config: Config, algorithms: Registry): string[] {
   return config.workerAlgorithms.length > 0 ? [...new Set(config.workerAlgorithms)] : algorithms.names()
 }
 
-/** The versions loaded, by versionKey: the Redis queues of their jobs. */
-const versionKeys = (algorithms: Registry): string[] =>
-  algorithms.all().map((algorithm) => versionKey(algorithm.name, algorithm.version))
-
 /**
  * The registry of these files, checked as the start and every reload check it: something to serve, bounds
  * within the operator's ceilings, and the algorithms a worker is told to take all there.
@@ -176,6 +172,8 @@ async function openBackend(
   }
   // Loaded only in distributed mode: BullMQ and ioredis cost the embedded mode start time and memory.
   const { RedisBackend } = await import('./jobs/redis/backend.js')
+  // Every version loaded, by versionKey: the Redis queues of their jobs.
+  const loadedVersions = servedVersions(algorithms, [])
   const backend = new RedisBackend({
     ...common,
     url: config.redisUrl,
@@ -186,12 +184,12 @@ async function openBackend(
     minReplicas: config.redisMinReplicas,
     prefix: config.redisPrefix,
     lockMs: config.jobLockMs,
-    versions: versionKeys(algorithms),
+    versions: loadedVersions(),
   })
   // A reload's new versions are this process's queues too: their jobs are created and waited for here.
   algorithms.onChange(() => {
     backend
-      .follow(versionKeys(algorithms))
+      .follow(loadedVersions())
       .catch((error: unknown) => log.warn({ err: error }, 'could not name the queues of reloaded versions'))
   })
   try {

@@ -3,7 +3,7 @@
 // job created wakes the runner, a job ended with a webhook wakes the dispatcher).
 import { EventEmitter } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { type Registry, versionKey } from '../../algorithms/registry.js'
+import type { Registry } from '../../algorithms/registry.js'
 import { tracing } from '../../tracing/seams.js'
 import type { AttemptDelivery } from '../../webhooks/attempt.js'
 import { ReceiverPace } from '../../webhooks/receiver-pace.js'
@@ -18,7 +18,6 @@ import type {
   JobBackend,
   JobCounts,
   JobEndStatus,
-  LoadedVersions,
   RunJob,
   Submitted,
 } from '../backend.js'
@@ -60,7 +59,6 @@ export class EmbeddedBackend implements JobBackend {
   #runner: JobRunner | undefined
   #served: readonly string[] = []
   #versions: () => readonly string[] = () => []
-  #loaded: LoadedVersions | undefined
   #dispatcher: WebhookDispatcher | undefined
   // Every job end and change in this process (the only one using the store): waiters and streams of
   // job events listen here.
@@ -146,16 +144,10 @@ export class EmbeddedBackend implements JobBackend {
     return new Map([...this.#served, ...this.#versions()].map((key) => [key, running]))
   }
 
-  /** Every loaded version of what it serves. */
+  /** Every loaded version of what it serves, by versionKey. */
   async versionWorkers(): Promise<ReadonlyMap<string, number>> {
     const running = this.#runner?.running === true ? 1 : 0
-    return new Map(
-      this.#served.flatMap((name) =>
-        (this.#loaded?.versions(name) ?? []).map(
-          ({ version }) => [versionKey(name, version), running] as const,
-        ),
-      ),
-    )
+    return new Map(this.#versions().map((key) => [key, running]))
   }
 
   /** Its one process runs every job: GET /algorithms counts it for the names a reload added too. */
@@ -166,7 +158,6 @@ export class EmbeddedBackend implements JobBackend {
   consumeJobs(run: RunJob, options: ConsumeJobsOptions): Consumer {
     this.#served = options.algorithms
     if (options.versions !== undefined) this.#versions = options.versions
-    this.#loaded = options.loaded
     const runner = new JobRunner({
       store: this.#store,
       run,
