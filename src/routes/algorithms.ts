@@ -227,26 +227,25 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
   )
 
   // The schemas are the modules' own, shown as they are.
-  const detail = (algorithm: Algorithm) =>
-    stringify({
-      name: algorithm.name,
-      version: algorithm.version,
-      description: algorithm.description,
-      params: algorithm.module.params,
-      result: algorithm.module.result,
-      examples: algorithm.module.examples ?? [],
-      timeout_ms: algorithm.timeoutMs,
-      limits: shownBounds(algorithm, options.bounds),
-    }) as string
-  const detailExample = (algorithm: Algorithm) => ({
+  const fixedMembers = (algorithm: Algorithm) => ({
     ...summary(algorithm),
     params: algorithm.module.params,
     result: algorithm.module.result,
     examples: algorithm.module.examples ?? [],
     timeout_ms: algorithm.timeoutMs,
     limits: shownBounds(algorithm, options.bounds),
-    workers: 1,
   })
+  // Written once per version (a reload brings new Algorithm objects): schemas can be large.
+  const written = new WeakMap<Algorithm, string>()
+  const detail = (algorithm: Algorithm): string => {
+    let text = written.get(algorithm)
+    if (text === undefined) {
+      text = stringify(fixedMembers(algorithm)) as string
+      written.set(algorithm, text)
+    }
+    return text
+  }
+  const detailExample = (algorithm: Algorithm) => ({ ...fixedMembers(algorithm), workers: 1 })
   const DetailMembers = {
     ...AlgorithmSummary.properties,
     params: Type.Object({}, { additionalProperties: true, description: 'JSON Schema of its params.' }),
