@@ -5,7 +5,6 @@ import type { Algorithm } from '../algorithms/algorithm.js'
 import type { Executor, RunOptions } from '../execution/executor.js'
 import type { TimedRun } from '../execution/timed-run.js'
 import { tracing } from '../tracing/seams.js'
-import { versionHeaders } from './version-headers.js'
 
 /** The time limit of a synchronous run: the algorithm's own, never past ALGOSERVE_INVOKE_TIMEOUT_MS. */
 export const syncTimeLimit = (algorithm: Algorithm, invokeTimeoutMs: number): number =>
@@ -38,7 +37,6 @@ export function answerCall<T>(
     // Not a getter: an object with an accessor cost about 25 µs more per small /invoke.
     signalOnHop: () => abortOnDisconnect(reply),
   }
-  versionHeaders(reply, algorithm)
   const run = executor.start(algorithm, params, options)
   return run instanceof Promise ? run.then(answer) : answer(run)
 }

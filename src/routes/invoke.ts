@@ -21,6 +21,7 @@ import {
   invokeResponse,
 } from '../http/schemas.js'
 import { answerCall, syncTimeLimit } from '../http/sync-call.js'
+import { versionHeaders } from '../http/version-headers.js'
 
 export interface InvokeRouteOptions {
   algorithms: Registry
@@ -94,6 +95,7 @@ export const invokeRoutes: FastifyPluginAsyncTypebox<InvokeRouteOptions> = async
     },
     (request, reply) => {
       const params = inline.parseParams(request.body, paramLimits, '')
+      versionHeaders(reply, algorithm)
       return answerCall(
         executor,
         { algorithm, params, budgetMs: factorBudgetMs, timeoutMs },
