@@ -21,13 +21,16 @@ class OutputThread {
   readonly #waiting = new Map<number, (read: LineRead) => void>()
   #seq = 0
 
-  /** The line read there; `line`'s bytes are moved to the thread (the array is left empty). */
-  read(line: Uint8Array, schema: string): Promise<LineRead> {
+  /**
+   * The line read there: its first `bytes` bytes of `blocks`, taken in order, which are moved to the thread
+   * (left empty here).
+   */
+  read(blocks: ArrayBuffer[], bytes: number, schema: string): Promise<LineRead> {
     const worker = this.#start()
     const seq = this.#seq++
     if (this.#waiting.size === 0) worker.ref()
-    const task: LineTask = { seq, line: line.buffer as ArrayBuffer, schema }
-    worker.postMessage(task, [task.line])
+    const task: LineTask = { seq, blocks, bytes, schema }
+    worker.postMessage(task, blocks)
     return new Promise((resolve) => this.#waiting.set(seq, resolve))
   }
 

@@ -1,7 +1,7 @@
 // The thread that reads a process's long stdout lines (output-thread.ts), so that parsing them, checking a
 // result against its schema and writing it back as JSON cost the thread that serves HTTP nothing. A line
-// comes as transferred bytes; a result goes back as transferred JSON bytes, anything else as a small
-// message.
+// comes as transferred blocks of bytes; a result goes back as transferred JSON bytes, anything else as a
+// small message.
 import { parentPort } from 'node:worker_threads'
 import { compileSchema, type SchemaCheck } from '../algorithms/schema-check.js'
 import { parseExact, stringifyExact } from './exact-json.js'
@@ -10,7 +10,9 @@ import { resultSchemaFailure } from './timed-run.js'
 
 export interface LineTask {
   seq: number
-  line: ArrayBuffer
+  /** The line is the first `bytes` bytes of these, in order. */
+  blocks: ArrayBuffer[]
+  bytes: number
   /** The result schema, as JSON text: also its key among those compiled here. */
   schema: string
 }
@@ -29,11 +31,15 @@ export interface LineReply {
 
 const checks = new Map<string, SchemaCheck>()
 
-function read({ line, schema }: LineTask): LineRead {
+function read({ blocks, bytes, schema }: LineTask): LineRead {
   let message: ProcessMessage
   let hasBigInts = false
   try {
-    message = readMessage(Buffer.from(line).toString('utf8'), (text) => {
+    const line = Buffer.concat(
+      blocks.map((block) => new Uint8Array(block)),
+      bytes,
+    )
+    message = readMessage(line.toString('utf8'), (text) => {
       const parsed = parseExact(text)
       hasBigInts = parsed.hasBigInts
       return parsed.value

@@ -34,7 +34,10 @@ export class ProcessOutput {
   readonly #limits: OutputLimits
   readonly #schema: string
   readonly #deliver: (read: OutputRead) => void
+  /** The current line's pieces, while it is short enough to be read here. */
   #parts: Buffer[] = []
+  /** A long line's bytes, copied as they arrive into arrays of its own, which are moved to the thread. */
+  #blocks = new LineBlocks()
   #bytes = 0
   /** Reading the line's start to tell its kind, once it is past the smaller limit. */
   #scanner: LineKindScanner | undefined
@@ -73,6 +76,7 @@ export class ProcessOutput {
     const { maxResultBytes, maxProgressBytes } = this.#limits
     if (bytes > Math.min(maxResultBytes, maxProgressBytes) && this.#scanner === undefined) {
       this.#scanner = new LineKindScanner()
+      for (const part of this.#blocks.filled()) this.#scanner.feed(part)
       for (const part of this.#parts) this.#scanner.feed(part)
     }
     const kind = this.#scanner?.kind ?? this.#scanner?.feed(piece)
@@ -88,19 +92,27 @@ export class ProcessOutput {
       )
       return false
     }
-    this.#parts.push(piece)
+    if (bytes <= INLINE_LINE_BYTES) this.#parts.push(piece)
+    else {
+      // Copied a piece at a time, so that the loop never pays for a whole long line in one turn.
+      for (const part of this.#parts) this.#blocks.append(part)
+      this.#parts = []
+      this.#blocks.append(piece)
+    }
     this.#bytes = bytes
     return true
   }
 
   #reset(): void {
     this.#parts = []
+    this.#blocks = new LineBlocks()
     this.#bytes = 0
     this.#scanner = undefined
   }
 
   #line(): void {
     const parts = this.#parts
+    const blocks = this.#blocks
     const bytes = this.#bytes
     this.#reset()
     if (bytes <= INLINE_LINE_BYTES) {
@@ -108,16 +120,9 @@ export class ProcessOutput {
       this.#enqueue(this.#readHere(line.toString('utf8'), bytes))
       return
     }
-    // One copy into an array of its own, moved to the thread: the pieces go with this turn.
-    const line = new Uint8Array(bytes)
-    let at = 0
-    for (const part of parts) {
-      line.set(part, at)
-      at += part.length
-    }
     const slot: Slot = { read: undefined }
     this.#queue.push(slot)
-    outputThread.read(line, this.#schema).then((read) => {
+    outputThread.read(blocks.take(), bytes, this.#schema).then((read) => {
       slot.read = this.#fromThread(read, bytes)
       this.#flush()
     })
@@ -165,5 +170,49 @@ export class ProcessOutput {
   delivered(): Promise<void> {
     if (this.#queue.length === 0) return Promise.resolve()
     return new Promise((resolve) => this.#waiting.push(resolve))
+  }
+}
+
+/**
+ * A long line's bytes in arrays of its own, each twice the size of the one before up to a megabyte, every
+ * one full but the last: a piece is copied in as it arrives, and the arrays are moved to the output thread
+ * without a copy.
+ */
+class LineBlocks {
+  static readonly FIRST = 64 * 1024
+  static readonly LARGEST = 1024 * 1024
+  readonly #blocks: Uint8Array[] = []
+  /** Bytes used of the last block. */
+  #used = 0
+
+  append(piece: Uint8Array): void {
+    let from = 0
+    while (from < piece.length) {
+      let block = this.#blocks.at(-1)
+      if (block === undefined || this.#used === block.length) {
+        const size = block === undefined ? LineBlocks.FIRST : Math.min(2 * block.length, LineBlocks.LARGEST)
+        block = new Uint8Array(size)
+        this.#blocks.push(block)
+        this.#used = 0
+      }
+      const take = Math.min(block.length - this.#used, piece.length - from)
+      block.set(piece.subarray(from, from + take), this.#used)
+      this.#used += take
+      from += take
+    }
+  }
+
+  /** The bytes held so far, block by block. */
+  *filled(): Iterable<Uint8Array> {
+    for (const [index, block] of this.#blocks.entries())
+      yield index === this.#blocks.length - 1 ? block.subarray(0, this.#used) : block
+  }
+
+  /** The blocks' memory, to be moved; this is left empty. */
+  take(): ArrayBuffer[] {
+    const buffers = this.#blocks.map((block) => block.buffer as ArrayBuffer)
+    this.#blocks.length = 0
+    this.#used = 0
+    return buffers
   }
 }

@@ -4,8 +4,9 @@
 // version named (exact, or the highest loaded match of a semver range). Each call reads the registry as
 // it comes, so that it runs on what is loaded then. Each algorithm has its own invoke route, so that the
 // OpenAPI document shows its params and result; an unknown name reaches the parametric route, which
-// answers 404. After a reload (algorithms/reload.ts)
-// each route calls what is loaded then, and a name the reload added is called through the parametric route.
+// answers 404. After a reload (algorithms/reload.ts) each route calls what is loaded then, and a name the
+// reload added is called through the parametric route.
+import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify'
@@ -516,17 +517,23 @@ function defaultNote(algorithms: Registry, name: string): string {
 }
 
 /** Answers a call's run as /invoke does: the result, with its metadata. */
-function sendResult(algorithm: Algorithm, run: TimedRun, request: FastifyRequest, reply: FastifyReply): void {
+function sendResult(
+  algorithm: Algorithm,
+  run: TimedRun,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
   const metadata = runMetadata(algorithm, run)
   reply.type(JSON_TYPE).serializer(String)
-  if (run.resultJson === undefined) {
-    reply.send(stringify({ request_id: request.id, status: 'success', result: run.result, metadata }))
-    return
-  }
-  // A long result's JSON as it was written off the main thread, bytes and all: nothing to write again.
-  const head = `{"request_id":${JSON.stringify(request.id)},"status":"success","result":`
-  const tail = `,"metadata":${JSON.stringify(metadata)}}`
-  reply.send(Buffer.concat([Buffer.from(head), run.resultJson, Buffer.from(tail)]))
+  if (run.resultJson === undefined)
+    return reply.send(stringify({ request_id: request.id, status: 'success', result: run.result, metadata }))
+  // A long result's JSON as it was written off the main thread, bytes and all: nothing to write again, nor
+  // to copy into one buffer with the envelope (copying megabytes into fresh memory holds the loop).
+  const head = Buffer.from(`{"request_id":${JSON.stringify(request.id)},"status":"success","result":`)
+  const tail = Buffer.from(`,"metadata":${JSON.stringify(metadata)}}`)
+  reply.header('content-length', head.length + run.resultJson.length + tail.length)
+  // Returned, so that the handler's promise does not end the reply before the stream is written.
+  return reply.send(Readable.from([head, run.resultJson, tail], { objectMode: false }))
 }
 
 /**

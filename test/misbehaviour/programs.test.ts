@@ -11,6 +11,7 @@ import { forEachBackend } from '../helpers/backends.js'
 import {
   assertNothingLeft,
   fixture,
+  HELD_LOOP_MS,
   invoke,
   killLeft,
   NO_PYTHON,
@@ -65,7 +66,8 @@ forEachBackend((backend) => {
     )
     // The thread of long lines starts here, not in a row: under tsx it starts a compiler process of its
     // own, which a row's watch would count as left behind.
-    await outputThread.read(new TextEncoder().encode('{"id":"0","result":{}}'), '{}')
+    const line = new TextEncoder().encode('{"id":"0","result":{}}')
+    await outputThread.read([line.buffer as ArrayBuffer], line.length, '{}')
   })
   after(() => server.close())
 
@@ -135,7 +137,7 @@ forEachBackend((backend) => {
       assert.equal(pad.length, 15 * MB)
       assert.match(pad, /^x+$/)
       assert.ok(latencies.count >= 10, `only ${latencies.count} /healthz answers`)
-      assert.ok(latencies.p99 < 50, `/healthz p99 ${latencies.p99.toFixed(1)} ms during the answer`)
+      assert.ok(latencies.p99 < HELD_LOOP_MS, `/healthz p99 ${latencies.p99.toFixed(1)} ms during the answer`)
       await assertGoodCall(name)
       await assertNothingLeft(watch, process.pid, Object.values(FOLDERS))
     })
