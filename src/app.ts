@@ -25,11 +25,11 @@ import { validatorCompiler } from './http/validation.js'
 import { registerVersionPolicy } from './http/version-headers.js'
 import type { JobBackend } from './jobs/backend.js'
 import { type ProcessLogger, processLogger } from './logging/process-logger.js'
-import { type Metrics, UNMATCHED_ENDPOINT } from './metrics/metrics.js'
+import { createMetrics, type Metrics, UNMATCHED_ENDPOINT } from './metrics/metrics.js'
 import { adminRoutes } from './routes/admin.js'
 import { algorithmRoutes } from './routes/algorithms.js'
 import { dashboardRoutes } from './routes/dashboard.js'
-import { docsRoutes, registerOpenApi } from './routes/docs.js'
+import { type DocumentOf, docsRoutes, type RefreshDocument, registerOpenApi } from './routes/docs.js'
 import { healthRoutes } from './routes/health.js'
 import { invokeRoutes } from './routes/invoke.js'
 import { jobControlRoutes } from './routes/job-control.js'
@@ -60,6 +60,8 @@ export interface AppDependencies {
 
 interface BaseApp {
   app: FastifyInstance
+  /** Brings the OpenAPI document up to date after a reload. */
+  refreshDocument: RefreshDocument
   /** For plugins whose routes declare nothing themselves. */
   declarations: RouteDeclarations
   /** API keys are on (ALGOSERVE_API_KEYS, ALGOSERVE_API_KEYS_FILE). */
@@ -67,7 +69,7 @@ interface BaseApp {
 }
 
 /** The Fastify instance with what every app of ours has: logging, body parsing, errors, metrics. */
-async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> {
+async function baseApp(config: Config, deps: AppDependencies, documentOf?: DocumentOf): Promise<BaseApp> {
   // Requests refused before routing (a malformed URL) pass no hooks, so they are counted here.
   const countRefused = endpointObserver(deps.metrics, UNMATCHED_ENDPOINT)
   let refuse: FrameworkErrorHandler | undefined
@@ -121,17 +123,32 @@ async function baseApp(config: Config, deps: AppDependencies): Promise<BaseApp> 
   if (config.corsOrigins.length > 0) await registerCors(app, declarations, config.corsOrigins)
   if (isKeyRequired !== null) requireApiKeys(app, apiKeys, isKeyRequired)
   if (config.rateLimit > 0) await registerRateLimit(app, config)
-  await registerOpenApi(app, {
-    algorithms: deps.algorithms,
-    keyRequired: isKeyRequired,
-    rateLimit: config.rateLimit > 0 ? config : null,
-    text: documentText(config),
-  })
-  return { app, declarations, keysOn: isKeyRequired !== null }
+  const refreshDocument = await registerOpenApi(
+    app,
+    {
+      algorithms: deps.algorithms,
+      keyRequired: isKeyRequired,
+      rateLimit: config.rateLimit > 0 ? config : null,
+      text: documentText(config),
+    },
+    documentOf,
+  )
+  return { app, refreshDocument, declarations, keysOn: isKeyRequired !== null }
 }
 
 export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
-  const { app, declarations, keysOn } = await baseApp(config, deps)
+  // The document of the same app for another set of algorithms: built, read and closed, never listening,
+  // with metrics of its own so that nothing it registers reaches this process's.
+  const documentOf: DocumentOf = async (algorithms) => {
+    const other = await buildApp(config, { ...deps, algorithms, metrics: createMetrics() })
+    try {
+      await other.ready()
+      return other.swagger() as Record<string, unknown>
+    } finally {
+      await other.close()
+    }
+  }
+  const { app, refreshDocument, declarations, keysOn } = await baseApp(config, deps, documentOf)
   const { algorithms } = deps
   for (const schema of algorithmSchemas(algorithms)) app.addSchema(schema)
   await app.register(algorithmRoutes, {
@@ -162,7 +179,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   await app.register(jobEventRoutes, { backend: deps.backend, maxStreams: config.maxEventStreams })
   await registerStatusRoutes(app, deps)
   if (keysOn && deps.reload !== undefined) await app.register(adminRoutes, { reload: deps.reload })
-  await app.register(docsRoutes, { declarations, text: documentText(config) })
+  await app.register(docsRoutes, { declarations, text: documentText(config), refreshDocument })
   await app.register(dashboardRoutes)
   return app
 }
@@ -185,10 +202,12 @@ async function registerStatusRoutes(
   deps: AppDependencies,
   algorithms?: string[],
 ): Promise<void> {
-  const { algorithm, ...processes } = deps.executor.checks()
   await app.register(healthRoutes, {
     algorithms,
-    checks: { algorithm, store: () => deps.backend.ping(), ...processes, ...deps.checks },
+    checks: () => {
+      const { algorithm, ...processes } = deps.executor.checks()
+      return { algorithm, store: () => deps.backend.ping(), ...processes, ...deps.checks }
+    },
     isShuttingDown: deps.isShuttingDown,
     metrics: deps.metrics,
   })

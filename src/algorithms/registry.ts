@@ -82,6 +82,14 @@ export class Registry {
     for (const listener of this.#listeners) listener(this)
   }
 
+  /** The set as it is now, in a registry of its own that no reload changes. */
+  snapshot(): Registry {
+    const copy = new Registry([])
+    copy.#byName = this.#byName
+    copy.#defaults = this.#defaults
+    return copy
+  }
+
   /** Hears each replaceWith, after it. */
   onChange(listener: (registry: Registry) => void): void {
     this.#listeners.push(listener)

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
+import type { Registry } from '../algorithms/registry.js'
 import { completeDocument, type DocumentOptions, documentInfo, pageTitle } from '../http/openapi.js'
 import type { RouteDeclaration, RouteDeclarations } from '../http/route-declaration.js'
 import { WebhookPayload } from '../http/schemas.js'
@@ -16,8 +17,25 @@ const PUBLIC = new URL('../../public/', import.meta.url)
 const SWAGGER_UI_EXTRAS = new URL('swagger-ui-extras.js', PUBLIC)
 const FAVICON = readFileSync(new URL('favicon.svg', PUBLIC))
 
-/** Registers @fastify/swagger; must come before the routes it documents. */
-export async function registerOpenApi(app: FastifyInstance, options: DocumentOptions): Promise<void> {
+/**
+ * Gives the completed document of an app serving `algorithms`, built as this one was, when the set
+ * changed since it was last built (a reload): a version or name the reload added gets its own operation,
+ * from its own schemas, as it would at a start.
+ */
+export type DocumentOf = (algorithms: Registry) => Promise<Record<string, unknown>>
+
+/** Brings the document up to date with the algorithms served, if a reload changed them. */
+export type RefreshDocument = () => Promise<void>
+
+/**
+ * Registers @fastify/swagger; must come before the routes it documents. Without `documentOf` the document
+ * stays as it was built at the start.
+ */
+export async function registerOpenApi(
+  app: FastifyInstance,
+  options: DocumentOptions,
+  documentOf?: DocumentOf,
+): Promise<RefreshDocument> {
   // Only documented (the callback's body): it is a component for the document's webhooks section.
   app.addSchema(WebhookPayload)
   // The declaration of each documented route, by operationId: read back when the document is completed.
@@ -27,17 +45,30 @@ export async function registerOpenApi(app: FastifyInstance, options: DocumentOpt
     if (declaration === undefined) throw new Error(`no route declaration for operation ${operationId}`)
     return declaration
   }
-  // The document is built once, at its first read, and kept by @fastify/swagger: after a reload it is
-  // completed again, in place, from a copy of what the plugin built, with the new set.
-  let built: Record<string, unknown> | undefined
+  // The document is built once, at its first read, and kept by @fastify/swagger, which hands out this
+  // very object: after a reload it is replaced in place, at the next read, by the document of an app
+  // built for the new set (routes cannot be added to a running app; the new versions are served by the
+  // parametric routes).
   let completed: Record<string, unknown> | undefined
-  options.algorithms.onChange((algorithms) => {
-    if (built === undefined || completed === undefined) return
-    const again = { ...copyOf(built), ...documentInfo(options.text, algorithms) }
-    const next = completeDocument(again, declarationOf, { ...options, algorithms })
-    for (const key of Object.keys(completed)) delete completed[key]
-    Object.assign(completed, next)
-  })
+  // The set the routes were registered for.
+  let builtFor = options.algorithms.generation
+  let building: Promise<void> | undefined
+  const refresh: RefreshDocument = () => {
+    const { algorithms } = options
+    if (documentOf === undefined || builtFor === algorithms.generation) return Promise.resolve()
+    app.swagger()
+    building ??= (async () => {
+      const generation = algorithms.generation
+      const next = await documentOf(algorithms.snapshot())
+      if (completed === undefined) return
+      for (const key of Object.keys(completed)) delete completed[key]
+      Object.assign(completed, next)
+      builtFor = generation
+    })().finally(() => {
+      building = undefined
+    })
+    return building
+  }
   await app.register(swagger, {
     openapi: documentInfo(options.text, options.algorithms),
     // Shared schemas keep their $id (the interface's names) as component names.
@@ -49,56 +80,55 @@ export async function registerOpenApi(app: FastifyInstance, options: DocumentOpt
     },
     transformObject: (document) => {
       if (!('openapiObject' in document)) return document.swaggerObject
-      built = copyOf(document.openapiObject as Record<string, unknown>)
       completed = completeDocument(document.openapiObject as Record<string, unknown>, declarationOf, options)
       return completed
     },
   })
-}
-
-/** A deep copy of plain objects and arrays; anything else (the examples' functions) is shared. */
-function copyOf<T>(value: T): T {
-  if (Array.isArray(value)) return value.map(copyOf) as T
-  if (typeof value !== 'object' || value === null) return value
-  const prototype = Object.getPrototypeOf(value)
-  if (prototype !== Object.prototype && prototype !== null) return value
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, copyOf(item)])) as T
+  return refresh
 }
 
 export interface DocsRouteOptions {
   declarations: RouteDeclarations
   /** The document's title, version and description, as the settings give them. */
   text: DocumentOptions['text']
+  refreshDocument: RefreshDocument
 }
 
 export async function docsRoutes(app: FastifyInstance, options: DocsRouteOptions): Promise<void> {
   const config = { kind: 'docs' } as const
   const title = escapeHtml(pageTitle(options.text))
   const redocPage = REDOC_PAGE.replace('{title}', () => title)
-  app.get('/openapi.json', { config, schema: { hide: true } }, async () => app.swagger())
+  app.get('/openapi.json', { config, schema: { hide: true } }, async () => {
+    await options.refreshDocument()
+    return app.swagger()
+  })
 
-  // Swagger UI's own routes (its page, its assets, its copies of the document) are documentation too.
+  // Swagger UI's own routes (its page, its assets, its copies of the document) are documentation too, and
+  // its copies are as fresh as /openapi.json.
   await options.declarations.registering(config, () =>
-    app.register(swaggerUi, {
-      routePrefix: '/docs',
-      uiConfig: {
-        // The operations without Swagger's own top bar and its logo.
-        layout: 'BaseLayout',
-        deepLinking: true,
-        displayOperationId: true,
-        persistAuthorization: true,
-        plugins: [browserExpression('window.AlgoserveSwaggerUi.plugin')],
-      },
-      theme: {
-        title,
-        favicon: [
-          { filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: FAVICON },
-        ],
-        js: [{ filename: 'swagger-ui-extras.js', content: readFileSync(SWAGGER_UI_EXTRAS, 'utf8') }],
-      },
-      // The plugin's own policy says upgrade-insecure-requests, which blanks the page on a plain-HTTP
-      // host name other than localhost: every asset is asked for over https.
-      staticCSP: DOCS_CSP,
+    app.register(async (scope) => {
+      scope.addHook('onRequest', async () => options.refreshDocument())
+      await scope.register(swaggerUi, {
+        routePrefix: '/docs',
+        uiConfig: {
+          // The operations without Swagger's own top bar and its logo.
+          layout: 'BaseLayout',
+          deepLinking: true,
+          displayOperationId: true,
+          persistAuthorization: true,
+          plugins: [browserExpression('window.AlgoserveSwaggerUi.plugin')],
+        },
+        theme: {
+          title,
+          favicon: [
+            { filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: FAVICON },
+          ],
+          js: [{ filename: 'swagger-ui-extras.js', content: readFileSync(SWAGGER_UI_EXTRAS, 'utf8') }],
+        },
+        // The plugin's own policy says upgrade-insecure-requests, which blanks the page on a plain-HTTP
+        // host name other than localhost: every asset is asked for over https.
+        staticCSP: DOCS_CSP,
+      })
     }),
   )
 

@@ -1,7 +1,7 @@
 // Reloading the algorithms in a running service, on each backend: a version added is callable and listed,
 // and jobs run on it; a version removed takes no new calls, while a call running on it ends well; a
 // changed file at a loaded version, or a list that does not load, is refused with the running set as it
-// was; the OpenAPI document follows the set.
+// was; the OpenAPI document and the readiness checks follow the set, an operation per version added.
 import assert from 'node:assert/strict'
 import { cpSync, rmSync, writeFileSync } from 'node:fs'
 import { after, before, test } from 'node:test'
@@ -43,6 +43,20 @@ async function listed(url: string): Promise<string[]> {
     algorithms: { name: string; version: string }[]
   }
   return algorithms.map(({ name, version }) => `${name}@${version}`)
+}
+
+async function readinessChecks(url: string): Promise<Record<string, boolean>> {
+  return ((await (await fetch(`${url}/readyz`)).json()) as { checks: Record<string, boolean> }).checks
+}
+
+interface Document {
+  paths: Record<string, { post?: { requestBody?: unknown } }>
+  components: { schemas: Record<string, unknown> }
+}
+
+/** The document as `path` (the document, or Swagger UI's copy of it) serves it. */
+async function documentAt(url: string, path: string): Promise<Document> {
+  return (await (await fetch(`${url}${path}`)).json()) as Document
 }
 
 forEachBackend((backend) => {
@@ -92,8 +106,20 @@ forEachBackend((backend) => {
     }
     const detail = (await (await fetch(`${server.url}/algorithms/Sum`)).json()) as { version: string }
     assert.equal(detail.version, '1.1.0')
-    const document = JSON.stringify(await (await fetch(`${server.url}/openapi.json`)).json())
-    assert.ok(document.includes('Product'), 'the document names the algorithm the reload added')
+    // Each version and name the reload added has its own operation, from its own schema, in the document
+    // and in Swagger UI's copy of it.
+    for (const path of ['/openapi.json', '/docs/json']) {
+      const { paths, components } = await documentAt(server.url, path)
+      for (const added of ['/algorithms/Sum/versions/1.1.0/invoke', '/algorithms/Product/invoke'])
+        assert.ok(added in paths, `${path} documents ${added}`)
+      const operation = paths['/algorithms/Product/versions/2.3.0/invoke']?.post
+      assert.ok(operation !== undefined, `${path} documents Product 2.3.0`)
+      assert.match(
+        JSON.stringify(operation.requestBody),
+        /"#\/components\/schemas\/Product\.2\.3\.0\.Params"/,
+      )
+      assert.match(JSON.stringify(components.schemas['Product.2.3.0.Params']), /"a":\{"type":"integer"/)
+    }
   })
 
   test('a version removed takes no new calls, while a call running on it ends well', async () => {
@@ -111,6 +137,10 @@ forEachBackend((backend) => {
     assert.equal(gone.status, 404)
     assert.equal((gone.body.detail as { error: string }).error, 'ALGORITHM_NOT_FOUND')
     assert.equal(versionOf((await call(server.url, 'Sum')).body), '1.0.0')
+    const { paths } = await documentAt(server.url, '/openapi.json')
+    for (const removed of ['/algorithms/Sum/versions/1.1.0/invoke', '/algorithms/Slow/invoke'])
+      assert.ok(!(removed in paths), `the document no longer has ${removed}`)
+    assert.ok('/algorithms/Sum/versions/1.0.0/invoke' in paths)
     assert.throws(
       () => resolveVersion(server.service.algorithms, 'Sum', '1.1.0'),
       (error: unknown) =>
@@ -167,8 +197,11 @@ forEachBackend((backend) => {
     })
     assert.equal(response.status, 200)
     assert.deepEqual(((await response.json()) as { result: unknown }).result, { text: 'hi' })
+    // Readiness checks its processes as it checks those of the algorithms loaded at the start.
+    assert.equal((await readinessChecks(server.url))['process:Echo'], true)
     rmSync(folder.file('echo'), { recursive: true })
     assert.deepEqual((await server.service.reload('test')).removed, ['Echo@1.0.0'])
+    assert.ok(!('process:Echo' in (await readinessChecks(server.url))), 'no check of a removed algorithm')
     const gone = await fetch(`${server.url}/algorithms/Echo/invoke`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
