@@ -264,7 +264,7 @@ export class ProcessPoolSet {
   readonly #options: ProcessPoolOptions
   readonly #served: readonly string[] | undefined
   #log: FastifyBaseLogger | undefined
-  /** Readiness check names, as at start: the health routes read them once. */
+  /** Readiness check names, by version, of the versions loaded now. */
   readonly #checkNames = new Map<string, string>()
 
   constructor(algorithms: Registry, options: ProcessPoolOptions, served?: readonly string[]) {
@@ -305,6 +305,8 @@ export class ProcessPoolSet {
    */
   algorithmsChanged(algorithms: Registry): void {
     const wanted = new Map(this.#wanted(algorithms).map((one) => [versionKey(one.name, one.version), one]))
+    this.#checkNames.clear()
+    for (const [key, algorithm] of wanted) this.#checkNames.set(key, poolName(algorithms, algorithm))
     for (const [key, pool] of this.#pools) {
       if (wanted.has(key)) continue
       this.#pools.delete(key)

@@ -5,8 +5,9 @@ import { described, HealthResponse, ReadinessResponse } from '../http/schemas.js
 import type { Metrics } from '../metrics/metrics.js'
 
 export interface HealthRouteOptions {
-  /** Named readiness checks; each answers whether its part can serve. */
-  checks: Record<string, () => boolean | Promise<boolean>>
+  /** Named readiness checks, as they are now (a reload adds and removes some); each answers whether its
+   * part can serve. */
+  checks: () => Record<string, () => boolean | Promise<boolean>>
   isShuttingDown: () => boolean
   metrics: Metrics
   /** `algoserve worker`: the algorithms it runs, named in /readyz so that an operator sees what it takes. */
@@ -15,7 +16,7 @@ export interface HealthRouteOptions {
 
 async function readiness(options: HealthRouteOptions) {
   const checks: Record<string, boolean> = {}
-  for (const [name, check] of Object.entries(options.checks)) {
+  for (const [name, check] of Object.entries(options.checks())) {
     checks[name] = await Promise.resolve()
       .then(check)
       .catch(() => false)
@@ -48,7 +49,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteOptions> = async
         summary: 'Readiness',
         operationId: 'readyz',
         tags: ['operations'],
-        description: `503 with status "not_ready" when a check fails, and from the start of a shutdown. Checks: ${Object.keys(options.checks).join(', ')}.`,
+        description: `503 with status "not_ready" when a check fails, and from the start of a shutdown. Checks: ${Object.keys(options.checks()).join(', ')}.`,
         response: {
           200: described(ReadinessResponse, 'Every check holds.'),
           503: described(ReadinessResponse, 'A check failed or the service is shutting down.'),
