@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { moduleFiles } from './algorithms/loader.js'
-import { loadRegistry, type Registry, versionKey } from './algorithms/registry.js'
+import { loadRegistry, type Registry } from './algorithms/registry.js'
 import { Reloader, type ReloadOutcome } from './algorithms/reload.js'
 import { checkDeclaredBounds } from './algorithms/request-bounds.js'
 import { VersionPolicy } from './algorithms/version-policy.js'
@@ -21,6 +21,7 @@ import type { Consumer, JobBackend, JobEndStatus } from './jobs/backend.js'
 import { openEmbeddedBackend } from './jobs/embedded/backend.js'
 import { createRunJob } from './jobs/execute.js'
 import { jobEndLog } from './jobs/job-end.js'
+import { followVersions } from './jobs/loaded-versions.js'
 import { JobSweeper } from './jobs/sweeper.js'
 import { type LoggerSettings, processLogger } from './logging/process-logger.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
@@ -118,37 +119,6 @@ async function loadAlgorithms(config: Config, role: Role, files: string[]): Prom
   return algorithms
 }
 
-/** The `concurrency` of the versions that declare one, by versionKey, kept up to date across reloads. */
-function declaredConcurrency(algorithms: Registry): Map<string, number> {
-  const declared = new Map<string, number>()
-  const fill = () => {
-    declared.clear()
-    for (const algorithm of algorithms.all())
-      if (algorithm.concurrency !== null)
-        declared.set(versionKey(algorithm.name, algorithm.version), algorithm.concurrency)
-  }
-  fill()
-  algorithms.onChange(fill)
-  return declared
-}
-
-/**
- * The versions (by versionKey) loaded now of the names ALGOSERVE_WORKER_ALGORITHMS gives, or of every
- * name; worked out again only after a reload.
- */
-function servedVersions(algorithms: Registry, named: readonly string[]): () => readonly string[] {
-  let generation = -1
-  let keys: string[] = []
-  return () => {
-    if (generation !== algorithms.generation) {
-      generation = algorithms.generation
-      const names = named.length > 0 ? named : algorithms.names()
-      keys = names.flatMap((name) => algorithms.versions(name).map((one) => versionKey(name, one.version)))
-    }
-    return keys
-  }
-}
-
 async function openBackend(
   config: Config,
   log: FastifyBaseLogger,
@@ -173,7 +143,7 @@ async function openBackend(
   // Loaded only in distributed mode: BullMQ and ioredis cost the embedded mode start time and memory.
   const { RedisBackend } = await import('./jobs/redis/backend.js')
   // Every version loaded, by versionKey: the Redis queues of their jobs.
-  const loadedVersions = servedVersions(algorithms, [])
+  const loadedVersions = followVersions(algorithms).keys
   const backend = new RedisBackend({
     ...common,
     url: config.redisUrl,
@@ -330,8 +300,6 @@ export async function createService(config: Config, options: ServiceOptions = {}
         jobs.consumeJobs(runJob, {
           concurrency: jobConcurrency,
           algorithms: served,
-          versions: servedVersions(algorithms, config.workerAlgorithms),
-          concurrencyOf: declaredConcurrency(algorithms),
           loaded: algorithms,
           logEnd: jobEndLog(
             log.child({ component: 'jobs' }),

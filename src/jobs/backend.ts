@@ -52,6 +52,8 @@ export interface BackendCapabilities {
  * and the reloads that change them.
  */
 export interface LoadedVersions {
+  /** The names loaded, sorted. */
+  names(): string[]
   versions(name: string): readonly { readonly version: string; readonly concurrency: number | null }[]
   defaultOf(name: string): { readonly version: string } | undefined
   onChange(listener: () => void): void
@@ -66,19 +68,9 @@ export interface ConsumeJobsOptions {
    */
   algorithms: readonly string[]
   /**
-   * The versions of those (by versionKey) whose jobs this process takes, read again at each take (a reload
-   * changes them): a job pinned to another waits. Absent: every version.
-   */
-  versions?: () => readonly string[]
-  /**
-   * The versions (by versionKey) that declare their own `concurrency`: at most that many of their jobs run
-   * at once. Kept up to date by its owner across reloads.
-   */
-  concurrencyOf?: ReadonlyMap<string, number>
-  /**
-   * The versions of the algorithms, followed through reloads: on Redis a process takes the jobs of every
-   * loaded version of the algorithms it serves, each version's from its own queue, at the version's own
-   * `concurrency` (else `concurrency`).
+   * The versions of the algorithms, followed through reloads: a process takes the jobs of every loaded
+   * version of the algorithms it serves (a job pinned to another waits), and of a version that declares
+   * its own `concurrency`, at most that many at once.
    */
   loaded: LoadedVersions
   /** Called once for each job end that a run taken here stored (job-end.ts): its log line. */

@@ -84,6 +84,7 @@ export const SUITE_VERSIONS = SUITE_ALGORITHMS.map((name) => versionKey(name, SU
 
 /** What a consumer of the suites' jobs reads of the loaded versions: SUITE_VERSION of each. */
 export const SUITE_LOADED: LoadedVersions = {
+  names: () => [...SUITE_ALGORITHMS],
   versions: () => [{ version: SUITE_VERSION, concurrency: null }],
   defaultOf: () => ({ version: SUITE_VERSION }),
   onChange: () => {},

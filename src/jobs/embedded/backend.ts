@@ -25,6 +25,7 @@ import { afterCancel, beforeCancel, CANCEL_WAIT_MS, settledBy } from '../cancel.
 import { type DeliveryHistory, deliveryHistory } from '../deliveries.js'
 import { isEnded, type JobRecord, type NewJob } from '../job.js'
 import type { JobListPage, JobListQuery } from '../listing.js'
+import { followVersions } from '../loaded-versions.js'
 import type { JobSummary } from '../summary.js'
 import { WebhookDispatcher, webhookDelivery } from './dispatcher.js'
 import { JobRunner } from './runner.js'
@@ -157,14 +158,15 @@ export class EmbeddedBackend implements JobBackend {
 
   consumeJobs(run: RunJob, options: ConsumeJobsOptions): Consumer {
     this.#served = options.algorithms
-    if (options.versions !== undefined) this.#versions = options.versions
+    const { keys: versions, concurrencyOf } = followVersions(options.loaded)
+    this.#versions = versions
     const runner = new JobRunner({
       store: this.#store,
       run,
       log: this.#o.log,
       concurrency: options.concurrency,
-      concurrencyOf: options.concurrencyOf,
-      versions: options.versions,
+      concurrencyOf,
+      versions,
       // Told once the store has the end, after the run: in the run's span (or the job's trace).
       onEnded: (job, status, seconds) =>
         tracing.ended({ id: job.id, attempt: job.runs, trace: job.trace }, () => {
