@@ -5,10 +5,11 @@
 // /metrics). main.ts runs it; tests start the same thing on port 0.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import type { RequestBounds } from './algorithms/algorithm.js'
 import { moduleFiles } from './algorithms/loader.js'
 import { loadRegistry, type Registry } from './algorithms/registry.js'
 import { Reloader, type ReloadOutcome } from './algorithms/reload.js'
-import { checkDeclaredBounds } from './algorithms/request-bounds.js'
+import { checkDeclaredBounds, checkReadBounds, largestBounds } from './algorithms/request-bounds.js'
 import { VersionPolicy } from './algorithms/version-policy.js'
 import { buildApp, buildWorkerApp } from './app.js'
 import { threadsOfOne } from './cluster/share.js'
@@ -17,6 +18,7 @@ import { ConfigError } from './errors.js'
 import { Executor } from './execution/executor.js'
 import { recordOwner } from './execution/process-owner.js'
 import { ProcessPoolSet } from './execution/process-pool.js'
+import { unionBounds } from './http/body-bounds.js'
 import type { Consumer, JobBackend, JobEndStatus } from './jobs/backend.js'
 import { openEmbeddedBackend } from './jobs/embedded/backend.js'
 import { createRunJob } from './jobs/execute.js'
@@ -119,6 +121,18 @@ async function loadAlgorithms(config: Config, role: Role, files: string[]): Prom
   return algorithms
 }
 
+/**
+ * The bounds the routes built at the start read a name's bodies under: a name's own routes, the union of
+ * its versions' bounds; a name the start did not have, through the parametric routes, the largest of all.
+ */
+function startReadBounds(config: Config, algorithms: Registry): (name: string) => RequestBounds {
+  const largest = largestBounds(algorithms.all(), config)
+  const byName = new Map(
+    algorithms.names().map((name) => [name, unionBounds(algorithms.versions(name), config)]),
+  )
+  return (name) => byName.get(name) ?? largest
+}
+
 async function openBackend(
   config: Config,
   log: FastifyBaseLogger,
@@ -214,9 +228,17 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const logger = processLogger(options.logger ?? { level: config.logLevel })
   const { log } = logger
   const algorithmLog = log.child({ component: 'algorithms' })
+  const readOf = startReadBounds(config, algorithms)
   const reloader = new Reloader(
     algorithms,
-    { entries: config.algorithms, load: (files) => loadAlgorithms(config, role, files) },
+    {
+      entries: config.algorithms,
+      load: async (files) => {
+        const next = await loadAlgorithms(config, role, files)
+        if (role === 'serve') checkReadBounds(next.all(), readOf, config)
+        return next
+      },
+    },
     algorithmLog,
   )
   const reload = (trigger: string) => reloader.reload(trigger)

@@ -84,6 +84,35 @@ export function checkDeclaredBounds(algorithms: Iterable<Algorithm>, settings: B
   }
 }
 
+/** The bounds a body is read under before its algorithm's own are known: the digits are not among them. */
+const READ_BOUNDS = ['maxBodyBytes', 'maxJsonValues', 'maxJsonDepth', 'maxStringLength'] as const
+
+/**
+ * A reload's algorithms against the bounds the running routes read bodies under (fixed at the start:
+ * routes cannot be added or changed in a running app): a version whose bounds are larger than its name's
+ * routes read would refuse, with a 413 or a 422, the bodies its author tested. A ConfigError names the first
+ * such version, and says that a restart serves it.
+ */
+export function checkReadBounds(
+  algorithms: Iterable<Algorithm>,
+  readOf: (name: string) => RequestBounds,
+  settings: BoundSettings,
+): void {
+  for (const algorithm of algorithms) {
+    const bounds = boundsOf(algorithm, settings)
+    const read = readOf(algorithm.name)
+    for (const member of READ_BOUNDS) {
+      if (bounds[member] > read[member]) {
+        throw new ConfigError(
+          `Algorithm ${algorithm.source} (${algorithm.name} ${algorithm.version}): '${member}' is ` +
+            `${bounds[member]}, above the ${read[member]} that this service has read its bodies under since ` +
+            'it started; restart the service to serve it.',
+        )
+      }
+    }
+  }
+}
+
 /** The bounds in effect for an algorithm as GET /algorithms/{name} shows them. */
 export function shownBounds(algorithm: Algorithm, settings: BoundSettings) {
   const bounds = boundsOf(algorithm, settings)

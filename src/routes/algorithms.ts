@@ -17,7 +17,6 @@ import { type Registry, resolveVersion, versionKey } from '../algorithms/registr
 import {
   type BoundOwner,
   type BoundSettings,
-  defaultBounds,
   largestBounds,
   shownBounds,
 } from '../algorithms/request-bounds.js'
@@ -387,7 +386,9 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
       : unionBounds(algorithms.versions(name), options.bounds)
     const { owner } = algorithmBounds(algorithm, options.bounds)
     const held = heldBounds(bounds, options.bounds)
-    const measured = !versioned && algorithms.versions(name).some((one) => held(one).tighter)
+    // A name's default route measures its bodies: a reload may bring a version with smaller bounds than
+    // those it reads under.
+    const measured = !versioned
     const deprecation = policy.deprecation(algorithm)
     const id = (part: 'params' | 'result') =>
       versioned ? versionSchemaId(algorithm, part) : algorithmSchemaId(name, part)
@@ -468,12 +469,12 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
   // Any version of any name: read under the largest bounds of all, then held to the version called.
   const largest = largestBounds(algorithms.all(), options.bounds)
   const anyHeld = heldBounds(largest, options.bounds)
-  // A name a reload added is read by the app's own parsers, under the settings' bounds.
-  const settingsHeld = heldBounds(defaultBounds(options.bounds), options.bounds)
+  // A reload adds no version whose bounds are above these (checkReadBounds, at the reload); one whose
+  // bounds are below them may come with any reload, so every body is measured here.
   const readOwner: BoundOwner = { settings: options.bounds }
-  const measured = algorithms.all().some((algorithm) => anyHeld(algorithm).tighter)
-  await withBodyBounds(app, bodyBounds(largest, readOwner, measured), (context) => {
-    context.withTypeProvider<TypeBoxTypeProvider>().post(
+  await withBodyBounds(app, bodyBounds(largest, readOwner, true), (context) => {
+    const typed = context.withTypeProvider<TypeBoxTypeProvider>()
+    typed.post(
       '/algorithms/:name/versions/:version/invoke',
       {
         bodyLimit: largest.maxBodyBytes,
@@ -486,23 +487,22 @@ export const algorithmRoutes: FastifyPluginAsyncTypebox<AlgorithmRouteOptions> =
         return call(called, anyHeld(called), request, reply)
       },
     )
+    // A name a reload added, answered as the others; an unknown name, 404.
+    typed.post(
+      '/algorithms/:name/invoke',
+      {
+        bodyLimit: largest.maxBodyBytes,
+        config: { kind: 'api', errorShape: 'wrapped', boundOwner: readOwner },
+        schema: { hide: true, params: NameParams },
+      },
+      (request, reply) => {
+        find(request.params.name)
+        answerErrorsAs(request, 'flat')
+        const called = resolveVersion(algorithms, request.params.name)
+        return call(called, anyHeld(called), request, reply)
+      },
+    )
   })
-
-  app.post(
-    '/algorithms/:name/invoke',
-    {
-      config: { kind: 'api', errorShape: 'wrapped' },
-      schema: { hide: true, params: NameParams },
-    },
-    // A name a reload added, read under the settings' request bounds, answered as the others; an unknown
-    // name, 404.
-    (request, reply) => {
-      find(request.params.name)
-      answerErrorsAs(request, 'flat')
-      const called = resolveVersion(algorithms, request.params.name)
-      return call(called, settingsHeld(called), request, reply)
-    },
-  )
 }
 
 /** What the default route of a name runs. */

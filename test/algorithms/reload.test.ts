@@ -187,6 +187,48 @@ forEachBackend((backend) => {
       rmSync(folder.file('broken.mjs'))
     }
   })
+  test('request bounds: a name added is held to its own; above what the routes read, the reload is refused', async () => {
+    writeFileSync(folder.file('tight.mjs'), moduleSource(`${validMembers('Tight')}\n  maxBodyBytes: 100,`))
+    assert.deepEqual((await server.service.reload('test')).added, ['Tight@1.0.0'])
+    const post = (body: string) =>
+      fetch(`${server.url}/algorithms/Tight/invoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      })
+    assert.equal((await post('{"a":1,"b":2}')).status, 200)
+    const tooLarge = await post(JSON.stringify({ a: 1, b: 2, pad: 'x'.repeat(200) }))
+    assert.equal(tooLarge.status, 413)
+    assert.match(JSON.stringify(await tooLarge.json()), /100/)
+    // 4 MiB: within the ceiling, above the 1 MiB every route of this service reads bodies under.
+    const generation = server.service.algorithms.generation
+    writeFileSync(folder.file('big.mjs'), moduleSource(`${validMembers('Big')}\n  maxBodyBytes: 4194304,`))
+    await assert.rejects(
+      server.service.reload('test'),
+      (error: unknown) =>
+        error instanceof ReloadFailedError &&
+        error.message.includes(folder.file('big.mjs')) &&
+        /maxBodyBytes.*4194304.*restart/.test(error.message),
+    )
+    assert.equal(server.service.algorithms.generation, generation)
+    rmSync(folder.file('big.mjs'))
+    // A version of a name loaded at the start, with smaller bounds, is held to them on the name's route.
+    writeFileSync(
+      folder.file('sum-1.5.0.mjs'),
+      moduleSource(`${validMembers('Sum', undefined, '1.5.0')}\n  maxBodyBytes: 100,`),
+    )
+    assert.deepEqual((await server.service.reload('test')).added, ['Sum@1.5.0'])
+    const sumTooLarge = await fetch(`${server.url}/algorithms/Sum/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ a: 1, b: 2, pad: 'x'.repeat(200) }),
+    })
+    assert.equal(sumTooLarge.status, 413)
+    rmSync(folder.file('sum-1.5.0.mjs'))
+    rmSync(folder.file('tight.mjs'))
+    assert.deepEqual((await server.service.reload('test')).removed.sort(), ['Sum@1.5.0', 'Tight@1.0.0'])
+  })
+
   test('a process algorithm added starts its processes and is callable; removed, it is gone', async () => {
     cpSync(ECHO, folder.file('echo'), { recursive: true })
     assert.deepEqual((await server.service.reload('test')).added, ['Echo@1.0.0'])
