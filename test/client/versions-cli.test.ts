@@ -3,7 +3,7 @@
 // marked in the table and on the algorithm's page, the version that answered, and a deprecation said.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { moduleSource, validMembers, writeModules } from '../helpers/algorithms.js'
+import { moduleSource, splitDefault, validMembers, writeModules } from '../helpers/algorithms.js'
 import { startApp, type TestApp } from '../helpers/app.js'
 import { cli } from '../helpers/cli.js'
 
@@ -21,15 +21,7 @@ let server: TestApp
 before(async () => {
   server = await startApp({
     algorithms: [modules.dir],
-    defaultVersions: new Map([
-      [
-        'Sum',
-        [
-          { version: '1.0.0', weight: 9 },
-          { version: '1.1.0', weight: 1 },
-        ],
-      ],
-    ]),
+    defaultVersions: splitDefault('Sum', ['1.0.0', 9], ['1.1.0', 1]),
     deprecatedVersions: new Map([['Sum@1.0.0', { sunset: '2027-06-30' }]]),
   })
 })

@@ -38,6 +38,10 @@ export const validMembers = (
   examples: [{ params: { a: 1, b: 2 } }],
   run: ${run},`
 
+/** ALGOSERVE_DEFAULT_VERSIONS as the config holds it: `name`'s default split between versions by weight. */
+export const splitDefault = (name: string, ...shares: [version: string, weight: number][]) =>
+  new Map([[name, shares.map(([version, weight]) => ({ version, weight }))]])
+
 /** A valid module `name` at `version` whose sum is its minor version, to tell which version ran. */
 export const minorAt = (name: string, version: string): string =>
   moduleSource(validMembers(name, `() => ({ sum: ${Number(version.split('.')[1])} })`, version))

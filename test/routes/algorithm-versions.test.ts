@@ -4,7 +4,7 @@
 // every answer names its version in Algorithm-Version and, for a deprecated one, Deprecation and Sunset.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { minorAt, writeModules } from '../helpers/algorithms.js'
+import { minorAt, splitDefault, writeModules } from '../helpers/algorithms.js'
 import { postRaw, startApp, type TestApp } from '../helpers/app.js'
 
 const at = minorAt
@@ -29,15 +29,7 @@ describe('versions of one algorithm', () => {
     started = Math.floor(Date.now() / 1000)
     server = await startApp({
       algorithms: [modules.dir],
-      defaultVersions: new Map([
-        [
-          'Sum',
-          [
-            { version: '1.0.0', weight: 1 },
-            { version: '1.1.0', weight: 1 },
-          ],
-        ],
-      ]),
+      defaultVersions: splitDefault('Sum', ['1.0.0', 1], ['1.1.0', 1]),
       deprecatedVersions: new Map([
         ['Sum@1.0.0', { sunset: '2027-06-30' }],
         ['PrimeChecker@1.0.0', { sunset: null }],

@@ -7,7 +7,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { moduleSource, REFERRING_MODULES, validMembers, writeModules } from '../helpers/algorithms.js'
+import {
+  moduleSource,
+  REFERRING_MODULES,
+  splitDefault,
+  validMembers,
+  writeModules,
+} from '../helpers/algorithms.js'
 import { startApp } from '../helpers/app.js'
 
 const ROOT = new URL('../../', import.meta.url).pathname
@@ -120,15 +126,7 @@ test("with several versions of one name, a canary split, a deprecated version an
     const result = await lint(
       {
         algorithms: [modules.dir],
-        defaultVersions: new Map([
-          [
-            'Sum',
-            [
-              { version: '1.0.0', weight: 9 },
-              { version: '1.1.0', weight: 1 },
-            ],
-          ],
-        ]),
+        defaultVersions: splitDefault('Sum', ['1.0.0', 9], ['1.1.0', 1]),
         deprecatedVersions: new Map([['Sum@1.0.0', { sunset: '2027-06-30' }]]),
       },
       join(ROOT, 'redocly.yaml'),
