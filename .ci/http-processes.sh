@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The matrix entry of several HTTP processes: the contract and job tests once more, each service they
-# reach through HTTP only started as `algoserve serve --http-processes 2` in a child process (on Redis:
-# the embedded store serves one process), so that every request may land on either process. The tests
+# reach through HTTP only started as `algoserve serve --http-processes 2` in a child process, on either
+# backend, so that every request may land on either process. The tests
 # that need a service's internals, or count a bound each process keeps, run as in the first pass or
 # skip, saying why (test/helpers/served.ts). Not a second copy of the tests: the same files, one setting.
 #

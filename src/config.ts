@@ -308,7 +308,7 @@ export const SETTINGS = [
     default: 1,
     parse: integer(1, 256),
     description:
-      '`algoserve serve`: HTTP processes sharing the port, the worker threads and the programs of process algorithms divided among them; more than 1 needs ALGOSERVE_REDIS_URL for now. `algoserve worker` refuses more than 1.',
+      '`algoserve serve`: HTTP processes sharing the port, the worker threads and the programs of process algorithms divided among them; with the embedded store the primary keeps it and runs the jobs. `algoserve worker` refuses more than 1.',
   }),
   setting({
     key: 'shutdownGraceMs',
@@ -832,11 +832,6 @@ function checkRedisSettings(config: Config): void {
     if (config.workerAlgorithms.length > 0) {
       fail(
         'ALGOSERVE_WORKER_ALGORITHMS needs ALGOSERVE_REDIS_URL: with the embedded store, its one process runs every job.',
-      )
-    }
-    if (config.httpProcesses > 1) {
-      fail(
-        'ALGOSERVE_HTTP_PROCESSES above 1 is available with Redis only for now (ALGOSERVE_REDIS_URL): the embedded store has one process.',
       )
     }
     return

@@ -16,11 +16,12 @@ import pino from 'pino'
 import { CLIENT_USAGE, USAGE_HINT } from './client/args.js'
 import { runClient } from './client/cli.js'
 import { joinCluster } from './cluster/member.js'
-import { loadConfig, settingsHelp, unknownSettings } from './config.js'
+import type { JobOwner } from './cluster/primary.js'
+import { type Config, loadConfig, settingsHelp, unknownSettings } from './config.js'
 import { ConfigError } from './errors.js'
 import { LOCAL_USAGE } from './local/usage.js'
 import { consoleIntoLog } from './logging/library-console.js'
-import { stdoutDestination } from './logging/log-destination.js'
+import { type LogDestination, stdoutDestination } from './logging/log-destination.js'
 import type { Role } from './service.js'
 import { SHUTDOWN_MARGIN_MS } from './shutdown-margin.js'
 import { tracingWanted } from './tracing/wanted.js'
@@ -49,6 +50,39 @@ function smallYoungGeneration(): boolean {
   return process.execArgv.some((flag) => flag.startsWith(given) && Number(flag.slice(given.length)) < 16)
 }
 
+/**
+ * The primary's own service when the HTTP processes share the embedded store: it opens the store (one
+ * process may), runs the jobs and webhooks as one `serve` would, and answers the processes' calls on it.
+ * It never listens: its app is only the service's wiring.
+ */
+async function keepJobs(config: Config, stream: LogDestination): Promise<JobOwner> {
+  const { createService } = await import('./service.js')
+  const { JobHost } = await import('./jobs/remote/host.js')
+  const base = { pid: process.pid, hostname: hostname(), process: 'primary' }
+  const service = await createService(config, {
+    role: 'serve',
+    logger: { level: config.logLevel, base, stream },
+  })
+  const host = await JobHost.over(service.backend)
+  service.start()
+  service.app.log.info(
+    {
+      role: 'jobs',
+      threads: service.executor.threads,
+      job_concurrency: service.jobConcurrency,
+      data_dir: config.dataDir,
+    },
+    'ready',
+  )
+  return {
+    host,
+    metrics: () => service.metrics.registry.getMetricsAsJSON(),
+    // A refused reload is logged with its reason, and the running set stays.
+    reload: () => void service.reload('SIGHUP').catch(() => {}),
+    shutdown: () => service.shutdown(config.shutdownGraceMs),
+  }
+}
+
 async function run(role: Role, args: string[]): Promise<void> {
   const config = loadConfig(args, process.env)
   // Asynchronous, batched writes: one synchronous write per access line cost /invoke a large share of
@@ -61,7 +95,8 @@ async function run(role: Role, args: string[]): Promise<void> {
     const log = pino({ level: config.logLevel, base: { pid: process.pid, component: 'cluster' } }, logStream)
     for (const warning of unknownSettings(process.env)) log.warn(warning)
     watchNpmParent(() => process.kill(process.pid, 'SIGTERM'))
-    process.exit(await runPrimary({ config, log, marginMs: SHUTDOWN_MARGIN_MS }))
+    const owner = config.redisUrl === null ? await keepJobs(config, logStream) : undefined
+    process.exit(await runPrimary({ config, log, marginMs: SHUTDOWN_MARGIN_MS, owner }))
   }
   // Each line names the HTTP process it comes from, beside its pid, when there are several.
   const base = {
@@ -75,9 +110,15 @@ async function run(role: Role, args: string[]): Promise<void> {
   const tracer = tracingWanted(process.env) ? (await import('./tracing/sdk.js')).startTracing() : null
   // Loaded here, not at the top: the client commands need none of the service's modules.
   const { createService } = await import('./service.js')
+  // Beside others, with the embedded store: the primary keeps the jobs (keepJobs), and this process asks it.
+  const remoteJobs =
+    member !== null && config.redisUrl === null
+      ? new (await import('./jobs/remote/backend.js')).RemoteBackend()
+      : undefined
   const service = await createService(config, {
     role,
     ...(member === null ? {} : { checks: { http_processes: member.allServing } }),
+    ...(remoteJobs === undefined ? {} : { backend: remoteJobs }),
     logger: {
       level: config.logLevel,
       base,

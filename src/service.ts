@@ -50,6 +50,11 @@ export interface ServiceOptions {
   logger?: LoggerSettings
   /** Readiness checks besides the service's own (with several HTTP processes: that all of them serve). */
   checks?: Record<string, () => boolean>
+  /**
+   * The jobs, when another process keeps them: an HTTP process beside others with the embedded store asks
+   * the primary, which keeps the store and runs the jobs (jobs/remote/). This process then runs none.
+   */
+  backend?: JobBackend
   /** For tests only: a shorter webhook schedule, and a resolver for names that only tests know. */
   webhooks?: { retryWaitsMs?: readonly number[]; timeoutMs?: number; resolve?: Resolver }
 }
@@ -245,7 +250,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
   let backend: JobBackend | undefined
   let app: FastifyInstance
   try {
-    backend = await openBackend(config, log.child({ component: 'jobs' }), metrics, algorithms, options)
+    backend =
+      options.backend ??
+      (await openBackend(config, log.child({ component: 'jobs' }), metrics, algorithms, options))
     const deps = {
       executor,
       metrics,
@@ -275,7 +282,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const forgetOwner = processes.any ? await recordOwner(config.dataDir, algorithmLog) : async () => {}
   processes.start(algorithmLog)
   // Jobs kept where only this process reaches them are run here, whatever the settings say.
-  const runsJobs = role === 'worker' || !jobs.capabilities.shared || config.runJobs
+  const runsJobs =
+    options.backend === undefined && (role === 'worker' || !jobs.capabilities.shared || config.runJobs)
   metrics.countJobsWith(() => jobs.counts(), algorithms.names())
   const sender = new WebhookSender({
     userAgent: USER_AGENT,

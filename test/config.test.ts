@@ -438,13 +438,8 @@ test('variables that look like settings but are none are named with the closest 
   assert.deepEqual(unknownSettings({ ALGOSERVE_PORT: '1' }), [])
 })
 
-test('more than one HTTP process needs Redis: with the embedded store the start is refused', () => {
-  assert.throws(
-    () => loadConfig(['--http-processes', '2'], {}),
-    (error: unknown) =>
-      error instanceof ConfigError &&
-      /ALGOSERVE_HTTP_PROCESSES above 1 is available with Redis only for now/.test(error.message),
-  )
+test('more than one HTTP process is taken with either store', () => {
+  assert.equal(loadConfig(['--http-processes', '2'], {}).httpProcesses, 2)
   const redis = { ALGOSERVE_REDIS_URL: 'redis://127.0.0.1:6379' }
   assert.equal(loadConfig(['--http-processes', '2'], redis).httpProcesses, 2)
   assert.equal(loadConfig([], {}).httpProcesses, 1)

@@ -2,11 +2,14 @@
 // forks the HTTP processes (each a whole `serve` on the shared port: Node.js's cluster module hands the
 // connections round-robin), replaces one that dies, tells each how many serve (their /readyz), passes a
 // SIGTERM or SIGINT on to every one and exits when all have drained, passes SIGHUP on (each reloads its
-// algorithms), and merges their metrics for a scrape that any of them takes.
+// algorithms), and merges their metrics for a scrape that any of them takes. With the embedded store it
+// also keeps the store and runs the jobs and webhooks, as one `serve` would (owner), and the processes ask
+// it for the jobs (jobs/remote/).
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from 'pino'
 import { AggregatorRegistry } from 'prom-client'
 import type { Config } from '../config.js'
+import type { JobHost } from '../jobs/remote/host.js'
 import {
   type MetricsAnswer,
   type MetricsJson,
@@ -34,20 +37,47 @@ export interface PrimaryOptions {
   log: Logger
   /** How long a shutdown may take past the drain delay and the grace period (the processes' own bound). */
   marginMs: number
+  /** With the embedded store: the primary's own service, which keeps the jobs and runs them. */
+  owner?: JobOwner
+}
+
+/** The embedded store's keeper in the primary: what the processes ask of it, and its own part of a scrape. */
+export interface JobOwner {
+  host: JobHost
+  /** Its metrics (jobs run, webhooks sent, its threads), merged with the processes'. */
+  metrics(): Promise<MetricsJson>
+  /** Loads the algorithms again, as the processes do on SIGHUP. */
+  reload(): void
+  /** Finishes its running jobs and webhook attempts within the grace period, then closes the store. */
+  shutdown(): Promise<void>
 }
 
 /** Runs the primary until every process has exited after a signal, or one failed to start: the exit code. */
-export function runPrimary({ config, log, marginMs }: PrimaryOptions): Promise<number> {
+export function runPrimary({ config, log, marginMs, owner }: PrimaryOptions): Promise<number> {
   const wanted = config.httpProcesses
   const members = new Map<number, Member>()
   const failedStarts = new Map<number, number>()
   let stopping: 'SIGTERM' | 'SIGINT' | undefined
   let everyoneServed = false
   let exitCode = 0
-  let finish: (code: number) => void = () => {}
+  let exit: (code: number) => void = () => {}
   const finished = new Promise<number>((resolve) => {
-    finish = resolve
+    exit = resolve
   })
+  // The store's keeper stops once every process has: their requests in flight still read and write jobs.
+  let finishing = false
+  const finish = (code: number) => {
+    if (finishing) return
+    finishing = true
+    if (owner === undefined) return exit(code)
+    owner.shutdown().then(
+      () => exit(code),
+      (error: unknown) => {
+        log.error({ err: error }, 'the job store did not close cleanly')
+        exit(1)
+      },
+    )
+  }
 
   const send = (member: Member, message: ToProcess) => {
     if (member.worker.isConnected()) member.worker.send(message)
@@ -62,6 +92,7 @@ export function runPrimary({ config, log, marginMs }: PrimaryOptions): Promise<n
     const worker = cluster.fork({ [PROCESS_INDEX_VARIABLE]: String(index) })
     const member: Member = { index, worker, listening: false }
     members.set(worker.id, member)
+    owner?.host.attach(worker)
     worker.on('message', (message: unknown) => {
       const scrape = ofType<ScrapeRequest>(message, 'algoserve:scrape')
       if (scrape !== undefined) void answerScrape(member, scrape.id)
@@ -152,7 +183,9 @@ export function runPrimary({ config, log, marginMs }: PrimaryOptions): Promise<n
           if (!pending.delete(id)) return
           clearTimeout(timer)
           if (error !== undefined) return reject(error)
-          AggregatorRegistry.aggregate(got).metrics().then(resolve, reject)
+          Promise.resolve(owner?.metrics())
+            .then((own) => AggregatorRegistry.aggregate(own === undefined ? got : [...got, own]).metrics())
+            .then(resolve, reject)
         },
       }
       pending.set(id, scrape)
@@ -173,13 +206,15 @@ export function runPrimary({ config, log, marginMs }: PrimaryOptions): Promise<n
       () => {
         log.error('an HTTP process did not shut down in time: killing it')
         for (const member of members.values()) member.worker.process.kill('SIGKILL')
-        finish(1)
+        exit(1)
       },
-      drainDelayMs + config.shutdownGraceMs + 2 * marginMs,
+      // The store's keeper has its own grace period after the processes'.
+      drainDelayMs + (owner === undefined ? 1 : 2) * config.shutdownGraceMs + 3 * marginMs,
     ).unref()
   }
   // Each HTTP process loads the algorithms again on its own signal, and logs what it did.
   process.on('SIGHUP', () => {
+    owner?.reload()
     for (const { worker } of members.values())
       if (worker.process.pid !== undefined) worker.process.kill('SIGHUP')
   })

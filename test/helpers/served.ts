@@ -1,9 +1,8 @@
 // The service for tests that speak to it only through HTTP. Normally it runs in the test's process
 // (startApp). With ALGOSERVE_TEST_HTTP_PROCESSES=N above 1 (CI's matrix entry, .ci/http-processes.sh) it
 // is the real command line, `algoserve serve --http-processes N` in a child process on a free port, so
-// that the same tests show the contract holding whichever of the N processes answers each request. A
-// test that asks for no Redis is given a redis-server of its own there: the embedded store serves one
-// process.
+// that the same tests show the contract holding whichever of the N processes answers each request, on
+// either backend (with the embedded store, the primary keeps it and the processes ask it for the jobs).
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { hostname } from 'node:os'
@@ -11,7 +10,6 @@ import type { Dispatcher } from 'undici'
 import { type Config, defaultConfig, SETTINGS } from '../../src/config.js'
 import { startApp, tempDataDir } from './app.js'
 import { type Child, listening, loggedLines, start } from './child.js'
-import { startRedis } from './redis.js'
 import { until } from './time.js'
 
 export const HTTP_PROCESSES_VARIABLE = 'ALGOSERVE_TEST_HTTP_PROCESSES'
@@ -66,7 +64,6 @@ export async function serveApp(overrides: Partial<Config> = {}): Promise<ServedA
     const app = await startApp(overrides)
     return { ...app, workers: () => [`${hostname()}:${process.pid}`] }
   }
-  const ownRedis = (overrides.redisUrl ?? null) === null ? await startRedis() : null
   const ownDataDir = overrides.dataDir === undefined
   const config: Config = {
     ...defaultConfig(),
@@ -75,7 +72,6 @@ export async function serveApp(overrides: Partial<Config> = {}): Promise<ServedA
     shutdownGraceMs: 0,
     dataDir: overrides.dataDir ?? tempDataDir(),
     ...overrides,
-    ...(ownRedis === null ? {} : { redisUrl: ownRedis.url, runJobs: true }),
     // Its address is read from its log.
     logLevel: 'info',
     httpProcesses: TEST_HTTP_PROCESSES,
@@ -83,7 +79,6 @@ export async function serveApp(overrides: Partial<Config> = {}): Promise<ServedA
   const child = start(['serve'], settingsAsVariables(config))
   const cleanUp = async () => {
     if (ownDataDir) rmSync(config.dataDir, { recursive: true, force: true })
-    await ownRedis?.close()
   }
   try {
     const url = await listening(child)
