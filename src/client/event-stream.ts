@@ -9,20 +9,36 @@ export interface StreamEvent {
   data: string
 }
 
-/** The events of a stream of text chunks, as they complete. */
+/**
+ * The events of a stream of text chunks, as they complete. The unfinished line is kept in pieces and
+ * joined once its end comes, and each chunk is searched once: a line of many chunks (an end with a large
+ * result) costs its length, not its length once per chunk.
+ */
 export async function* readEvents(chunks: AsyncIterable<string>): AsyncGenerator<StreamEvent> {
-  let buffer = ''
+  let pieces: string[] = []
+  // The last chunk ended with a CR: an LF that starts the next one is the rest of that line end.
+  let afterCr = false
   let id = ''
   let event = ''
   let data: string[] = []
   for await (const chunk of chunks) {
-    buffer += chunk
-    let end = buffer.search(/\r\n|\r|\n/)
-    // A CR that ends the chunk may be half of a CRLF: it waits for the next chunk.
-    while (end !== -1 && !(end === buffer.length - 1 && buffer[end] === '\r')) {
-      const line = buffer.slice(0, end)
-      buffer = buffer.slice(end + (buffer.startsWith('\r\n', end) ? 2 : 1))
-      end = buffer.search(/\r\n|\r|\n/)
+    if (chunk === '') continue
+    let start = afterCr && chunk.startsWith('\n') ? 1 : 0
+    afterCr = false
+    let lf = chunk.indexOf('\n', start)
+    let cr = chunk.indexOf('\r', start)
+    while (lf !== -1 || cr !== -1) {
+      const end = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr)
+      pieces.push(chunk.slice(start, end))
+      const line = pieces.join('')
+      pieces = []
+      start = end + 1
+      if (end === cr) {
+        if (end === chunk.length - 1) afterCr = true
+        else if (chunk[start] === '\n') start++
+      }
+      if (lf !== -1 && lf < start) lf = chunk.indexOf('\n', start)
+      if (cr !== -1 && cr < start) cr = chunk.indexOf('\r', start)
       if (line === '') {
         if (data.length > 0) yield { id, event: event || 'message', data: data.join('\n') }
         event = ''
@@ -37,6 +53,7 @@ export async function* readEvents(chunks: AsyncIterable<string>): AsyncGenerator
       else if (field === 'event') event = value
       else if (field === 'id' && !value.includes('\0')) id = value
     }
+    if (start < chunk.length) pieces.push(chunk.slice(start))
   }
 }
 
