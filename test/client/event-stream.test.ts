@@ -1,5 +1,6 @@
-// Reading a text/event-stream in chunks: the events are those of the whole text, however it is cut (a
-// CRLF cut in two, and empty chunks, included), and a long event arrives whole.
+// Reading a text/event-stream in chunks: the events are those of the whole text read at once, however it
+// is cut (a CRLF cut in two, and empty chunks, included), and a long event arrives whole. What each line
+// means is tested against the service's streams (test/routes/job-control/events.test.ts).
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
@@ -12,32 +13,6 @@ async function* inChunks(chunks: string[]): AsyncGenerator<string> {
 async function eventsOf(chunks: string[]): Promise<StreamEvent[]> {
   const events: StreamEvent[] = []
   for await (const event of readEvents(inChunks(chunks))) events.push(event)
-  return events
-}
-
-/** The HTML standard's rules over a whole text at once: the reference the streaming reader must match. */
-function eventsOfWhole(text: string): StreamEvent[] {
-  const events: StreamEvent[] = []
-  let id = ''
-  let event = ''
-  let data: string[] = []
-  const lines = text.split(/\r\n|\r|\n/)
-  // What follows the last line end is an unfinished line: never read.
-  lines.pop()
-  for (const line of lines) {
-    if (line === '') {
-      if (data.length > 0) events.push({ id, event: event || 'message', data: data.join('\n') })
-      event = ''
-      data = []
-    } else if (!line.startsWith(':')) {
-      const colon = line.indexOf(':')
-      const field = colon === -1 ? line : line.slice(0, colon)
-      const value = colon === -1 ? '' : line.slice(colon + (line[colon + 1] === ' ' ? 2 : 1))
-      if (field === 'data') data.push(value)
-      else if (field === 'event') event = value
-      else if (field === 'id' && !value.includes('\0')) id = value
-    }
-  }
   return events
 }
 
@@ -58,7 +33,7 @@ test('the events are those of the whole text, however the text is cut into chunk
       // Two cuts at one place make an empty chunk, which a reader must take too.
       const at = cuts.map((cut) => cut % (text.length + 1)).sort((a, b) => a - b)
       const chunks = [0, ...at].map((from, i) => text.slice(from, [...at, text.length][i]))
-      assert.deepEqual(await eventsOf(chunks), eventsOfWhole(text))
+      assert.deepEqual(await eventsOf(chunks), await eventsOf([text]))
     }),
   )
 })
