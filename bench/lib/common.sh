@@ -109,6 +109,14 @@ start_algoserve() {
   wait_ready "http://127.0.0.1:$port/readyz" "$log" 60 "$algoserve_pid"
 }
 
+# The CPU ticks (user + system) of process PID and its children alive now: a service with several HTTP
+# processes, its primary and each of them.
+tree_ticks() {
+  local pid=$1
+  # shellcheck disable=SC2046 # one pid a word
+  cat /proc/"$pid"/stat $(pgrep -P "$pid" | sed 's|.*|/proc/&/stat|') 2>/dev/null | awk '{ s += $14 + $15 } END { print s }'
+}
+
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 # Prints the folder of git revision REV built in a worktree of its own under $work (once per commit), with

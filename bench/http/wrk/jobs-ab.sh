@@ -3,11 +3,12 @@
 # bench/http/wrk/jobs.sh (wrk POSTs jobs as fast as the service answers, closed loop), with rounds that
 # alternate between the builds, each on a fresh data directory. Reports each build's jobs per second and
 # p99 creation to end (bench/http/wrk/job-stats.mjs, from the jobs' own timestamps) and its CPU time per job
-# (user + system of the whole process, from /proc, from the first post until its jobs have ended, before
-# they are read back), each round and the median. With REDIS=1, distributed mode: a redis-server of the
-# script's own (AOF everysec, as jobs.sh's), flushed before each round, one `algoserve serve` and one
-# `algoserve worker` of the build, wrk paced at RATE jobs/s (bench/http/wrk/pace.lua) after WARMUP of the same
-# load; then the CPU per job is the API's and the worker's, each.
+# (user + system of the service and its HTTP processes, from /proc, from the first post until its jobs have
+# ended, before they are read back), each round and the median. With REDIS=1, distributed mode: a
+# redis-server of the script's own (AOF everysec, as jobs.sh's), flushed before each round, one
+# `algoserve serve` and one `algoserve worker` of the build, wrk paced at RATE jobs/s
+# (bench/http/wrk/pace.lua) after WARMUP of the same load; then the CPU per job is the API's and the
+# worker's, each.
 # On the embedded store RATE and WARMUP (both unset by default) pace the posts too and warm each build up
 # first, so that builds of different rates compare their p99 at one offered rate, once warm.
 # Usage: bash bench/http/wrk/jobs-ab.sh 'NAME|REV|NODE_FLAGS|JOB_BODY|SERVICE_ARGS' ...   (DURATION=10s
@@ -21,7 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 
-[ $# -gt 0 ] || { sed -n '2,15p' "$0" >&2; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,21p' "$0" >&2; exit 2; }
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-16}
 ROUNDS=${ROUNDS:-5}
@@ -113,11 +114,11 @@ measure() {
       "http://127.0.0.1:$PORT/jobs" >/dev/null
     until_ended "$(tail -qn1 "$work"/warmup/*.txt | tail -n1)"
   fi
-  before=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+  before=$(tree_ticks "$pid")
   JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/wrk/post-jobs.lua \
     "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   until_ended "$(tail -qn1 "$work"/ids/*.txt | tail -n1)"
-  after=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+  after=$(tree_ticks "$pid")
   jobs=$(cat "$work"/ids/*.txt | wc -l)
   stats=$(node bench/http/wrk/job-stats.mjs "http://127.0.0.1:$PORT" "$work/ids")
   echo "$stats" | node -e '
