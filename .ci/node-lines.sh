@@ -8,15 +8,14 @@
 #
 # Usage: bash .ci/node-lines.sh [LINE...]        (default: 22 24 26)
 #   TESTS=full     every test (`npm test`)
-#   TESTS=service  (default) the tests that start the service, open the job store or use the worker pool:
-#                  the rest is plain TypeScript that the machine's line has already run. Of those, the
-#                  browser tests, the fuzz test, the webhooks' real retry schedule (a minute and a half
-#                  of waiting) and the Redis deployment suites (distributed mode with processes killed,
-#                  Cluster, Sentinel failovers, partitions, a lapsed lock, ACLs and TLS: BullMQ's and
-#                  ioredis's JavaScript against redis-servers, minutes of waiting) are left to the
-#                  machine's line: they drive the same JavaScript at length and keep CI under its time
-#                  budget. The Redis backend itself still runs on every line (the conformance suite and
-#                  the routes' tests on both backends).
+#   TESTS=service  (default) the tests of what differs from one line to the next, each part once: the job
+#                  store's driver (better-sqlite3 before 24, node:sqlite from 24) under the conformance
+#                  suite of both backends and the embedded store's own tests; the service started by the
+#                  command line, with a process algorithm; HTTP, the job routes and an event stream; the
+#                  worker threads and the processes of process algorithms; several HTTP processes (the
+#                  cluster module and its IPC channel); webhooks sent with undici. The rest is the same
+#                  JavaScript on every line, which the machine's line runs whole: on every line it took
+#                  three quarters of CI's time budget.
 #   ALGOSERVE_NODE_CACHE  where the binaries are kept (default ${XDG_CACHE_HOME:-$HOME/.cache}/algoserve/node)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,15 +25,17 @@ lines=("$@")
 TESTS=${TESTS:-service}
 cache=${ALGOSERVE_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/algoserve/node}
 SERVICE_TESTS=(
-  'test/jobs/**/*.test.ts'
-  'test/routes/**/*.test.ts'
-  'test/main.test.ts'
-  'test/main-process-algorithms.test.ts'
-  'test/cluster/*.test.ts'
-  'test/execution/*.test.ts'
-  'test/webhooks/delivery.test.ts'
+  test/jobs/conformance.test.ts
+  'test/jobs/embedded/*.test.ts'
+  test/main-process-algorithms.test.ts
+  test/routes/invoke.test.ts
+  test/routes/jobs.test.ts
+  test/routes/job-control/events.test.ts
+  test/execution/worker-threads.test.ts
+  test/execution/process-pool.test.ts
+  test/cluster/http-processes.test.ts
+  test/webhooks/delivery.test.ts
 )
-SERVICE_TESTS_LEFT_OUT='-browser\.test\.ts$|/fuzz\.test\.ts$|/redis/(sentinel|partition|lock-watch|distributed|cluster|access)\.test\.ts$'
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$cache"
@@ -114,9 +115,7 @@ test_line() {
       # shellcheck disable=SC2206 # the pattern is meant to expand
       matched=($pattern)
       [ -e "${matched[0]}" ] || { echo "no test matches $pattern" >&2; exit 1; }
-      for file in "${matched[@]}"; do
-        [[ $file =~ $SERVICE_TESTS_LEFT_OUT ]] || files+=("$file")
-      done
+      files+=("${matched[@]}")
     done
     npm run pretest --silent
     ALGOSERVE_TEST_OTHER_NODE_LINE=1 node test/run.mjs "${files[@]}"
@@ -132,8 +131,6 @@ start_prepare() {
   preparing[$1]=$!
 }
 
-# The patterns reach into the folders below test/jobs and test/routes.
-shopt -s globstar
 status=0
 summary=()
 declare -A preparing=()
