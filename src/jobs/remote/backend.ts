@@ -1,13 +1,15 @@
 // The job backend of an HTTP process beside others (ALGOSERVE_HTTP_PROCESSES above 1) when the jobs are in
 // the embedded store: the primary keeps the store and runs the jobs and webhooks (remote/host.ts), and each
 // HTTP process asks it over the cluster's IPC channel. Its errors come back as the classes they were
-// thrown as, so that a client sees exactly what one process would have answered.
+// thrown as, so that a client sees exactly what one process would have answered. Calls go in batches, a
+// turn's worth at a time, and come back so (remote/batch.ts).
 import { EventEmitter } from 'node:events'
 import { ofType } from '../../cluster/messages.js'
 import * as errors from '../../errors.js'
 import { StoreUnavailableError } from '../../errors.js'
 import type { BackendCapabilities, Consumer, JobBackend } from '../backend.js'
-import type { JobAnswer, JobCall, JobEvent, RemoteMethod, SentError } from './messages.js'
+import { Batcher, type JobBatch, type JobMessage } from './batch.js'
+import type { RemoteMethod, SentError } from './messages.js'
 
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void }
 
@@ -16,12 +18,21 @@ export class RemoteBackend implements JobBackend {
   readonly capabilities: BackendCapabilities = { shared: true }
   readonly #pending = new Map<number, Pending>()
   readonly #events = new EventEmitter().setMaxListeners(0)
+  readonly #batcher = new Batcher(
+    (batch) => {
+      if (process.connected) process.send?.(batch)
+    },
+    (message, error) => {
+      if (message.type === 'algoserve:jobs') this.#settle(message.id, undefined, error as Error)
+    },
+  )
   #calls = 0
 
   constructor() {
     process.on('message', this.#onMessage)
     // The primary is gone: nothing will answer, and the process is on its way out with it.
     process.once('disconnect', () => {
+      this.#batcher.discard()
       for (const { reject } of this.#pending.values())
         reject(new StoreUnavailableError('the process that keeps the jobs is gone'))
       this.#pending.clear()
@@ -29,26 +40,30 @@ export class RemoteBackend implements JobBackend {
   }
 
   readonly #onMessage = (message: unknown) => {
-    const answer = ofType<JobAnswer>(message, 'algoserve:jobs-answer')
-    if (answer !== undefined) {
-      const pending = this.#pending.get(answer.id)
-      this.#pending.delete(answer.id)
-      if (answer.error !== undefined) pending?.reject(revive(answer.error))
-      else pending?.resolve(answer.value)
-      return
-    }
-    const event = ofType<JobEvent>(message, 'algoserve:job-event')
-    if (event !== undefined) this.#events.emit(event.event, event.id)
+    const batch = ofType<JobBatch>(message, 'algoserve:jobs-batch')
+    if (batch !== undefined) for (const each of batch.messages) this.#take(each)
+  }
+
+  #take(message: JobMessage): void {
+    if (message.type === 'algoserve:jobs-answer')
+      this.#settle(message.id, message.value, message.error && revive(message.error))
+    else if (message.type === 'algoserve:job-event') this.#events.emit(message.event, message.id)
+  }
+
+  #settle(id: number, value: unknown, error: Error | undefined): void {
+    const pending = this.#pending.get(id)
+    this.#pending.delete(id)
+    if (error !== undefined) pending?.reject(error)
+    else pending?.resolve(value)
   }
 
   #call<T>(method: RemoteMethod, ...args: unknown[]): Promise<T> {
     if (!process.connected)
       return Promise.reject(new StoreUnavailableError('the process that keeps the jobs is gone'))
     const id = this.#calls++
-    const call: JobCall = { type: 'algoserve:jobs', id, method, args }
     return new Promise<T>((resolve, reject) => {
       this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject })
-      process.send?.(call)
+      this.#batcher.push({ type: 'algoserve:jobs', id, method, args })
     })
   }
 
@@ -81,6 +96,7 @@ export class RemoteBackend implements JobBackend {
   }
 
   async close(): Promise<void> {
+    this.#batcher.flush()
     process.off('message', this.#onMessage)
   }
 }

@@ -1,14 +1,16 @@
 // The primary's side of remote/backend.ts: it keeps the embedded store (and runs its jobs and webhooks, as
 // one `serve` would), answers each HTTP process's calls on it, and tells every process of each job that
-// ends or changes, for the waits and event streams that process holds.
+// ends or changes, for the waits and event streams that process holds. What it sends each process goes in
+// batches, a turn's worth at a time (remote/batch.ts).
 import type { Worker } from 'node:cluster'
 import { ofType } from '../../cluster/messages.js'
 import type { JobBackend } from '../backend.js'
+import { Batcher, type JobBatch } from './batch.js'
 import { type JobAnswer, type JobCall, type JobEvent, REMOTE_METHODS, type SentError } from './messages.js'
 
 export class JobHost {
   readonly #backend: JobBackend
-  readonly #workers = new Set<Worker>()
+  readonly #workers = new Map<Worker, Batcher>()
 
   /** Listens to the backend's job events from now on. */
   static async over(backend: JobBackend): Promise<JobHost> {
@@ -24,15 +26,32 @@ export class JobHost {
 
   /** Answers `worker`'s calls, and tells it of job events, until it exits. */
   attach(worker: Worker): void {
-    this.#workers.add(worker)
-    worker.once('exit', () => this.#workers.delete(worker))
+    const batcher = new Batcher(
+      (batch) => {
+        if (worker.isConnected()) worker.send(batch)
+      },
+      (message, error) => {
+        // A value that cannot cross (nothing the store gives should be one): the call fails, not the primary.
+        if (message.type === 'algoserve:jobs-answer' && worker.isConnected())
+          worker.send({
+            type: 'algoserve:jobs-batch',
+            messages: [{ type: 'algoserve:jobs-answer', id: message.id, error: sent(error) }],
+          } satisfies JobBatch)
+      },
+    )
+    this.#workers.set(worker, batcher)
+    worker.once('exit', () => {
+      batcher.discard()
+      this.#workers.delete(worker)
+    })
     worker.on('message', (message: unknown) => {
-      const call = ofType<JobCall>(message, 'algoserve:jobs')
-      if (call !== undefined) void this.#answer(worker, call)
+      const batch = ofType<JobBatch>(message, 'algoserve:jobs-batch')
+      if (batch === undefined) return
+      for (const call of batch.messages) if (call.type === 'algoserve:jobs') void this.#answer(batcher, call)
     })
   }
 
-  async #answer(worker: Worker, { id, method, args }: JobCall): Promise<void> {
+  async #answer(batcher: Batcher, { id, method, args }: JobCall): Promise<void> {
     const answer: JobAnswer = { type: 'algoserve:jobs-answer', id }
     try {
       if (!REMOTE_METHODS.includes(method)) throw new Error(`no such job method: ${method}`)
@@ -41,17 +60,11 @@ export class JobHost {
     } catch (error) {
       answer.error = sent(error)
     }
-    if (!worker.isConnected()) return
-    try {
-      worker.send(answer)
-    } catch (error) {
-      // A value that cannot cross (nothing the store gives should be one): the call fails, not the primary.
-      worker.send({ type: 'algoserve:jobs-answer', id, error: sent(error) } satisfies JobAnswer)
-    }
+    batcher.push(answer)
   }
 
   #tell(event: JobEvent): void {
-    for (const worker of this.#workers) if (worker.isConnected()) worker.send(event)
+    for (const batcher of this.#workers.values()) batcher.push(event)
   }
 }
 
