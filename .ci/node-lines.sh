@@ -14,8 +14,8 @@
 #                  command line, with a process algorithm; HTTP, the job routes and an event stream; the
 #                  worker threads and the processes of process algorithms; several HTTP processes (the
 #                  cluster module and its IPC channel); webhooks sent with undici. The rest is the same
-#                  JavaScript on every line, which the machine's line runs whole: on every line it took
-#                  three quarters of CI's time budget.
+#                  JavaScript on every line, which the machine's line runs whole: run on every other
+#                  line too, it took three quarters of CI's time budget.
 #   ALGOSERVE_NODE_CACHE  where the binaries are kept (default ${XDG_CACHE_HOME:-$HOME/.cache}/algoserve/node)
 set -euo pipefail
 cd "$(dirname "$0")/.."

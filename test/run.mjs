@@ -11,8 +11,7 @@
 // bound of 3. TEST_CONCURRENCY=1 runs every file one at a time.
 //
 // The shared files start longest first (LONGEST, each over half a minute on a 2-core machine, longest
-// first): started in name order, a file of three minutes began late and ran alone at the end, for about a
-// fifth of the whole pass.
+// first), so that no long file starts late and runs on while the other slot has nothing left to run.
 import { spawnSync } from 'node:child_process'
 import { readdirSync, statSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
@@ -52,6 +51,7 @@ const LONGEST = [
 ]
 
 const root = join(import.meta.dirname, '..')
+const fromRoot = (file) => relative(root, join(process.cwd(), file))
 const findTests = (path) =>
   statSync(path).isDirectory()
     ? readdirSync(path, { recursive: true })
@@ -68,9 +68,9 @@ if (files.length === 0) {
   process.exit(1)
 }
 const concurrency = Number(process.env.TEST_CONCURRENCY ?? Math.max(2, availableParallelism() - 1))
-const alone = files.filter((file) => ALONE.has(relative(root, join(process.cwd(), file))))
+const alone = files.filter((file) => ALONE.has(fromRoot(file)))
 const rank = (file) => {
-  const at = LONGEST.indexOf(relative(root, join(process.cwd(), file)))
+  const at = LONGEST.indexOf(fromRoot(file))
   return at === -1 ? LONGEST.length : at
 }
 const shared = files.filter((file) => !alone.includes(file)).sort((a, b) => rank(a) - rank(b))

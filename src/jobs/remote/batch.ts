@@ -55,8 +55,7 @@ export class Batcher {
 
   /** Drops what has not been sent: the process on the other side is gone. */
   discard(): void {
-    if (this.#due !== undefined) clearImmediate(this.#due)
-    this.#due = undefined
     this.#messages = []
+    this.flush()
   }
 }

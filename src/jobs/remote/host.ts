@@ -32,11 +32,8 @@ export class JobHost {
       },
       (message, error) => {
         // A value that cannot cross (nothing the store gives should be one): the call fails, not the primary.
-        if (message.type === 'algoserve:jobs-answer' && worker.isConnected())
-          worker.send({
-            type: 'algoserve:jobs-batch',
-            messages: [{ type: 'algoserve:jobs-answer', id: message.id, error: sent(error) }],
-          } satisfies JobBatch)
+        if (message.type === 'algoserve:jobs-answer')
+          batcher.push({ type: 'algoserve:jobs-answer', id: message.id, error: sent(error) })
       },
     )
     this.#workers.set(worker, batcher)
