@@ -24,6 +24,7 @@ import { consoleIntoLog } from './logging/library-console.js'
 import { type LogDestination, stdoutDestination } from './logging/log-destination.js'
 import type { Role } from './service.js'
 import { SHUTDOWN_MARGIN_MS } from './shutdown-margin.js'
+import type { StartedTracing } from './tracing/sdk.js'
 import { tracingWanted } from './tracing/wanted.js'
 
 const USAGE = `Usage: algoserve serve|worker [--flag value ...]
@@ -56,12 +57,19 @@ function smallYoungGeneration(): boolean {
  * It never listens: its app is only the service's wiring.
  */
 async function keepJobs(config: Config, stream: LogDestination): Promise<JobOwner> {
+  // Its runs and webhook attempts belong to their jobs' traces, as in one `serve`.
+  const tracer = await startTracingIfWanted()
   const { createService } = await import('./service.js')
   const { JobHost } = await import('./jobs/remote/host.js')
   const base = { pid: process.pid, hostname: hostname(), process: 'primary' }
   const service = await createService(config, {
     role: 'serve',
-    logger: { level: config.logLevel, base, stream },
+    logger: {
+      level: config.logLevel,
+      base,
+      stream,
+      ...(tracer === null ? {} : { mixin: tracer.logFields }),
+    },
   })
   const host = await JobHost.over(service.backend)
   service.start()
@@ -79,8 +87,21 @@ async function keepJobs(config: Config, stream: LogDestination): Promise<JobOwne
     metrics: () => service.metrics.registry.getMetricsAsJSON(),
     // A refused reload is logged with its reason, and the running set stays.
     reload: () => void service.reload('SIGHUP').catch(() => {}),
-    shutdown: () => service.shutdown(config.shutdownGraceMs),
+    shutdown: async () => {
+      await service.shutdown(config.shutdownGraceMs)
+      await tracer
+        ?.shutdown()
+        .catch((error: unknown) => service.app.log.warn({ err: error }, 'could not export traces'))
+    },
   }
+}
+
+/**
+ * Only when the OTEL_* variables ask for traces, and before the service's modules load, so that the
+ * instrumentations patch them: otherwise no OpenTelemetry module is loaded at all (docs/tracing.md).
+ */
+async function startTracingIfWanted(): Promise<StartedTracing | null> {
+  return tracingWanted(process.env) ? (await import('./tracing/sdk.js')).startTracing() : null
 }
 
 async function run(role: Role, args: string[]): Promise<void> {
@@ -105,9 +126,7 @@ async function run(role: Role, args: string[]): Promise<void> {
     ...(member === null ? {} : { process: member.index }),
   }
   consoleIntoLog(pino({ level: config.logLevel, base: { ...base, component: 'library' } }, logStream))
-  // Only when the OTEL_* variables ask for traces, and before the service's modules load, so that the
-  // instrumentations patch them: otherwise no OpenTelemetry module is loaded at all (docs/tracing.md).
-  const tracer = tracingWanted(process.env) ? (await import('./tracing/sdk.js')).startTracing() : null
+  const tracer = await startTracingIfWanted()
   // Loaded here, not at the top: the client commands need none of the service's modules.
   const { createService } = await import('./service.js')
   // Beside others, with the embedded store: the primary keeps the jobs (keepJobs), and this process asks it.

@@ -274,6 +274,35 @@ describe('tracing in algoserve serve', () => {
     })
   }
 
+  test('with two HTTP processes on the embedded store, the run and the webhook the primary makes are in the trace', async (t) => {
+    const child = serveFresh(t, ['--http-processes', '2'], {
+      ALGOSERVE_WEBHOOK_ALLOW_PRIVATE: 'true',
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    })
+    const id = await serveOneJob(child, webhooks.url)
+    const ofJob = spanOfJob(id)
+    const sent = await otlp.waitForSpan(ofJob('send'))
+    const run = await otlp.waitForSpan(ofJob('process'))
+    const attempt = await otlp.waitForSpan(ofJob('webhook attempt'))
+    for (const span of [sent, run, attempt]) assert.equal(span.traceId, TRACE_ID)
+    assert.equal(run.parentSpanId, sent.spanId)
+    assert.equal(attempt.parentSpanId, sent.spanId)
+    // The primary's line of the job's end names the run's span.
+    const end = await until(
+      () =>
+        loggedLines<{ job_id?: string; process?: string; span_id?: string }>(child, '"job completed"').find(
+          (line) => line.job_id === id,
+        ),
+      30_000,
+      () => `the end line in:\n${child.output()}`,
+    )
+    assert.equal(end.process, 'primary')
+    assert.equal(end.span_id, run.spanId)
+    child.process.kill('SIGTERM')
+    await child.exit
+  })
+
   test('a run whose worker was killed is traced by the worker that takes over, before its own attempt 2 (redis)', {
     skip: skipWithoutRedis,
   }, async (t) => {
