@@ -86,7 +86,7 @@ async function keepJobs(config: Config, stream: LogDestination): Promise<JobOwne
     host,
     metrics: () => service.metrics.registry.getMetricsAsJSON(),
     // A refused reload is logged with its reason, and the running set stays.
-    reload: () => void service.reload('SIGHUP').catch(() => {}),
+    reload: (trigger) => void service.reload(trigger).catch(() => {}),
     shutdown: async () => {
       await service.shutdown(config.shutdownGraceMs)
       await tracer
@@ -138,6 +138,7 @@ async function run(role: Role, args: string[]): Promise<void> {
     role,
     ...(member === null ? {} : { checks: { http_processes: member.allServing } }),
     ...(remoteJobs === undefined ? {} : { backend: remoteJobs }),
+    ...(member === null ? {} : { reloadedByRequest: member.reloadOthers }),
     logger: {
       level: config.logLevel,
       base,
@@ -190,11 +191,13 @@ async function run(role: Role, args: string[]): Promise<void> {
   // A refused reload is logged with its reason, and the running set stays.
   const reload = (trigger: string) => void service.reload(trigger).catch(() => {})
   process.on('SIGHUP', () => reload('SIGHUP'))
-  if (config.watch) {
+  // Beside others, the primary watches the files for all of them (cluster/primary.ts).
+  if (config.watch && member === null) {
     const { watchAlgorithms } = await import('./algorithms/watch.js')
     watchAlgorithms(config.algorithms, () => reload('watch'))
   }
   member?.onShutdown((signal) => void shutdown(signal))
+  member?.onReload(reload)
   watchNpmParent(() => void shutdown('SIGTERM'))
 
   try {

@@ -55,6 +55,11 @@ export interface ServiceOptions {
    * the primary, which keeps the store and runs the jobs (jobs/remote/). This process then runs none.
    */
   backend?: JobBackend
+  /**
+   * Called after POST /admin/reload reloaded this process: with several HTTP processes, the primary then
+   * reloads every other, so that one request means for the service what it means for one process.
+   */
+  reloadedByRequest?: (trigger: string) => void
   /** For tests only: a shorter webhook schedule, and a resolver for names that only tests know. */
   webhooks?: { retryWaitsMs?: readonly number[]; timeoutMs?: number; resolve?: Resolver }
 }
@@ -263,7 +268,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
       algorithms,
       versions: new VersionPolicy(config.deprecatedVersions),
       jobAlgorithms: served,
-      reload,
+      reload: async (trigger: string) => {
+        const outcome = await reload(trigger)
+        options.reloadedByRequest?.(trigger)
+        return outcome
+      },
     }
     app = role === 'worker' ? await buildWorkerApp(config, deps) : await buildApp(config, deps)
     // A module that loads in the process but not in a thread stops the start here, not at a first run.

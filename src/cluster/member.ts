@@ -1,6 +1,6 @@
 // One HTTP process under the primary (primary.ts): it learns its index, how many processes serve (its
-// /readyz) and when to shut down, answers the primary's requests for its metrics, and asks the primary
-// for the whole service's when it takes a scrape.
+// /readyz), when to reload its algorithms and when to shut down, answers the primary's requests for its
+// metrics, and asks the primary for the whole service's when it takes a scrape.
 import cluster from 'node:cluster'
 import type { Registry } from 'prom-client'
 import {
@@ -8,6 +8,7 @@ import {
   type MetricsRequest,
   ofType,
   PROCESS_INDEX_VARIABLE,
+  type ReloadRequest,
   type ScrapeAnswer,
   type Serving,
   type ShutdownRequest,
@@ -28,6 +29,10 @@ export interface ClusterMember {
   serveMetrics(registry: Registry): void
   /** Calls `shutdown` when the primary passes a signal on. */
   onShutdown(shutdown: (signal: ShutdownRequest['signal']) => void): void
+  /** Calls `reload` when the primary asks for a reload, and at once for one asked before this call. */
+  onReload(reload: (trigger: string) => void): void
+  /** Has the primary reload every other process (and its own store's runner), after this one reloaded. */
+  reloadOthers(trigger: string): void
 }
 
 /**
@@ -41,6 +46,9 @@ export function joinCluster(): ClusterMember | null {
   let serving: Omit<Serving, 'type'> = { serving: 0, wanted: 1 }
   let registry: Registry | undefined
   let shutdown: ((signal: ShutdownRequest['signal']) => void) | undefined
+  let reload: ((trigger: string) => void) | undefined
+  // A reload asked for while the service was still loading its algorithms, which may predate the change.
+  let reloadAsked: string | undefined
   let scrapes = 0
   const waiting = new Map<number, (answer: ScrapeAnswer) => void>()
   const send = (message: ToPrimary) => {
@@ -51,6 +59,11 @@ export function joinCluster(): ClusterMember | null {
     if (count !== undefined) serving = count
     const stop = ofType<ShutdownRequest>(message, 'algoserve:shutdown')
     if (stop !== undefined) shutdown?.(stop.signal)
+    const reloading = ofType<ReloadRequest>(message, 'algoserve:reload')
+    if (reloading !== undefined) {
+      if (reload === undefined) reloadAsked = reloading.trigger
+      else reload(reloading.trigger)
+    }
     const answer = ofType<ScrapeAnswer>(message, 'algoserve:scrape-answer')
     if (answer !== undefined) waiting.get(answer.id)?.(answer)
     const request = ofType<MetricsRequest>(message, 'algoserve:metrics')
@@ -88,6 +101,14 @@ export function joinCluster(): ClusterMember | null {
     },
     onShutdown(next) {
       shutdown = next
+    },
+    onReload(next) {
+      reload = next
+      if (reloadAsked !== undefined) next(reloadAsked)
+      reloadAsked = undefined
+    },
+    reloadOthers(trigger) {
+      send({ type: 'algoserve:reload-others', trigger })
     },
   }
 }

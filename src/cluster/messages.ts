@@ -20,6 +20,21 @@ export interface ShutdownRequest {
   signal: 'SIGTERM' | 'SIGINT'
 }
 
+/**
+ * Primary to a process: load the algorithms again, as at a SIGHUP (one to the primary, its watch of the
+ * files, or another process's POST /admin/reload); `trigger` names the cause in the log.
+ */
+export interface ReloadRequest {
+  type: 'algoserve:reload'
+  trigger: string
+}
+
+/** A process to the primary: POST /admin/reload reloaded this process's algorithms; reload every other. */
+export interface ReloadOthers {
+  type: 'algoserve:reload-others'
+  trigger: string
+}
+
 /** A process to the primary: the whole service's metrics, please. */
 export interface ScrapeRequest {
   type: 'algoserve:scrape'
@@ -48,8 +63,8 @@ export interface MetricsAnswer {
   error?: string
 }
 
-export type ToProcess = Serving | ShutdownRequest | ScrapeAnswer | MetricsRequest
-export type ToPrimary = ScrapeRequest | MetricsAnswer
+export type ToProcess = Serving | ShutdownRequest | ReloadRequest | ScrapeAnswer | MetricsRequest
+export type ToPrimary = ScrapeRequest | MetricsAnswer | ReloadOthers
 
 /** A message of ours of type `type`, else undefined. */
 export function ofType<M extends { type: string }>(message: unknown, type: M['type']): M | undefined {

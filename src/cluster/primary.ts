@@ -1,13 +1,15 @@
 // The primary of `algoserve serve` with ALGOSERVE_HTTP_PROCESSES above 1: it serves nothing itself. It
 // forks the HTTP processes (each a whole `serve` on the shared port: Node.js's cluster module hands the
 // connections round-robin), replaces one that dies, tells each how many serve (their /readyz), passes a
-// SIGTERM or SIGINT on to every one and exits when all have drained, passes SIGHUP on (each reloads its
-// algorithms), and merges their metrics for a scrape that any of them takes. With the embedded store it
-// also keeps the store and runs the jobs and webhooks, as one `serve` would (owner), and the processes ask
-// it for the jobs (jobs/remote/).
+// SIGTERM or SIGINT on to every one and exits when all have drained, has every one reload its algorithms
+// at a SIGHUP, at a change its watch sees (--watch) or after one took POST /admin/reload, and merges
+// their metrics for a scrape that any of them takes. With the embedded store it also keeps the store and
+// runs the jobs and webhooks, as one `serve` would (owner), and the processes ask it for the jobs
+// (jobs/remote/).
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from 'pino'
 import { AggregatorRegistry } from 'prom-client'
+import { watchAlgorithms } from '../algorithms/watch.js'
 import type { Config } from '../config.js'
 import type { JobHost } from '../jobs/remote/host.js'
 import {
@@ -16,6 +18,7 @@ import {
   type MetricsRequest,
   ofType,
   PROCESS_INDEX_VARIABLE,
+  type ReloadOthers,
   type ScrapeAnswer,
   type ScrapeRequest,
   type ToProcess,
@@ -46,8 +49,8 @@ export interface JobOwner {
   host: JobHost
   /** Its metrics (jobs run, webhooks sent, its threads), merged with the processes'. */
   metrics(): Promise<MetricsJson>
-  /** Loads the algorithms again, as the processes do on SIGHUP. */
-  reload(): void
+  /** Loads the algorithms again, as the processes do; `trigger` names the cause in the log. */
+  reload(trigger: string): void
   /** Finishes its running jobs and webhook attempts within the grace period, then closes the store. */
   shutdown(): Promise<void>
 }
@@ -98,6 +101,8 @@ export function runPrimary({ config, log, marginMs, owner }: PrimaryOptions): Pr
       if (scrape !== undefined) void answerScrape(member, scrape.id)
       const answer = ofType<MetricsAnswer>(message, 'algoserve:metrics-answer')
       if (answer !== undefined) collected(worker.id, answer)
+      const reloaded = ofType<ReloadOthers>(message, 'algoserve:reload-others')
+      if (reloaded !== undefined) reloadAll(reloaded.trigger, member)
     })
     worker.once('listening', () => {
       member.listening = true
@@ -212,12 +217,16 @@ export function runPrimary({ config, log, marginMs, owner }: PrimaryOptions): Pr
       drainDelayMs + (owner === undefined ? 1 : 2) * config.shutdownGraceMs + 3 * marginMs,
     ).unref()
   }
-  // Each HTTP process loads the algorithms again on its own signal, and logs what it did.
-  process.on('SIGHUP', () => {
-    owner?.reload()
-    for (const { worker } of members.values())
-      if (worker.process.pid !== undefined) worker.process.kill('SIGHUP')
-  })
+  // Every process loads the algorithms again on its own, and logs what it did: the store's keeper too, whose
+  // runner takes only the jobs of the versions it has loaded.
+  const reloadAll = (trigger: string, done?: Member) => {
+    owner?.reload(trigger)
+    for (const member of members.values())
+      if (member !== done) send(member, { type: 'algoserve:reload', trigger })
+  }
+  process.on('SIGHUP', () => reloadAll('SIGHUP'))
+  // One watch for the service: the processes do not watch on their own.
+  if (config.watch) watchAlgorithms(config.algorithms, () => reloadAll('watch'))
   process.once('SIGTERM', () => stop('SIGTERM'))
   process.once('SIGINT', () => stop('SIGINT'))
 
