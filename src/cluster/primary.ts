@@ -96,6 +96,12 @@ export function runPrimary({ config, log, marginMs, owner }: PrimaryOptions): Pr
     const member: Member = { index, worker, listening: false }
     members.set(worker.id, member)
     owner?.host.attach(worker)
+    // A message written as the process exits (the others are told how many still serve) fails with EPIPE
+    // after `isConnected()` said yes. Its exit is handled on its own: the error must not end the primary.
+    worker.on('error', (error) => {
+      const level = stopping === undefined ? 'warn' : 'debug'
+      log[level]({ err: error, process: index }, 'a message to an HTTP process could not be written')
+    })
     worker.on('message', (message: unknown) => {
       const scrape = ofType<ScrapeRequest>(message, 'algoserve:scrape')
       if (scrape !== undefined) void answerScrape(member, scrape.id)
