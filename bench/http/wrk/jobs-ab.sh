@@ -4,11 +4,12 @@
 # alternate between the builds, each on a fresh data directory. Reports each build's jobs per second and
 # p99 creation to end (bench/http/wrk/job-stats.mjs, from the jobs' own timestamps) and its CPU time per job
 # (user + system of the service and its HTTP processes, from /proc, from the first post until its jobs have
-# ended, before they are read back), each round and the median. With REDIS=1, distributed mode: a
-# redis-server of the script's own (AOF everysec, as jobs.sh's), flushed before each round, one
-# `algoserve serve` and one `algoserve worker` of the build, wrk paced at RATE jobs/s
-# (bench/http/wrk/pace.lua) after WARMUP of the same load; then the CPU per job is the API's and the
-# worker's, each.
+# ended, before they are read back), each round and the median, and the part of it in the process it
+# started (with several HTTP processes, the primary, which keeps the store and runs the jobs). With
+# REDIS=1, distributed mode: a redis-server of the script's own (AOF everysec, as jobs.sh's), flushed
+# before each round, one `algoserve serve` and one `algoserve worker` of the build, wrk paced at RATE
+# jobs/s (bench/http/wrk/pace.lua) after WARMUP of the same load; then the CPU per job is the API's and
+# the worker's, each.
 # On the embedded store RATE and WARMUP (both unset by default) pace the posts too and warm each build up
 # first, so that builds of different rates compare their p99 at one offered rate, once warm.
 # Usage: bash bench/http/wrk/jobs-ab.sh 'NAME|REV|NODE_FLAGS|JOB_BODY|SERVICE_ARGS' ...   (DURATION=10s
@@ -22,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 
-[ $# -gt 0 ] || { sed -n '2,21p' "$0" >&2; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,22p' "$0" >&2; exit 2; }
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-16}
 ROUNDS=${ROUNDS:-5}
@@ -100,9 +101,10 @@ measure_redis() {
   kill "$api" "$worker"
   wait "$api" "$worker" 2>/dev/null || true
 }
-# Appends "<jobs/s> <p99 ms> <CPU µs per job> <POST req/s>" to $work/<i>.rounds.
+# Appends "<jobs/s> <p99 ms> <CPU µs per job> <POST req/s> <of it, the started process's>" to
+# $work/<i>.rounds.
 measure() {
-  local i=$1 pid before after jobs stats
+  local i=$1 pid before after own jobs stats
   rm -rf "$work/data" "$work/ids" "$work/warmup"
   mkdir -p "$work/ids" "$work/warmup"
   # shellcheck disable=SC2086 # the service's arguments are a word list
@@ -115,18 +117,21 @@ measure() {
     until_ended "$(tail -qn1 "$work"/warmup/*.txt | tail -n1)"
   fi
   before=$(tree_ticks "$pid")
+  own=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
   JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/wrk/post-jobs.lua \
     "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   until_ended "$(tail -qn1 "$work"/ids/*.txt | tail -n1)"
   after=$(tree_ticks "$pid")
+  own=$(($(awk '{ print $14 + $15 }' "/proc/$pid/stat") - own))
   jobs=$(cat "$work"/ids/*.txt | wc -l)
   stats=$(node bench/http/wrk/job-stats.mjs "http://127.0.0.1:$PORT" "$work/ids")
   echo "$stats" | node -e '
     const s = JSON.parse(require("fs").readFileSync(0, "utf8"))
-    const [ticks, hz, jobs, posted] = process.argv.slice(1).map(Number)
+    const [ticks, hz, jobs, posted, own] = process.argv.slice(1).map(Number)
     if (s.failed > 0) console.error(`${s.failed} jobs failed`)
-    console.log(s.jobs_per_s, s.p99_ms, Math.round(ticks / hz * 1e6 / jobs), posted)
-  ' $((after - before)) "$hz" "$jobs" "$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")" >>"$work/$i.rounds"
+    const perJob = (t) => Math.round(t / hz * 1e6 / jobs)
+    console.log(s.jobs_per_s, s.p99_ms, perJob(ticks), posted, perJob(own))
+  ' $((after - before)) "$hz" "$jobs" "$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")" "$own" >>"$work/$i.rounds"
   kill "$pid"
   wait "$pid" 2>/dev/null || true
 }
@@ -153,12 +158,13 @@ load="closed loop"
 if [ -n "$RATE" ]; then load="paced at $RATE/s"; fi
 echo "## Small-prime jobs on the embedded store: wrk -t$THREADS -c$CONNECTIONS -d$DURATION $load${WARMUP:+ after $WARMUP of warm-up}, $ROUNDS alternating rounds"
 echo
-echo "| build | jobs/s, median | of the first | each round | p99 ms, median | CPU µs per job, median | each round |"
-echo "|---|---|---|---|---|---|---|"
+echo "| build | jobs/s, median | of the first | each round | p99 ms, median | CPU µs per job, median | each round | of it, the started process's, median |"
+echo "|---|---|---|---|---|---|---|---|"
 first=$(cut -d' ' -f1 "$work/0.rounds" | median)
 for ((i = 0; i < ${#names[@]}; i++)); do
   rate=$(cut -d' ' -f1 "$work/$i.rounds" | median)
   echo "| ${names[$i]} | $rate | $(awk -v a="$rate" -v b="$first" 'BEGIN { printf "%.2f", a / b }') |" \
     "$(cut -d' ' -f1 "$work/$i.rounds" | tr '\n' ' ')| $(cut -d' ' -f2 "$work/$i.rounds" | median) |" \
-    "$(cut -d' ' -f3 "$work/$i.rounds" | median) | $(cut -d' ' -f3 "$work/$i.rounds" | tr '\n' ' ')|"
+    "$(cut -d' ' -f3 "$work/$i.rounds" | median) | $(cut -d' ' -f3 "$work/$i.rounds" | tr '\n' ' ')|" \
+    "$(cut -d' ' -f5 "$work/$i.rounds" | median) |"
 done
