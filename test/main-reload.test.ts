@@ -89,7 +89,8 @@ test('with --watch a new file in a listed folder is served without a signal', as
 const KEY = 'ak_reload_5e21b9'
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
-for (const trigger of ['SIGHUP', 'watch', 'admin'] as const) {
+// A SIGHUP goes the same way as a change the primary's watch sees (the Redis test above sends one).
+for (const trigger of ['watch', 'admin'] as const) {
   test(`with two HTTP processes on the embedded store, a reload (${trigger}) reaches each process and the primary, whose runner takes the new version's jobs`, async (t) => {
     const folder = writeModules({ 'sum.mjs': at('Sum', '1.0.0') })
     t.after(() => folder.remove())
@@ -104,7 +105,6 @@ for (const trigger of ['SIGHUP', 'watch', 'admin'] as const) {
     const url = await listening(child)
     await until(async () => (await fetch(`${url}/readyz`)).status === 200, 60_000)
     writeFileSync(folder.file('product.mjs'), at('Product', '1.2.0'))
-    if (trigger === 'SIGHUP') child.process.kill('SIGHUP')
     if (trigger === 'admin') {
       const response = await fetch(`${url}/admin/reload`, { method: 'POST', headers: auth })
       assert.equal(response.status, 200)
