@@ -109,6 +109,9 @@ start_algoserve() {
   wait_ready "http://127.0.0.1:$port/readyz" "$log" 60 "$algoserve_pid"
 }
 
+# The CPU ticks (user + system) of process PID, all its threads.
+process_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
 # The CPU ticks (user + system) of process PID and its children alive now: a service with several HTTP
 # processes, its primary and each of them.
 tree_ticks() {

@@ -23,7 +23,6 @@ npm run build --silent
 export THREADS=2 RATE=
 if [ "${REDIS:-}" = "1" ]; then RATE=${RATE:-1500}; fi
 hz=$(getconf CLK_TCK)
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 now() { date +%s.%N; }
 
 declare -A started pid_of
@@ -56,7 +55,7 @@ IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/ht
 sleep 0.5
 measured_at=$(now)
 declare -A before
-for role in "${roles[@]}"; do before[$role]=$(ticks "${pid_of[$role]}"); done
+for role in "${roles[@]}"; do before[$role]=$(process_ticks "${pid_of[$role]}"); done
 IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/wrk/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
 # The jobs posted last end within a few ms in a closed loop; paced, within the p99.
 sleep 0.5
@@ -64,7 +63,7 @@ jobs=$(cat "$work"/ids/*.txt | wc -l)
 keep=$(awk -v a="$measured_at" -v b="$(now)" 'BEGIN { print b - a }')
 echo "## The job path's account: ${RATE:+$RATE/s paced, }wrk -t$THREADS -c$CONNECTIONS, $WARMUP warm-up then $DURATION; $jobs jobs (POST $(awk '/Requests\/sec/ {print $2}' "$work/wrk.out") req/s)${REDIS:+, distributed mode}"
 for role in "${roles[@]}"; do
-  after=$(ticks "${pid_of[$role]}")
+  after=$(process_ticks "${pid_of[$role]}")
   echo
   echo "### algoserve $role: $(awk -v t=$((after - before[$role])) -v hz="$hz" -v n="$jobs" 'BEGIN { printf "%.0f", t / hz * 1e6 / n }') CPU µs per job under the profiler"
 done

@@ -27,9 +27,9 @@ LUA
   done
   for _ in $(seq 1 "$ROUNDS"); do
     for ((i = 0; i < count; i++)); do
-      before=$(awk '{ print $14 + $15 }' "/proc/${server_pids[$i]}/stat")
+      before=$(process_ticks "${server_pids[$i]}")
       wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency -s "$work/post.lua" "http://127.0.0.1:${ports[$i]}/invoke" >"$work/wrk.out"
-      after=$(awk '{ print $14 + $15 }' "/proc/${server_pids[$i]}/stat")
+      after=$(process_ticks "${server_pids[$i]}")
       wrk_summary "$work/wrk.out" | awk -v ticks=$((after - before)) -v hz="$ticks_per_second" \
         '{ printf "%s %s %.1f\n", $1, $2, ticks / hz * 1e6 / $3 }' >>"$work/$i.rounds"
     done

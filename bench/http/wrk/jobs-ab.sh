@@ -83,14 +83,14 @@ measure_redis() {
   JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/warmup" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/http/wrk/post-jobs.lua \
     "http://127.0.0.1:$PORT/jobs" >/dev/null
   until_ended "$(tail -qn1 "$work"/warmup/*.txt | tail -n1)"
-  api_ticks=$(awk '{ print $14 + $15 }' "/proc/$api/stat")
-  worker_ticks=$(awk '{ print $14 + $15 }' "/proc/$worker/stat")
+  api_ticks=$(process_ticks "$api")
+  worker_ticks=$(process_ticks "$worker")
   JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/wrk/post-jobs.lua \
     "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   until_ended "$(tail -qn1 "$work"/ids/*.txt | tail -n1)"
   jobs=$(cat "$work"/ids/*.txt | wc -l)
-  api_ticks=$(($(awk '{ print $14 + $15 }' "/proc/$api/stat") - api_ticks))
-  worker_ticks=$(($(awk '{ print $14 + $15 }' "/proc/$worker/stat") - worker_ticks))
+  api_ticks=$(($(process_ticks "$api") - api_ticks))
+  worker_ticks=$(($(process_ticks "$worker") - worker_ticks))
   stats=$(node bench/http/wrk/job-stats.mjs "http://127.0.0.1:$PORT" "$work/ids")
   echo "$stats" | node -e '
     const s = JSON.parse(require("fs").readFileSync(0, "utf8"))
@@ -117,12 +117,12 @@ measure() {
     until_ended "$(tail -qn1 "$work"/warmup/*.txt | tail -n1)"
   fi
   before=$(tree_ticks "$pid")
-  own=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+  own=$(process_ticks "$pid")
   JOB_BODY=${bodies[$i]:-} IDS_DIR="$work/ids" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s bench/http/wrk/post-jobs.lua \
     "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
   until_ended "$(tail -qn1 "$work"/ids/*.txt | tail -n1)"
   after=$(tree_ticks "$pid")
-  own=$(($(awk '{ print $14 + $15 }' "/proc/$pid/stat") - own))
+  own=$(($(process_ticks "$pid") - own))
   jobs=$(cat "$work"/ids/*.txt | wc -l)
   stats=$(node bench/http/wrk/job-stats.mjs "http://127.0.0.1:$PORT" "$work/ids")
   echo "$stats" | node -e '

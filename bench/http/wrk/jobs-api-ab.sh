@@ -50,10 +50,10 @@ measure() {
   mkdir -p "$work/ids"
   IDS_DIR="$work/ids" wrk -t"$THREADS" -c64 -d2s -s bench/http/wrk/post-jobs.lua "http://127.0.0.1:$PORT/jobs" >/dev/null
   rm -rf "$work/ids" && mkdir -p "$work/ids"
-  before=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+  before=$(process_ticks "$pid")
   IDS_DIR="$work/ids" wrk -t"$THREADS" -c64 -d"$DURATION" --latency -s bench/http/wrk/post-jobs.lua \
     "http://127.0.0.1:$PORT/jobs" >"$work/wrk.out"
-  after=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+  after=$(process_ticks "$pid")
   posts=$(cat "$work"/ids/*.txt | wc -l)
   echo "$(awk -v t=$((after - before)) -v hz="$hz" -v n="$posts" 'BEGIN { printf "%.0f", t / hz * 1e6 / n }')" \
     "$(wrk_summary "$work/wrk.out" | cut -d' ' -f2)" >>"$work/$i.rounds"

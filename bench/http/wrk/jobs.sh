@@ -65,7 +65,7 @@ wrk.body = '{"number":1000003}'
 LUA
 
 # CPU ticks (user + system) of each process given, space-separated.
-cpu_ticks() { for pid in "$@"; do awk '{ printf "%d ", $14 + $15 }' "/proc/$pid/stat"; done; }
+cpu_ticks() { for pid in "$@"; do printf '%d ' "$(process_ticks "$pid")"; done; }
 # Per process, the CPU time between two cpu_ticks readings divided by the jobs, in µs.
 cpu_per_job() {
   local jobs=$1 ticks
